@@ -1,0 +1,1 @@
+//! Criterion benchmarks for kops-rs; see `benches/` beside this file.

@@ -1,0 +1,1 @@
+//! kOps API types.

@@ -1,0 +1,1 @@
+//! kOps state store.

@@ -1,0 +1,1 @@
+//! kOps task engine.

@@ -1,0 +1,2 @@
+//! Placeholder replaced by the kops-api work.
+fn main() {}
