@@ -1,1 +1,9 @@
 //! kOps API types.
+#![forbid(unsafe_code)]
+
+mod error;
+pub mod manifest;
+pub mod v1alpha2;
+pub mod validation;
+
+pub use error::{Error, Result};
