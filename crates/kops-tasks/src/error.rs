@@ -1,0 +1,206 @@
+//! The crate's error type.
+
+use std::time::Duration;
+
+use crate::key::TaskKey;
+
+/// A boxed source error from a cloud client or other backend.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while building, planning, applying or rendering tasks.
+///
+/// Variants are what a caller acts on. Task implementations (cloud crates) map their
+/// backend errors into [`Error::Throttled`], [`Error::Retryable`], [`Error::NotFound`],
+/// [`Error::PermissionDenied`], [`Error::Invalid`] or [`Error::Cloud`]; the executor retries
+/// the first two (see [`Error::is_retryable`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two tasks were added with the same key.
+    #[error("duplicate task {key}")]
+    DuplicateTask {
+        /// The key added twice.
+        key: TaskKey,
+    },
+    /// A task refers to a task that is not in the graph.
+    #[error("task {from} refers to unknown task {to}")]
+    UnknownReference {
+        /// The referring task.
+        from: TaskKey,
+        /// The missing task.
+        to: TaskKey,
+    },
+    /// The dependency graph has a cycle; `tasks` are the members of the cycle.
+    #[error("dependency cycle between tasks: {}", join_keys(tasks))]
+    Cycle {
+        /// Tasks that form the cycle, sorted.
+        tasks: Vec<TaskKey>,
+    },
+    /// A reference could not be resolved to a value at apply time (the referenced task has
+    /// not produced that output).
+    #[error("task {from}: output {attr:?} of {to} is not available")]
+    UnresolvedReference {
+        /// The referring task.
+        from: TaskKey,
+        /// The referenced task.
+        to: TaskKey,
+        /// The output attribute that was asked for.
+        attr: String,
+    },
+    /// A cloud API asked us to slow down; retried with backoff.
+    #[error("throttled: {operation}")]
+    Throttled {
+        /// The operation that was throttled.
+        operation: String,
+        /// The backend error, if any.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// A transient failure that is worth retrying (eventual consistency, a dependency not
+    /// ready yet).
+    #[error("temporarily failed, will retry: {operation}")]
+    Retryable {
+        /// What failed.
+        operation: String,
+        /// The backend error, if any.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// An object that must exist was not found.
+    #[error("not found: {what}")]
+    NotFound {
+        /// What was looked for.
+        what: String,
+    },
+    /// The caller lacks permission for an operation.
+    #[error("permission denied: {operation}")]
+    PermissionDenied {
+        /// The denied operation.
+        operation: String,
+        /// The backend error, if any.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// A value is invalid (a required field missing, an immutable field changed, ...).
+    #[error("{field}: {message}")]
+    Invalid {
+        /// Field path, e.g. `VPC/main.CIDR`.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A lifecycle rule was violated (an object required to exist is missing, or an object
+    /// from another phase does not match).
+    #[error("task {key}: {message}")]
+    Lifecycle {
+        /// The task.
+        key: TaskKey,
+        /// What rule was violated.
+        message: String,
+    },
+    /// A task did not finish within its deadline.
+    #[error("task {key} did not finish within {after:?}{}", last_error.as_ref().map(|e| format!(" (last error: {e})")).unwrap_or_default())]
+    DeadlineExceeded {
+        /// The task.
+        key: TaskKey,
+        /// The deadline that passed.
+        after: Duration,
+        /// Display of the last retryable error, if the task was retrying.
+        last_error: Option<String>,
+    },
+    /// A task failed; wraps the task's own error with its key.
+    #[error("task {key} failed")]
+    Task {
+        /// The task.
+        key: TaskKey,
+        /// What went wrong.
+        #[source]
+        source: Box<Error>,
+    },
+    /// Applying a graph finished with failures; every failure is listed.
+    #[error("{} task(s) failed: {}", failures.len(), join_keys(&failures.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>()))]
+    Failed {
+        /// Each failed task and its error.
+        failures: Vec<(TaskKey, Error)>,
+    },
+    /// A cloud call failed for a reason not covered above.
+    #[error("cloud operation failed: {operation}")]
+    Cloud {
+        /// The operation.
+        operation: String,
+        /// The backend error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// Writing rendered output failed.
+    #[error("cannot write {path}")]
+    Io {
+        /// The file or directory.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The operation is not implemented by this task kind or backend.
+    #[error("{operation} is not implemented by {implementer}")]
+    NotImplemented {
+        /// The operation.
+        operation: String,
+        /// Who does not implement it.
+        implementer: String,
+    },
+}
+
+impl Error {
+    /// Whether the executor should retry the operation that produced this error
+    /// ([`Error::Throttled`] and [`Error::Retryable`], also when wrapped in [`Error::Task`]).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Throttled { .. } | Error::Retryable { .. } => true,
+            Error::Task { source, .. } => source.is_retryable(),
+            _ => false,
+        }
+    }
+
+    /// Shorthand for [`Error::Throttled`] without a source.
+    pub fn throttled(operation: impl Into<String>) -> Self {
+        Error::Throttled {
+            operation: operation.into(),
+            source: None,
+        }
+    }
+
+    /// Shorthand for [`Error::Retryable`] without a source.
+    pub fn retryable(operation: impl Into<String>) -> Self {
+        Error::Retryable {
+            operation: operation.into(),
+            source: None,
+        }
+    }
+
+    /// Shorthand for [`Error::Cloud`] without a source.
+    pub fn cloud(operation: impl Into<String>) -> Self {
+        Error::Cloud {
+            operation: operation.into(),
+            source: None,
+        }
+    }
+
+    /// Shorthand for [`Error::Invalid`].
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+fn join_keys(keys: &[TaskKey]) -> String {
+    keys.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,557 @@
+//! The executor: runs a [`TaskGraph`] against a cloud, either to plan (find + diff only)
+//! or to apply (find + diff + apply).
+//!
+//! Contract (cargo's dependency queue, kOps' executor): cycles were rejected when the graph
+//! was built; a task starts only after all its dependencies succeeded; at most
+//! [`ExecutorOptions::concurrency`] tasks run at once; retryable errors
+//! ([`Error::is_retryable`]) are retried with exponential backoff and jitter until the
+//! task's deadline; after a failure, independent branches keep going and dependents of
+//! the failed task are reported as skipped; every failure is reported; the run never
+//! returns while a task is in flight. Each task runs in a `tracing` span `task` with
+//! fields `kind` and `name`.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::{Either, select};
+use futures::stream::FuturesUnordered;
+use rand::Rng;
+use tracing::Instrument;
+
+use crate::clock::{Clock, TokioClock};
+use crate::diff::NoResolver;
+use crate::error::{Error, Result};
+use crate::graph::{Node, TaskGraph};
+use crate::key::TaskKey;
+use crate::lifecycle::Lifecycle;
+use crate::plan::{Action, Plan, PlanItem, evaluate};
+use crate::task::{Change, ChangeKind, Context, Deleter, OwnedObject, Results};
+
+/// A progress event, for callers to display.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A task started.
+    Started {
+        /// The task.
+        key: TaskKey,
+        /// Tasks running now (including this one).
+        running: usize,
+        /// Tasks finished so far.
+        done: usize,
+        /// All tasks.
+        total: usize,
+    },
+    /// A task hit a retryable error and will retry after `delay`.
+    Retrying {
+        /// The task.
+        key: TaskKey,
+        /// The attempt that failed (1-based).
+        attempt: u32,
+        /// The backoff before the next attempt.
+        delay: Duration,
+        /// The error, displayed.
+        error: String,
+    },
+    /// A task finished (successfully or not).
+    Finished {
+        /// The task.
+        key: TaskKey,
+        /// Whether it succeeded.
+        ok: bool,
+        /// Tasks still running.
+        running: usize,
+        /// Tasks finished so far (including skipped ones).
+        done: usize,
+        /// All tasks.
+        total: usize,
+    },
+    /// A task was skipped because a dependency failed.
+    Skipped {
+        /// The task.
+        key: TaskKey,
+        /// The failed task that blocked it.
+        blocked_by: TaskKey,
+    },
+}
+
+/// A progress callback.
+pub type ProgressFn = Arc<dyn Fn(&Event) + Send + Sync>;
+
+/// Executor settings. Defaults: 16 concurrent tasks, a 10-minute deadline per task,
+/// backoff from 1 s doubling up to 30 s with ±25 % jitter, no attempt limit (the deadline
+/// bounds retries), the real clock.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ExecutorOptions {
+    /// Maximum tasks running at once (at least 1).
+    pub concurrency: usize,
+    /// Time budget of one task, across all its attempts.
+    pub task_deadline: Duration,
+    /// First backoff delay.
+    pub initial_backoff: Duration,
+    /// Largest backoff delay.
+    pub max_backoff: Duration,
+    /// Fraction of the delay randomly added or removed (0.0 - 1.0).
+    pub jitter: f64,
+    /// Maximum attempts per task (`None`: until the deadline).
+    pub max_attempts: Option<u32>,
+    /// The clock used for backoff and deadlines.
+    pub clock: Arc<dyn Clock>,
+    /// Progress callback.
+    pub progress: Option<ProgressFn>,
+}
+
+impl fmt::Debug for ExecutorOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecutorOptions")
+            .field("concurrency", &self.concurrency)
+            .field("task_deadline", &self.task_deadline)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("max_backoff", &self.max_backoff)
+            .field("jitter", &self.jitter)
+            .field("max_attempts", &self.max_attempts)
+            .field("clock", &self.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ExecutorOptions {
+    fn default() -> Self {
+        ExecutorOptions {
+            concurrency: 16,
+            task_deadline: Duration::from_secs(600),
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(30),
+            jitter: 0.25,
+            max_attempts: None,
+            clock: Arc::new(TokioClock::new()),
+            progress: None,
+        }
+    }
+}
+
+impl ExecutorOptions {
+    /// Sets the concurrency bound (values below 1 mean 1).
+    pub fn with_concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+    /// Sets the per-task deadline.
+    pub fn with_task_deadline(mut self, d: Duration) -> Self {
+        self.task_deadline = d;
+        self
+    }
+    /// Sets the backoff range.
+    pub fn with_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.initial_backoff = initial;
+        self.max_backoff = max.max(initial);
+        self
+    }
+    /// Sets the jitter fraction (clamped to 0.0 - 1.0).
+    pub fn with_jitter(mut self, fraction: f64) -> Self {
+        self.jitter = fraction.clamp(0.0, 1.0);
+        self
+    }
+    /// Limits attempts per task.
+    pub fn with_max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = Some(n.max(1));
+        self
+    }
+    /// Sets the clock.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+    /// Sets the progress callback.
+    pub fn with_progress(mut self, f: impl Fn(&Event) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+/// Whether a run only plans or also applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Find and diff; change nothing.
+    Plan,
+    /// Find, diff and apply.
+    Apply,
+}
+
+/// The outcome of a run: what happened to every task.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Report {
+    /// Items of tasks that finished (in apply mode, `Create`/`Update` were applied).
+    pub plan: Plan,
+    /// Every failed task with its error.
+    pub failed: Vec<(TaskKey, Error)>,
+    /// Tasks not run because a dependency failed, with the failed task that blocked them.
+    pub skipped: Vec<(TaskKey, TaskKey)>,
+}
+
+impl Report {
+    /// Whether every task succeeded.
+    pub fn is_success(&self) -> bool {
+        self.failed.is_empty() && self.skipped.is_empty()
+    }
+
+    /// The plan if everything succeeded, else [`Error::Failed`] listing every failure.
+    pub fn into_result(self) -> Result<Plan> {
+        if self.failed.is_empty() {
+            Ok(self.plan)
+        } else {
+            Err(Error::Failed {
+                failures: self.failed,
+            })
+        }
+    }
+}
+
+/// Runs task graphs. Cheap to clone; holds only options.
+#[derive(Clone, Debug, Default)]
+pub struct Executor {
+    opts: ExecutorOptions,
+}
+
+enum State {
+    Waiting,
+    Running,
+    Ok,
+    Failed,
+    Skipped(TaskKey),
+}
+
+impl Executor {
+    /// An executor with these options.
+    pub fn new(opts: ExecutorOptions) -> Self {
+        Executor { opts }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ExecutorOptions {
+        &self.opts
+    }
+
+    /// Plans the graph against the cloud (calls `find` on every non-ignored task, in
+    /// dependency order so references resolve to found IDs). Fails with every task error.
+    pub async fn plan<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>, cloud: &C) -> Result<Plan> {
+        let results = Results::new();
+        self.run(graph, cloud, Mode::Plan, &results)
+            .await
+            .into_result()
+    }
+
+    /// Applies the graph to the cloud.
+    pub async fn apply<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>, cloud: &C) -> Report {
+        let results = Results::new();
+        self.run(graph, cloud, Mode::Apply, &results).await
+    }
+
+    /// Runs the graph in `mode`, recording every task's outputs in `results` (which may be
+    /// pre-seeded).
+    pub async fn run<C: ?Sized + Sync>(
+        &self,
+        graph: &TaskGraph<C>,
+        cloud: &C,
+        mode: Mode,
+        results: &Results,
+    ) -> Report {
+        let total = graph.len();
+        let mut state: Vec<State> = (0..total).map(|_| State::Waiting).collect();
+        let mut pending: Vec<usize> = (0..total).map(|i| graph.dependencies(i).len()).collect();
+        let mut ready: VecDeque<usize> = graph
+            .topological_order()
+            .iter()
+            .copied()
+            .filter(|&i| pending[i] == 0)
+            .collect();
+        let mut in_flight = FuturesUnordered::new();
+        let mut done = 0usize;
+        let mut report = Report::default();
+        let mut items = Vec::with_capacity(total);
+        let concurrency = self.opts.concurrency.max(1);
+
+        let release = |i: usize, pending: &mut Vec<usize>, ready: &mut VecDeque<usize>| {
+            for &d in graph.dependents(i) {
+                pending[d] -= 1;
+                if pending[d] == 0 {
+                    ready.push_back(d);
+                }
+            }
+        };
+
+        loop {
+            while in_flight.len() < concurrency {
+                let Some(i) = ready.pop_front() else { break };
+                let blocked = graph.dependencies(i).iter().find_map(|&d| match &state[d] {
+                    State::Failed => graph.node(d).map(|n| n.key().clone()),
+                    State::Skipped(root) => Some(root.clone()),
+                    _ => None,
+                });
+                let Some(node) = graph.node(i) else { continue };
+                if let Some(root) = blocked {
+                    done += 1;
+                    self.emit(&Event::Skipped {
+                        key: node.key().clone(),
+                        blocked_by: root.clone(),
+                    });
+                    report.skipped.push((node.key().clone(), root.clone()));
+                    state[i] = State::Skipped(root);
+                    release(i, &mut pending, &mut ready);
+                    continue;
+                }
+                state[i] = State::Running;
+                self.emit(&Event::Started {
+                    key: node.key().clone(),
+                    running: in_flight.len() + 1,
+                    done,
+                    total,
+                });
+                let span =
+                    tracing::info_span!("task", kind = node.key().kind(), name = node.key().name());
+                let fut = self.run_node(node, cloud, mode, results).instrument(span);
+                in_flight.push(async move { (i, fut.await) });
+            }
+            let Some((i, outcome)) = in_flight.next().await else {
+                break;
+            };
+            done += 1;
+            let Some(node) = graph.node(i) else { continue };
+            let ok = outcome.is_ok();
+            match outcome {
+                Ok(item) => {
+                    state[i] = State::Ok;
+                    items.push(item);
+                }
+                Err(e) => {
+                    tracing::warn!(task = %node.key(), error = %e, "task failed");
+                    state[i] = State::Failed;
+                    report.failed.push((node.key().clone(), e));
+                }
+            }
+            self.emit(&Event::Finished {
+                key: node.key().clone(),
+                ok,
+                running: in_flight.len(),
+                done,
+                total,
+            });
+            release(i, &mut pending, &mut ready);
+        }
+        report.plan = Plan::new(items, Vec::new());
+        report.failed.sort_by(|a, b| a.0.cmp(&b.0));
+        report
+    }
+
+    /// Deletes the orphaned objects of `plan` (non-deferred ones, plus deferred ones when
+    /// `include_deferred`), with the same concurrency, retry and deadline rules. Returns
+    /// every failure.
+    pub async fn delete_orphans<C: ?Sized + Sync>(
+        &self,
+        plan: &Plan,
+        owned: &[OwnedObject],
+        deleter: &dyn Deleter<C>,
+        cloud: &C,
+        include_deferred: bool,
+    ) -> Vec<(TaskKey, Error)> {
+        let results = Results::new();
+        let targets: Vec<&OwnedObject> = plan
+            .items
+            .iter()
+            .filter(|i| i.action == Action::Delete && (include_deferred || !i.deferred))
+            .filter_map(|i| owned.iter().find(|o| o.key == i.key))
+            .collect();
+        let mut failures = Vec::new();
+        let mut stream = futures::stream::iter(targets.into_iter().map(|o| {
+            let results = &results;
+            let span = tracing::info_span!("delete", kind = o.key.kind(), name = o.key.name());
+            async move {
+                let r = self
+                    .with_retries(&o.key, |attempt| async move {
+                        let cx = Context {
+                            cloud,
+                            key: &o.key,
+                            results,
+                            clock: self.opts.clock.as_ref(),
+                            attempt,
+                        };
+                        deleter.delete(&cx, o).await
+                    })
+                    .await;
+                (o.key.clone(), r)
+            }
+            .instrument(span)
+        }))
+        .buffer_unordered(self.opts.concurrency.max(1));
+        while let Some((key, r)) = stream.next().await {
+            if let Err(e) = r {
+                failures.push((key, e));
+            }
+        }
+        failures.sort_by(|a, b| a.0.cmp(&b.0));
+        failures
+    }
+
+    fn emit(&self, event: &Event) {
+        if let Some(p) = &self.opts.progress {
+            p(event);
+        }
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        let base = self
+            .opts
+            .initial_backoff
+            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(30)))
+            .min(self.opts.max_backoff);
+        if self.opts.jitter <= 0.0 {
+            return base;
+        }
+        let factor = 1.0 + rand::rng().random_range(-self.opts.jitter..=self.opts.jitter);
+        base.mul_f64(factor.max(0.0))
+    }
+
+    /// Runs `attempt` until it succeeds, fails permanently, runs out of attempts, or the
+    /// deadline passes (the pending attempt is then dropped).
+    async fn with_retries<T, F, Fut>(&self, key: &TaskKey, mut attempt_fn: F) -> Result<T>
+    where
+        F: FnMut(u32) -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let clock = self.opts.clock.as_ref();
+        let deadline = clock.now() + self.opts.task_deadline;
+        let exceeded = |last_error: Option<String>| Error::DeadlineExceeded {
+            key: key.clone(),
+            after: self.opts.task_deadline,
+            last_error,
+        };
+        let mut last_error = None;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let remaining = deadline.saturating_sub(clock.now());
+            let fut = Box::pin(attempt_fn(attempt));
+            let outcome = match select(fut, clock.sleep(remaining)).await {
+                Either::Left((r, _)) => r,
+                Either::Right(_) => return Err(exceeded(last_error)),
+            };
+            match outcome {
+                Ok(v) => return Ok(v),
+                Err(e)
+                    if e.is_retryable()
+                        && self.opts.max_attempts.is_none_or(|max| attempt < max) =>
+                {
+                    let delay = self.backoff(attempt);
+                    if clock.now() + delay >= deadline {
+                        return Err(exceeded(Some(e.to_string())));
+                    }
+                    tracing::debug!(task = %key, attempt, ?delay, error = %e, "retrying");
+                    self.emit(&Event::Retrying {
+                        key: key.clone(),
+                        attempt,
+                        delay,
+                        error: e.to_string(),
+                    });
+                    last_error = Some(e.to_string());
+                    clock.sleep(delay).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn run_node<C: ?Sized + Sync>(
+        &self,
+        node: &Node<C>,
+        cloud: &C,
+        mode: Mode,
+        results: &Results,
+    ) -> Result<PlanItem> {
+        if node.lifecycle() == Lifecycle::Ignore {
+            return evaluate(
+                node.key(),
+                node.lifecycle(),
+                node.fields(),
+                None,
+                &NoResolver,
+            );
+        }
+        self.with_retries(node.key(), |attempt| {
+            let cx = Context {
+                cloud,
+                key: node.key(),
+                results,
+                clock: self.opts.clock.as_ref(),
+                attempt,
+            };
+            async move { self.attempt(node, &cx, mode).await }
+        })
+        .await
+    }
+
+    async fn attempt<C: ?Sized + Sync>(
+        &self,
+        node: &Node<C>,
+        cx: &Context<'_, C>,
+        mode: Mode,
+    ) -> Result<PlanItem> {
+        let task = node.task();
+        let found = match task.find(cx).await {
+            Ok(f) => f,
+            Err(e)
+                if node.lifecycle() == Lifecycle::WarnIfInsufficientAccess && !e.is_retryable() =>
+            {
+                tracing::warn!(task = %node.key(), error = %e, "lookup failed; continuing (WarnIfInsufficientAccess)");
+                let mut item = evaluate(
+                    node.key(),
+                    Lifecycle::Ignore,
+                    node.fields(),
+                    None,
+                    &NoResolver,
+                )?;
+                item.lifecycle = node.lifecycle();
+                item.reason =
+                    format!("lookup failed, skipped (WarnIfInsufficientAccess): {e}").into();
+                return Ok(item);
+            }
+            Err(e) => return Err(e),
+        };
+        let item = cx.results.with_map(|map| {
+            evaluate(
+                node.key(),
+                node.lifecycle(),
+                node.fields(),
+                found.as_ref(),
+                map,
+            )
+        })?;
+        let mut outputs = found
+            .as_ref()
+            .map(|f| f.outputs.clone())
+            .unwrap_or_default();
+        if mode == Mode::Apply && matches!(item.action, Action::Create | Action::Update) {
+            task.check_changes(found.as_ref(), &item.changes)?;
+            let change = Change {
+                kind: if found.is_some() {
+                    ChangeKind::Update
+                } else {
+                    ChangeKind::Create
+                },
+                expected: node.fields(),
+                actual: found.as_ref(),
+                changes: &item.changes,
+            };
+            outputs.merge(task.apply(cx, &change).await?);
+        }
+        if !outputs.is_empty() {
+            cx.results.insert(node.key().clone(), outputs);
+        }
+        Ok(item)
+    }
+}

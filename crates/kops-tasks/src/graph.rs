@@ -1,0 +1,210 @@
+//! The task graph: tasks indexed by key, references resolved to edges, cycles rejected,
+//! and a topological order computed once.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use petgraph::algo::{tarjan_scc, toposort};
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::error::{Error, Result};
+use crate::key::TaskKey;
+use crate::lifecycle::{Lifecycle, LifecycleOverrides};
+use crate::task::Task;
+use crate::value::Fields;
+
+/// One task in a built graph, with its cached expected fields and effective lifecycle.
+pub struct Node<C: ?Sized + Sync> {
+    pub(crate) task: Box<dyn Task<C>>,
+    pub(crate) key: TaskKey,
+    pub(crate) fields: Fields,
+    pub(crate) lifecycle: Lifecycle,
+}
+
+impl<C: ?Sized + Sync> Node<C> {
+    /// The task.
+    pub fn task(&self) -> &dyn Task<C> {
+        self.task.as_ref()
+    }
+    /// Its key.
+    pub fn key(&self) -> &TaskKey {
+        &self.key
+    }
+    /// Its expected fields (as returned by [`Task::fields`] at build time).
+    pub fn fields(&self) -> &Fields {
+        &self.fields
+    }
+    /// Its effective lifecycle (after overrides).
+    pub fn lifecycle(&self) -> Lifecycle {
+        self.lifecycle
+    }
+}
+
+impl<C: ?Sized + Sync> fmt::Debug for Node<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node")
+            .field("key", &self.key)
+            .field("lifecycle", &self.lifecycle)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A validated, acyclic graph of tasks. Node indices (`usize`) are the order tasks were
+/// given in.
+pub struct TaskGraph<C: ?Sized + Sync> {
+    nodes: Vec<Node<C>>,
+    index: HashMap<TaskKey, usize>,
+    deps: Vec<Vec<usize>>,
+    dependents: Vec<Vec<usize>>,
+    order: Vec<usize>,
+}
+
+impl<C: ?Sized + Sync> fmt::Debug for TaskGraph<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskGraph")
+            .field("tasks", &self.nodes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: ?Sized + Sync> TaskGraph<C> {
+    /// Builds the graph with no lifecycle overrides. See [`TaskGraph::build_with`].
+    pub fn build(tasks: Vec<Box<dyn Task<C>>>) -> Result<Self> {
+        Self::build_with(tasks, &LifecycleOverrides::default())
+    }
+
+    /// Builds the graph: rejects duplicate keys, resolves every reference (an unknown one
+    /// is an error naming both tasks), applies per-kind lifecycle overrides, and rejects a
+    /// cycle (the error names the tasks in it) before anything can run.
+    pub fn build_with(
+        tasks: Vec<Box<dyn Task<C>>>,
+        overrides: &LifecycleOverrides,
+    ) -> Result<Self> {
+        let mut nodes = Vec::with_capacity(tasks.len());
+        let mut index = HashMap::with_capacity(tasks.len());
+        for task in tasks {
+            let key = task.key().clone();
+            if index.insert(key.clone(), nodes.len()).is_some() {
+                return Err(Error::DuplicateTask { key });
+            }
+            let fields = task.fields();
+            let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
+            nodes.push(Node {
+                task,
+                key,
+                fields,
+                lifecycle,
+            });
+        }
+
+        let mut deps: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
+        let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(nodes.len(), nodes.len());
+        for _ in 0..nodes.len() {
+            graph.add_node(());
+        }
+        for (i, node) in nodes.iter().enumerate() {
+            let mut mine = Vec::new();
+            let mut lookup = |to: &TaskKey| -> Result<()> {
+                match index.get(to) {
+                    Some(&j) => {
+                        mine.push(j);
+                        Ok(())
+                    }
+                    None => Err(Error::UnknownReference {
+                        from: node.key.clone(),
+                        to: to.clone(),
+                    }),
+                }
+            };
+            for r in node.fields.refs() {
+                lookup(&r.key)?;
+            }
+            for k in node.task.dependencies() {
+                lookup(&k)?;
+            }
+            mine.sort_unstable();
+            mine.dedup();
+            for &j in &mine {
+                graph.add_edge(NodeIndex::new(j), NodeIndex::new(i), ());
+                dependents[j].push(i);
+            }
+            deps.push(mine);
+        }
+
+        let order = match toposort(&graph, None) {
+            Ok(order) => order.into_iter().map(NodeIndex::index).collect(),
+            Err(_) => {
+                let mut cycles: Vec<Vec<TaskKey>> = tarjan_scc(&graph)
+                    .into_iter()
+                    .filter(|scc| {
+                        scc.len() > 1 || scc.iter().any(|n| deps[n.index()].contains(&n.index()))
+                    })
+                    .map(|scc| {
+                        let mut keys: Vec<TaskKey> =
+                            scc.iter().map(|n| nodes[n.index()].key.clone()).collect();
+                        keys.sort();
+                        keys
+                    })
+                    .collect();
+                cycles.sort();
+                return Err(Error::Cycle {
+                    tasks: cycles.into_iter().next().unwrap_or_default(),
+                });
+            }
+        };
+
+        Ok(TaskGraph {
+            nodes,
+            index,
+            deps,
+            dependents,
+            order,
+        })
+    }
+
+    /// Number of tasks.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the graph has no tasks.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The node at an index.
+    pub fn node(&self, i: usize) -> Option<&Node<C>> {
+        self.nodes.get(i)
+    }
+
+    /// All nodes, in the order the tasks were given.
+    pub fn nodes(&self) -> &[Node<C>] {
+        &self.nodes
+    }
+
+    /// The index of a task.
+    pub fn index_of(&self, key: &TaskKey) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+
+    /// Whether a task with this key is in the graph.
+    pub fn contains(&self, key: &TaskKey) -> bool {
+        self.index.contains_key(key)
+    }
+
+    /// Direct dependencies of a node.
+    pub fn dependencies(&self, i: usize) -> &[usize] {
+        self.deps.get(i).map_or(&[], Vec::as_slice)
+    }
+
+    /// Direct dependents of a node.
+    pub fn dependents(&self, i: usize) -> &[usize] {
+        self.dependents.get(i).map_or(&[], Vec::as_slice)
+    }
+
+    /// A topological order: every task comes after all of its dependencies.
+    pub fn topological_order(&self) -> &[usize] {
+        &self.order
+    }
+}

@@ -1,0 +1,419 @@
+//! The generic field representation shared by diff, plan, printers and apply:
+//! [`Value`], the ordered field map [`Fields`], and task [`Outputs`].
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::key::{TaskKey, TaskRef};
+
+/// One field value of a task.
+///
+/// In an *expected* task, [`Value::Null`] means "don't care": the field is never reported
+/// as a change. References ([`Value::Ref`]) compare by the identity of the referenced object.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Value {
+    /// No value / don't care.
+    #[default]
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A short string.
+    String(String),
+    /// Long text (policies, user data, manifests): shown as a unified diff of lines.
+    Text(String),
+    /// A secret: compared by content, never shown (printed and serialised as `<sensitive>`).
+    Sensitive(Sensitive),
+    /// A list; order matters.
+    List(Vec<Value>),
+    /// A map with sorted string keys (tags, labels).
+    Map(BTreeMap<String, Value>),
+    /// A nested object (an ordered set of named fields).
+    Object(Fields),
+    /// A reference to another task's output (by default its `id`).
+    Ref(TaskRef),
+}
+
+impl Value {
+    /// Whether this is [`Value::Null`].
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// A string value.
+    pub fn string(s: impl Into<String>) -> Self {
+        Value::String(s.into())
+    }
+
+    /// A long-text value.
+    pub fn text(s: impl Into<String>) -> Self {
+        Value::Text(s.into())
+    }
+
+    /// A map of string values.
+    pub fn string_map<K: Into<String>, V: Into<String>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.into(), Value::String(v.into())))
+                .collect(),
+        )
+    }
+
+    /// A list of string values.
+    pub fn string_list<S: Into<String>>(items: impl IntoIterator<Item = S>) -> Self {
+        Value::List(items.into_iter().map(|s| Value::String(s.into())).collect())
+    }
+
+    /// Calls `f` for every reference inside this value (recursively).
+    pub fn for_each_ref<'a>(&'a self, f: &mut dyn FnMut(&'a TaskRef)) {
+        match self {
+            Value::Ref(r) => f(r),
+            Value::List(items) => items.iter().for_each(|v| v.for_each_ref(f)),
+            Value::Map(m) => m.values().for_each(|v| v.for_each_ref(f)),
+            Value::Object(fields) => fields.values().for_each(|v| v.for_each_ref(f)),
+            _ => {}
+        }
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Bool(v)
+    }
+}
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+impl From<i32> for Value {
+    fn from(v: i32) -> Self {
+        Value::Int(i64::from(v))
+    }
+}
+impl From<u32> for Value {
+    fn from(v: u32) -> Self {
+        Value::Int(i64::from(v))
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::String(v.to_owned())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::String(v)
+    }
+}
+impl From<TaskRef> for Value {
+    fn from(v: TaskRef) -> Self {
+        Value::Ref(v)
+    }
+}
+impl From<&TaskKey> for Value {
+    fn from(v: &TaskKey) -> Self {
+        Value::Ref(v.to_ref())
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+impl From<Fields> for Value {
+    fn from(v: Fields) -> Self {
+        Value::Object(v)
+    }
+}
+
+/// Human-readable rendering used by the dry-run printer: strings bare, lists as `[a, b]`,
+/// maps as `{k: v, ...}`, references as `Kind/name`, secrets as `<sensitive>`.
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("<none>"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::String(s) | Value::Text(s) => f.write_str(s),
+            Value::Sensitive(_) => f.write_str(Sensitive::MASK),
+            Value::List(items) => {
+                f.write_str("[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+            Value::Map(m) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in m.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{k}: {v}")?;
+                }
+                f.write_str("}")
+            }
+            Value::Object(fields) => {
+                f.write_str("{")?;
+                let mut first = true;
+                for (k, v) in fields.iter().filter(|(_, v)| !v.is_null()) {
+                    if !first {
+                        f.write_str(", ")?;
+                    }
+                    first = false;
+                    write!(f, "{k}: {v}")?;
+                }
+                f.write_str("}")
+            }
+            Value::Ref(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+/// A secret value: compared by content, but its Debug, Display and serialised forms are
+/// always `<sensitive>`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Sensitive(String);
+
+impl Sensitive {
+    /// The mask shown instead of the value.
+    pub const MASK: &'static str = "<sensitive>";
+
+    /// Wraps a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Sensitive(secret.into())
+    }
+
+    /// The secret itself (for the task that has to send it to the cloud).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Sensitive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(Self::MASK)
+    }
+}
+
+impl Serialize for Sensitive {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(Self::MASK)
+    }
+}
+
+impl<'de> Deserialize<'de> for Sensitive {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Sensitive(String::deserialize(deserializer)?))
+    }
+}
+
+/// An ordered map of field name to [`Value`]; the order is the order fields were added
+/// (the printer shows fields in that order, as kOps shows struct fields in declaration
+/// order). Serialised as a JSON object in the same order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fields(Vec<(Cow<'static, str>, Value)>);
+
+impl Fields {
+    /// An empty field map.
+    pub fn new() -> Self {
+        Fields(Vec::new())
+    }
+
+    /// An empty field map with room for `n` fields.
+    pub fn with_capacity(n: usize) -> Self {
+        Fields(Vec::with_capacity(n))
+    }
+
+    /// Builder form of [`Fields::insert`].
+    pub fn with(mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Value>) -> Self {
+        self.insert(name, value);
+        self
+    }
+
+    /// Sets a field, replacing an existing one of the same name in place.
+    pub fn insert(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Value>) {
+        let name = name.into();
+        let value = value.into();
+        if let Some(slot) = self.0.iter_mut().find(|(n, _)| *n == name) {
+            slot.1 = value;
+        } else {
+            self.0.push((name, value));
+        }
+    }
+
+    /// The value of a field, if present.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no fields.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Fields in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(n, v)| (n.as_ref(), v))
+    }
+
+    /// Values in order.
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    /// Every reference held by any field (recursively), in field order.
+    pub fn refs(&self) -> Vec<&TaskRef> {
+        let mut out = Vec::new();
+        for v in self.values() {
+            v.for_each_ref(&mut |r| out.push(r));
+        }
+        out
+    }
+}
+
+impl<N: Into<Cow<'static, str>>, V: Into<Value>> FromIterator<(N, V)> for Fields {
+    fn from_iter<T: IntoIterator<Item = (N, V)>>(iter: T) -> Self {
+        let mut f = Fields::new();
+        for (n, v) in iter {
+            f.insert(n, v);
+        }
+        f
+    }
+}
+
+impl Serialize for Fields {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k.as_ref(), v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Fields;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map of field name to value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Fields, A::Error> {
+                let mut fields = Fields::with_capacity(access.size_hint().unwrap_or(0));
+                while let Some((k, v)) = access.next_entry::<String, Value>()? {
+                    fields.insert(k, v);
+                }
+                Ok(fields)
+            }
+        }
+        deserializer.deserialize_map(V)
+    }
+}
+
+/// What a task produced or found: named string outputs such as `id`, `arn` or `name`.
+/// Dependents' references ([`TaskRef`]) resolve against these.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Outputs(BTreeMap<Cow<'static, str>, String>);
+
+impl Outputs {
+    /// No outputs.
+    pub fn new() -> Self {
+        Outputs(BTreeMap::new())
+    }
+
+    /// Outputs holding just an `id`.
+    pub fn id(id: impl Into<String>) -> Self {
+        Outputs::new().with(TaskRef::ID, id)
+    }
+
+    /// Builder form of [`Outputs::insert`].
+    pub fn with(mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<String>) -> Self {
+        self.insert(attr, value);
+        self
+    }
+
+    /// Sets an output.
+    pub fn insert(&mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<String>) {
+        self.0.insert(attr.into(), value.into());
+    }
+
+    /// The value of an output.
+    pub fn get(&self, attr: &str) -> Option<&str> {
+        self.0.get(attr).map(String::as_str)
+    }
+
+    /// Copies every output of `other` over this one.
+    pub fn merge(&mut self, other: Outputs) {
+        self.0.extend(other.0);
+    }
+
+    /// Whether there are no outputs.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_keep_order_and_replace_in_place() {
+        let f = Fields::new()
+            .with("CIDR", "10.0.0.0/16")
+            .with("Tags", Value::string_map([("a", "1")]))
+            .with("CIDR", "10.1.0.0/16");
+        let names: Vec<&str> = f.iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["CIDR", "Tags"]);
+        assert_eq!(f.get("CIDR"), Some(&Value::string("10.1.0.0/16")));
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(
+            json,
+            r#"{"CIDR":{"string":"10.1.0.0/16"},"Tags":{"map":{"a":{"string":"1"}}}}"#
+        );
+        assert_eq!(serde_json::from_str::<Fields>(&json).unwrap(), f);
+    }
+
+    #[test]
+    fn refs_are_found_recursively() {
+        let vpc = TaskKey::new("VPC", "v");
+        let sg = TaskKey::new("SecurityGroup", "s");
+        let f = Fields::new().with("VPC", &vpc).with(
+            "Rules",
+            Value::List(vec![Value::Object(Fields::new().with("Source", &sg))]),
+        );
+        let keys: Vec<String> = f.refs().iter().map(|r| r.key.to_string()).collect();
+        assert_eq!(keys, ["VPC/v", "SecurityGroup/s"]);
+    }
+
+    #[test]
+    fn sensitive_is_never_shown() {
+        let v = Value::Sensitive(Sensitive::new("hunter2"));
+        assert!(!format!("{v:?}").contains("hunter2"));
+        assert!(!format!("{v}").contains("hunter2"));
+        assert!(!serde_json::to_string(&v).unwrap().contains("hunter2"));
+    }
+}
