@@ -75,6 +75,10 @@ pub enum Event {
         key: TaskKey,
         /// The failed task that blocked it.
         blocked_by: TaskKey,
+        /// Tasks finished so far (including this one).
+        done: usize,
+        /// All tasks.
+        total: usize,
     },
 }
 
@@ -300,6 +304,8 @@ impl Executor {
                     self.emit(&Event::Skipped {
                         key: node.key().clone(),
                         blocked_by: root.clone(),
+                        done,
+                        total,
                     });
                     report.skipped.push((node.key().clone(), root.clone()));
                     state[i] = State::Skipped(root);

@@ -1,0 +1,300 @@
+//! Executor behaviour with injected faults, on a virtual clock.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Fault, MemCloud, TestTask};
+use kops_tasks::{
+    Action, Clock, Error, Event, Executor, ExecutorOptions, Fields, Lifecycle, ManualClock, Task,
+    TaskGraph, TaskKey, Value,
+};
+
+fn executor(clock: &ManualClock) -> (Executor, Arc<Mutex<Vec<Event>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let opts = ExecutorOptions::default()
+        .with_clock(Arc::new(clock.clone()))
+        .with_concurrency(4)
+        .with_task_deadline(Duration::from_secs(300))
+        .with_backoff(Duration::from_secs(1), Duration::from_secs(30))
+        .with_progress(move |e| sink.lock().unwrap().push(e.clone()));
+    (Executor::new(opts), events)
+}
+
+fn network() -> Vec<Box<dyn Task<MemCloud>>> {
+    let vpc = TaskKey::new("VPC", "main");
+    let subnet = TaskKey::new("Subnet", "a");
+    vec![
+        TestTask::new("VPC", "main", Fields::new().with("CIDR", "10.0.0.0/16")).boxed(),
+        TestTask::new(
+            "Subnet",
+            "a",
+            Fields::new().with("CIDR", "10.0.1.0/24").with("VPC", &vpc),
+        )
+        .boxed(),
+        TestTask::new("Instance", "i", Fields::new().with("Subnet", &subnet)).boxed(),
+        TestTask::new("Bucket", "logs", Fields::new().with("Versioning", true)).boxed(),
+    ]
+}
+
+#[test]
+fn references_resolve_to_created_ids_and_second_plan_is_empty() {
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new();
+    let graph = TaskGraph::build(network()).unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    assert!(report.is_success(), "{:?}", report.failed);
+    let (vpc_id, _) = cloud.get(&TaskKey::new("VPC", "main")).unwrap();
+    let (_, subnet) = cloud.get(&TaskKey::new("Subnet", "a")).unwrap();
+    assert_eq!(subnet.get("VPC"), Some(&Value::String(vpc_id)));
+    let plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
+    assert!(!plan.has_changes(), "{plan}");
+    assert_eq!(plan.exit_code(), 0);
+}
+
+#[test]
+fn throttled_task_is_retried_with_backoff_and_succeeds() {
+    let clock = ManualClock::new();
+    let (exec, events) = executor(&clock);
+    let cloud = MemCloud::new();
+    let vpc = TaskKey::new("VPC", "main");
+    cloud.fault_apply(&vpc, &[Fault::Throttle, Fault::Throttle, Fault::Throttle]);
+    let graph = TaskGraph::build(network()).unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    assert!(report.is_success(), "{:?}", report.failed);
+    let retries: Vec<(u32, Duration)> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying {
+                key,
+                attempt,
+                delay,
+                ..
+            } if *key == vpc => Some((*attempt, *delay)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 3]);
+    // Exponential with +-25% jitter: ~1s, ~2s, ~4s.
+    for ((_, d), base) in retries.iter().zip([1.0, 2.0, 4.0]) {
+        let s = d.as_secs_f64();
+        assert!(
+            s >= base * 0.75 && s <= base * 1.25,
+            "delay {s} for base {base}"
+        );
+    }
+    assert!(clock.now() >= Duration::from_secs_f64(0.75 * 7.0));
+    assert!(cloud.get(&TaskKey::new("Instance", "i")).is_some());
+}
+
+#[test]
+fn permanent_failure_is_reported_while_independent_tasks_finish() {
+    let clock = ManualClock::new();
+    let (exec, events) = executor(&clock);
+    let cloud = MemCloud::new();
+    let subnet = TaskKey::new("Subnet", "a");
+    let bucket = TaskKey::new("Bucket", "logs");
+    cloud.fault_apply(&subnet, &[Fault::Fail]);
+    let mut tasks = network();
+    tasks.push(TestTask::new("Bucket", "other", Fields::new().with("X", 1i64)).boxed());
+    cloud.fault_apply(&TaskKey::new("Bucket", "other"), &[Fault::Fail]);
+    let graph = TaskGraph::build(tasks).unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+
+    let failed: Vec<String> = report.failed.iter().map(|(k, _)| k.to_string()).collect();
+    assert_eq!(
+        failed,
+        ["Bucket/other", "Subnet/a"],
+        "every failure is reported"
+    );
+    assert_eq!(
+        report.skipped,
+        vec![(TaskKey::new("Instance", "i"), subnet.clone())]
+    );
+    assert!(cloud.get(&bucket).is_some(), "independent branch finished");
+    assert!(cloud.get(&TaskKey::new("VPC", "main")).is_some());
+    assert!(cloud.get(&TaskKey::new("Instance", "i")).is_none());
+    let err = report.into_result().unwrap_err().to_string();
+    assert!(
+        err.contains("Subnet/a") && err.contains("Bucket/other"),
+        "{err}"
+    );
+    // Progress accounted for every task, including the skipped one.
+    let last_done = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Finished { done, total, .. } | Event::Skipped { done, total, .. } => {
+                Some((*done, *total))
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap();
+    assert_eq!(last_done, (5, 5));
+}
+
+#[test]
+fn deadline_is_reported_with_the_task_name() {
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new();
+    let bucket = TaskKey::new("Bucket", "logs");
+    cloud.fault_apply(&bucket, &[Fault::Hang]);
+    let graph = TaskGraph::build(network()).unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    assert_eq!(report.failed.len(), 1);
+    let (key, err) = &report.failed[0];
+    assert_eq!(key, &bucket);
+    assert!(matches!(err, Error::DeadlineExceeded { key, .. } if key == &bucket));
+    assert!(err.to_string().contains("Bucket/logs"), "{err}");
+    assert!(cloud.get(&TaskKey::new("Instance", "i")).is_some());
+    assert!(clock.now() >= Duration::from_secs(300));
+}
+
+#[test]
+fn retries_stop_at_the_deadline_with_the_last_error() {
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let exec = Executor::new(
+        exec.options()
+            .clone()
+            .with_task_deadline(Duration::from_secs(20)),
+    );
+    let cloud = MemCloud::new();
+    let vpc = TaskKey::new("VPC", "main");
+    cloud.fault_apply(&vpc, &[Fault::Throttle; 50]);
+    let graph = TaskGraph::build(network()).unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    let (_, err) = report.failed.iter().find(|(k, _)| k == &vpc).unwrap();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("VPC/main") && msg.contains("RequestLimitExceeded"),
+        "{msg}"
+    );
+    assert_eq!(report.skipped.len(), 2);
+}
+
+#[test]
+fn concurrency_never_exceeds_the_bound() {
+    for bound in [1usize, 3, 8] {
+        let clock = ManualClock::new();
+        let (exec, events) = executor(&clock);
+        let exec = Executor::new(exec.options().clone().with_concurrency(bound));
+        let cloud = MemCloud::new().with_apply_delay(Duration::from_secs(1));
+        let tasks: Vec<Box<dyn Task<MemCloud>>> = (0..20)
+            .map(|i| TestTask::new("Bucket", &format!("b{i}"), Fields::new().with("I", i)).boxed())
+            .collect();
+        let graph = TaskGraph::build(tasks).unwrap();
+        let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+        assert!(report.is_success());
+        assert_eq!(
+            cloud.max_running.load(std::sync::atomic::Ordering::SeqCst),
+            bound,
+            "bound {bound} reached but never exceeded"
+        );
+        let max_reported = events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e {
+                Event::Started { running, .. } => Some(*running),
+                _ => None,
+            })
+            .max()
+            .unwrap();
+        assert_eq!(max_reported, bound);
+        // 20 one-second applies with `bound` lanes take ceil(20/bound) virtual seconds.
+        assert_eq!(
+            clock.now(),
+            Duration::from_secs(20usize.div_ceil(bound) as u64)
+        );
+    }
+}
+
+#[test]
+fn lifecycles_are_honoured() {
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new();
+    let role = TaskKey::new("IAMRole", "masters");
+    cloud.put(
+        &role,
+        "role-1",
+        Fields::new().with("Policy", Value::text("old\n")),
+    );
+    let tasks = vec![
+        TestTask::new(
+            "IAMRole",
+            "masters",
+            Fields::new().with("Policy", Value::text("new\n")),
+        )
+        .lifecycle(Lifecycle::ExistsAndWarnIfChanges)
+        .boxed(),
+        TestTask::new("SecurityGroup", "ignored", Fields::new().with("X", 1i64))
+            .lifecycle(Lifecycle::Ignore)
+            .boxed(),
+    ];
+    let graph = TaskGraph::build(tasks).unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    assert!(report.is_success());
+    let actions: Vec<Action> = report.plan.items.iter().map(|i| i.action).collect();
+    assert_eq!(actions, [Action::Drift, Action::Ignored]);
+    assert_eq!(
+        cloud.get(&role).unwrap().1.get("Policy"),
+        Some(&Value::text("old\n")),
+        "ExistsAndWarnIfChanges never modifies"
+    );
+    assert!(
+        cloud
+            .get(&TaskKey::new("SecurityGroup", "ignored"))
+            .is_none()
+    );
+
+    // ExistsAndValidates: a missing object is an error naming the task.
+    let graph = TaskGraph::build(vec![
+        TestTask::new("VPC", "shared", Fields::new().with("CIDR", "10.0.0.0/8"))
+            .lifecycle(Lifecycle::ExistsAndValidates)
+            .boxed(),
+    ])
+    .unwrap();
+    let err = clock
+        .block_on(exec.plan(&graph, &cloud))
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("VPC/shared"), "{err}");
+
+    // WarnIfInsufficientAccess: a denied lookup is a warning, not a failure.
+    let key = TaskKey::new("Bucket", "acl");
+    cloud.fault_find(&key, &[Fault::Denied]);
+    let graph = TaskGraph::build(vec![
+        TestTask::new("Bucket", "acl", Fields::new().with("ACL", "private"))
+            .lifecycle(Lifecycle::WarnIfInsufficientAccess)
+            .boxed(),
+    ])
+    .unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    assert!(report.is_success());
+    assert!(
+        report.plan.items[0]
+            .reason
+            .contains("WarnIfInsufficientAccess")
+    );
+}
+
+#[tokio::test]
+async fn runs_on_tokio_with_the_real_clock() {
+    let exec = Executor::new(ExecutorOptions::default().with_concurrency(2));
+    let cloud = MemCloud::new();
+    let graph = TaskGraph::build(network()).unwrap();
+    assert!(exec.apply(&graph, &cloud).await.is_success());
+    assert!(!exec.plan(&graph, &cloud).await.unwrap().has_changes());
+}
