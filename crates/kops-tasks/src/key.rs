@@ -124,7 +124,7 @@ impl fmt::Display for TaskRef {
         if self.attr == Self::ID {
             write!(f, "{}", self.key)
         } else {
-            write!(f, "{}.{}", self.key, self.attr)
+            write!(f, "{}#{}", self.key, self.attr)
         }
     }
 }

@@ -318,6 +318,26 @@ fn write_change(out: &mut String, c: &FieldChange, create: bool) {
         .old
         .as_ref()
         .map_or_else(|| "<none>".to_owned(), ToString::to_string);
+    if let (Some(Value::Map(before)), Value::Map(after)) = (&c.old, &c.new) {
+        let _ = writeln!(out, "      {name:FIELD_WIDTH$}  (map changed)");
+        let mut lines = String::new();
+        for (k, v) in after {
+            match before.get(k) {
+                None => {
+                    let _ = writeln!(lines, "+ {k}: {v}");
+                }
+                Some(b) if b != v => {
+                    let _ = writeln!(lines, "~ {k}: {b} -> {v}");
+                }
+                Some(_) => {}
+            }
+        }
+        for (k, b) in before.iter().filter(|(k, _)| !after.contains_key(*k)) {
+            let _ = writeln!(lines, "- {k}: {b}");
+        }
+        write_value_block(out, &lines);
+        return;
+    }
     if matches!(c.new, Value::Sensitive(_)) {
         let _ = writeln!(
             out,
