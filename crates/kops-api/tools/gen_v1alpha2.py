@@ -24,6 +24,8 @@ EXTRA = {"EtcdClusterSpec": [("volumeSize", "i32", IGNORED_ETCD), ("volumeIops",
          "InstanceGroupSpec": [("rootVolume", "super::IgnoredRootVolume",
     "Not a v1alpha2 field: kOps ignores it when loading; accepted here and ignored the same way "
     "(use `rootVolumeSize`, `rootVolumeType`, ... instead).")]}
+# Fields holding secrets: typed `Secret` so that `Debug` never prints them.
+SECRET_FIELDS = {"secret", "vSpherePassword"}
 KEYWORDS = {"type", "match", "ref", "mod", "use", "override", "static", "self", "crate", "super", "where",
             "loop", "move", "impl", "fn", "let", "in", "as", "box", "async", "await", "dyn", "final", "macro",
             "priv", "try", "yield", "abstract", "become", "do", "typeof", "unsized", "virtual", "gen"}
@@ -32,10 +34,11 @@ PRIM = {"string": "String", "bool": "bool", "int": "i64", "int16": "i16", "int32
         "uint8": "u8", "uint32": "u32", "uint64": "u64", "float32": "f64", "float64": "f64"}
 EXTERNAL = {"metav1.Duration": "Duration", "v1.Duration": "Duration", "metav1.Time": "Time",
             "resource.Quantity": "Quantity", "intstr.IntOrString": "IntOrString",
-            "corev1.Toleration": "Toleration", "corev1.EnvVar": "CoreEnvVar", "corev1.Affinity": "Affinity"}
+            "corev1.Toleration": "Toleration", "corev1.EnvVar": "CoreEnvVar", "corev1.Affinity": "Affinity", "Secret": "Secret"}
 
 
 def snake(name):
+    name = re.sub(r"([A-Z]{2,})s(?=[A-Z]|$)", lambda m: m.group(1).capitalize() + "s", name)
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
     s = s.replace("-", "_").replace(".", "_").lower()
@@ -146,7 +149,8 @@ def main():
         print(f"pub struct {name} {{")
         seen = set()
         # Alphabetical by wire name: kOps writes YAML with sorted keys.
-        rows = [(jname, rust_type(gtype, aliases, structs), f"Wire field `{jname}` ({words(jname).lower()}).")
+        rows = [(jname, "Secret" if jname in SECRET_FIELDS else rust_type(gtype, aliases, structs),
+                 f"Wire field `{jname}` ({words(jname).lower()})." + (" Redacted in `Debug`." if jname in SECRET_FIELDS else ""))
                 for gname, gtype, jname in fields]
         rows += EXTRA.get(name, [])
         for jname, rt, doc in sorted(rows, key=lambda r: r[0]):

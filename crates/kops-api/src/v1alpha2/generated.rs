@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::scalars::{Affinity, CoreEnvVar, Duration, IntOrString, Quantity, Toleration};
+use super::scalars::{Affinity, CoreEnvVar, Duration, IntOrString, Quantity, Secret, Toleration};
 
 /// `KopeioAuthenticationSpec` of `kops.k8s.io/v1alpha2` (kopeio authentication spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -44,7 +44,7 @@ pub struct ClusterSpec {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub additional_network_cid_rs: Option<Vec<String>>,
+    pub additional_network_cidrs: Option<Vec<String>>,
     /// Wire field `additionalPolicies` (additional policies).
     #[serde(
         rename = "additionalPolicies",
@@ -617,7 +617,7 @@ pub struct AWSPermission {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub policy_ar_ns: Option<Vec<String>>,
+    pub policy_arns: Option<Vec<String>>,
 }
 
 /// `NodeAuthorizationSpec` of `kops.k8s.io/v1alpha2` (node authorization spec).
@@ -1393,14 +1393,14 @@ pub struct EtcdManagerSpec {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub listen_client_httpur_ls: Option<Vec<String>>,
+    pub listen_client_httpurls: Option<Vec<String>>,
     /// Wire field `listenMetricsURLs` (listen metrics ur ls).
     #[serde(
         rename = "listenMetricsURLs",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub listen_metrics_ur_ls: Option<Vec<String>>,
+    pub listen_metrics_urls: Option<Vec<String>>,
     /// Wire field `logLevel` (log level).
     #[serde(rename = "logLevel", default, skip_serializing_if = "Option::is_none")]
     pub log_level: Option<i32>,
@@ -1590,9 +1590,9 @@ pub struct GossipConfig {
     /// Wire field `secondary` (secondary).
     #[serde(rename = "secondary", default, skip_serializing_if = "Option::is_none")]
     pub secondary: Option<GossipConfigSecondary>,
-    /// Wire field `secret` (secret).
+    /// Wire field `secret` (secret). Redacted in `Debug`.
     #[serde(rename = "secret", default, skip_serializing_if = "Option::is_none")]
-    pub secret: Option<String>,
+    pub secret: Option<Secret>,
 }
 
 /// `GossipConfigSecondary` of `kops.k8s.io/v1alpha2` (gossip config secondary).
@@ -1605,9 +1605,9 @@ pub struct GossipConfigSecondary {
     /// Wire field `protocol` (protocol).
     #[serde(rename = "protocol", default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
-    /// Wire field `secret` (secret).
+    /// Wire field `secret` (secret). Redacted in `Debug`.
     #[serde(rename = "secret", default, skip_serializing_if = "Option::is_none")]
-    pub secret: Option<String>,
+    pub secret: Option<Secret>,
 }
 
 /// `DNSControllerGossipConfig` of `kops.k8s.io/v1alpha2` (dns controller gossip config).
@@ -1623,9 +1623,9 @@ pub struct DNSControllerGossipConfig {
     /// Wire field `secondary` (secondary).
     #[serde(rename = "secondary", default, skip_serializing_if = "Option::is_none")]
     pub secondary: Option<DNSControllerGossipConfigSecondary>,
-    /// Wire field `secret` (secret).
+    /// Wire field `secret` (secret). Redacted in `Debug`.
     #[serde(rename = "secret", default, skip_serializing_if = "Option::is_none")]
-    pub secret: Option<String>,
+    pub secret: Option<Secret>,
     /// Wire field `seed` (seed).
     #[serde(rename = "seed", default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<String>,
@@ -1641,9 +1641,9 @@ pub struct DNSControllerGossipConfigSecondary {
     /// Wire field `protocol` (protocol).
     #[serde(rename = "protocol", default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
-    /// Wire field `secret` (secret).
+    /// Wire field `secret` (secret). Redacted in `Debug`.
     #[serde(rename = "secret", default, skip_serializing_if = "Option::is_none")]
-    pub secret: Option<String>,
+    pub secret: Option<Secret>,
     /// Wire field `seed` (seed).
     #[serde(rename = "seed", default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<String>,
@@ -2172,7 +2172,7 @@ pub struct KubeletConfigSpec {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub nvidia_gp_us: Option<i32>,
+    pub nvidia_gpus: Option<i32>,
     /// Wire field `podCIDR` (pod cidr).
     #[serde(rename = "podCIDR", default, skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
@@ -3309,7 +3309,7 @@ pub struct KubeControllerManagerConfig {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub allocate_node_cid_rs: Option<bool>,
+    pub allocate_node_cidrs: Option<bool>,
     /// Wire field `attachDetachReconcileSyncPeriod` (attach detach reconcile sync period).
     #[serde(
         rename = "attachDetachReconcileSyncPeriod",
@@ -3729,7 +3729,7 @@ pub struct CloudControllerManagerConfig {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub allocate_node_cid_rs: Option<bool>,
+    pub allocate_node_cidrs: Option<bool>,
     /// Wire field `allowUntaggedCloud` (allow untagged cloud).
     #[serde(
         rename = "allowUntaggedCloud",
@@ -4483,13 +4483,13 @@ pub struct CloudConfiguration {
         skip_serializing_if = "Option::is_none"
     )]
     pub v_sphere_datastore: Option<String>,
-    /// Wire field `vSpherePassword` (v sphere password).
+    /// Wire field `vSpherePassword` (v sphere password). Redacted in `Debug`.
     #[serde(
         rename = "vSpherePassword",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub v_sphere_password: Option<String>,
+    pub v_sphere_password: Option<Secret>,
     /// Wire field `vSphereResourcePool` (v sphere resource pool).
     #[serde(
         rename = "vSphereResourcePool",
@@ -4951,7 +4951,7 @@ pub struct CertManagerConfig {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub hosted_zone_i_ds: Option<Vec<String>>,
+    pub hosted_zone_ids: Option<Vec<String>>,
     /// Wire field `image` (image).
     #[serde(rename = "image", default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
@@ -6398,7 +6398,7 @@ pub struct KindnetMasqueradeSpec {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub non_masquerade_cid_rs: Option<Vec<String>>,
+    pub non_masquerade_cidrs: Option<Vec<String>>,
 }
 
 /// `InstanceGroupSpec` of `kops.k8s.io/v1alpha2` (instance group spec).

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 pub use generated::*;
 pub use scalars::{
-    Affinity, CoreEnvVar, Duration, IntOrString, ObjectMeta, Quantity, Time, Toleration,
+    Affinity, CoreEnvVar, Duration, IntOrString, ObjectMeta, Quantity, Secret, Time, Toleration,
 };
 
 /// The API group and version of these types.

@@ -216,3 +216,15 @@ impl ObjectMeta {
         }
     }
 }
+
+/// A secret string (a gossip secret, a password). `Debug` prints
+/// `<redacted>`; serialisation writes the value, as the manifest must hold it.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}

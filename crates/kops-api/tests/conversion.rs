@@ -1,0 +1,360 @@
+//! v1alpha2 <-> internal conversion.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use kops_api::internal::{self, CloudProvider, InstanceGroupRole};
+use kops_api::manifest::{self, Object};
+use kops_api::v1alpha2::{self as v, ObjectMeta};
+use proptest::option;
+use proptest::prelude::*;
+
+fn name() -> impl Strategy<Value = String> {
+    "[a-z][a-z0-9-]{0,8}"
+}
+
+fn cidr() -> impl Strategy<Value = String> {
+    (0u8..=255, 0u8..=255, 8u8..=28).prop_map(|(a, b, p)| format!("10.{a}.{b}.0/{p}"))
+}
+
+fn subnet() -> impl Strategy<Value = v::ClusterSubnetSpec> {
+    (
+        name(),
+        option::of(cidr()),
+        option::of(prop_oneof!["Public", "Private", "Utility"]),
+        option::of(name()),
+        option::of("subnet-[0-9a-f]{4}"),
+    )
+        .prop_map(|(n, cidr, ty, zone, id)| v::ClusterSubnetSpec {
+            name: Some(n),
+            cidr,
+            type_: ty,
+            zone,
+            id,
+            ..Default::default()
+        })
+}
+
+fn networking() -> impl Strategy<Value = Option<v::NetworkingSpec>> {
+    option::of(prop_oneof![
+        Just(v::NetworkingSpec {
+            cilium: Some(Default::default()),
+            ..Default::default()
+        }),
+        Just(v::NetworkingSpec {
+            calico: Some(Default::default()),
+            ..Default::default()
+        }),
+        Just(v::NetworkingSpec {
+            cni: Some(Default::default()),
+            ..Default::default()
+        }),
+        Just(v::NetworkingSpec {
+            kubenet: Some(Default::default()),
+            ..Default::default()
+        }),
+        Just(v::NetworkingSpec {
+            gce: Some(Default::default()),
+            ..Default::default()
+        }),
+    ])
+}
+
+fn policies() -> impl Strategy<Value = Option<BTreeMap<String, Vec<String>>>> {
+    option::of(proptest::collection::btree_map(
+        prop_oneof!["master", "node", "bastion"],
+        proptest::collection::vec("arn:aws:iam::[0-9]{4}:policy/[a-z]{3}", 0..2),
+        0..3,
+    ))
+}
+
+prop_compose! {
+    fn cluster_spec()(
+        cloud in prop_oneof![Just(None), Just(Some("aws")), Just(Some("gce")), Just(Some("azure"))],
+        project in option::of(name()),
+        k8s in option::of("v?1\\.[0-9]{2}\\.[0-9]"),
+        base in option::of("s3://[a-z]{4}/[a-z]{4}"),
+        keys in option::of("s3://[a-z]{4}/pki"),
+        secrets in option::of("s3://[a-z]{4}/secrets"),
+        network_cidr in option::of(cidr()),
+        network_id in option::of("vpc-[0-9a-f]{6}"),
+        extra_cidrs in option::of(proptest::collection::vec(cidr(), 0..3)),
+        subnets in option::of(proptest::collection::vec(subnet(), 0..4)),
+        dns in option::of(prop_oneof!["Public", "Private", "None"]),
+        bastion in any::<bool>(),
+        nm in option::of(Just("100.64.0.0/10".to_string())),
+        pod in option::of(cidr()),
+        svc in option::of(cidr()),
+        isolate in option::of(any::<bool>()),
+        disable_tags in option::of(any::<bool>()),
+        networking in networking(),
+        public_name in option::of("api\\.[a-z]{3}\\.example\\.com"),
+        sans in option::of(proptest::collection::vec(name(), 0..2)),
+        access in option::of(proptest::collection::vec(cidr(), 0..3)),
+        api_lb in option::of(prop_oneof!["Public", "Internal"]),
+        external_policies in policies(),
+        knobs in any::<(bool, bool, bool, bool)>(),
+        ssh in option::of(proptest::collection::vec(cidr(), 0..2)),
+    ) -> v::ClusterSpec {
+        let aws = cloud == Some("aws");
+        let gce = cloud == Some("gce");
+        let mut cloud_config: Option<v::CloudConfiguration> = None;
+        if aws && knobs.0 {
+            cloud_config.get_or_insert_with(Default::default).aws_ebscsi_driver =
+                Some(v::EBSCSIDriverSpec { enabled: Some(true), ..Default::default() });
+        }
+        if gce && knobs.0 {
+            cloud_config.get_or_insert_with(Default::default).gce_service_account = Some("sa@x".into());
+        }
+        if knobs.1 {
+            cloud_config.get_or_insert_with(Default::default).manage_storage_classes = Some(true);
+        }
+        v::ClusterSpec {
+            cloud_provider: cloud.map(str::to_string),
+            project: if gce { project } else { None },
+            kubernetes_version: k8s,
+            config_base: base,
+            key_store: keys,
+            secret_store: secrets,
+            network_cidr,
+            network_id,
+            additional_network_cidrs: extra_cidrs,
+            subnets,
+            topology: if dns.is_some() || bastion {
+                Some(v::TopologySpec {
+                    dns: dns.map(|d| v::DNSSpec { type_: Some(d.to_string()) }),
+                    bastion: bastion.then(|| v::BastionSpec { bastion_public_name: Some("bastion.x".into()), ..Default::default() }),
+                    ..Default::default()
+                })
+            } else {
+                None
+            },
+            non_masquerade_cidr: nm,
+            pod_cidr: pod,
+            service_cluster_ip_range: svc,
+            isolate_masters: isolate,
+            disable_subnet_tags: disable_tags,
+            networking,
+            master_public_name: public_name,
+            additional_sans: sans,
+            kubernetes_api_access: access,
+            api: api_lb.map(|t| v::APISpec {
+                load_balancer: Some(v::LoadBalancerAccessSpec { type_: Some(t.to_string()), ..Default::default() }),
+                ..Default::default()
+            }),
+            external_policies,
+            cloud_config,
+            node_termination_handler: (aws && knobs.2).then(|| v::NodeTerminationHandlerSpec { enabled: Some(true), ..Default::default() }),
+            warm_pool: (aws && knobs.3).then(|| v::WarmPoolSpec { max_size: Some(3), ..Default::default() }),
+            ssh_access: ssh,
+            kubelet: knobs.3.then(|| v::KubeletConfigSpec { anonymous_auth: Some(false), ..Default::default() }),
+            ..Default::default()
+        }
+    }
+}
+
+prop_compose! {
+    fn instance_group_spec()(
+        role in option::of(prop_oneof!["Master", "Node", "Bastion", "APIServer"]),
+        min in option::of(0i32..5),
+        max in option::of(0i32..5),
+        machine in option::of("[a-z][0-9]\\.(medium|large)"),
+        size in option::of(8i32..200),
+        ty in option::of(prop_oneof!["gp3", "io1", "pd-standard"]),
+        iops in option::of(100i32..9000),
+        enc in option::of(any::<bool>()),
+        subnets in option::of(proptest::collection::vec(name(), 0..3)),
+        image in option::of("[a-z]{4}/[a-z0-9-]{6}"),
+    ) -> v::InstanceGroupSpec {
+        v::InstanceGroupSpec {
+            role,
+            min_size: min,
+            max_size: max,
+            machine_type: machine,
+            root_volume_size: size,
+            root_volume_type: ty,
+            root_volume_iops: iops,
+            root_volume_encryption: enc,
+            subnets,
+            image,
+            ..Default::default()
+        }
+    }
+}
+
+/// Runs a property on a thread with a large stack: the generated values are
+/// big nested structs and debug builds keep many copies of them on the stack.
+fn run_property<S: Strategy + Send + 'static>(
+    strategy: S,
+    test: impl Fn(S::Value) -> Result<(), TestCaseError> + Send + 'static,
+) where
+    S::Value: std::fmt::Debug,
+{
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+                cases: 256,
+                ..ProptestConfig::default()
+            });
+            runner.run(&strategy, test).unwrap();
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn cluster_round_trips_through_internal() {
+    run_property((cluster_spec(), name()), |(spec, n)| {
+        let original = v::Cluster {
+            metadata: ObjectMeta::named(format!("{n}.example.com")),
+            spec,
+            ..Default::default()
+        };
+        let hub = internal::Cluster::try_from(&original).unwrap();
+        let back = v::Cluster::from(&hub);
+        prop_assert_eq!(&back, &original);
+        // And the hub survives the trip the other way.
+        prop_assert_eq!(internal::Cluster::try_from(&back).unwrap(), hub);
+        Ok(())
+    });
+}
+
+#[test]
+fn instance_group_round_trips_through_internal() {
+    run_property((instance_group_spec(), name()), |(spec, n)| {
+        let original = v::InstanceGroup {
+            metadata: ObjectMeta::named(n),
+            spec,
+            ..Default::default()
+        };
+        let hub = internal::InstanceGroup::from(&original);
+        prop_assert_eq!(v::InstanceGroup::from(&hub), original);
+        Ok(())
+    });
+}
+
+#[test]
+fn moves_fields_to_the_internal_layout() {
+    let text = "apiVersion: kops.k8s.io/v1alpha2
+kind: Cluster
+metadata: {name: a.example.com}
+spec:
+  cloudProvider: aws
+  configBase: s3://b/a.example.com
+  networkCIDR: 172.20.0.0/16
+  masterPublicName: api.a.example.com
+  kubernetesApiAccess: [0.0.0.0/0]
+  externalPolicies: {master: [arn:x]}
+  cloudConfig: {awsEBSCSIDriver: {enabled: true}}
+  topology: {dns: {type: Private}}
+  DisableSubnetTags: true
+---
+apiVersion: kops.k8s.io/v1alpha2
+kind: InstanceGroup
+metadata: {name: cp}
+spec: {role: Master, rootVolumeSize: 20, rootVolumeType: gp3}
+";
+    let objects = manifest::parse(text.as_bytes(), "t").unwrap();
+    let (Object::Cluster(c), Object::InstanceGroup(ig)) = (&objects[0], &objects[1]) else {
+        panic!()
+    };
+    let c = internal::Cluster::try_from(c).unwrap();
+    assert_eq!(c.spec.cloud_provider.provider(), Some(CloudProvider::Aws));
+    assert_eq!(
+        c.spec.config_store.base.as_deref(),
+        Some("s3://b/a.example.com")
+    );
+    assert_eq!(
+        c.spec.networking.network_cidr.as_deref(),
+        Some("172.20.0.0/16")
+    );
+    assert_eq!(c.spec.api.public_name.as_deref(), Some("api.a.example.com"));
+    assert_eq!(
+        c.spec.api.access.as_deref(),
+        Some(&["0.0.0.0/0".to_string()][..])
+    );
+    assert!(
+        c.spec
+            .external_policies
+            .as_ref()
+            .unwrap()
+            .contains_key("control-plane")
+    );
+    let aws = c.spec.cloud_provider.aws.as_ref().unwrap();
+    assert_eq!(aws.ebs_csi_driver.as_ref().unwrap().enabled, Some(true));
+    assert_eq!(
+        c.spec.networking.topology.as_ref().unwrap().dns.as_deref(),
+        Some("Private")
+    );
+    assert_eq!(c.spec.networking.tag_subnets, Some(false));
+    let ig = internal::InstanceGroup::from(ig);
+    assert_eq!(ig.spec.role, Some(InstanceGroupRole::ControlPlane));
+    assert_eq!(ig.spec.root_volume.as_ref().unwrap().size, Some(20));
+    assert_eq!(
+        ig.spec.root_volume.as_ref().unwrap().type_.as_deref(),
+        Some("gp3")
+    );
+}
+
+#[test]
+fn provider_specific_settings_for_another_cloud_are_rejected() {
+    let mut c = v::Cluster::new("a.example.com");
+    c.spec.cloud_provider = Some("gce".into());
+    c.spec.node_termination_handler = Some(Default::default());
+    let err = internal::Cluster::try_from(&c).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "converting spec.nodeTerminationHandler: only supported on AWS (cloudProvider: aws)"
+    );
+
+    let mut c = v::Cluster::new("a.example.com");
+    c.spec.cloud_provider = Some("aws".into());
+    c.spec.cloud_config = Some(v::CloudConfiguration {
+        gce_service_account: Some("x".into()),
+        ..Default::default()
+    });
+    let err = internal::Cluster::try_from(&c).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("spec.cloudConfig.gceServiceAccount"),
+        "{err}"
+    );
+
+    let mut c = v::Cluster::new("a.example.com");
+    c.spec.cloud_provider = Some("vsphere".into());
+    assert!(internal::Cluster::try_from(&c).is_err());
+}
+
+/// Every conformance case converts and comes back unchanged, apart from what
+/// kOps itself normalises (fields it drops, `Master` spellings).
+#[test]
+fn every_case_round_trips_through_internal() {
+    let Some(shared) = common::shared_dir("every_case_round_trips_through_internal") else {
+        return;
+    };
+    for dir in common::case_dirs(&shared) {
+        let file = dir.join("in-v1alpha2.yaml");
+        let objects =
+            manifest::parse(&std::fs::read(&file).unwrap(), &file.display().to_string()).unwrap();
+        for o in objects {
+            match o {
+                Object::Cluster(mut c) => {
+                    let hub = internal::Cluster::try_from(&c)
+                        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+                    c.spec.service_oidc_provider = None;
+                    assert_eq!(v::Cluster::from(&hub), c, "{}", file.display());
+                }
+                Object::InstanceGroup(mut ig) => {
+                    let hub = internal::InstanceGroup::from(&ig);
+                    ig.spec.root_volume = None;
+                    assert_eq!(v::InstanceGroup::from(&hub), ig, "{}", file.display());
+                }
+                _ => {}
+            }
+        }
+    }
+}
