@@ -124,7 +124,7 @@ fn model() -> Vec<Box<dyn Task<()>>> {
         task(
             "Subnet",
             "us-test-1a.minimal-aws.example.com",
-            &[vpc.clone()],
+            std::slice::from_ref(&vpc),
             |t, w| {
                 w.resource(
                     "aws_subnet",
@@ -152,16 +152,21 @@ fn model() -> Vec<Box<dyn Task<()>>> {
                 Ok(())
             },
         ),
-        task("InternetGateway", CLUSTER, &[vpc.clone()], |t, w| {
-            w.resource(
-                "aws_internet_gateway",
-                t.key.name(),
-                Body::new()
-                    .attr("tags", tags(CLUSTER, &[]))
-                    .attr("vpc_id", r("VPC", CLUSTER)),
-            )
-        }),
-        task("RouteTable", CLUSTER, &[vpc.clone()], |t, w| {
+        task(
+            "InternetGateway",
+            CLUSTER,
+            std::slice::from_ref(&vpc),
+            |t, w| {
+                w.resource(
+                    "aws_internet_gateway",
+                    t.key.name(),
+                    Body::new()
+                        .attr("tags", tags(CLUSTER, &[]))
+                        .attr("vpc_id", r("VPC", CLUSTER)),
+                )
+            },
+        ),
+        task("RouteTable", CLUSTER, std::slice::from_ref(&vpc), |t, w| {
             w.resource(
                 "aws_route_table",
                 t.key.name(),
