@@ -1,1 +1,72 @@
-//! kOps state store.
+//! kOps-compatible state store for kops-rs.
+//!
+//! The state store is the source of truth of every cluster kops-rs manages.
+//! This crate has two layers:
+//!
+//! * a path-addressed blob store, [`Store`], with optimistic concurrency:
+//!   every read returns a [`Version`], and a write can be
+//!   [`PutMode::CreateIfAbsent`] or [`PutMode::UpdateIfVersionMatches`], so
+//!   a lost race is an error ([`Error::AlreadyExists`] /
+//!   [`Error::Precondition`]), never a silent overwrite. Backends: memory
+//!   (`memfs://`), local files (`file://`), S3 (`s3://`, feature `s3`) and
+//!   GCS (`gs://`, feature `gcs`); [`open`] picks one from a URL;
+//! * a cluster registry, [`registry::Registry`], that reads and writes
+//!   kOps' own layout (`<cluster>/config`, `<cluster>/instancegroup/<name>`,
+//!   `pki/`, `secrets/`, ...) so a store written by kOps reads here and the
+//!   other way round, plus a lock for mutating operations and a history of
+//!   cluster specs.
+//!
+//! # Modules
+//! * [`store`]: the [`Store`] trait, [`StoreExt`] conveniences, value types.
+//! * [`memory`], [`local`], [`s3`], [`gcs`]: the backends.
+//! * [`prefix`]: [`PrefixStore`], a decorator rooting a store under a prefix.
+//! * [`url`]: [`open`] and [`StoreUrl`].
+//! * [`lock`]: the advisory [`Lock`] object and the injected [`Clock`].
+
+//! * `conformance` (feature `conformance`): the backend conformance suite.
+//!
+//! # Example
+//! ```
+//! use bytes::Bytes;
+//! use kops_statestore::{PutOptions, StoreOptions, open};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> kops_statestore::Result<()> {
+//! let store = open("memfs://state", &StoreOptions::default())?;
+//! let v1 = store.put("c1/kops-version.txt", Bytes::from("1.30.0"), PutOptions::create()).await?;
+//! // A second writer holding an old version loses instead of overwriting.
+//! store.put("c1/kops-version.txt", Bytes::from("1.31.0"), PutOptions::update(v1.clone())).await?;
+//! let stale = store.put("c1/kops-version.txt", Bytes::from("1.29.0"), PutOptions::update(v1)).await;
+//! assert!(stale.unwrap_err().is_conflict());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Stability
+//! Pre-1.0: the [`Store`] trait and the on-disk layout written by the
+//! registry (kOps' layout) are meant to stay; helper types may change.
+//! Option structs and error enums are `#[non_exhaustive]`.
+
+pub mod error;
+pub mod local;
+pub mod lock;
+pub mod memory;
+pub mod prefix;
+pub mod store;
+pub mod url;
+
+#[cfg(feature = "gcs")]
+pub mod gcs;
+#[cfg(feature = "s3")]
+pub mod s3;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+pub use error::{Error, Result};
+pub use local::LocalStore;
+pub use lock::{Clock, Lock, LockInfo, LockRequest, SystemClock};
+pub use memory::MemoryStore;
+pub use prefix::PrefixStore;
+pub use store::{GetResult, ObjectMeta, PutMode, PutOptions, Store, StoreExt, Version, Warning};
+pub use url::{StoreOptions, StoreUrl, open};

@@ -1,0 +1,108 @@
+//! A decorator that roots another store under a path prefix.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::store::{
+    GetResult, ObjectMeta, PutOptions, Store, Version, Warning, validate_path, validate_prefix,
+};
+
+/// A view of `inner` under `prefix/`: path `a/b` here is `prefix/a/b` there.
+/// Errors name paths as seen through this view.
+#[derive(Debug, Clone)]
+pub struct PrefixStore {
+    inner: Arc<dyn Store>,
+    prefix: String,
+}
+
+impl PrefixStore {
+    /// Roots `inner` at `prefix` (a valid path; surrounding `/` are trimmed).
+    pub fn new(inner: Arc<dyn Store>, prefix: &str) -> Result<Self> {
+        let prefix = prefix.trim_matches('/');
+        validate_path(prefix)?;
+        Ok(PrefixStore {
+            inner,
+            prefix: prefix.to_string(),
+        })
+    }
+
+    fn full(&self, path: &str) -> String {
+        format!("{}/{}", self.prefix, path)
+    }
+
+    fn strip(&self, full: &str) -> String {
+        full.strip_prefix(&self.prefix)
+            .and_then(|s| s.strip_prefix('/'))
+            .unwrap_or(full)
+            .to_string()
+    }
+
+    fn rename_err(&self, e: Error) -> Error {
+        match e {
+            Error::NotFound { path } => Error::NotFound {
+                path: self.strip(&path),
+            },
+            Error::AlreadyExists { path } => Error::AlreadyExists {
+                path: self.strip(&path),
+            },
+            Error::Precondition { path, expected } => Error::Precondition {
+                path: self.strip(&path),
+                expected,
+            },
+            other => other,
+        }
+    }
+}
+
+#[async_trait]
+impl Store for PrefixStore {
+    async fn get(&self, path: &str) -> Result<GetResult> {
+        validate_path(path)?;
+        self.inner
+            .get(&self.full(path))
+            .await
+            .map_err(|e| self.rename_err(e))
+    }
+
+    async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version> {
+        validate_path(path)?;
+        self.inner
+            .put(&self.full(path), data, options)
+            .await
+            .map_err(|e| self.rename_err(e))
+    }
+
+    async fn delete(&self, path: &str) -> Result<()> {
+        validate_path(path)?;
+        self.inner
+            .delete(&self.full(path))
+            .await
+            .map_err(|e| self.rename_err(e))
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {
+        validate_prefix(prefix)?;
+        let full = self.full(prefix);
+        let mut out = self.inner.list(&full).await?;
+        for o in &mut out {
+            o.path = self.strip(&o.path);
+        }
+        Ok(out)
+    }
+
+    fn url(&self) -> String {
+        let base = self.inner.url();
+        if base.ends_with('/') {
+            format!("{base}{}", self.prefix)
+        } else {
+            format!("{base}/{}", self.prefix)
+        }
+    }
+
+    async fn warnings(&self) -> Result<Vec<Warning>> {
+        self.inner.warnings().await
+    }
+}

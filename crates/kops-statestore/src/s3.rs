@@ -1,0 +1,428 @@
+//! Amazon S3 backend (`s3://bucket/prefix`), through aws-sdk-s3.
+//!
+//! Conditional writes use S3's `If-None-Match: *` (create-if-absent) and
+//! `If-Match: <etag>` (update-if-version-matches) on `PutObject`; versions
+//! are ETags. No AWS SDK type appears in this module's public API: the
+//! client is configured from an [`S3Config`].
+
+use std::fmt;
+
+use async_trait::async_trait;
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::BucketVersioningStatus;
+use bytes::Bytes;
+
+use crate::error::{BoxError, Error, Result};
+use crate::store::{
+    GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning, validate_path,
+    validate_prefix,
+};
+
+/// Static access keys. The secret never appears in `Debug` output.
+#[derive(Clone)]
+struct StaticKeys {
+    access_key_id: String,
+    secret_access_key: String,
+    session_token: Option<String>,
+}
+
+impl fmt::Debug for StaticKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StaticKeys")
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"<redacted>")
+            .field(
+                "session_token",
+                &self.session_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+/// How to reach S3: region, endpoint, addressing style and credentials.
+///
+/// Built from [`Default`] and `with_*` setters (nothing is read from the
+/// environment), or from [`S3Config::from_env`], which runs the AWS SDK's
+/// standard provider chain (environment, profile, instance metadata).
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct S3Config {
+    region: Option<String>,
+    endpoint: Option<String>,
+    force_path_style: bool,
+    keys: Option<StaticKeys>,
+    sdk: Option<aws_config::SdkConfig>,
+}
+
+impl fmt::Debug for S3Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("S3Config")
+            .field("region", &self.region)
+            .field("endpoint", &self.endpoint)
+            .field("force_path_style", &self.force_path_style)
+            .field("keys", &self.keys)
+            .field("from_env", &self.sdk.is_some())
+            .finish()
+    }
+}
+
+impl S3Config {
+    /// Loads region and credentials the way the AWS CLI does (environment
+    /// variables, shared config files, instance metadata).
+    pub async fn from_env() -> Self {
+        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .load()
+            .await;
+        S3Config {
+            sdk: Some(sdk),
+            ..Default::default()
+        }
+    }
+
+    /// Sets the region (default `us-east-1` when nothing else provides one).
+    pub fn with_region(mut self, region: impl Into<String>) -> Self {
+        self.region = Some(region.into());
+        self
+    }
+
+    /// Sends requests to `endpoint` (an S3-compatible server or an emulator).
+    pub fn with_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Uses path-style addressing (`endpoint/bucket/key`), as emulators need.
+    pub fn with_force_path_style(mut self, on: bool) -> Self {
+        self.force_path_style = on;
+        self
+    }
+
+    /// Uses fixed access keys.
+    pub fn with_static_credentials(
+        mut self,
+        access_key_id: impl Into<String>,
+        secret_access_key: impl Into<String>,
+        session_token: Option<String>,
+    ) -> Self {
+        self.keys = Some(StaticKeys {
+            access_key_id: access_key_id.into(),
+            secret_access_key: secret_access_key.into(),
+            session_token,
+        });
+        self
+    }
+
+    fn client(&self) -> aws_sdk_s3::Client {
+        let mut b = match &self.sdk {
+            Some(sdk) => aws_sdk_s3::config::Builder::from(sdk),
+            None => aws_sdk_s3::config::Builder::new(),
+        };
+        b = b.behavior_version(aws_sdk_s3::config::BehaviorVersion::latest());
+        if let Some(r) = &self.region {
+            b = b.region(aws_sdk_s3::config::Region::new(r.clone()));
+        } else if self.sdk.as_ref().and_then(|s| s.region()).is_none() {
+            b = b.region(aws_sdk_s3::config::Region::from_static("us-east-1"));
+        }
+        if let Some(e) = &self.endpoint {
+            b = b.endpoint_url(e.clone());
+        }
+        if self.force_path_style {
+            b = b.force_path_style(true);
+        }
+        if let Some(k) = &self.keys {
+            b = b.credentials_provider(aws_sdk_s3::config::Credentials::new(
+                k.access_key_id.clone(),
+                k.secret_access_key.clone(),
+                k.session_token.clone(),
+                None,
+                "kops-statestore",
+            ));
+        }
+        aws_sdk_s3::Client::from_conf(b.build())
+    }
+}
+
+/// An S3 bucket as a [`Store`]. Wrap it in a
+/// [`PrefixStore`](crate::PrefixStore) for a key prefix.
+#[derive(Clone)]
+pub struct S3Store {
+    client: aws_sdk_s3::Client,
+    bucket: String,
+}
+
+impl fmt::Debug for S3Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("S3Store")
+            .field("bucket", &self.bucket)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An S3 failure reduced to what we classify on.
+struct Failure {
+    code: Option<String>,
+    status: Option<u16>,
+    source: BoxError,
+}
+
+fn failure<E>(e: SdkError<E, aws_sdk_s3::config::http::HttpResponse>) -> Failure
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let code = e.code().map(str::to_string);
+    let status = e.raw_response().map(|r| r.status().as_u16());
+    Failure {
+        code,
+        status,
+        source: Box::new(e),
+    }
+}
+
+impl Failure {
+    fn into_error(self, op: &'static str, path: &str) -> Error {
+        let code = self.code.as_deref().unwrap_or("");
+        match (code, self.status) {
+            ("NoSuchKey" | "NotFound", _) | (_, Some(404)) => Error::NotFound {
+                path: path.to_string(),
+            },
+            ("AccessDenied" | "Forbidden", _) | (_, Some(403)) => Error::PermissionDenied {
+                operation: op,
+                path: path.to_string(),
+                source: self.source,
+            },
+            (
+                "SlowDown"
+                | "Throttling"
+                | "ThrottlingException"
+                | "RequestLimitExceeded"
+                | "TooManyRequestsException",
+                _,
+            )
+            | (_, Some(429 | 503)) => Error::Throttled {
+                operation: op,
+                path: path.to_string(),
+                source: self.source,
+            },
+            _ => Error::Backend {
+                backend: "s3",
+                operation: op,
+                path: path.to_string(),
+                source: self.source,
+            },
+        }
+    }
+
+    /// A lost conditional write: 412 `PreconditionFailed`, or 409
+    /// `ConditionalRequestConflict` (a concurrent conditional write won).
+    fn is_precondition(&self) -> bool {
+        matches!(
+            self.code.as_deref(),
+            Some("PreconditionFailed" | "ConditionalRequestConflict")
+        ) || matches!(self.status, Some(412))
+    }
+}
+
+impl S3Store {
+    /// A store over `bucket`, reached as `config` says.
+    pub fn new(bucket: impl Into<String>, config: &S3Config) -> Self {
+        S3Store {
+            client: config.client(),
+            bucket: bucket.into(),
+        }
+    }
+
+    /// The bucket name.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// Creates the bucket (for tests and bootstrapping); an existing bucket
+    /// owned by the caller is not an error.
+    pub async fn create_bucket(&self) -> Result<()> {
+        match self
+            .client
+            .create_bucket()
+            .bucket(&self.bucket)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let f = failure(e);
+                if f.code.as_deref() == Some("BucketAlreadyOwnedByYou") {
+                    Ok(())
+                } else {
+                    Err(f.into_error("create bucket", &self.bucket))
+                }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Store for S3Store {
+    async fn get(&self, path: &str) -> Result<GetResult> {
+        validate_path(path)?;
+        let out = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(path)
+            .send()
+            .await
+            .map_err(|e| failure(e).into_error("get", path))?;
+        let etag = out
+            .e_tag()
+            .map(str::to_string)
+            .ok_or_else(|| Error::backend("s3", "get", path, "response carries no ETag"))?;
+        let data = out
+            .body
+            .collect()
+            .await
+            .map_err(|e| Error::backend("s3", "get", path, e))?
+            .into_bytes();
+        Ok(GetResult {
+            data,
+            version: Version::new(etag),
+        })
+    }
+
+    async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version> {
+        validate_path(path)?;
+        let mut req = self
+            .client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(path)
+            .body(ByteStream::from(data));
+        match &options.mode {
+            PutMode::Overwrite => {}
+            PutMode::CreateIfAbsent => req = req.if_none_match("*"),
+            PutMode::UpdateIfVersionMatches(v) => req = req.if_match(v.as_str()),
+        }
+        match req.send().await {
+            Ok(out) => out
+                .e_tag()
+                .map(Version::new)
+                .ok_or_else(|| Error::backend("s3", "put", path, "response carries no ETag")),
+            Err(e) => {
+                let f = failure(e);
+                match &options.mode {
+                    PutMode::CreateIfAbsent if f.is_precondition() => Err(Error::AlreadyExists {
+                        path: path.to_string(),
+                    }),
+                    // A missing object fails If-Match with 404 NoSuchKey.
+                    PutMode::UpdateIfVersionMatches(v)
+                        if f.is_precondition()
+                            || f.code.as_deref() == Some("NoSuchKey")
+                            || f.status == Some(404) =>
+                    {
+                        Err(Error::Precondition {
+                            path: path.to_string(),
+                            expected: v.to_string(),
+                        })
+                    }
+                    _ => Err(f.into_error("put", path)),
+                }
+            }
+        }
+    }
+
+    async fn delete(&self, path: &str) -> Result<()> {
+        validate_path(path)?;
+        match self
+            .client
+            .delete_object()
+            .bucket(&self.bucket)
+            .key(path)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => match failure(e).into_error("delete", path) {
+                Error::NotFound { .. } => Ok(()),
+                other => Err(other),
+            },
+        }
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {
+        validate_prefix(prefix)?;
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let page = self
+                .client
+                .list_objects_v2()
+                .bucket(&self.bucket)
+                .prefix(prefix)
+                .set_continuation_token(token.take())
+                .send()
+                .await
+                .map_err(|e| match failure(e).into_error("list", prefix) {
+                    // A missing bucket is a backend failure, not an empty listing.
+                    Error::NotFound { path } => Error::backend(
+                        "s3",
+                        "list",
+                        path,
+                        format!("bucket {} does not exist", self.bucket),
+                    ),
+                    other => other,
+                })?;
+            for o in page.contents() {
+                if let Some(k) = o.key() {
+                    out.push(ObjectMeta::new(k, o.size().unwrap_or(0).max(0) as u64));
+                }
+            }
+            match page.next_continuation_token() {
+                Some(t) if page.is_truncated() == Some(true) => token = Some(t.to_string()),
+                _ => break,
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn url(&self) -> String {
+        format!("s3://{}", self.bucket)
+    }
+
+    async fn warnings(&self) -> Result<Vec<Warning>> {
+        let enabled = match self
+            .client
+            .get_bucket_versioning()
+            .bucket(&self.bucket)
+            .send()
+            .await
+        {
+            Ok(out) => out.status() == Some(&BucketVersioningStatus::Enabled),
+            Err(e) => {
+                // moto answers a never-versioned bucket with an empty
+                // `GetBucketVersioningResponse` element the SDK cannot
+                // decode; a 200 without `<Status>Enabled</Status>` means off.
+                let raw_ok = e.raw_response().and_then(|r| {
+                    (r.status().as_u16() == 200)
+                        .then(|| r.body().bytes().map(|b| b.to_vec()))
+                        .flatten()
+                });
+                match raw_ok {
+                    Some(body) => {
+                        String::from_utf8_lossy(&body).contains("<Status>Enabled</Status>")
+                    }
+                    None => {
+                        return Err(failure(e).into_error("get bucket versioning", &self.bucket));
+                    }
+                }
+            }
+        };
+        if enabled {
+            Ok(Vec::new())
+        } else {
+            Ok(vec![Warning::new(
+                self.url(),
+                "bucket versioning is not enabled: an overwritten or deleted state file cannot be recovered; enable versioning on the bucket",
+            )])
+        }
+    }
+}

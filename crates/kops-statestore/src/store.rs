@@ -1,0 +1,309 @@
+//! The blob-store trait every backend implements, and its value types.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+
+/// An opaque version of a stored object: an S3 ETag, a GCS generation, a
+/// content hash for files, a counter in memory.
+///
+/// Two reads of an unchanged object return equal versions; a write that
+/// changes the object changes the version. Only the backend that produced a
+/// version can interpret it.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Version(String);
+
+impl Version {
+    /// Wraps a backend's version string.
+    pub fn new(v: impl Into<String>) -> Self {
+        Version(v.into())
+    }
+
+    /// The backend's version string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Version({})", self.0)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An object read from a store: its bytes and the version they belong to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GetResult {
+    /// The object's content.
+    pub data: Bytes,
+    /// The version of exactly these bytes.
+    pub version: Version,
+}
+
+/// One entry of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ObjectMeta {
+    /// Path relative to the store root.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+impl ObjectMeta {
+    /// A listing entry.
+    pub fn new(path: impl Into<String>, size: u64) -> Self {
+        ObjectMeta {
+            path: path.into(),
+            size,
+        }
+    }
+}
+
+/// How a write treats an object already at the path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PutMode {
+    /// Replace whatever is there (or create).
+    #[default]
+    Overwrite,
+    /// Create only if nothing is there; else [`Error::AlreadyExists`].
+    CreateIfAbsent,
+    /// Replace only if the current version is this one; else
+    /// [`Error::Precondition`] (also when the object is gone).
+    UpdateIfVersionMatches(Version),
+}
+
+/// Options of [`Store::put`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PutOptions {
+    /// How to treat an existing object.
+    pub mode: PutMode,
+}
+
+impl PutOptions {
+    /// Overwrite (the default).
+    pub fn overwrite() -> Self {
+        Self::default()
+    }
+
+    /// Create if absent.
+    pub fn create() -> Self {
+        Self::default().with_mode(PutMode::CreateIfAbsent)
+    }
+
+    /// Update if the current version is `version`.
+    pub fn update(version: Version) -> Self {
+        Self::default().with_mode(PutMode::UpdateIfVersionMatches(version))
+    }
+
+    /// Sets the mode.
+    pub fn with_mode(mut self, mode: PutMode) -> Self {
+        self.mode = mode;
+        self
+    }
+}
+
+/// Something the caller should tell the user about the store, such as a
+/// bucket without object versioning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Warning {
+    /// The store's URL.
+    pub store: String,
+    /// What is wrong and what to do about it.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning about `store`.
+    pub fn new(store: impl Into<String>, message: impl Into<String>) -> Self {
+        Warning {
+            store: store.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.store, self.message)
+    }
+}
+
+/// A path-addressed blob store with optimistic concurrency.
+///
+/// Paths are `/`-separated, relative to the store root, non-empty, without
+/// empty, `.` or `..` segments (see [`validate_path`]). Implementations are
+/// object safe and held as `Arc<dyn Store>`.
+#[async_trait]
+pub trait Store: Send + Sync + fmt::Debug + 'static {
+    /// Reads the object at `path` with its version; [`Error::NotFound`] if absent.
+    async fn get(&self, path: &str) -> Result<GetResult>;
+
+    /// Writes `data` at `path` according to `options.mode` and returns the new version.
+    async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version>;
+
+    /// Deletes the object at `path`. Deleting a missing object succeeds.
+    async fn delete(&self, path: &str) -> Result<()>;
+
+    /// Every object whose path starts with `prefix` (a plain string prefix,
+    /// `""` for all), sorted by path.
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>>;
+
+    /// A URL naming this store's root, for messages (`s3://bucket/prefix`).
+    fn url(&self) -> String;
+
+    /// Problems with the store's configuration that the caller should show
+    /// the user (for example a bucket without versioning). The default has none.
+    async fn warnings(&self) -> Result<Vec<Warning>> {
+        Ok(Vec::new())
+    }
+}
+
+#[async_trait]
+impl<T: Store + ?Sized> Store for Arc<T> {
+    async fn get(&self, path: &str) -> Result<GetResult> {
+        (**self).get(path).await
+    }
+    async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version> {
+        (**self).put(path, data, options).await
+    }
+    async fn delete(&self, path: &str) -> Result<()> {
+        (**self).delete(path).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {
+        (**self).list(prefix).await
+    }
+    fn url(&self) -> String {
+        (**self).url()
+    }
+    async fn warnings(&self) -> Result<Vec<Warning>> {
+        (**self).warnings().await
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: super::Store + ?Sized> Sealed for T {}
+}
+
+/// Conveniences over any [`Store`]; implemented for every store, not implementable elsewhere.
+#[async_trait]
+pub trait StoreExt: Store + sealed::Sealed {
+    /// Like [`Store::get`], with `None` for a missing object.
+    async fn get_opt(&self, path: &str) -> Result<Option<GetResult>> {
+        match self.get(path).await {
+            Ok(r) => Ok(Some(r)),
+            Err(Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes every object under `prefix` and returns how many there were.
+    async fn delete_prefix(&self, prefix: &str) -> Result<usize> {
+        let objects = self.list(prefix).await?;
+        for o in &objects {
+            self.delete(&o.path).await?;
+        }
+        Ok(objects.len())
+    }
+
+    /// Reads `path`, applies `f` to its content (`None` when absent) and
+    /// writes the result with compare-and-swap, retrying up to `max_attempts`
+    /// times when another writer got there first. `f` returning `None` leaves
+    /// the object as it is. Returns the new version, or the current one.
+    async fn update_with<F>(
+        &self,
+        path: &str,
+        max_attempts: usize,
+        mut f: F,
+    ) -> Result<Option<Version>>
+    where
+        F: FnMut(Option<&Bytes>) -> Result<Option<Bytes>> + Send,
+    {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let current = self.get_opt(path).await?;
+            let next = f(current.as_ref().map(|c| &c.data))?;
+            let Some(next) = next else {
+                return Ok(current.map(|c| c.version));
+            };
+            let opts = match &current {
+                Some(c) => PutOptions::update(c.version.clone()),
+                None => PutOptions::create(),
+            };
+            match self.put(path, next, opts).await {
+                Ok(v) => return Ok(Some(v)),
+                Err(e) if e.is_conflict() && attempt < max_attempts => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl<T: Store + ?Sized> StoreExt for T {}
+
+/// Checks that `path` is a valid object path: non-empty, no leading or
+/// trailing `/`, no empty, `.` or `..` segment, no NUL or `\`.
+pub fn validate_path(path: &str) -> Result<()> {
+    let bad = |reason: &str| {
+        Err(Error::InvalidPath {
+            path: path.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    if path.is_empty() {
+        return bad("empty");
+    }
+    if path.contains('\0') || path.contains('\\') {
+        return bad("contains NUL or backslash");
+    }
+    for seg in path.split('/') {
+        match seg {
+            "" => return bad("empty segment (leading, trailing or double '/')"),
+            "." | ".." => return bad("'.' or '..' segment"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks a list prefix: empty, or a path prefix without `.`/`..` segments
+/// (a trailing `/` is allowed).
+pub(crate) fn validate_prefix(prefix: &str) -> Result<()> {
+    if prefix.is_empty() {
+        return Ok(());
+    }
+    let trimmed = prefix.strip_suffix('/').unwrap_or(prefix);
+    validate_path(trimmed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_validation() {
+        assert!(validate_path("a/b/config").is_ok());
+        assert!(validate_path(".well-known/openid-configuration").is_ok());
+        for bad in ["", "/a", "a/", "a//b", "a/../b", "./a", "a\\b"] {
+            assert!(validate_path(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(validate_prefix("").is_ok());
+        assert!(validate_prefix("a/").is_ok());
+        assert!(validate_prefix("a/..").is_err());
+    }
+}

@@ -1,0 +1,223 @@
+//! Choosing a backend from a state-store URL.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::local::LocalStore;
+use crate::memory::MemoryStore;
+use crate::prefix::PrefixStore;
+use crate::store::Store;
+
+/// What [`open`] needs besides the URL: clients' configuration and, for
+/// `memfs://`, the memory store to use. Nothing is read from the environment.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct StoreOptions {
+    memory: Option<MemoryStore>,
+    #[cfg(feature = "s3")]
+    s3: crate::s3::S3Config,
+    #[cfg(feature = "gcs")]
+    gcs: crate::gcs::GcsConfig,
+}
+
+impl StoreOptions {
+    /// Serves `memfs://` URLs from `store` (default: a new, empty one per [`open`]).
+    pub fn with_memory(mut self, store: MemoryStore) -> Self {
+        self.memory = Some(store);
+        self
+    }
+
+    /// Configures the S3 client for `s3://` URLs.
+    #[cfg(feature = "s3")]
+    pub fn with_s3(mut self, config: crate::s3::S3Config) -> Self {
+        self.s3 = config;
+        self
+    }
+
+    /// Configures the GCS client for `gs://` URLs.
+    #[cfg(feature = "gcs")]
+    pub fn with_gcs(mut self, config: crate::gcs::GcsConfig) -> Self {
+        self.gcs = config;
+        self
+    }
+}
+
+/// A parsed state-store URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreUrl {
+    /// `memfs://[prefix]`
+    Memory {
+        /// Key prefix inside the memory store (may be empty).
+        prefix: String,
+    },
+    /// `file:///abs/dir` (or `file://relative/dir`)
+    File {
+        /// The directory.
+        path: String,
+    },
+    /// `s3://bucket[/prefix]`
+    S3 {
+        /// Bucket name.
+        bucket: String,
+        /// Key prefix (may be empty).
+        prefix: String,
+    },
+    /// `gs://bucket[/prefix]`
+    Gcs {
+        /// Bucket name.
+        bucket: String,
+        /// Key prefix (may be empty).
+        prefix: String,
+    },
+}
+
+impl StoreUrl {
+    /// Parses `url`; unknown schemes and malformed URLs are [`Error::InvalidUrl`].
+    pub fn parse(url: &str) -> Result<StoreUrl> {
+        let invalid = |reason: &str| Error::InvalidUrl {
+            url: url.to_string(),
+            reason: reason.to_string(),
+        };
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| invalid("expected <scheme>://..., e.g. s3://bucket/prefix"))?;
+        if rest.contains(['?', '#']) {
+            return Err(invalid("query strings and fragments are not supported"));
+        }
+        let bucket_and_prefix = |rest: &str| -> Result<(String, String)> {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(invalid("missing bucket name"));
+            }
+            if !bucket.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.' | '_')
+            }) {
+                return Err(invalid("bucket names use a-z, 0-9, '-', '.' and '_'"));
+            }
+            let prefix = prefix.trim_end_matches('/').to_string();
+            if !prefix.is_empty() {
+                crate::store::validate_path(&prefix)
+                    .map_err(|_| invalid("malformed key prefix"))?;
+            }
+            Ok((bucket.to_string(), prefix))
+        };
+        match scheme {
+            "memfs" => {
+                let prefix = rest.trim_matches('/').to_string();
+                if !prefix.is_empty() {
+                    crate::store::validate_path(&prefix)
+                        .map_err(|_| invalid("malformed key prefix"))?;
+                }
+                Ok(StoreUrl::Memory { prefix })
+            }
+            "file" => {
+                if rest.is_empty() {
+                    return Err(invalid("missing directory"));
+                }
+                Ok(StoreUrl::File {
+                    path: rest.to_string(),
+                })
+            }
+            "s3" => bucket_and_prefix(rest).map(|(bucket, prefix)| StoreUrl::S3 { bucket, prefix }),
+            "gs" => {
+                bucket_and_prefix(rest).map(|(bucket, prefix)| StoreUrl::Gcs { bucket, prefix })
+            }
+            other => Err(invalid(&format!(
+                "unknown scheme {other:?}: expected memfs, file, s3 or gs"
+            ))),
+        }
+    }
+}
+
+fn with_prefix(store: Arc<dyn Store>, prefix: &str) -> Result<Arc<dyn Store>> {
+    if prefix.is_empty() {
+        Ok(store)
+    } else {
+        Ok(Arc::new(PrefixStore::new(store, prefix)?))
+    }
+}
+
+/// Opens the store named by `url`: `memfs://`, `file://`, `s3://` (feature
+/// `s3`) or `gs://` (feature `gcs`).
+pub fn open(url: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
+    match StoreUrl::parse(url)? {
+        StoreUrl::Memory { prefix } => {
+            let mem = options.memory.clone().unwrap_or_default();
+            with_prefix(Arc::new(mem), &prefix)
+        }
+        StoreUrl::File { path } => Ok(Arc::new(LocalStore::new(path))),
+        #[cfg(feature = "s3")]
+        StoreUrl::S3 { bucket, prefix } => with_prefix(
+            Arc::new(crate::s3::S3Store::new(bucket, &options.s3)),
+            &prefix,
+        ),
+        #[cfg(feature = "gcs")]
+        StoreUrl::Gcs { bucket, prefix } => with_prefix(
+            Arc::new(crate::gcs::GcsStore::new(bucket, &options.gcs)?),
+            &prefix,
+        ),
+        #[allow(unreachable_patterns)]
+        _ => Err(Error::NotImplemented {
+            operation: format!("opening {url}"),
+            implementer: "this build of kops-statestore (enable the s3 / gcs feature)".to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_urls() {
+        assert_eq!(
+            StoreUrl::parse("s3://my-bucket/a/b/").ok(),
+            Some(StoreUrl::S3 {
+                bucket: "my-bucket".into(),
+                prefix: "a/b".into()
+            })
+        );
+        assert_eq!(
+            StoreUrl::parse("gs://b").ok(),
+            Some(StoreUrl::Gcs {
+                bucket: "b".into(),
+                prefix: "".into()
+            })
+        );
+        assert_eq!(
+            StoreUrl::parse("file:///tmp/x").ok(),
+            Some(StoreUrl::File {
+                path: "/tmp/x".into()
+            })
+        );
+        assert_eq!(
+            StoreUrl::parse("memfs://tests").ok(),
+            Some(StoreUrl::Memory {
+                prefix: "tests".into()
+            })
+        );
+        for bad in [
+            "azureblob://x",
+            "s3:/b",
+            "s3://",
+            "s3:///p",
+            "s3://Bad_Bucket!/p",
+            "s3://b/a//c",
+            "gs://b/../x",
+            "bucket/prefix",
+            "file://",
+            "s3://b/p?x=1",
+        ] {
+            let e = StoreUrl::parse(bad).err();
+            assert!(
+                matches!(e, Some(Error::InvalidUrl { .. })),
+                "{bad:?} gave {e:?}"
+            );
+        }
+        let msg = StoreUrl::parse("azureblob://x")
+            .err()
+            .map(|e| e.to_string());
+        assert!(msg.is_some_and(|m| m.contains("unknown scheme \"azureblob\"")));
+    }
+}
