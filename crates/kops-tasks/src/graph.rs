@@ -57,6 +57,7 @@ pub struct TaskGraph<C: ?Sized + Sync> {
     deps: Vec<Vec<usize>>,
     dependents: Vec<Vec<usize>>,
     order: Vec<usize>,
+    by_key: Vec<usize>,
 }
 
 impl<C: ?Sized + Sync> fmt::Debug for TaskGraph<C> {
@@ -154,12 +155,15 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             }
         };
 
+        let mut by_key: Vec<usize> = (0..nodes.len()).collect();
+        by_key.sort_unstable_by(|&a, &b| nodes[a].key.cmp(&nodes[b].key));
         Ok(TaskGraph {
             nodes,
             index,
             deps,
             dependents,
             order,
+            by_key,
         })
     }
 
@@ -206,5 +210,31 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
     /// A topological order: every task comes after all of its dependencies.
     pub fn topological_order(&self) -> &[usize] {
         &self.order
+    }
+
+    /// Node indices sorted by task key.
+    pub fn key_order(&self) -> &[usize] {
+        &self.by_key
+    }
+
+    /// The graph in levels (waves): level 0 has no dependencies, and every task is one
+    /// level after its deepest dependency. Tasks of one level are independent of each
+    /// other; this is the order kOps' executor runs them in and a bound on parallelism.
+    pub fn levels(&self) -> Vec<Vec<usize>> {
+        let mut level = vec![0usize; self.nodes.len()];
+        let mut levels: Vec<Vec<usize>> = Vec::new();
+        for &i in &self.order {
+            let l = self.deps[i]
+                .iter()
+                .map(|&d| level[d] + 1)
+                .max()
+                .unwrap_or(0);
+            level[i] = l;
+            if levels.len() <= l {
+                levels.resize_with(l + 1, Vec::new);
+            }
+            levels[l].push(i);
+        }
+        levels
     }
 }

@@ -128,9 +128,12 @@ pub struct Plan {
 impl Plan {
     /// A plan from items (sorted here: tasks by key, then deletions by key).
     pub fn new(mut items: Vec<PlanItem>, warnings: Vec<String>) -> Self {
-        items.sort_by(|a, b| {
+        let order = |a: &PlanItem, b: &PlanItem| {
             (a.action == Action::Delete, &a.key).cmp(&(b.action == Action::Delete, &b.key))
-        });
+        };
+        if !items.is_sorted_by(|a, b| order(a, b).is_le()) {
+            items.sort_by(order);
+        }
         Plan { items, warnings }
     }
 
@@ -143,7 +146,7 @@ impl Plan {
     ) -> Result<Plan> {
         let mut items = Vec::with_capacity(graph.len());
         let mut failures = Vec::new();
-        for node in graph.nodes() {
+        for node in graph.key_order().iter().filter_map(|&i| graph.node(i)) {
             let found = actual.get(node.key());
             match evaluate(node.key(), node.lifecycle(), node.fields(), found, actual) {
                 Ok(item) => items.push(item),
