@@ -1,0 +1,1037 @@
+//! Completing a spec: kOps' cluster and instance-group population.
+//!
+//! [`populate_cluster`] and [`populate_instance_group`] do what kOps'
+//! `PopulateClusterSpec` and `PopulateInstanceGroupSpec` do for AWS and GCE,
+//! without talking to a cloud:
+//!
+//! - Kubernetes version normalisation (`v1.34.0` -> `1.34.0`), channel `stable`;
+//! - topology DNS `Public`, authorization `rbac`, `externalDns.provider`
+//!   `dns-controller` (unless DNS is `None`);
+//! - networking: AWS `networkCIDR` `172.20.0.0/16` (or the shared VPC's CIDR
+//!   given in [`PopulateOptions::with_shared_network_cidr`]),
+//!   `nonMasqueradeCIDR` `100.64.0.0/10` (the VPC CIDR with Amazon VPC CNI),
+//!   `podCIDR` = upper half of the non-masquerade CIDR,
+//!   `serviceClusterIPRange` `100.64.0.0/13` (`fd00:5e4f:ce::/108` on IPv6),
+//!   subnet CIDRs on AWS with kOps' allocation ([`assign_subnet_cidrs`]);
+//! - API: `masterPublicName` `api.<cluster>`; DNS or a load balancer chosen
+//!   from the control-plane subnets (a Private one means a load balancer);
+//!   load balancer type `Public` and, on AWS, class `Network`;
+//! - state: `keyStore` `<configBase>/pki`, `secretStore` `<configBase>/secrets`;
+//! - etcd: manager with 90 days of backups, version by Kubernetes version,
+//!   sanity checks (names, instance groups, odd member count);
+//! - components: cluster DNS domain, kube-dns/CoreDNS, kubelet and
+//!   control-plane kubelet, kube-controller-manager and kube-proxy CIDRs.
+//!
+//! Differences from kOps, all because nothing here calls a cloud: the DNS
+//! zone is not discovered, the default AWS machine type is fixed
+//! (`t3.medium`, bastions `t3.micro`) instead of the first type the region
+//! offers, a shared VPC's CIDR must be given, and the API load-balancer class
+//! defaults to `Network` (kOps writes `Classic` and then rejects it).
+//!
+//! Root volumes are not written into the spec (kOps leaves them empty too);
+//! [`root_volume`] gives the effective values.
+
+use ipnet::{IpNet, Ipv4Net};
+
+use crate::channel::{Architecture, Channel};
+use crate::internal::{
+    CloudProvider, Cluster, InstanceGroup, InstanceGroupRole, InstanceRootVolumeSpec, TopologySpec,
+};
+use crate::v1alpha2 as v;
+use crate::version::{normalize_kubernetes_version, parse_kubernetes_version};
+use crate::{Error, Result};
+
+/// Default AWS VPC CIDR.
+pub const DEFAULT_AWS_NETWORK_CIDR: &str = "172.20.0.0/16";
+/// Default non-masquerade CIDR (IPv4).
+pub const DEFAULT_NON_MASQUERADE_CIDR: &str = "100.64.0.0/10";
+/// Default service CIDR (IPv4).
+pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE: &str = "100.64.0.0/13";
+/// Default service CIDR (IPv6).
+pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE_IPV6: &str = "fd00:5e4f:ce::/108";
+/// etcd 3.5 release used below Kubernetes 1.34.
+pub const ETCD_35_VERSION: &str = "3.5.31";
+/// etcd 3.6 release used from Kubernetes 1.34 up to 1.36.
+pub const ETCD_36_VERSION: &str = "3.6.12";
+/// etcd 3.7 release used from Kubernetes 1.37.
+pub const ETCD_37_VERSION: &str = "3.7.0";
+
+/// What population needs besides the spec.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct PopulateOptions {
+    /// The channel that provides default images.
+    pub channel: Option<Channel>,
+    /// The cluster's instance groups (they decide between DNS and a load
+    /// balancer for the API).
+    pub instance_groups: Vec<InstanceGroup>,
+    /// The CIDR of an existing VPC (`networkID`), which kOps would look up.
+    pub shared_network_cidr: Option<String>,
+}
+
+impl PopulateOptions {
+    /// Uses this channel for images.
+    pub fn with_channel(mut self, channel: Channel) -> Self {
+        self.channel = Some(channel);
+        self
+    }
+
+    /// Gives the cluster's instance groups.
+    pub fn with_instance_groups(mut self, igs: Vec<InstanceGroup>) -> Self {
+        self.instance_groups = igs;
+        self
+    }
+
+    /// Gives the CIDR of the existing VPC named by `networkID`.
+    pub fn with_shared_network_cidr(mut self, cidr: impl Into<String>) -> Self {
+        self.shared_network_cidr = Some(cidr.into());
+        self
+    }
+}
+
+fn populate_error(path: &str, message: impl Into<String>) -> Error {
+    Error::Populate {
+        path: path.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Populates a cluster and all its instance groups (the instance groups in
+/// `opts` are replaced by `igs`).
+pub fn populate(
+    cluster: &Cluster,
+    igs: &[InstanceGroup],
+    opts: &PopulateOptions,
+) -> Result<(Cluster, Vec<InstanceGroup>)> {
+    let mut opts = opts.clone();
+    opts.instance_groups = igs.to_vec();
+    let full = populate_cluster(cluster, &opts)?;
+    let groups = igs
+        .iter()
+        .map(|ig| populate_instance_group(&full, ig, &opts))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((full, groups))
+}
+
+/// Completes a cluster spec as kOps' `PopulateClusterSpec` does.
+pub fn populate_cluster(input: &Cluster, opts: &PopulateOptions) -> Result<Cluster> {
+    let mut c = input.clone();
+    let name = c.name().to_string();
+    if name.is_empty() {
+        return Err(populate_error("metadata.name", "cluster name is required"));
+    }
+    let provider = c.spec.cloud_provider.provider();
+    let aws = provider == Some(CloudProvider::Aws);
+    let gce = provider == Some(CloudProvider::Gce);
+
+    // Version.
+    let version = match c.spec.kubernetes_version.as_deref() {
+        None | Some("") => {
+            return Err(populate_error(
+                "spec.kubernetesVersion",
+                "required (e.g. 1.34.0)",
+            ));
+        }
+        Some(v) => normalize_kubernetes_version(v),
+    };
+    let k8s = parse_kubernetes_version(&version).ok_or_else(|| {
+        populate_error(
+            "spec.kubernetesVersion",
+            format!("{version:?} is not a Kubernetes version"),
+        )
+    })?;
+    c.spec.kubernetes_version = Some(version);
+    if c.spec.channel.is_none() {
+        c.spec.channel = Some("stable".to_string());
+    }
+
+    // Topology and authorization (kOps' v1alpha2 defaults).
+    let topology = c
+        .spec
+        .networking
+        .topology
+        .get_or_insert_with(TopologySpec::default);
+    if topology.dns.is_none() {
+        topology.dns = Some("Public".to_string());
+    }
+    let dns_type = topology.dns.clone().unwrap_or_default();
+    if c.spec.authorization.is_none() {
+        c.spec.authorization = Some(v::AuthorizationSpec {
+            rbac: Some(v::RBACAuthorizationSpec::default()),
+            ..Default::default()
+        });
+    }
+
+    // etcd.
+    for (i, etcd) in c.spec.etcd_clusters.iter_mut().flatten().enumerate() {
+        let ename = etcd.name.clone().unwrap_or_default();
+        if ename.is_empty() {
+            return Err(populate_error(
+                &format!("spec.etcdClusters[{i}].name"),
+                "etcd cluster has no name",
+            ));
+        }
+        let members = etcd.etcd_members.as_deref().unwrap_or(&[]);
+        let mut names = std::collections::BTreeSet::new();
+        for (j, m) in members.iter().enumerate() {
+            let path = format!("spec.etcdClusters[{i}].etcdMembers[{j}]");
+            let mname = m.name.as_deref().unwrap_or("");
+            if mname.is_empty() {
+                return Err(populate_error(
+                    &format!("{path}.name"),
+                    format!("member of etcd cluster {ename:?} has no name"),
+                ));
+            }
+            if m.instance_group.as_deref().unwrap_or("").is_empty() {
+                return Err(populate_error(
+                    &format!("{path}.instanceGroup"),
+                    format!("member {mname:?} of etcd cluster {ename:?} names no instance group"),
+                ));
+            }
+            if !names.insert(mname.to_string()) {
+                return Err(populate_error(
+                    &format!("{path}.name"),
+                    format!("two members named {mname:?} in etcd cluster {ename:?}"),
+                ));
+            }
+        }
+        if names.len() % 2 == 0 {
+            return Err(populate_error(
+                &format!("spec.etcdClusters[{i}].etcdMembers"),
+                format!(
+                    "etcd cluster {ename:?} has {} members; there must be an odd number for quorum (1 tolerates 0 failures, 3 tolerate 1, 5 tolerate 2; 2 and 4 add nothing)",
+                    names.len()
+                ),
+            ));
+        }
+        let manager = etcd.manager.get_or_insert_with(Default::default);
+        if manager.backup_retention_days.is_none() {
+            manager.backup_retention_days = Some(90);
+        }
+        if etcd.version.is_none() {
+            let v = if (k8s.major, k8s.minor) < (1, 34) {
+                ETCD_35_VERSION
+            } else if (k8s.major, k8s.minor) < (1, 37) {
+                ETCD_36_VERSION
+            } else {
+                ETCD_37_VERSION
+            };
+            etcd.version = Some(v.to_string());
+        }
+    }
+
+    // Networks: pod and service ranges from a given non-masquerade CIDR
+    // first (kOps' assignSubnets), then the cloud's network assignments.
+    pod_and_service_ranges(&mut c)?;
+    if gce {
+        assign_gce_networks(&mut c)?;
+    }
+    let net = &mut c.spec.networking;
+    if aws && net.network_cidr.is_none() {
+        if net.network_id.is_some() {
+            let cidr = opts.shared_network_cidr.clone().ok_or_else(|| {
+                populate_error(
+                    "spec.networkCIDR",
+                    "the cluster uses an existing VPC (networkID): give its CIDR in networkCIDR",
+                )
+            })?;
+            net.network_cidr = Some(cidr);
+        } else {
+            net.network_cidr = Some(DEFAULT_AWS_NETWORK_CIDR.to_string());
+        }
+        if net.amazonvpc.is_some() && net.non_masquerade_cidr.as_deref() != Some("::/0") {
+            net.non_masquerade_cidr = net.network_cidr.clone();
+        }
+    }
+    if net.non_masquerade_cidr.is_none() {
+        net.non_masquerade_cidr = Some(DEFAULT_NON_MASQUERADE_CIDR.to_string());
+    }
+    pod_and_service_ranges(&mut c)?;
+    if aws {
+        assign_subnet_cidrs(&mut c)?;
+    }
+
+    // API endpoint.
+    let net = &c.spec.networking;
+    if dns_type == "Public" && c.spec.api.public_name.is_none() {
+        c.spec.api.public_name = Some(format!("api.{name}"));
+    }
+    if c.spec.cloud_provider.openstack.is_none() {
+        if c.spec.api.dns.is_none() && c.spec.api.load_balancer.is_none() {
+            let subnet_type = |s: &str| {
+                net.subnets
+                    .iter()
+                    .flatten()
+                    .find(|x| x.name.as_deref() == Some(s))
+                    .and_then(|x| x.type_.clone())
+            };
+            let igs = &opts.instance_groups;
+            let have_api_servers = igs
+                .iter()
+                .any(|g| g.spec.role == Some(InstanceGroupRole::ApiServer));
+            let (mut lb, mut dns) = (false, false);
+            for g in igs {
+                let serves_api = g.spec.role == Some(InstanceGroupRole::ApiServer)
+                    || (!have_api_servers && g.is_control_plane());
+                if serves_api {
+                    for s in g.spec.subnets.iter().flatten() {
+                        match subnet_type(s).as_deref() {
+                            Some("Private") => lb = true,
+                            Some("Public") => dns = true,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            if lb {
+                c.spec.api.load_balancer = Some(Default::default());
+            } else if dns {
+                c.spec.api.dns = Some(Default::default());
+            }
+        }
+        if let Some(lb) = &mut c.spec.api.load_balancer
+            && lb.type_.is_none()
+        {
+            lb.type_ = Some("Public".to_string());
+        }
+    }
+    if aws
+        && let Some(lb) = &mut c.spec.api.load_balancer
+        && lb.class.is_none()
+    {
+        lb.class = Some("Network".to_string());
+    }
+    if dns_type != "None" {
+        if c.spec.dns_zone.is_some() && c.spec.api.public_name.is_none() {
+            c.spec.api.public_name = Some(format!("api.{name}"));
+        }
+        let ext = c.spec.external_dns.get_or_insert_with(Default::default);
+        if ext.provider.is_none() {
+            ext.provider = Some("dns-controller".to_string());
+        }
+    }
+
+    // State store.
+    if let Some(base) = c.spec.config_store.base.clone() {
+        let base = base.trim_end_matches('/');
+        if c.spec.config_store.keypairs.is_none() {
+            c.spec.config_store.keypairs = Some(format!("{base}/pki"));
+        }
+        if c.spec.config_store.secrets.is_none() {
+            c.spec.config_store.secrets = Some(format!("{base}/secrets"));
+        }
+    }
+
+    populate_components(&mut c, provider, gce, &k8s)?;
+    Ok(c)
+}
+
+/// podCIDR (upper half of an IPv4 non-masquerade CIDR) and
+/// serviceClusterIPRange defaults, when a non-masquerade CIDR is known.
+fn pod_and_service_ranges(c: &mut Cluster) -> Result<()> {
+    let net = &mut c.spec.networking;
+    let Some(text) = net.non_masquerade_cidr.clone() else {
+        return Ok(());
+    };
+    let non_masq: IpNet = text
+        .parse()
+        .map_err(|_| populate_error("spec.nonMasqueradeCIDR", format!("{text:?} is not a CIDR")))?;
+    if net.pod_cidr.is_none()
+        && let IpNet::V4(nm) = non_masq
+    {
+        net.pod_cidr = Some(upper_half(nm).to_string());
+    }
+    if net.service_cluster_ip_range.is_none() {
+        net.service_cluster_ip_range = Some(
+            match non_masq {
+                IpNet::V4(_) => DEFAULT_SERVICE_CLUSTER_IP_RANGE,
+                IpNet::V6(_) => DEFAULT_SERVICE_CLUSTER_IP_RANGE_IPV6,
+            }
+            .to_string(),
+        );
+    }
+    Ok(())
+}
+
+/// Hands out aligned blocks of `10.0.0.0/8` that overlap nothing handed out
+/// before, as kOps does for GCE networks (without existing subnetworks to
+/// avoid, since nothing here asks the cloud).
+struct BlockAllocator {
+    parent: Ipv4Net,
+    used: Vec<Ipv4Net>,
+}
+
+impl BlockAllocator {
+    fn allocate(&mut self, prefix: u8) -> Result<Ipv4Net> {
+        let overlaps =
+            |a: &Ipv4Net, b: &Ipv4Net| a.contains(&b.network()) || b.contains(&a.network());
+        let block = self
+            .parent
+            .subnets(prefix)
+            .map_err(|_| {
+                populate_error(
+                    "spec.networkCIDR",
+                    format!("cannot cut /{prefix} blocks from {}", self.parent),
+                )
+            })?
+            .find(|b| !self.used.iter().any(|u| overlaps(u, b)))
+            .ok_or_else(|| {
+                populate_error(
+                    "spec.subnets",
+                    format!("no free /{prefix} block left in {}", self.parent),
+                )
+            })?;
+        self.used.push(block);
+        Ok(block)
+    }
+}
+
+/// GCE network assignments: with IP aliases (the `gce` or `kindnet` CNI) one
+/// subnet gets a /19 for nodes plus a /14 for pods and a /16 for services, and
+/// the non-masquerade CIDR becomes 10.0.0.0/8; otherwise each new subnet
+/// without a CIDR gets a /20.
+fn assign_gce_networks(c: &mut Cluster) -> Result<()> {
+    let mut alloc = BlockAllocator {
+        parent: Ipv4Net::new(std::net::Ipv4Addr::new(10, 0, 0, 0), 8)
+            .map_err(|_| populate_error("spec", "bad parent network"))?,
+        used: Vec::new(),
+    };
+    let net = &mut c.spec.networking;
+    let subnets = net.subnets.get_or_insert_with(Vec::new);
+    if net.gce.is_some() || net.kindnet.is_some() {
+        if subnets.len() != 1 {
+            return Err(populate_error(
+                "spec.subnets",
+                "GCE IP aliases (networking gce or kindnet) need exactly one subnet",
+            ));
+        }
+        if net.pod_cidr.is_some()
+            && net.service_cluster_ip_range.is_some()
+            && subnets[0].cidr.is_some()
+        {
+            return Ok(());
+        }
+        let pod = alloc.allocate(14)?;
+        let service = alloc.allocate(16)?;
+        let node = alloc.allocate(19)?;
+        subnets[0].cidr = Some(node.to_string());
+        net.pod_cidr = Some(pod.to_string());
+        net.service_cluster_ip_range = Some(service.to_string());
+        net.non_masquerade_cidr = Some(alloc.parent.to_string());
+        return Ok(());
+    }
+    for s in subnets.iter_mut() {
+        if s.id.is_none() && s.cidr.is_none() {
+            s.cidr = Some(alloc.allocate(20)?.to_string());
+        }
+    }
+    Ok(())
+}
+
+fn upper_half(nm: Ipv4Net) -> Ipv4Net {
+    let prefix = nm.prefix_len();
+    if prefix >= 32 {
+        return nm;
+    }
+    let base = u32::from(nm.network()) | (0x8000_0000u32 >> prefix);
+    Ipv4Net::new(base.into(), prefix + 1).unwrap_or(nm)
+}
+
+/// The `n`-th address of the service range (10 is the cluster DNS service).
+pub fn well_known_service_ip(service_range: &str, n: u32) -> Result<std::net::IpAddr> {
+    let net: IpNet = service_range.parse().map_err(|_| {
+        populate_error(
+            "spec.serviceClusterIPRange",
+            format!("{service_range:?} is not a CIDR"),
+        )
+    })?;
+    Ok(match net {
+        IpNet::V4(v4) => std::net::IpAddr::V4((u32::from(v4.network()).wrapping_add(n)).into()),
+        IpNet::V6(v6) => {
+            std::net::IpAddr::V6((u128::from(v6.network()).wrapping_add(u128::from(n))).into())
+        }
+    })
+}
+
+fn populate_components(
+    c: &mut Cluster,
+    provider: Option<CloudProvider>,
+    gce: bool,
+    k8s: &semver::Version,
+) -> Result<()> {
+    let spec = &mut c.spec;
+    if spec.cluster_dns_domain.is_none() {
+        spec.cluster_dns_domain = Some("cluster.local".to_string());
+    }
+    let domain = spec.cluster_dns_domain.clone();
+    let service_range = spec
+        .networking
+        .service_cluster_ip_range
+        .clone()
+        .unwrap_or_default();
+    let dns_ip = well_known_service_ip(&service_range, 10)?.to_string();
+    let ipv6 = spec.networking.is_ipv6_only();
+
+    // kube-dns / CoreDNS.
+    let kd = spec.kube_dns.get_or_insert_with(Default::default);
+    kd.cache_max_size.get_or_insert(1000);
+    kd.cache_max_concurrent.get_or_insert(150);
+    kd.server_ip.get_or_insert_with(|| dns_ip.clone());
+    if kd.domain.is_none() {
+        kd.domain = domain.clone();
+    }
+    kd.memory_request.get_or_insert_with(|| "70Mi".into());
+    kd.cpu_request.get_or_insert_with(|| "100m".into());
+    kd.memory_limit.get_or_insert_with(|| "170Mi".into());
+    if ipv6 && provider == Some(CloudProvider::Aws) && kd.upstream_nameservers.is_none() {
+        kd.upstream_nameservers = Some(vec!["fd00:ec2::253".to_string()]);
+    }
+    let nl = kd.node_local_dns.get_or_insert_with(Default::default);
+    let nl_enabled = *nl.enabled.get_or_insert(false);
+    if nl_enabled {
+        nl.local_ip.get_or_insert_with(|| {
+            if ipv6 {
+                "fd00:90de:d95::1"
+            } else {
+                "169.254.20.10"
+            }
+            .to_string()
+        });
+        nl.forward_to_kube_dns.get_or_insert(false);
+    }
+    nl.memory_request.get_or_insert_with(|| "5Mi".into());
+    nl.cpu_request.get_or_insert_with(|| "25m".into());
+    let cluster_dns = if nl_enabled {
+        nl.local_ip.clone().unwrap_or_default()
+    } else {
+        dns_ip
+    };
+
+    // Kubelets.
+    let amazon_vpc = spec.networking.amazonvpc.is_some();
+    let anonymous_off = spec.kubelet.as_ref().and_then(|k| k.anonymous_auth) == Some(false);
+    for (kubelet, control_plane) in [(&mut spec.kubelet, false), (&mut spec.master_kubelet, true)] {
+        let k = kubelet.get_or_insert_with(Default::default);
+        k.enable_debugging_handlers = Some(true);
+        k.pod_manifest_path = Some("/etc/kubernetes/manifests".to_string());
+        k.log_level = Some(2);
+        k.cluster_domain = domain.clone();
+        k.allow_privileged = None;
+        k.cluster_dns.get_or_insert_with(|| cluster_dns.clone());
+        k.eviction_hard.get_or_insert_with(|| {
+            "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<10%,imagefs.inodesFree<5%".to_string()
+        });
+        k.kubeconfig_path = Some("/var/lib/kubelet/kubeconfig".to_string());
+        k.cgroup_root = Some("/".to_string());
+        k.cloud_provider = Some("external".to_string());
+        if gce {
+            k.hairpin_mode = Some("promiscuous-bridge".to_string());
+        }
+        k.cgroup_driver = Some("systemd".to_string());
+        k.protect_kernel_defaults.get_or_insert(true);
+        if amazon_vpc {
+            k.shutdown_grace_period = Some("0s".to_string());
+            k.shutdown_grace_period_critical_pods = Some("0s".to_string());
+        } else if k.shutdown_grace_period.is_none() {
+            k.shutdown_grace_period = Some("30s".to_string());
+            k.shutdown_grace_period_critical_pods = Some("10s".to_string());
+        }
+        if (k8s.major, k8s.minor) < (1, 34) {
+            k.register_schedulable = Some(true);
+        }
+        if control_plane && anonymous_off {
+            k.anonymous_auth = Some(false);
+        }
+    }
+    if gce && let Some(g) = spec.cloud_provider.gce.as_mut() {
+        g.multizone = Some(true);
+        let tag = format!(
+            "{}-k8s-io-role-node",
+            c.metadata.name.as_deref().unwrap_or("").replace('.', "-")
+        );
+        g.node_tags = Some(tag);
+    }
+
+    // Controller manager and kube-proxy CIDRs.
+    let pod_cidr = spec.networking.pod_cidr.clone();
+    let kcm = spec
+        .kube_controller_manager
+        .get_or_insert_with(Default::default);
+    if kcm.cluster_cidr.is_none() {
+        kcm.cluster_cidr = pod_cidr.clone();
+    }
+    if kcm.cluster_name.is_none() {
+        kcm.cluster_name = c.metadata.name.clone();
+    }
+    let kp = spec.kube_proxy.get_or_insert_with(Default::default);
+    if kp.cluster_cidr.is_none() && kp.enabled != Some(false) {
+        kp.cluster_cidr = pod_cidr;
+    }
+    Ok(())
+}
+
+/// kOps' subnet CIDR allocation (`assignCIDRsToSubnets`): subnets without a
+/// CIDR get one carved from `networkCIDR`.
+///
+/// Public, Private and DualStack subnets get equal "big" blocks: the network
+/// is split into 1, 2, 4 or 8 parts (enough for them, plus one part that is
+/// split into 8 "little" blocks when there are Utility subnets). Blocks that
+/// overlap a CIDR already given are skipped. Subnets are served in zone order
+/// (stable for equal zones). Private subnets with an IPv6 CIDR need no IPv4
+/// block.
+pub fn assign_subnet_cidrs(c: &mut Cluster) -> Result<()> {
+    let net = &mut c.spec.networking;
+    let Some(subnets) = net.subnets.as_mut() else {
+        return Ok(());
+    };
+    // A subnet with an id exists already: its CIDR is the cloud's, not ours to choose.
+    let needs = |s: &v::ClusterSubnetSpec| {
+        s.cidr.is_none()
+            && s.id.is_none()
+            && !(s.ipv6_cidr.is_some() && s.type_.as_deref() == Some("Private"))
+    };
+    if !subnets.iter().any(needs) {
+        return Ok(());
+    }
+    let text = net.network_cidr.clone().unwrap_or_default();
+    let network: IpNet = text.parse().map_err(|_| {
+        populate_error(
+            "spec.networkCIDR",
+            format!("{text:?} is not a CIDR; cannot assign subnet CIDRs"),
+        )
+    })?;
+
+    let mut big: Vec<usize> = Vec::new();
+    let mut little: Vec<usize> = Vec::new();
+    let mut reserved: Vec<IpNet> = Vec::new();
+    for (i, s) in subnets.iter().enumerate() {
+        let name = s.name.clone().unwrap_or_default();
+        if let Some(cidr) = &s.cidr {
+            let n: IpNet = cidr.parse().map_err(|_| {
+                populate_error(
+                    &format!("spec.subnets[{i}].cidr"),
+                    format!("subnet {name:?} has an invalid CIDR {cidr:?}"),
+                )
+            })?;
+            if !network.contains(&n.network()) {
+                continue;
+            }
+            reserved.push(n);
+        }
+        match s.type_.as_deref() {
+            Some("Public") | Some("Private") | Some("DualStack") => big.push(i),
+            Some("Utility") => little.push(i),
+            other => {
+                return Err(populate_error(
+                    &format!("spec.subnets[{i}].type"),
+                    format!(
+                        "subnet {name:?} has unknown type {:?}; use Public, Private or Utility",
+                        other.unwrap_or("")
+                    ),
+                ));
+            }
+        }
+    }
+    let zone = |i: &usize| subnets[*i].zone.clone().unwrap_or_default();
+    big.sort_by_key(zone);
+    little.sort_by_key(zone);
+
+    let count = big.len() + usize::from(!little.is_empty());
+    let bits = match count {
+        0 | 1 => 0,
+        2 => 1,
+        3 | 4 => 2,
+        _ => 3,
+    };
+    let overlaps = |a: &IpNet, b: &IpNet| a.contains(&b.network()) || b.contains(&a.network());
+    let mut blocks: Vec<IpNet> = split(network, bits)?
+        .into_iter()
+        .filter(|b| !reserved.iter().any(|r| overlaps(r, b)))
+        .collect();
+    if blocks.is_empty() {
+        return Err(populate_error(
+            "spec.networkCIDR",
+            format!(
+                "no free block in {text} for subnets without a CIDR; give their cidr explicitly"
+            ),
+        ));
+    }
+    if !little.is_empty() {
+        let mut small = split(blocks.remove(0), 3)?.into_iter();
+        for i in little {
+            if subnets[i].cidr.is_some() {
+                continue;
+            }
+            let b = small.next().ok_or_else(|| {
+                populate_error(
+                    &format!("spec.subnets[{i}].cidr"),
+                    "no small block left for this Utility subnet; give its cidr explicitly",
+                )
+            })?;
+            subnets[i].cidr = Some(b.to_string());
+        }
+    }
+    let mut blocks = blocks.into_iter();
+    for i in big {
+        if !needs(&subnets[i]) {
+            continue;
+        }
+        let b = blocks.next().ok_or_else(|| {
+            populate_error(
+                &format!("spec.subnets[{i}].cidr"),
+                "no block left in networkCIDR for this subnet; give its cidr explicitly",
+            )
+        })?;
+        subnets[i].cidr = Some(b.to_string());
+    }
+    Ok(())
+}
+
+fn split(net: IpNet, bits: u8) -> Result<Vec<IpNet>> {
+    if bits == 0 {
+        return Ok(vec![net]);
+    }
+    let prefix = net.prefix_len() + bits;
+    net.subnets(prefix).map(|s| s.collect()).map_err(|_| {
+        populate_error(
+            "spec.networkCIDR",
+            format!("{net} is too small to split into {} subnets", 1u32 << bits),
+        )
+    })
+}
+
+/// The CPU architecture of a machine type (ARM: AWS Graviton families such
+/// as `m7g`, `t4g`, `c7gn`, `a1`; GCE `t2a`, `c4a`, `n4a`; everything else amd64).
+pub fn machine_architecture(provider: Option<CloudProvider>, machine_type: &str) -> Architecture {
+    let first = machine_type.split(',').next().unwrap_or("");
+    match provider {
+        Some(CloudProvider::Gce) => {
+            let family = first.split('-').next().unwrap_or("");
+            if matches!(family, "t2a" | "c4a" | "n4a") {
+                Architecture::Arm64
+            } else {
+                Architecture::Amd64
+            }
+        }
+        _ => {
+            let family = first.split('.').next().unwrap_or("");
+            if family == "a1" {
+                return Architecture::Arm64;
+            }
+            // Family = letters, generation digits, then attribute letters ("m7gd").
+            let attrs: String = family
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .to_string();
+            if attrs.contains('g') && !family.starts_with('g') && !family.starts_with("p") {
+                Architecture::Arm64
+            } else {
+                Architecture::Amd64
+            }
+        }
+    }
+}
+
+fn default_machine_type(
+    provider: Option<CloudProvider>,
+    role: Option<&InstanceGroupRole>,
+) -> Option<&'static str> {
+    let bastion = role == Some(&InstanceGroupRole::Bastion);
+    match provider {
+        Some(CloudProvider::Aws) => Some(if bastion { "t3.micro" } else { "t3.medium" }),
+        Some(CloudProvider::Gce) => Some(if bastion { "e2-micro" } else { "e2-medium" }),
+        _ => None,
+    }
+}
+
+/// Completes an instance group as kOps' `PopulateInstanceGroupSpec` does,
+/// for a cluster that has been populated.
+pub fn populate_instance_group(
+    cluster: &Cluster,
+    input: &InstanceGroup,
+    opts: &PopulateOptions,
+) -> Result<InstanceGroup> {
+    let mut ig = input.clone();
+    let name = ig.name().to_string();
+    let provider = cluster.spec.cloud_provider.provider();
+    let role = ig.spec.role.clone();
+    let Some(role_v) = role.clone() else {
+        return Err(populate_error(
+            "spec.role",
+            format!("instance group {name:?} has no role"),
+        ));
+    };
+
+    if ig.spec.machine_type.is_none() {
+        ig.spec.machine_type = default_machine_type(provider, Some(&role_v)).map(str::to_string);
+    }
+    let karpenter = ig.spec.manager.as_deref() == Some("Karpenter");
+    let (min, max) = match role_v {
+        InstanceGroupRole::ControlPlane | InstanceGroupRole::Bastion => (Some(1), Some(1)),
+        _ if karpenter => (None, None),
+        _ => (Some(2), Some(2)),
+    };
+    if ig.spec.min_size.is_none() {
+        ig.spec.min_size = min;
+    }
+    if ig.spec.max_size.is_none() {
+        ig.spec.max_size = max;
+    }
+
+    if ig.spec.image.is_none() {
+        let channel = opts.channel.as_ref().ok_or_else(|| {
+            populate_error(
+                "spec.image",
+                format!(
+                    "instance group {name:?} has no image and no channel was given to choose one"
+                ),
+            )
+        })?;
+        let version = cluster
+            .spec
+            .kubernetes_version
+            .as_deref()
+            .and_then(parse_kubernetes_version)
+            .ok_or_else(|| {
+                populate_error(
+                    "spec.kubernetesVersion",
+                    "the cluster has no valid Kubernetes version",
+                )
+            })?;
+        let arch = machine_architecture(provider, ig.spec.machine_type.as_deref().unwrap_or(""));
+        let p = provider.map(|p| p.as_str()).unwrap_or("");
+        let image = channel.find_image(p, &version, arch).ok_or_else(|| {
+            populate_error(
+                "spec.image",
+                format!("the channel has no {} image for {p} and Kubernetes {version}; set spec.image for instance group {name:?}", arch.as_str()),
+            )
+        })?;
+        ig.spec.image = Some(image.name.clone());
+    }
+
+    let subnets = cluster.spec.networking.subnets.as_deref().unwrap_or(&[]);
+    if ig.spec.subnets.as_ref().is_none_or(|s| s.is_empty()) {
+        if role_v == InstanceGroupRole::ControlPlane {
+            return Err(populate_error(
+                "spec.subnets",
+                format!("control-plane instance group {name:?} must name its subnets"),
+            ));
+        }
+        let pick = |skip: &[&str]| -> Vec<String> {
+            subnets
+                .iter()
+                .filter(|s| !skip.contains(&s.type_.as_deref().unwrap_or("")))
+                .filter_map(|s| s.name.clone())
+                .collect()
+        };
+        let mut chosen =
+            if role_v == InstanceGroupRole::ApiServer && cluster.spec.networking.is_ipv6_only() {
+                pick(&["Private", "Utility"])
+            } else {
+                pick(&["DualStack", "Utility"])
+            };
+        if chosen.is_empty() {
+            chosen = pick(&["Utility"]);
+        }
+        if chosen.is_empty() {
+            return Err(populate_error(
+                "spec.subnets",
+                format!(
+                    "cannot choose subnets for instance group {name:?}: the cluster has no Public or Private subnet"
+                ),
+            ));
+        }
+        ig.spec.subnets = Some(chosen);
+    }
+
+    if ig.spec.manager.is_none() {
+        ig.spec.manager = Some("CloudGroup".to_string());
+    }
+    if ig.spec.kubelet.is_none() {
+        ig.spec.kubelet = Some(Default::default());
+    }
+    Ok(ig)
+}
+
+/// The effective root volume of an instance group: what it sets, else kOps'
+/// defaults (64 GB for the control plane, 32 GB for bastions, 128 GB for
+/// nodes; `gp3` with 3000 IOPS and 125 MB/s on AWS, `pd-standard` on GCE).
+pub fn root_volume(cluster: &Cluster, ig: &InstanceGroup) -> InstanceRootVolumeSpec {
+    let mut rv = ig.spec.root_volume.clone().unwrap_or_default();
+    let provider = cluster.spec.cloud_provider.provider();
+    if rv.size.is_none() {
+        rv.size = Some(match ig.spec.role {
+            Some(InstanceGroupRole::ControlPlane) => 64,
+            Some(InstanceGroupRole::Bastion) => 32,
+            _ => 128,
+        });
+    }
+    match provider {
+        Some(CloudProvider::Aws) => {
+            let t = rv.type_.get_or_insert_with(|| "gp3".to_string()).clone();
+            if t == "gp3" {
+                rv.iops.get_or_insert(3000);
+                rv.throughput.get_or_insert(125);
+            }
+        }
+        Some(CloudProvider::Gce) => {
+            rv.type_.get_or_insert_with(|| "pd-standard".to_string());
+        }
+        _ => {}
+    }
+    rv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::internal::NetworkingSpec;
+
+    fn subnet(name: &str, zone: &str, ty: &str, cidr: Option<&str>) -> v::ClusterSubnetSpec {
+        v::ClusterSubnetSpec {
+            name: Some(name.into()),
+            zone: Some(zone.into()),
+            type_: Some(ty.into()),
+            cidr: cidr.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    fn cluster_with(subnets: Vec<v::ClusterSubnetSpec>) -> Cluster {
+        let mut c = Cluster::default();
+        c.spec.networking = NetworkingSpec {
+            network_cidr: Some("172.20.0.0/16".into()),
+            subnets: Some(subnets),
+            ..Default::default()
+        };
+        c
+    }
+
+    fn cidrs(c: &Cluster) -> Vec<String> {
+        c.spec
+            .networking
+            .subnets
+            .iter()
+            .flatten()
+            .map(|s| s.cidr.clone().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn one_subnet_takes_the_whole_network() {
+        let mut c = cluster_with(vec![subnet("a", "us-east-1a", "Public", None)]);
+        assign_subnet_cidrs(&mut c).unwrap();
+        assert_eq!(cidrs(&c), ["172.20.0.0/16"]);
+    }
+
+    #[test]
+    fn three_public_subnets_get_quarters_in_zone_order() {
+        let mut c = cluster_with(vec![
+            subnet("c", "us-east-1c", "Public", None),
+            subnet("a", "us-east-1a", "Public", None),
+            subnet("b", "us-east-1b", "Public", None),
+        ]);
+        assign_subnet_cidrs(&mut c).unwrap();
+        assert_eq!(
+            cidrs(&c),
+            ["172.20.128.0/18", "172.20.0.0/18", "172.20.64.0/18"]
+        );
+    }
+
+    #[test]
+    fn utility_subnets_share_one_block_split_in_eight() {
+        let mut c = cluster_with(vec![
+            subnet("a", "us-east-1a", "Private", None),
+            subnet("b", "us-east-1b", "Private", None),
+            subnet("utility-a", "us-east-1a", "Utility", None),
+            subnet("utility-b", "us-east-1b", "Utility", None),
+        ]);
+        assign_subnet_cidrs(&mut c).unwrap();
+        // 3 blocks needed -> quarters; the first quarter is cut in eighths for utility subnets.
+        assert_eq!(
+            cidrs(&c),
+            [
+                "172.20.64.0/18",
+                "172.20.128.0/18",
+                "172.20.0.0/21",
+                "172.20.8.0/21"
+            ]
+        );
+    }
+
+    #[test]
+    fn given_cidrs_are_kept_and_avoided() {
+        let mut c = cluster_with(vec![
+            subnet("a", "us-east-1a", "Public", Some("172.20.0.0/18")),
+            subnet("b", "us-east-1b", "Public", None),
+        ]);
+        assign_subnet_cidrs(&mut c).unwrap();
+        assert_eq!(cidrs(&c), ["172.20.0.0/18", "172.20.128.0/17"]);
+    }
+
+    #[test]
+    fn too_many_subnets_is_an_error() {
+        let subnets = (0..9)
+            .map(|i| subnet(&format!("s{i}"), &format!("z{i}"), "Public", None))
+            .collect();
+        let mut c = cluster_with(subnets);
+        let err = assign_subnet_cidrs(&mut c).unwrap_err();
+        assert!(err.to_string().contains("spec.subnets["), "{err}");
+    }
+
+    #[test]
+    fn pod_cidr_is_the_upper_half() {
+        assert_eq!(
+            upper_half("100.64.0.0/10".parse().unwrap()).to_string(),
+            "100.96.0.0/11"
+        );
+        assert_eq!(
+            upper_half("10.0.0.0/8".parse().unwrap()).to_string(),
+            "10.128.0.0/9"
+        );
+    }
+
+    #[test]
+    fn service_ips() {
+        assert_eq!(
+            well_known_service_ip("100.64.0.0/13", 10)
+                .unwrap()
+                .to_string(),
+            "100.64.0.10"
+        );
+        assert_eq!(
+            well_known_service_ip("fd00:5e4f:ce::/108", 10)
+                .unwrap()
+                .to_string(),
+            "fd00:5e4f:ce::a"
+        );
+    }
+
+    #[test]
+    fn architectures() {
+        let aws = Some(CloudProvider::Aws);
+        assert_eq!(machine_architecture(aws, "t3.medium"), Architecture::Amd64);
+        assert_eq!(machine_architecture(aws, "m7g.large"), Architecture::Arm64);
+        assert_eq!(
+            machine_architecture(aws, "c7gn.xlarge"),
+            Architecture::Arm64
+        );
+        assert_eq!(machine_architecture(aws, "t4g.small"), Architecture::Arm64);
+        assert_eq!(
+            machine_architecture(aws, "g4dn.xlarge"),
+            Architecture::Amd64
+        );
+        assert_eq!(
+            machine_architecture(aws, "p4d.24xlarge"),
+            Architecture::Amd64
+        );
+        assert_eq!(
+            machine_architecture(Some(CloudProvider::Gce), "t2a-standard-2"),
+            Architecture::Arm64
+        );
+        assert_eq!(
+            machine_architecture(Some(CloudProvider::Gce), "e2-medium"),
+            Architecture::Amd64
+        );
+    }
+}
