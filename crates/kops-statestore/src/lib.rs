@@ -22,6 +22,8 @@
 //! * [`prefix`]: [`PrefixStore`], a decorator rooting a store under a prefix.
 //! * [`url`]: [`open`] and [`StoreUrl`].
 //! * [`lock`]: the advisory [`Lock`] object and the injected [`Clock`].
+//! * [`registry`]: clusters, instance groups, keysets, SSH keys, secrets, history.
+//! * [`keyset`]: kOps' `Keyset` and secret formats.
 
 //! * `conformance` (feature `conformance`): the backend conformance suite.
 //!
@@ -48,10 +50,12 @@
 //! Option structs and error enums are `#[non_exhaustive]`.
 
 pub mod error;
+pub mod keyset;
 pub mod local;
 pub mod lock;
 pub mod memory;
 pub mod prefix;
+pub mod registry;
 pub mod store;
 pub mod url;
 
@@ -68,5 +72,6 @@ pub use local::LocalStore;
 pub use lock::{Clock, Lock, LockInfo, LockRequest, SystemClock};
 pub use memory::MemoryStore;
 pub use prefix::PrefixStore;
+pub use registry::{Registry, Versioned};
 pub use store::{GetResult, ObjectMeta, PutMode, PutOptions, Store, StoreExt, Version, Warning};
 pub use url::{StoreOptions, StoreUrl, open};

@@ -1,0 +1,710 @@
+//! The cluster registry: kOps' state-store layout on top of a [`Store`].
+//!
+//! Under the store root, each cluster `<name>` owns the tree `<name>/`:
+//!
+//! | path | content |
+//! |---|---|
+//! | `config` | the Cluster, `kops.k8s.io/v1alpha2` YAML |
+//! | `instancegroup/<ig>` | an InstanceGroup, v1alpha2 YAML, labelled `kops.k8s.io/cluster=<name>` |
+//! | `pki/private/<keyset>/keyset.yaml` | a [`Keyset`], v1alpha2 YAML |
+//! | `pki/ssh/public/admin/<fingerprint>` | an SSH public key line; the id is the MD5 fingerprint without colons |
+//! | `secrets/<name>` | a [`Secret`], JSON `{"Data":"<base64>"}` |
+//! | `cluster-completed.spec` | the fully populated Cluster, v1alpha2 YAML |
+//! | `kops-version.txt` | the version of the tool that last updated the cluster |
+//!
+//! These are kOps' own paths and formats, so a store written by kOps reads
+//! here and the other way round. Two additions of kops-rs live in the same tree:
+//! `history/<id>/config`, the previous versions of `config` (kept on every
+//! update), and `kops-rs.lock`, the lock object while a mutating operation
+//! runs. kOps ignores both when reading; note that kOps' own
+//! `delete cluster` refuses to delete a tree holding files it does not
+//! know, so delete a cluster with history through [`Registry::delete_cluster`].
+//!
+//! Every update is a compare-and-swap against the version the caller read,
+//! so concurrent writers never silently overwrite each other.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use md5::{Digest, Md5};
+
+use base64::Engine as _;
+use kops_api::manifest::{self, Object};
+use kops_api::v1alpha2::{Cluster, InstanceGroup};
+
+use crate::error::{Error, Result};
+use crate::keyset::{Keyset, Secret};
+use crate::lock::{self, Clock, Lock, LockInfo, LockRequest};
+use crate::store::{PutOptions, Store, StoreExt, Version, validate_path};
+
+/// The label kOps puts on every instance group naming its cluster.
+pub const CLUSTER_LABEL: &str = "kops.k8s.io/cluster";
+
+/// A value read from the store with the version it was read at; pass the
+/// version back to update it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Versioned<T> {
+    /// The value.
+    pub value: T,
+    /// The version of the stored object it was decoded from.
+    pub version: Version,
+}
+
+/// One saved previous version of a cluster's `config`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HistoryEntry {
+    /// Id, sortable: `<sequence>-<UTC timestamp>`.
+    pub id: String,
+    /// Sequence number (1 for the oldest).
+    pub sequence: u64,
+    /// Path of the saved `config`.
+    pub path: String,
+}
+
+/// Clusters, instance groups, keys and secrets in kOps' layout.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+}
+
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('/') || validate_path(name).is_err() {
+        return Err(Error::Invalid {
+            what: what.to_string(),
+            reason: format!("{name:?} is not a valid name (non-empty, no '/', not '.' or '..')"),
+        });
+    }
+    Ok(())
+}
+
+fn parse_object(path: &str, data: &[u8], what: &'static str) -> Result<Object> {
+    let mut objects = manifest::parse(data, path).map_err(|e| Error::Parse {
+        path: path.to_string(),
+        what,
+        source: e.into(),
+    })?;
+    if objects.len() != 1 {
+        return Err(Error::Parse {
+            path: path.to_string(),
+            what,
+            source: format!("expected one object, found {}", objects.len()).into(),
+        });
+    }
+    Ok(objects.remove(0))
+}
+
+fn wrong_kind(path: &str, what: &'static str, found: &Object) -> Error {
+    Error::Parse {
+        path: path.to_string(),
+        what,
+        source: format!("found kind {} instead", found.kind()).into(),
+    }
+}
+
+fn to_yaml(path: &str, what: &'static str, object: Object) -> Result<Bytes> {
+    manifest::to_yaml(&[object])
+        .map(Bytes::from)
+        .map_err(|e| Error::Serialize {
+            path: path.to_string(),
+            what,
+            source: e.into(),
+        })
+}
+
+fn encode_cluster(path: &str, cluster: &Cluster) -> Result<Bytes> {
+    to_yaml(path, "Cluster", Object::Cluster(cluster.clone()))
+}
+
+/// The kOps id of an SSH public key: MD5 of the key blob, hex, no colons.
+pub fn ssh_fingerprint(public_key: &str) -> Result<String> {
+    let invalid = |reason: &str| Error::Invalid {
+        what: "SSH public key".to_string(),
+        reason: reason.to_string(),
+    };
+    let mut fields = public_key.split_whitespace();
+    let _type = fields.next().ok_or_else(|| invalid("empty"))?;
+    let blob = fields
+        .next()
+        .ok_or_else(|| invalid("expected '<type> <base64 key> [comment]'"))?;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(blob)
+        .map_err(|_| invalid("key data is not base64"))?;
+    let digest = Md5::digest(&raw);
+    Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn compact_timestamp(t: std::time::SystemTime) -> String {
+    // 2024-01-02T03:04:05Z -> 20240102T030405Z
+    lock::rfc3339(t).replace(['-', ':'], "")
+}
+
+impl Registry {
+    /// A registry over `store`, stamping times from `clock`.
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+        Registry { store, clock }
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    // ---- clusters ----------------------------------------------------------
+
+    /// Names of all clusters: every `<name>/config` directly under the root.
+    pub async fn list_clusters(&self) -> Result<Vec<String>> {
+        let mut names: Vec<String> = self
+            .store
+            .list("")
+            .await?
+            .into_iter()
+            .filter_map(|o| {
+                o.path
+                    .strip_suffix("/config")
+                    .filter(|n| !n.contains('/'))
+                    .map(str::to_string)
+            })
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn cluster_path(name: &str) -> String {
+        format!("{name}/config")
+    }
+
+    /// Reads a cluster's `config`.
+    pub async fn get_cluster(&self, name: &str) -> Result<Versioned<Cluster>> {
+        check_name("cluster name", name)?;
+        let path = Self::cluster_path(name);
+        let got = self.store.get(&path).await?;
+        let value = Self::decode_cluster(&path, &got.data)?;
+        Ok(Versioned {
+            value,
+            version: got.version,
+        })
+    }
+
+    fn decode_cluster(path: &str, data: &[u8]) -> Result<Cluster> {
+        match parse_object(path, data, "Cluster")? {
+            Object::Cluster(c) => Ok(c),
+            other => Err(wrong_kind(path, "Cluster", &other)),
+        }
+    }
+
+    fn cluster_name(cluster: &Cluster) -> Result<&str> {
+        let name = cluster.name();
+        check_name("metadata.name of Cluster", name)?;
+        Ok(name)
+    }
+
+    /// Stores a new cluster; [`Error::AlreadyExists`] if one has that name.
+    /// Sets `metadata.creationTimestamp` when absent, as kOps does.
+    pub async fn create_cluster(&self, cluster: &Cluster) -> Result<Versioned<Cluster>> {
+        let name = Self::cluster_name(cluster)?;
+        let path = Self::cluster_path(name);
+        let mut c = Box::new(cluster.clone());
+        if c.metadata.creation_timestamp.is_none() {
+            c.metadata.creation_timestamp = Some(lock::rfc3339(self.clock.now()));
+        }
+        let data = encode_cluster(&path, &c)?;
+        let version = self.store.put(&path, data, PutOptions::create()).await?;
+        Ok(Versioned { value: *c, version })
+    }
+
+    /// Replaces a cluster's `config` if it is still at `expected` (else
+    /// [`Error::Precondition`]). Bumps `metadata.generation` when the spec
+    /// changed, and saves the replaced version under `history/`.
+    pub async fn update_cluster(
+        &self,
+        cluster: &Cluster,
+        expected: &Version,
+    ) -> Result<Versioned<Cluster>> {
+        let name = Self::cluster_name(cluster)?.to_string();
+        let path = Self::cluster_path(&name);
+        let current = self.store.get(&path).await.map_err(|e| match e {
+            Error::NotFound { path } => Error::Precondition {
+                path,
+                expected: expected.to_string(),
+            },
+            other => other,
+        })?;
+        if &current.version != expected {
+            return Err(Error::Precondition {
+                path,
+                expected: expected.to_string(),
+            });
+        }
+        // Clusters are large (kops-api's v1alpha2 types are ~18 KiB): keep
+        // them boxed so this future stays small.
+        let old = Box::new(Self::decode_cluster(&path, &current.data)?);
+        let mut c = Box::new(cluster.clone());
+        if c.metadata.creation_timestamp.is_none() {
+            c.metadata.creation_timestamp = old.metadata.creation_timestamp.clone();
+        }
+        if c.spec != old.spec {
+            c.metadata.generation = Some(old.metadata.generation.unwrap_or(0) + 1);
+        } else if c.metadata.generation.is_none() {
+            c.metadata.generation = old.metadata.generation;
+        }
+        drop(old);
+        let data = encode_cluster(&path, &c)?;
+        let version = self
+            .store
+            .put(&path, data, PutOptions::update(expected.clone()))
+            .await?;
+        // Only a write that won keeps history. A crash between the two
+        // writes loses one history entry, never the current config.
+        self.save_history(&name, current.data).await?;
+        Ok(Versioned { value: *c, version })
+    }
+
+    /// Reads the cluster, applies `f`, and writes it back with
+    /// compare-and-swap, re-reading and re-applying up to `max_attempts`
+    /// times when another writer got there first.
+    pub async fn modify_cluster<F>(
+        &self,
+        name: &str,
+        max_attempts: usize,
+        mut f: F,
+    ) -> Result<Versioned<Cluster>>
+    where
+        F: FnMut(&mut Cluster) -> Result<()> + Send,
+    {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut current = Box::new(self.get_cluster(name).await?);
+            f(&mut current.value)?;
+            if current.value.name() != name {
+                return Err(Error::Invalid {
+                    what: "metadata.name of Cluster".to_string(),
+                    reason: format!("renaming cluster {name} is not supported"),
+                });
+            }
+            match self.update_cluster(&current.value, &current.version).await {
+                Err(e) if e.is_conflict() && attempt < max_attempts => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Deletes the cluster's whole tree and returns how many objects it held.
+    pub async fn delete_cluster(&self, name: &str) -> Result<usize> {
+        check_name("cluster name", name)?;
+        self.store.delete_prefix(&format!("{name}/")).await
+    }
+
+    // ---- history -----------------------------------------------------------
+
+    async fn save_history(&self, cluster: &str, data: Bytes) -> Result<()> {
+        loop {
+            let next = self
+                .list_history(cluster)
+                .await?
+                .last()
+                .map_or(1, |h| h.sequence + 1);
+            let id = format!("{next:06}-{}", compact_timestamp(self.clock.now()));
+            let path = format!("{cluster}/history/{id}/config");
+            match self
+                .store
+                .put(&path, data.clone(), PutOptions::create())
+                .await
+            {
+                Err(Error::AlreadyExists { .. }) => continue,
+                other => return other.map(|_| ()),
+            }
+        }
+    }
+
+    /// The saved previous versions of a cluster's `config`, oldest first.
+    pub async fn list_history(&self, cluster: &str) -> Result<Vec<HistoryEntry>> {
+        check_name("cluster name", cluster)?;
+        let prefix = format!("{cluster}/history/");
+        let mut out: Vec<HistoryEntry> = self
+            .store
+            .list(&prefix)
+            .await?
+            .into_iter()
+            .filter_map(|o| {
+                let id = o.path.strip_prefix(&prefix)?.strip_suffix("/config")?;
+                let sequence = id.split('-').next()?.parse().ok()?;
+                Some(HistoryEntry {
+                    id: id.to_string(),
+                    sequence,
+                    path: o.path.clone(),
+                })
+            })
+            .collect();
+        out.sort_by_key(|h| h.sequence);
+        Ok(out)
+    }
+
+    /// A saved version of a cluster.
+    pub async fn get_history(&self, cluster: &str, id: &str) -> Result<Cluster> {
+        check_name("cluster name", cluster)?;
+        check_name("history id", id)?;
+        let path = format!("{cluster}/history/{id}/config");
+        let got = self.store.get(&path).await?;
+        Self::decode_cluster(&path, &got.data)
+    }
+
+    /// Makes the saved version `id` current again (itself an update, so the
+    /// version it replaces is saved too). `expected` is the version of the
+    /// current `config`, as for [`Registry::update_cluster`].
+    pub async fn restore_history(
+        &self,
+        cluster: &str,
+        id: &str,
+        expected: &Version,
+    ) -> Result<Versioned<Cluster>> {
+        let mut old = Box::new(self.get_history(cluster, id).await?);
+        if old.name() != cluster {
+            return Err(Error::Invalid {
+                what: format!("history {id} of cluster {cluster}"),
+                reason: format!("holds cluster {:?}", old.name()),
+            });
+        }
+        // The restored spec is a change like any other: let update number it.
+        old.metadata.generation = None;
+        self.update_cluster(&old, expected).await
+    }
+
+    // ---- instance groups -----------------------------------------------------
+
+    fn ig_path(cluster: &str, ig: &str) -> String {
+        format!("{cluster}/instancegroup/{ig}")
+    }
+
+    fn decode_ig(path: &str, data: &[u8]) -> Result<InstanceGroup> {
+        match parse_object(path, data, "InstanceGroup")? {
+            Object::InstanceGroup(g) => Ok(g),
+            other => Err(wrong_kind(path, "InstanceGroup", &other)),
+        }
+    }
+
+    /// All instance groups of a cluster, by name.
+    pub async fn list_instance_groups(
+        &self,
+        cluster: &str,
+    ) -> Result<Vec<Versioned<InstanceGroup>>> {
+        check_name("cluster name", cluster)?;
+        let prefix = format!("{cluster}/instancegroup/");
+        let mut out = Vec::new();
+        for o in self.store.list(&prefix).await? {
+            let name = &o.path[prefix.len()..];
+            if name.contains('/') {
+                continue;
+            }
+            match self.store.get(&o.path).await {
+                Ok(got) => out.push(Versioned {
+                    value: Self::decode_ig(&o.path, &got.data)?,
+                    version: got.version,
+                }),
+                Err(Error::NotFound { .. }) => continue, // deleted meanwhile
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads one instance group.
+    pub async fn get_instance_group(
+        &self,
+        cluster: &str,
+        name: &str,
+    ) -> Result<Versioned<InstanceGroup>> {
+        check_name("cluster name", cluster)?;
+        check_name("instance group name", name)?;
+        let path = Self::ig_path(cluster, name);
+        let got = self.store.get(&path).await?;
+        Ok(Versioned {
+            value: Self::decode_ig(&path, &got.data)?,
+            version: got.version,
+        })
+    }
+
+    fn prepare_ig(&self, cluster: &str, ig: &InstanceGroup) -> Result<(String, InstanceGroup)> {
+        check_name("cluster name", cluster)?;
+        check_name("metadata.name of InstanceGroup", ig.name())?;
+        let mut g = ig.clone();
+        g.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(CLUSTER_LABEL.to_string(), cluster.to_string());
+        if g.metadata.creation_timestamp.is_none() {
+            g.metadata.creation_timestamp = Some(lock::rfc3339(self.clock.now()));
+        }
+        Ok((Self::ig_path(cluster, ig.name()), g))
+    }
+
+    /// Stores a new instance group of `cluster` (labelled with the cluster's
+    /// name); [`Error::AlreadyExists`] if one has that name.
+    pub async fn create_instance_group(
+        &self,
+        cluster: &str,
+        ig: &InstanceGroup,
+    ) -> Result<Versioned<InstanceGroup>> {
+        let (path, g) = self.prepare_ig(cluster, ig)?;
+        let data = to_yaml(&path, "InstanceGroup", Object::InstanceGroup(g.clone()))?;
+        let version = self.store.put(&path, data, PutOptions::create()).await?;
+        Ok(Versioned { value: g, version })
+    }
+
+    /// Replaces an instance group if it is still at `expected`.
+    pub async fn update_instance_group(
+        &self,
+        cluster: &str,
+        ig: &InstanceGroup,
+        expected: &Version,
+    ) -> Result<Versioned<InstanceGroup>> {
+        let (path, g) = self.prepare_ig(cluster, ig)?;
+        let data = to_yaml(&path, "InstanceGroup", Object::InstanceGroup(g.clone()))?;
+        let version = self
+            .store
+            .put(&path, data, PutOptions::update(expected.clone()))
+            .await?;
+        Ok(Versioned { value: g, version })
+    }
+
+    /// Deletes an instance group (a missing one is not an error).
+    pub async fn delete_instance_group(&self, cluster: &str, name: &str) -> Result<()> {
+        check_name("cluster name", cluster)?;
+        check_name("instance group name", name)?;
+        self.store.delete(&Self::ig_path(cluster, name)).await
+    }
+
+    // ---- keysets, SSH keys, secrets --------------------------------------------
+
+    fn keyset_path(cluster: &str, name: &str) -> String {
+        format!("{cluster}/pki/private/{name}/keyset.yaml")
+    }
+
+    /// Reads the keyset `name`.
+    pub async fn get_keyset(&self, cluster: &str, name: &str) -> Result<Versioned<Keyset>> {
+        check_name("cluster name", cluster)?;
+        check_name("keyset name", name)?;
+        let path = Self::keyset_path(cluster, name);
+        let got = self.store.get(&path).await?;
+        let value: Keyset = serde_saphyr::from_slice(&got.data).map_err(|e| Error::Parse {
+            path: path.clone(),
+            what: "Keyset",
+            source: e.into(),
+        })?;
+        Ok(Versioned {
+            value,
+            version: got.version,
+        })
+    }
+
+    /// Writes a keyset (named by its `metadata.name`) with `options`
+    /// (create, update-if-version-matches, or overwrite).
+    pub async fn put_keyset(
+        &self,
+        cluster: &str,
+        keyset: &Keyset,
+        options: PutOptions,
+    ) -> Result<Version> {
+        check_name("cluster name", cluster)?;
+        check_name("metadata.name of Keyset", keyset.name())?;
+        let path = Self::keyset_path(cluster, keyset.name());
+        let text = serde_saphyr::to_string(keyset).map_err(|e| Error::Serialize {
+            path: path.clone(),
+            what: "Keyset",
+            source: e.into(),
+        })?;
+        self.store.put(&path, Bytes::from(text), options).await
+    }
+
+    /// Names of the cluster's keysets.
+    pub async fn list_keysets(&self, cluster: &str) -> Result<Vec<String>> {
+        check_name("cluster name", cluster)?;
+        let prefix = format!("{cluster}/pki/private/");
+        Ok(self
+            .store
+            .list(&prefix)
+            .await?
+            .into_iter()
+            .filter_map(|o| {
+                o.path[prefix.len()..]
+                    .strip_suffix("/keyset.yaml")
+                    .filter(|n| !n.contains('/'))
+                    .map(str::to_string)
+            })
+            .collect())
+    }
+
+    /// Stores the admin SSH public key at its kOps path and returns its id
+    /// (fingerprint). Storing the same key again is not an error.
+    pub async fn add_ssh_public_key(&self, cluster: &str, public_key: &str) -> Result<String> {
+        check_name("cluster name", cluster)?;
+        let id = ssh_fingerprint(public_key)?;
+        let path = format!("{cluster}/pki/ssh/public/admin/{id}");
+        self.store
+            .put(
+                &path,
+                Bytes::from(public_key.trim().to_string()),
+                PutOptions::overwrite(),
+            )
+            .await?;
+        Ok(id)
+    }
+
+    /// The admin SSH public keys as `(id, key line)`.
+    pub async fn list_ssh_public_keys(&self, cluster: &str) -> Result<Vec<(String, String)>> {
+        check_name("cluster name", cluster)?;
+        let prefix = format!("{cluster}/pki/ssh/public/admin/");
+        let mut out = Vec::new();
+        for o in self.store.list(&prefix).await? {
+            let id = o.path[prefix.len()..].to_string();
+            if let Some(got) = self.store.get_opt(&o.path).await? {
+                out.push((id, String::from_utf8_lossy(&got.data).trim().to_string()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes every admin SSH public key.
+    pub async fn delete_ssh_public_keys(&self, cluster: &str) -> Result<usize> {
+        check_name("cluster name", cluster)?;
+        self.store
+            .delete_prefix(&format!("{cluster}/pki/ssh/public/admin/"))
+            .await
+    }
+
+    fn secret_path(cluster: &str, name: &str) -> String {
+        format!("{cluster}/secrets/{name}")
+    }
+
+    /// Reads the secret `name`.
+    pub async fn get_secret(&self, cluster: &str, name: &str) -> Result<Secret> {
+        check_name("cluster name", cluster)?;
+        check_name("secret name", name)?;
+        let path = Self::secret_path(cluster, name);
+        let got = self.store.get(&path).await?;
+        serde_json::from_slice(&got.data).map_err(|e| Error::Parse {
+            path,
+            what: "secret",
+            source: e.into(),
+        })
+    }
+
+    /// Creates the secret `name`; [`Error::AlreadyExists`] if it exists
+    /// (secrets are never silently replaced).
+    pub async fn create_secret(&self, cluster: &str, name: &str, secret: &Secret) -> Result<()> {
+        check_name("cluster name", cluster)?;
+        check_name("secret name", name)?;
+        let path = Self::secret_path(cluster, name);
+        let data = serde_json::to_vec(secret).map_err(|e| Error::Serialize {
+            path: path.clone(),
+            what: "secret",
+            source: e.into(),
+        })?;
+        self.store
+            .put(&path, Bytes::from(data), PutOptions::create())
+            .await
+            .map(|_| ())
+    }
+
+    /// Names of the cluster's secrets.
+    pub async fn list_secrets(&self, cluster: &str) -> Result<Vec<String>> {
+        check_name("cluster name", cluster)?;
+        let prefix = format!("{cluster}/secrets/");
+        Ok(self
+            .store
+            .list(&prefix)
+            .await?
+            .into_iter()
+            .map(|o| o.path[prefix.len()..].to_string())
+            .filter(|n| !n.contains('/'))
+            .collect())
+    }
+
+    // ---- completed spec and version --------------------------------------------
+
+    /// Writes `cluster-completed.spec` (the fully populated cluster).
+    pub async fn put_completed_spec(&self, cluster: &Cluster) -> Result<Version> {
+        let name = Self::cluster_name(cluster)?;
+        let path = format!("{name}/cluster-completed.spec");
+        let data = encode_cluster(&path, cluster)?;
+        self.store.put(&path, data, PutOptions::overwrite()).await
+    }
+
+    /// Reads `cluster-completed.spec`.
+    pub async fn get_completed_spec(&self, cluster: &str) -> Result<Cluster> {
+        check_name("cluster name", cluster)?;
+        let path = format!("{cluster}/cluster-completed.spec");
+        let got = self.store.get(&path).await?;
+        Self::decode_cluster(&path, &got.data)
+    }
+
+    /// Writes `kops-version.txt`.
+    pub async fn put_kops_version(&self, cluster: &str, version: &str) -> Result<()> {
+        check_name("cluster name", cluster)?;
+        self.store
+            .put(
+                &format!("{cluster}/kops-version.txt"),
+                Bytes::from(version.to_string()),
+                PutOptions::overwrite(),
+            )
+            .await
+            .map(|_| ())
+    }
+
+    /// Reads `kops-version.txt`, `None` when absent.
+    pub async fn get_kops_version(&self, cluster: &str) -> Result<Option<String>> {
+        check_name("cluster name", cluster)?;
+        Ok(self
+            .store
+            .get_opt(&format!("{cluster}/kops-version.txt"))
+            .await?
+            .map(|g| String::from_utf8_lossy(&g.data).trim().to_string()))
+    }
+
+    // ---- lock ---------------------------------------------------------------
+
+    fn lock_path(cluster: &str) -> String {
+        format!("{cluster}/kops-rs.lock")
+    }
+
+    /// Takes the cluster's lock for a mutating operation, or fails with
+    /// [`Error::Locked`] naming the holder.
+    pub async fn lock(&self, cluster: &str, request: &LockRequest) -> Result<Lock> {
+        check_name("cluster name", cluster)?;
+        Lock::acquire(
+            self.store.clone(),
+            &Self::lock_path(cluster),
+            request,
+            self.clock.as_ref(),
+        )
+        .await
+    }
+
+    /// Who holds the cluster's lock, if anyone.
+    pub async fn lock_info(&self, cluster: &str) -> Result<Option<LockInfo>> {
+        check_name("cluster name", cluster)?;
+        lock::read_lock(self.store.as_ref(), &Self::lock_path(cluster)).await
+    }
+
+    /// Removes the cluster's lock if its id is `id`; returns what it recorded.
+    pub async fn force_unlock(&self, cluster: &str, id: &str) -> Result<LockInfo> {
+        check_name("cluster name", cluster)?;
+        lock::force_unlock(self.store.as_ref(), &Self::lock_path(cluster), id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_like_kops() {
+        // Blob "AAAA" decodes to three zero bytes; MD5 of [0,0,0].
+        let id = ssh_fingerprint("ssh-rsa AAAA user@host").unwrap();
+        assert_eq!(id, "693e9af84d3dfcc71e640e005bdc5e2e");
+        assert!(ssh_fingerprint("ssh-rsa").is_err());
+        assert!(ssh_fingerprint("ssh-rsa !!!").is_err());
+    }
+}
