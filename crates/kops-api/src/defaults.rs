@@ -155,11 +155,14 @@ pub fn populate_cluster(input: &Cluster, opts: &PopulateOptions) -> Result<Clust
         topology.dns = Some("Public".to_string());
     }
     let dns_type = topology.dns.clone().unwrap_or_default();
-    if c.spec.authorization.is_none() {
-        c.spec.authorization = Some(v::AuthorizationSpec {
-            rbac: Some(v::RBACAuthorizationSpec::default()),
-            ..Default::default()
-        });
+    let authz = c.spec.authorization.get_or_insert_with(Default::default);
+    if authz.rbac.is_none() && authz.always_allow.is_none() {
+        authz.rbac = Some(v::RBACAuthorizationSpec::default());
+    }
+    if let Some(flannel) = c.spec.networking.flannel.as_mut()
+        && flannel.backend.as_deref().unwrap_or("").is_empty()
+    {
+        flannel.backend = Some("udp".to_string());
     }
 
     // etcd.
@@ -552,22 +555,224 @@ fn populate_components(
         g.node_tags = Some(tag);
     }
 
-    // Controller manager and kube-proxy CIDRs.
+    let version = spec.kubernetes_version.clone().unwrap_or_default();
+    let assets = spec_assets(&spec.assets);
+    let image =
+        |component: &str| remap_image(&assets, &format!("registry.k8s.io/{component}:v{version}"));
+    // kops-controller allocates pod CIDRs on IPv6 clusters.
+    let kops_ipam = ipv6;
+
+    // kube-apiserver.
+    let main_members = spec
+        .etcd_clusters
+        .iter()
+        .flatten()
+        .find(|e| e.name.as_deref() == Some("main"))
+        .map(|e| e.etcd_members.as_ref().map_or(0, Vec::len))
+        .unwrap_or(0);
+    let etcd_major = spec
+        .etcd_clusters
+        .iter()
+        .flatten()
+        .next()
+        .and_then(|e| e.version.as_deref())
+        .and_then(|v| semver::Version::parse(v.trim_start_matches('v')).ok())
+        .map(|v| v.major);
+    let etcd_names: Vec<String> = spec
+        .etcd_clusters
+        .iter()
+        .flatten()
+        .filter_map(|e| e.name.clone())
+        .collect();
+    let authz = spec.authorization.clone().unwrap_or_default();
+    let kopeio_authn = spec
+        .authentication
+        .as_ref()
+        .is_some_and(|a| a.kopeio.is_some());
+    let metrics_server = spec.metrics_server.as_ref().and_then(|m| m.enabled) == Some(true);
+    let service_range = spec.networking.service_cluster_ip_range.clone();
+    let a = spec.kube_api_server.get_or_insert_with(Default::default);
+    if a.api_server_count.is_none() && main_members > 0 {
+        a.api_server_count = i32::try_from(main_members).ok();
+    }
+    if a.storage_backend.is_none()
+        && let Some(major) = etcd_major
+    {
+        a.storage_backend = Some(format!("etcd{major}"));
+    }
+    a.kubelet_preferred_address_types
+        .get_or_insert_with(|| vec!["InternalIP".into(), "Hostname".into(), "ExternalIP".into()]);
+    if kopeio_authn {
+        a.authentication_token_webhook_config_file = Some("/etc/kubernetes/authn.config".into());
+    }
+    if authz.always_allow.is_some() {
+        a.authorization_mode = Some("AlwaysAllow".into());
+    } else if authz.rbac.is_some() {
+        a.authorization_mode = Some("Node,RBAC".into());
+    }
+    a.requestheader_allowed_names = Some(vec!["aggregator".into()]);
+    a.requestheader_extra_header_prefixes = Some(vec!["X-Remote-Extra-".into()]);
+    a.requestheader_group_headers = Some(vec!["X-Remote-Group".into()]);
+    a.requestheader_username_headers = Some(vec!["X-Remote-User".into()]);
+    a.image = Some(image("kube-apiserver"));
+    if (k8s.major, k8s.minor) < (1, 33) {
+        a.cloud_provider = Some("external".into());
+    }
+    a.log_level = Some(2);
+    a.secure_port = Some(443);
+    a.bind_address = Some(if ipv6 { "::" } else { "0.0.0.0" }.into());
+    a.allow_privileged = Some(true);
+    a.service_cluster_ip_range = service_range;
+    let mut servers = Vec::new();
+    let mut overrides = Vec::new();
+    for name in &etcd_names {
+        match name.as_str() {
+            "main" => servers.push("https://127.0.0.1:4001".to_string()),
+            "events" => overrides.push("/events#https://127.0.0.1:4002".to_string()),
+            "leases" => {
+                overrides.push("coordination.k8s.io/leases#https://127.0.0.1:4003".to_string())
+            }
+            _ => {}
+        }
+    }
+    a.etcd_servers = (!servers.is_empty()).then_some(servers);
+    a.etcd_servers_overrides = (!overrides.is_empty()).then_some(overrides);
+    let mut plugins: Vec<String> = [
+        "DefaultStorageClass",
+        "DefaultTolerationSeconds",
+        "LimitRanger",
+        "MutatingAdmissionWebhook",
+        "NamespaceLifecycle",
+        "NodeRestriction",
+        "ResourceQuota",
+        "RuntimeClass",
+        "ServiceAccount",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionWebhook",
+    ]
+    .iter()
+    .map(|p| p.to_string())
+    .collect();
+    plugins.extend(a.append_admission_plugins.iter().flatten().cloned());
+    a.enable_admission_plugins = Some(plugins);
+    a.anonymous_auth = Some(false);
+    a.insecure_bind_address = None;
+    a.insecure_port = None;
+    if metrics_server && a.enable_aggregator_routing.is_none() {
+        a.enable_aggregator_routing = Some(true);
+    }
+
+    // kube-controller-manager.
     let pod_cidr = spec.networking.pod_cidr.clone();
+    let net = &spec.networking;
+    let routes = if net.kubenet.is_some() {
+        Some(true)
+    } else if net.cni_options().is_empty() {
+        None
+    } else {
+        Some(false)
+    };
+    let gce_aliases = gce && (net.gce.is_some() || net.kindnet.is_some());
+    let amazon_vpc = net.amazonvpc.is_some();
     let kcm = spec
         .kube_controller_manager
         .get_or_insert_with(Default::default);
-    if kcm.cluster_cidr.is_none() {
-        kcm.cluster_cidr = pod_cidr.clone();
+    if kcm
+        .attach_detach_reconcile_sync_period
+        .as_deref()
+        .is_none_or(|d| d == "0s")
+    {
+        kcm.attach_detach_reconcile_sync_period = Some("1m0s".into());
     }
-    if kcm.cluster_name.is_none() {
-        kcm.cluster_name = c.metadata.name.clone();
+    kcm.cluster_name = c.metadata.name.clone();
+    kcm.cloud_provider = Some("external".into());
+    kcm.log_level.get_or_insert(2);
+    kcm.image = Some(image("kube-controller-manager"));
+    kcm.leader_election = Some(v::LeaderElectionConfiguration {
+        leader_elect: Some(true),
+        ..Default::default()
+    });
+    kcm.allocate_node_cidrs = Some(!kops_ipam && !gce_aliases);
+    if kcm.cluster_cidr.is_none() && !kops_ipam {
+        kcm.cluster_cidr = pod_cidr;
     }
+    if routes.is_some() {
+        kcm.configure_cloud_routes = routes;
+    }
+    kcm.use_service_account_credentials.get_or_insert(true);
+    if kops_ipam && kcm.controllers.as_ref().is_none_or(|c| c.is_empty()) {
+        kcm.controllers = Some(vec!["*".into(), "-nodeipam".into()]);
+    }
+    let kcm_cidr = kcm.cluster_cidr.clone();
+
+    // kube-scheduler.
+    let sch = spec.kube_scheduler.get_or_insert_with(Default::default);
+    sch.log_level.get_or_insert(2);
+    sch.image.get_or_insert_with(|| image("kube-scheduler"));
+    sch.leader_election
+        .get_or_insert_with(|| v::LeaderElectionConfiguration {
+            leader_elect: Some(true),
+            ..Default::default()
+        });
+
+    // kube-proxy.
     let kp = spec.kube_proxy.get_or_insert_with(Default::default);
-    if kp.cluster_cidr.is_none() && kp.enabled != Some(false) {
-        kp.cluster_cidr = pod_cidr;
+    kp.log_level.get_or_insert(2);
+    kp.cpu_request.get_or_insert_with(|| "100m".into());
+    kp.image = Some(image("kube-proxy"));
+    if kp.cluster_cidr.is_none() && !kops_ipam && !amazon_vpc {
+        kp.cluster_cidr = kcm_cidr.filter(|c| !c.is_empty());
+    }
+
+    // containerd.
+    let ctr = spec.containerd.get_or_insert_with(Default::default);
+    if ctr.version.as_deref().unwrap_or("").is_empty() {
+        ctr.version = Some("2.3.4".into());
+        ctr.runc = Some(v::Runc {
+            version: Some("1.4.3".into()),
+            ..Default::default()
+        });
+    }
+    ctr.log_level = Some("info".into());
+    if ctr.sandbox_image.as_deref().unwrap_or("").is_empty() {
+        ctr.sandbox_image = Some(remap_image(&assets, "registry.k8s.io/pause:3.10.1"));
+    }
+    if let Some(n) = ctr.nvidia_gpu.as_mut()
+        && n.enabled == Some(true)
+    {
+        n.package
+            .get_or_insert_with(|| "nvidia-driver-535-server".into());
+        n.image
+            .get_or_insert_with(|| "nvcr.io/nvidia/k8s-device-plugin:v0.17.3".into());
+    }
+    if let Some(g) = ctr.gvisor.as_mut()
+        && g.enabled == Some(true)
+    {
+        g.platform.get_or_insert_with(|| "systrap".into());
     }
     Ok(())
+}
+
+type Assets = (Option<String>, Option<String>);
+
+fn spec_assets(assets: &Option<v::AssetsSpec>) -> Assets {
+    let a = assets.as_ref();
+    (
+        a.and_then(|a| a.container_registry.clone()),
+        a.and_then(|a| a.container_proxy.clone()),
+    )
+}
+
+/// Points an image at the cluster's registry (`assets.containerRegistry`) or
+/// proxy (`assets.containerProxy`): either replaces the image's registry host.
+fn remap_image(assets: &Assets, image: &str) -> String {
+    let rest = image.split_once('/').map_or(image, |(_, r)| r);
+    match assets {
+        (Some(registry), _) | (None, Some(registry)) => {
+            format!("{}/{rest}", registry.trim_end_matches('/'))
+        }
+        (None, None) => image.to_string(),
+    }
 }
 
 /// kOps' subnet CIDR allocation (`assignCIDRsToSubnets`): subnets without a
@@ -847,10 +1052,116 @@ pub fn populate_instance_group(
     if ig.spec.manager.is_none() {
         ig.spec.manager = Some("CloudGroup".to_string());
     }
-    if ig.spec.kubelet.is_none() {
-        ig.spec.kubelet = Some(Default::default());
-    }
+    ig.spec.kubelet = Some(instance_group_kubelet(cluster, &ig)?);
     Ok(ig)
+}
+
+/// Recursively overlays `overlay` on `base` as a JSON merge of Go structs
+/// does: objects merge key by key, everything else (including lists) is
+/// replaced.
+fn json_merge(base: &mut serde_json::Value, overlay: &serde_json::Value) {
+    match (base, overlay) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(k) {
+                    Some(existing) => json_merge(existing, v),
+                    None => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o.clone(),
+    }
+}
+
+fn merge_kubelet(
+    base: &v::KubeletConfigSpec,
+    overlay: &v::KubeletConfigSpec,
+) -> Result<v::KubeletConfigSpec> {
+    let fail = |e: serde_json::Error| {
+        populate_error("spec.kubelet", format!("merging kubelet settings: {e}"))
+    };
+    let mut b = serde_json::to_value(base).map_err(fail)?;
+    let o = serde_json::to_value(overlay).map_err(fail)?;
+    json_merge(&mut b, &o);
+    serde_json::from_value(b).map_err(fail)
+}
+
+/// The kubelet settings of an instance group: the cluster's kubelet (or
+/// control-plane kubelet) with the group's own settings on top, the role's
+/// node labels and taints added.
+fn instance_group_kubelet(cluster: &Cluster, ig: &InstanceGroup) -> Result<v::KubeletConfigSpec> {
+    let cp = ig.is_control_plane();
+    let role = ig.spec.role.clone();
+    let spec = &cluster.spec;
+    let mut base = if cp {
+        spec.master_kubelet.clone().unwrap_or_default()
+    } else {
+        spec.kubelet.clone().unwrap_or_default()
+    };
+    if cp && spec.kubelet.as_ref().and_then(|k| k.anonymous_auth) == Some(false) {
+        base.anonymous_auth = Some(false);
+    }
+    let own = ig.spec.kubelet.clone().unwrap_or_default();
+
+    // Node labels: kubelet labels, role labels, then the group's nodeLabels.
+    let mut labels = merge_kubelet(&base, &own)?.node_labels.unwrap_or_default();
+    match role {
+        Some(InstanceGroupRole::ControlPlane) => {
+            for l in [
+                "node-role.kubernetes.io/control-plane",
+                "kops.k8s.io/kops-controller-pki",
+                "node.kubernetes.io/exclude-from-external-load-balancers",
+            ] {
+                labels.insert(l.to_string(), String::new());
+            }
+        }
+        Some(InstanceGroupRole::ApiServer) => {
+            labels.insert(
+                "node-role.kubernetes.io/api-server".to_string(),
+                String::new(),
+            );
+        }
+        Some(InstanceGroupRole::Node) => {
+            labels.insert("node-role.kubernetes.io/node".to_string(), String::new());
+        }
+        _ => {}
+    }
+    for (k, val) in ig.spec.node_labels.iter().flatten() {
+        labels.insert(k.clone(), val.clone());
+    }
+
+    let secure = base.anonymous_auth == Some(true);
+    let mut taints: std::collections::BTreeSet<String> =
+        base.taints.iter().flatten().cloned().collect();
+    taints.extend(ig.spec.taints.iter().flatten().cloned());
+    taints.extend(own.taints.iter().flatten().cloned());
+    taints.extend(
+        spec.kubelet
+            .as_ref()
+            .and_then(|k| k.taints.clone())
+            .unwrap_or_default(),
+    );
+    let mut k = merge_kubelet(&base, &own)?;
+    match role {
+        Some(InstanceGroupRole::ControlPlane) => {
+            taints.insert("node-role.kubernetes.io/control-plane=:NoSchedule".to_string());
+        }
+        Some(InstanceGroupRole::ApiServer) => {
+            taints.insert("node-role.kubernetes.io/api-server=:NoSchedule".to_string());
+        }
+        _ => {}
+    }
+    if ig.spec.manager.as_deref() == Some("Karpenter") {
+        taints.insert("karpenter.sh/unregistered=:NoExecute".to_string());
+    }
+    k.node_labels = (!labels.is_empty()).then_some(labels);
+    k.taints = (!taints.is_empty()).then(|| taints.into_iter().collect());
+    if secure {
+        k.anonymous_auth = Some(false);
+    }
+    Ok(k)
 }
 
 /// The effective root volume of an instance group: what it sets, else kOps'
