@@ -1290,6 +1290,42 @@ mod tests {
         assert!(err.to_string().contains("spec.subnets["), "{err}");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Whatever mix of subnets asks for CIDRs, allocation either fails
+        /// with an error or hands out blocks inside the network that overlap
+        /// neither each other nor the CIDRs already given.
+        #[test]
+        fn allocation_is_disjoint_and_inside_the_network(
+            kinds in proptest::collection::vec((0usize..3, 0usize..4, proptest::bool::ANY), 1..12),
+            prefix in 16u8..24,
+        ) {
+            let types = ["Public", "Private", "Utility"];
+            let subnets: Vec<v::ClusterSubnetSpec> = kinds
+                .iter()
+                .enumerate()
+                .map(|(i, (t, z, fixed))| {
+                    // A fixed CIDR only for the first subnet, so given CIDRs never overlap each other.
+                    let cidr = (*fixed && i == 0).then(|| format!("10.0.0.0/{}", prefix + 4));
+                    subnet(&format!("s{i}"), &format!("zone-{z}"), types[*t], cidr.as_deref())
+                })
+                .collect();
+            let mut c = cluster_with(subnets);
+            c.spec.networking.network_cidr = Some(format!("10.0.0.0/{prefix}"));
+            let network: IpNet = format!("10.0.0.0/{prefix}").parse().unwrap();
+            if assign_subnet_cidrs(&mut c).is_ok() {
+                let nets: Vec<IpNet> = cidrs(&c).iter().map(|s| s.parse().unwrap()).collect();
+                for (i, a) in nets.iter().enumerate() {
+                    proptest::prop_assert!(network.contains(a), "{a} outside {network}");
+                    for b in &nets[i + 1..] {
+                        proptest::prop_assert!(!(a.contains(&b.network()) || b.contains(&a.network())), "{a} overlaps {b}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn pod_cidr_is_the_upper_half() {
         assert_eq!(
