@@ -64,11 +64,11 @@ pub fn diff_fields(
     resolver: &dyn Resolver,
 ) -> Vec<FieldChange> {
     let mut out = Vec::new();
-    for (name, e) in expected.iter() {
+    for (i, (name, e)) in expected.iter().enumerate() {
         if e.is_null() {
             continue;
         }
-        let a = actual.and_then(|a| a.get(name));
+        let a = actual.and_then(|a| a.get_near(name, i));
         if actual.is_some() && values_equal(e, a, resolver) {
             continue;
         }
@@ -108,7 +108,11 @@ pub fn values_equal(expected: &Value, actual: Option<&Value>, resolver: &dyn Res
                     .all(|(e, a)| values_equal(e, Some(a), resolver))
         }
         (Value::Map(e), Value::Map(a)) => {
-            e.len() == a.len() && e.iter().all(|(k, e)| values_equal(e, a.get(k), resolver))
+            // Both maps are sorted by key: compare in lockstep.
+            e.len() == a.len()
+                && e.iter()
+                    .zip(a.iter())
+                    .all(|((ek, ev), (ak, av))| ek == ak && values_equal(ev, Some(av), resolver))
         }
         (Value::Object(e), Value::Object(a)) => e
             .iter()

@@ -49,15 +49,14 @@ impl<C: ?Sized + Sync> fmt::Debug for Node<C> {
     }
 }
 
-/// A validated, acyclic graph of tasks. Node indices (`usize`) are the order tasks were
-/// given in.
+/// A validated, acyclic graph of tasks. Nodes are stored sorted by key; node indices
+/// (`usize`) refer to that order.
 pub struct TaskGraph<C: ?Sized + Sync> {
     nodes: Vec<Node<C>>,
     index: HashMap<TaskKey, usize>,
     deps: Vec<Vec<usize>>,
     dependents: Vec<Vec<usize>>,
     order: Vec<usize>,
-    by_key: Vec<usize>,
 }
 
 impl<C: ?Sized + Sync> fmt::Debug for TaskGraph<C> {
@@ -81,6 +80,10 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         tasks: Vec<Box<dyn Task<C>>>,
         overrides: &LifecycleOverrides,
     ) -> Result<Self> {
+        // Nodes are stored sorted by key: plans and renderers walk them in that order, and
+        // the cached fields are then laid out in memory in the same order.
+        let mut tasks = tasks;
+        tasks.sort_by(|a, b| a.key().cmp(b.key()));
         let mut nodes = Vec::with_capacity(tasks.len());
         let mut index = HashMap::with_capacity(tasks.len());
         for task in tasks {
@@ -155,15 +158,12 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             }
         };
 
-        let mut by_key: Vec<usize> = (0..nodes.len()).collect();
-        by_key.sort_unstable_by(|&a, &b| nodes[a].key.cmp(&nodes[b].key));
         Ok(TaskGraph {
             nodes,
             index,
             deps,
             dependents,
             order,
-            by_key,
         })
     }
 
@@ -182,7 +182,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         self.nodes.get(i)
     }
 
-    /// All nodes, in the order the tasks were given.
+    /// All nodes, sorted by key.
     pub fn nodes(&self) -> &[Node<C>] {
         &self.nodes
     }
@@ -210,11 +210,6 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
     /// A topological order: every task comes after all of its dependencies.
     pub fn topological_order(&self) -> &[usize] {
         &self.order
-    }
-
-    /// Node indices sorted by task key.
-    pub fn key_order(&self) -> &[usize] {
-        &self.by_key
     }
 
     /// The graph in levels (waves): level 0 has no dependencies, and every task is one

@@ -1,7 +1,9 @@
 //! Task identity ([`TaskKey`]) and typed references between tasks ([`TaskRef`]).
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -9,31 +11,51 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The stable identity of a task: its kind (e.g. `VPC`) and its name (e.g.
 /// `minimal.example.com`), written `Kind/name` as kOps does.
 ///
-/// Both parts are reference-counted so cloning a key is cheap; keys order by kind, then name.
-/// The kind must not contain `/`; the name may.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A key is one reference-counted string plus a precomputed hash, so cloning, hashing and
+/// comparing keys (the hot path of graph building and diffing) is cheap. Keys order by
+/// kind, then name. The kind must not contain `/`; the name may.
+#[derive(Clone)]
 pub struct TaskKey {
-    kind: Arc<str>,
-    name: Arc<str>,
+    text: Arc<str>,
+    kind_len: usize,
+    hash: u64,
+}
+
+fn key_hash(text: &str) -> u64 {
+    // FNV-1a: stable and cheap; the map's own hasher mixes it further.
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 impl TaskKey {
     /// Builds a key from a kind and a name.
     pub fn new(kind: impl AsRef<str>, name: impl AsRef<str>) -> Self {
+        let (kind, name) = (kind.as_ref(), name.as_ref());
+        let mut text = String::with_capacity(kind.len() + 1 + name.len());
+        text.push_str(kind);
+        text.push('/');
+        text.push_str(name);
         TaskKey {
-            kind: Arc::from(kind.as_ref()),
-            name: Arc::from(name.as_ref()),
+            hash: key_hash(&text),
+            text: Arc::from(text),
+            kind_len: kind.len(),
         }
     }
 
     /// The task kind, e.g. `VPC`.
     pub fn kind(&self) -> &str {
-        &self.kind
+        self.text.get(..self.kind_len).unwrap_or_default()
     }
 
     /// The task name, e.g. `minimal.example.com`.
     pub fn name(&self) -> &str {
-        &self.name
+        self.text.get(self.kind_len + 1..).unwrap_or_default()
+    }
+
+    /// The key as `Kind/name`.
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
 
     /// Parses `Kind/name` (the kind ends at the first `/`). Returns `None` when there is no
@@ -52,9 +74,42 @@ impl TaskKey {
     }
 }
 
+impl PartialEq for TaskKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && self.kind_len == other.kind_len
+            && (Arc::ptr_eq(&self.text, &other.text) || self.text == other.text)
+    }
+}
+
+impl Eq for TaskKey {}
+
+impl Hash for TaskKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl Ord for TaskKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        if Arc::ptr_eq(&self.text, &other.text) {
+            return Ordering::Equal;
+        }
+        self.kind()
+            .cmp(other.kind())
+            .then_with(|| self.name().cmp(other.name()))
+    }
+}
+
+impl PartialOrd for TaskKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl fmt::Display for TaskKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.kind, self.name)
+        f.write_str(&self.text)
     }
 }
 
@@ -149,6 +204,20 @@ mod tests {
         assert_eq!(serde_json::from_str::<TaskKey>(&json).unwrap(), k);
         assert!(TaskKey::parse("novalue").is_none());
         assert!(serde_json::from_str::<TaskKey>("\"/x\"").is_err());
+    }
+
+    #[test]
+    fn equal_keys_are_equal_whatever_their_allocation() {
+        use std::collections::HashSet;
+        let a = TaskKey::new("VPC", "main");
+        let b = TaskKey::parse("VPC/main").unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, TaskKey::new("VPC", "other"));
+        assert_ne!(TaskKey::new("A", "b/c"), TaskKey::new("A/b", "c"));
+        let set: HashSet<TaskKey> = [a.clone(), b].into_iter().collect();
+        assert_eq!(set.len(), 1);
+        assert_eq!(a.kind(), "VPC");
+        assert_eq!(a.name(), "main");
     }
 
     #[test]

@@ -38,7 +38,7 @@
 //! # Modules
 //!
 //! - [`key`]: [`TaskKey`], [`TaskRef`].
-//! - [`value`]: [`Value`], [`Fields`], [`Outputs`], [`Sensitive`].
+//! - [`value`]: [`Value`], [`Fields`], [`ValueMap`], [`Outputs`], [`Sensitive`].
 //! - [`lifecycle`]: [`Lifecycle`], [`LifecycleOverrides`].
 //! - [`task`]: the [`Task`] trait, [`Context`], [`Found`], [`Change`], [`Results`], deletions.
 //! - [`graph`]: the [`TaskGraph`].
@@ -126,7 +126,7 @@ pub use key::{TaskKey, TaskRef};
 pub use lifecycle::{Lifecycle, LifecycleOverrides};
 pub use plan::{Action, Plan, PlanItem};
 pub use task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Results, Task};
-pub use value::{Fields, Outputs, Sensitive, Value};
+pub use value::{Fields, Outputs, Sensitive, Value, ValueMap};
 
 /// Re-exported so task implementations use the same `async_trait` as the trait.
 pub use async_trait::async_trait;

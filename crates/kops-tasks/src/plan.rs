@@ -146,7 +146,7 @@ impl Plan {
     ) -> Result<Plan> {
         let mut items = Vec::with_capacity(graph.len());
         let mut failures = Vec::new();
-        for node in graph.key_order().iter().filter_map(|&i| graph.node(i)) {
+        for node in graph.nodes() {
             let found = actual.get(node.key());
             match evaluate(node.key(), node.lifecycle(), node.fields(), found, actual) {
                 Ok(item) => items.push(item),
@@ -324,7 +324,7 @@ fn write_change(out: &mut String, c: &FieldChange, create: bool) {
     if let (Some(Value::Map(before)), Value::Map(after)) = (&c.old, &c.new) {
         let _ = writeln!(out, "      {name:FIELD_WIDTH$}  (map changed)");
         let mut lines = String::new();
-        for (k, v) in after {
+        for (k, v) in after.iter() {
             match before.get(k) {
                 None => {
                     let _ = writeln!(lines, "+ {k}: {v}");
@@ -335,7 +335,7 @@ fn write_change(out: &mut String, c: &FieldChange, create: bool) {
                 Some(_) => {}
             }
         }
-        for (k, b) in before.iter().filter(|(k, _)| !after.contains_key(*k)) {
+        for (k, b) in before.iter().filter(|(k, _)| !after.contains_key(k)) {
             let _ = writeln!(lines, "- {k}: {b}");
         }
         write_value_block(out, &lines);

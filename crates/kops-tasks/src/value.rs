@@ -35,7 +35,7 @@ pub enum Value {
     /// A list; order matters.
     List(Vec<Value>),
     /// A map with sorted string keys (tags, labels).
-    Map(BTreeMap<String, Value>),
+    Map(ValueMap),
     /// A nested object (an ordered set of named fields).
     Object(Fields),
     /// A reference to another task's output (by default its `id`).
@@ -259,7 +259,19 @@ impl Fields {
 
     /// The value of a field, if present.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.0
+            .iter()
+            .find(|(n, _)| same_name(n, name))
+            .map(|(_, v)| v)
+    }
+
+    /// Like [`Fields::get`], trying position `hint` first (fields of the expected and the
+    /// actual state usually come in the same order).
+    pub(crate) fn get_near(&self, name: &str, hint: usize) -> Option<&Value> {
+        match self.0.get(hint) {
+            Some((n, v)) if same_name(n, name) => Some(v),
+            _ => self.get(name),
+        }
     }
 
     /// Number of fields.
@@ -332,16 +344,119 @@ impl<'de> Deserialize<'de> for Fields {
     }
 }
 
+/// Field names are usually the same `&'static str`: compare pointers before bytes.
+fn same_name(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+/// A map with sorted string keys, stored as a sorted vector: maps on cloud objects (tags,
+/// labels) are small, and a vector keeps them compact and quick to compare. Serialised as
+/// a JSON object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ValueMap(Vec<(String, Value)>);
+
+impl ValueMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `key`, replacing an existing value; keeps keys sorted.
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Value>) {
+        let key = key.into();
+        let value = value.into();
+        match self.0.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (key, value)),
+        }
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the map is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Values in key order.
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.0.iter().map(|(_, v)| v)
+    }
+}
+
+impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for ValueMap {
+    fn from_iter<T: IntoIterator<Item = (K, V)>>(iter: T) -> Self {
+        let mut v: Vec<(String, Value)> = iter
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        // Stable sort, then keep the last value of a repeated key (as repeated inserts would).
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(String, Value)> = Vec::with_capacity(v.len());
+        for (k, val) in v {
+            match out.last_mut() {
+                Some(last) if last.0 == k => last.1 = val,
+                _ => out.push((k, val)),
+            }
+        }
+        ValueMap(out)
+    }
+}
+
+impl From<BTreeMap<String, Value>> for ValueMap {
+    fn from(m: BTreeMap<String, Value>) -> Self {
+        ValueMap(m.into_iter().collect())
+    }
+}
+
+impl Serialize for ValueMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ValueMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let m = BTreeMap::<String, Value>::deserialize(deserializer)?;
+        Ok(m.into())
+    }
+}
+
 /// What a task produced or found: named string outputs such as `id`, `arn` or `name`.
-/// Dependents' references ([`TaskRef`]) resolve against these.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Outputs(BTreeMap<Cow<'static, str>, String>);
+/// Dependents' references ([`TaskRef`]) resolve against these. Kept as a small sorted
+/// vector; serialised as a JSON object.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outputs(Vec<(Cow<'static, str>, String)>);
 
 impl Outputs {
     /// No outputs.
     pub fn new() -> Self {
-        Outputs(BTreeMap::new())
+        Outputs(Vec::new())
     }
 
     /// Outputs holding just an `id`.
@@ -357,22 +472,59 @@ impl Outputs {
 
     /// Sets an output.
     pub fn insert(&mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<String>) {
-        self.0.insert(attr.into(), value.into());
+        let attr = attr.into();
+        let value = value.into();
+        match self
+            .0
+            .binary_search_by(|(k, _)| k.as_ref().cmp(attr.as_ref()))
+        {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (attr, value)),
+        }
     }
 
     /// The value of an output.
     pub fn get(&self, attr: &str) -> Option<&str> {
-        self.0.get(attr).map(String::as_str)
+        self.0
+            .iter()
+            .find(|(k, _)| same_name(k, attr))
+            .map(|(_, v)| v.as_str())
     }
 
     /// Copies every output of `other` over this one.
     pub fn merge(&mut self, other: Outputs) {
-        self.0.extend(other.0);
+        for (k, v) in other.0 {
+            self.insert(k, v);
+        }
     }
 
     /// Whether there are no outputs.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Outputs in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_str()))
+    }
+}
+
+impl Serialize for Outputs {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k.as_ref(), v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Outputs {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let m = BTreeMap::<String, String>::deserialize(deserializer)?;
+        Ok(Outputs(
+            m.into_iter().map(|(k, v)| (Cow::Owned(k), v)).collect(),
+        ))
     }
 }
 

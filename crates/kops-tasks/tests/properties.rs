@@ -30,7 +30,8 @@ fn value() -> impl Strategy<Value = Value> {
     scalar().prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::List),
-            prop::collection::btree_map("[a-z/.]{1,6}", inner.clone(), 0..4).prop_map(Value::Map),
+            prop::collection::btree_map("[a-z/.]{1,6}", inner.clone(), 0..4)
+                .prop_map(|m| Value::Map(m.into())),
             prop::collection::vec(("[A-Z][a-z]{0,6}", inner), 0..4)
                 .prop_map(|v| Value::Object(v.into_iter().collect())),
         ]

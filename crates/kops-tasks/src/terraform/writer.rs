@@ -437,9 +437,7 @@ impl TerraformWriter {
 /// Renders every task of a graph (except those with lifecycle `Ignore`) into `w`, in key
 /// order.
 pub fn render_graph<C: ?Sized + Sync>(graph: &TaskGraph<C>, w: &mut TerraformWriter) -> Result<()> {
-    let mut nodes: Vec<_> = graph.nodes().iter().collect();
-    nodes.sort_by(|a, b| a.key().cmp(b.key()));
-    for node in nodes {
+    for node in graph.nodes() {
         if node.lifecycle() == Lifecycle::Ignore {
             continue;
         }

@@ -109,7 +109,7 @@ pub fn resolve_value(cx: &Context<'_, MemCloud>, v: &Value) -> Result<Value> {
         ),
         Value::Map(m) => Value::Map(
             m.iter()
-                .map(|(k, v)| Ok((k.clone(), resolve_value(cx, v)?)))
+                .map(|(k, v)| Ok((k.to_owned(), resolve_value(cx, v)?)))
                 .collect::<Result<_>>()?,
         ),
         Value::Object(f) => {
