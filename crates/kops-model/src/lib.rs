@@ -1,6 +1,28 @@
-//! `kops-model` turns a kOps cluster specification into the graph of cloud tasks that realise it, with kOps' resource names, tags and ordering.
+//! `kops-model` turns a kOps cluster specification into the graph of cloud tasks that
+//! realise it, with kOps' resource names, tags and ordering.
+//!
+//! # Modules
+//!
+//! - [`aws`]: the AWS model. [`aws::cloud`] defines the [`aws::AwsCloud`] trait the AWS
+//!   tasks use (implemented by `kops-mock` and `kops-cloud-aws`) and its plain-data
+//!   resource types.
+//!
+//! # Example
+//!
+//! ```
+//! use kops_model::aws::cloud::{ImageQuery, ListQuery, ResourceType, TagFilter};
+//!
+//! // Batched discovery: every VPC of the cluster in one query.
+//! let q = ListQuery::new(ResourceType::Vpc)
+//!     .with_tag(TagFilter::equals("KubernetesCluster", "demo.example.com"));
+//! assert_eq!(q.resource_type.terraform_type(), "aws_vpc");
+//! // Owner aliases as kOps accepts them.
+//! assert!(matches!(ImageQuery::parse("ubuntu/images/x"), ImageQuery::Name { owner: Some(_), .. }));
+//! ```
 //!
 //! # Stability
 //!
-//! This crate has no public API yet; it is part of the kops-rs workspace
-//! layout and gains its API as the corresponding issue lands.
+//! Pre-1.0: the API may change between minor versions. The cloud trait's data types are
+//! `#[non_exhaustive]` so they can grow without breaking implementers' callers.
+
+pub mod aws;
