@@ -541,8 +541,12 @@ impl Executor {
             .as_ref()
             .map(|f| f.outputs.clone())
             .unwrap_or_default();
-        if mode == Mode::Apply && matches!(item.action, Action::Create | Action::Update) {
+        let changing = matches!(item.action, Action::Create | Action::Update);
+        if changing {
+            // Validated in plan mode too, so a dry run reports e.g. an immutable field.
             task.check_changes(found.as_ref(), &item.changes)?;
+        }
+        if mode == Mode::Apply && changing {
             let change = Change {
                 kind: if found.is_some() {
                     ChangeKind::Update

@@ -35,6 +35,29 @@
 //! - **Terraform** ([`terraform`]): tasks render [`terraform::Body`]s into a
 //!   [`terraform::TerraformWriter`]; the emitter prints what `terraform fmt` prints.
 //!
+//! # Writing a task kind (for model authors)
+//!
+//! 1. Define a struct holding the desired state and its [`TaskKey`] (`Kind/name`; the kind
+//!    is the type name, e.g. `VPC`, as in kOps and `--lifecycle-overrides`).
+//! 2. [`Task::fields`]: list the compared fields in display order. Use `Value::Null` for
+//!    "don't care", [`Value::Text`] for policies and user data, [`Value::Sensitive`] for
+//!    secrets, and `Value::from(&other_key)` / [`TaskRef::with_attr`] to refer to another
+//!    task; those references are the task's dependencies (add others with
+//!    [`Task::dependencies`]).
+//! 3. [`Task::find`]: read the object (by ID or tags) through the cloud trait `C`; return
+//!    its fields under the same names (a referenced object may be given by its actual ID)
+//!    and its [`Outputs`] (`id`, `arn`, ...), or `None` when absent. Map throttling to
+//!    [`Error::Throttled`] so the executor retries it.
+//! 4. [`Task::check_changes`]: reject immutable-field changes. [`Task::apply`]: create the
+//!    object or change [`Change::changes`]; resolve references with [`Context::resolve`]
+//!    (the dependency has already run); return the outputs.
+//! 5. [`Task::render_terraform`]: build a [`terraform::Body`] (attributes are printed
+//!    alphabetically, nested blocks with [`terraform::Body::block`], repeated blocks with
+//!    [`terraform::Body::push_block`], references as `Expr::Ref(task_ref)`, large values via
+//!    [`terraform::TerraformWriter::add_file`]) and call
+//!    [`terraform::TerraformWriter::resource`]; add outputs with
+//!    [`terraform::TerraformWriter::output`].
+//!
 //! # Modules
 //!
 //! - [`key`]: [`TaskKey`], [`TaskRef`].

@@ -48,8 +48,9 @@ pub trait Task<C: ?Sized + Sync>: Send + Sync + fmt::Debug {
     /// identity.
     async fn find(&self, cx: &Context<'_, C>) -> Result<Option<Found>>;
 
-    /// Validates a pending change before it is applied (required fields on create,
-    /// immutable fields on update). Default: accept.
+    /// Validates a pending change (required fields on create, immutable fields on update).
+    /// Called when planning and before applying, so a dry run reports the problem.
+    /// Default: accept.
     fn check_changes(&self, _actual: Option<&Found>, _changes: &[FieldChange]) -> Result<()> {
         Ok(())
     }

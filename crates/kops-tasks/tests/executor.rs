@@ -298,3 +298,91 @@ async fn runs_on_tokio_with_the_real_clock() {
     assert!(exec.apply(&graph, &cloud).await.is_success());
     assert!(!exec.plan(&graph, &cloud).await.unwrap().has_changes());
 }
+
+#[test]
+fn immutable_field_changes_fail_in_plan_and_apply() {
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new();
+    let vpc = TaskKey::new("VPC", "main");
+    cloud.put(&vpc, "vpc-1", Fields::new().with("CIDR", "10.0.0.0/16"));
+    let mut t = TestTask::new("VPC", "main", Fields::new().with("CIDR", "10.9.0.0/16"));
+    t.immutable = vec!["CIDR"];
+    let graph = TaskGraph::build(vec![t.boxed()]).unwrap();
+    let err = clock
+        .block_on(exec.plan(&graph, &cloud))
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("VPC/main"), "{err}");
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    let msg = format!("{}", report.failed[0].1);
+    assert_eq!(msg, "VPC/main.CIDR: field cannot be changed");
+    assert_eq!(
+        cloud.get(&vpc).unwrap().1.get("CIDR"),
+        Some(&Value::string("10.0.0.0/16"))
+    );
+}
+
+#[test]
+fn orphans_are_planned_and_deleted_deferred_ones_only_when_allowed() {
+    use kops_tasks::OwnedObject;
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new();
+    let graph = TaskGraph::build(network()).unwrap();
+    let stale_rule = TaskKey::new("SecurityGroupRule", "old");
+    let stale_role = TaskKey::new("IAMRole", "bastions");
+    let broken = TaskKey::new("SecurityGroupRule", "broken");
+    for k in [&stale_rule, &stale_role, &broken] {
+        cloud.put(k, "x", Fields::new());
+    }
+    let owned = vec![
+        OwnedObject {
+            key: stale_rule.clone(),
+            id: "sgr-1".into(),
+            description: String::new(),
+            deferred: false,
+        },
+        OwnedObject {
+            key: stale_role.clone(),
+            id: "bastions".into(),
+            description: String::new(),
+            deferred: true,
+        },
+        OwnedObject {
+            key: broken.clone(),
+            id: "sgr-2".into(),
+            description: String::new(),
+            deferred: false,
+        },
+        OwnedObject {
+            key: TaskKey::new("VPC", "main"),
+            id: "vpc-1".into(),
+            description: String::new(),
+            deferred: false,
+        },
+    ];
+    let mut plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
+    plan.add_orphans(&graph, &owned);
+    assert_eq!(
+        plan.summary().delete,
+        3,
+        "the modelled VPC is not an orphan"
+    );
+    let deleter = common::MemDeleter {
+        fail: vec![broken.clone()],
+    };
+    let failures = clock
+        .block_on(exec.delete_orphans(&plan, &owned, &deleter, &cloud, false))
+        .unwrap();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].0, broken);
+    assert!(cloud.get(&stale_rule).is_none());
+    assert!(cloud.get(&stale_role).is_some(), "deferred deletion waits");
+    let failures = clock
+        .block_on(exec.delete_orphans(&plan, &owned, &common::MemDeleter::default(), &cloud, true))
+        .unwrap();
+    assert!(failures.is_empty());
+    assert!(cloud.get(&stale_role).is_none());
+}

@@ -6,9 +6,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use kops_tasks::diff::FieldChange;
 use kops_tasks::{
-    Change, Context, Error, Fields, Found, Lifecycle, Outputs, Result, Task, TaskKey, Value,
-    async_trait,
+    Change, Context, Deleter, Error, Fields, Found, Lifecycle, Outputs, OwnedObject, Result, Task,
+    TaskKey, Value, async_trait,
 };
 
 /// An injected fault for the next `find` or `apply` of a task.
@@ -130,6 +131,7 @@ pub struct TestTask {
     pub fields: Fields,
     pub lifecycle: Lifecycle,
     pub extra_deps: Vec<TaskKey>,
+    pub immutable: Vec<&'static str>,
 }
 
 impl TestTask {
@@ -139,6 +141,7 @@ impl TestTask {
             fields,
             lifecycle: Lifecycle::Sync,
             extra_deps: Vec::new(),
+            immutable: Vec::new(),
         }
     }
 
@@ -182,6 +185,22 @@ impl Task<MemCloud> for TestTask {
             .map(|(id, fields)| Found::new(fields, Outputs::id(id))))
     }
 
+    fn check_changes(&self, actual: Option<&Found>, changes: &[FieldChange]) -> Result<()> {
+        if actual.is_none() {
+            return Ok(());
+        }
+        match changes
+            .iter()
+            .find(|c| self.immutable.contains(&c.field.as_str()))
+        {
+            Some(c) => Err(Error::invalid(
+                format!("{}.{}", self.key, c.field),
+                "field cannot be changed",
+            )),
+            None => Ok(()),
+        }
+    }
+
     async fn apply(&self, cx: &Context<'_, MemCloud>, change: &Change<'_>) -> Result<Outputs> {
         let cloud = cx.cloud();
         let now = cloud.running.fetch_add(1, Ordering::SeqCst) + 1;
@@ -215,5 +234,22 @@ impl Task<MemCloud> for TestTask {
         .await;
         cloud.running.fetch_sub(1, Ordering::SeqCst);
         result
+    }
+}
+
+/// Deletes objects from the in-memory cloud; `fail` lists keys whose deletion fails.
+#[derive(Debug, Default)]
+pub struct MemDeleter {
+    pub fail: Vec<TaskKey>,
+}
+
+#[async_trait]
+impl Deleter<MemCloud> for MemDeleter {
+    async fn delete(&self, cx: &Context<'_, MemCloud>, object: &OwnedObject) -> Result<()> {
+        if self.fail.contains(&object.key) {
+            return Err(Error::cloud(format!("delete {}", object.id)));
+        }
+        cx.cloud().objects.lock().unwrap().remove(&object.key);
+        Ok(())
     }
 }
