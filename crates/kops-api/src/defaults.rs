@@ -67,6 +67,11 @@ pub struct PopulateOptions {
     pub instance_groups: Vec<InstanceGroup>,
     /// The CIDR of an existing VPC (`networkID`), which kOps would look up.
     pub shared_network_cidr: Option<String>,
+    /// The DNS zone to use when the spec names none (kOps finds it in the
+    /// cloud's DNS by the cluster name).
+    pub dns_zone: Option<String>,
+    /// CIDRs already used in a GCE network, which new subnets must avoid.
+    pub used_cidrs: Vec<String>,
 }
 
 impl PopulateOptions {
@@ -79,6 +84,18 @@ impl PopulateOptions {
     /// Gives the cluster's instance groups.
     pub fn with_instance_groups(mut self, igs: Vec<InstanceGroup>) -> Self {
         self.instance_groups = igs;
+        self
+    }
+
+    /// Gives the DNS zone (id or name) for a spec that names none.
+    pub fn with_dns_zone(mut self, zone: impl Into<String>) -> Self {
+        self.dns_zone = Some(zone.into());
+        self
+    }
+
+    /// Gives CIDRs already in use in the (GCE) network.
+    pub fn with_used_cidrs(mut self, cidrs: Vec<String>) -> Self {
+        self.used_cidrs = cidrs;
         self
     }
 
@@ -227,7 +244,7 @@ pub fn populate_cluster(input: &Cluster, opts: &PopulateOptions) -> Result<Clust
     // first (kOps' assignSubnets), then the cloud's network assignments.
     pod_and_service_ranges(&mut c)?;
     if gce {
-        assign_gce_networks(&mut c)?;
+        assign_gce_networks(&mut c, &opts.used_cidrs)?;
     }
     let net = &mut c.spec.networking;
     if aws && net.network_cidr.is_none() {
@@ -325,7 +342,32 @@ pub fn populate_cluster(input: &Cluster, opts: &PopulateOptions) -> Result<Clust
         }
     }
 
+    if c.spec.dns_zone.is_none() && dns_type != "None" {
+        c.spec.dns_zone = opts.dns_zone.clone();
+        if c.spec.dns_zone.is_some() && c.spec.api.public_name.is_none() {
+            c.spec.api.public_name = Some(format!("api.{name}"));
+        }
+    }
+    // `iam.legacy` is always written once `iam` is present, as kOps writes it.
+    if let Some(iam) = c.spec.iam.as_mut() {
+        iam.legacy.get_or_insert(false);
+    }
+    // containerRuntime was removed from kOps: only containerd is accepted,
+    // and the completed spec no longer carries the field.
+    match c.spec.container_runtime.as_deref() {
+        None | Some("") | Some("containerd") => c.spec.container_runtime = None,
+        Some(other) => {
+            return Err(populate_error(
+                "spec.containerRuntime",
+                format!(
+                    "unsupported value {other:?}: only containerd is supported (remove the field)"
+                ),
+            ));
+        }
+    }
+
     populate_components(&mut c, provider, gce, &k8s)?;
+    populate_addons(&mut c, provider, &k8s);
     Ok(c)
 }
 
@@ -365,6 +407,8 @@ struct BlockAllocator {
 }
 
 impl BlockAllocator {
+    /// Like kOps' allocator, the search starts at the second block of the
+    /// parent (the first one is never handed out).
     fn allocate(&mut self, prefix: u8) -> Result<Ipv4Net> {
         let overlaps =
             |a: &Ipv4Net, b: &Ipv4Net| a.contains(&b.network()) || b.contains(&a.network());
@@ -377,6 +421,7 @@ impl BlockAllocator {
                     format!("cannot cut /{prefix} blocks from {}", self.parent),
                 )
             })?
+            .skip(1)
             .find(|b| !self.used.iter().any(|u| overlaps(u, b)))
             .ok_or_else(|| {
                 populate_error(
@@ -393,11 +438,11 @@ impl BlockAllocator {
 /// subnet gets a /19 for nodes plus a /14 for pods and a /16 for services, and
 /// the non-masquerade CIDR becomes 10.0.0.0/8; otherwise each new subnet
 /// without a CIDR gets a /20.
-fn assign_gce_networks(c: &mut Cluster) -> Result<()> {
+fn assign_gce_networks(c: &mut Cluster, used: &[String]) -> Result<()> {
     let mut alloc = BlockAllocator {
         parent: Ipv4Net::new(std::net::Ipv4Addr::new(10, 0, 0, 0), 8)
             .map_err(|_| populate_error("spec", "bad parent network"))?,
-        used: Vec::new(),
+        used: used.iter().filter_map(|u| u.parse().ok()).collect(),
     };
     let net = &mut c.spec.networking;
     let subnets = net.subnets.get_or_insert_with(Vec::new);
@@ -477,6 +522,7 @@ fn populate_components(
 
     // kube-dns / CoreDNS.
     let kd = spec.kube_dns.get_or_insert_with(Default::default);
+    kd.provider.get_or_insert_with(|| "CoreDNS".into());
     kd.cache_max_size.get_or_insert(1000);
     kd.cache_max_concurrent.get_or_insert(150);
     kd.server_ip.get_or_insert_with(|| dns_ip.clone());
@@ -502,6 +548,8 @@ fn populate_components(
         });
         nl.forward_to_kube_dns.get_or_insert(false);
     }
+    nl.image
+        .get_or_insert_with(|| "registry.k8s.io/dns/k8s-dns-node-cache:1.26.0".into());
     nl.memory_request.get_or_insert_with(|| "5Mi".into());
     nl.cpu_request.get_or_insert_with(|| "25m".into());
     let cluster_dns = if nl_enabled {
@@ -545,13 +593,18 @@ fn populate_components(
         if control_plane && anonymous_off {
             k.anonymous_auth = Some(false);
         }
+        // etcd-manager mounts its image as a volume on the control plane.
+        if control_plane && (k8s.major, k8s.minor) >= (1, 32) && (k8s.major, k8s.minor) < (1, 36) {
+            k.feature_gates
+                .get_or_insert_with(Default::default)
+                .entry("ImageVolume".to_string())
+                .or_insert_with(|| "true".to_string());
+        }
     }
     if gce && let Some(g) = spec.cloud_provider.gce.as_mut() {
         g.multizone = Some(true);
-        let tag = format!(
-            "{}-k8s-io-role-node",
-            c.metadata.name.as_deref().unwrap_or("").replace('.', "-")
-        );
+        let name = c.metadata.name.as_deref().unwrap_or("");
+        let tag = crate::naming::cluster_prefixed_name("k8s-io-role-node", name, 63);
         g.node_tags = Some(tag);
     }
 
@@ -751,6 +804,365 @@ fn populate_components(
         g.platform.get_or_insert_with(|| "systrap".into());
     }
     Ok(())
+}
+
+/// Settings kOps' add-on option builders fill in: etcd backups, storage
+/// classes, the cloud controller manager, service-account issuer, CSI
+/// drivers, node termination handler, CNI plug-in and cluster autoscaler.
+fn populate_addons(c: &mut Cluster, provider: Option<CloudProvider>, k8s: &semver::Version) {
+    let name = c.name().to_string();
+    let spec = &mut c.spec;
+    let aws = provider == Some(CloudProvider::Aws);
+    let gce = provider == Some(CloudProvider::Gce);
+    let ipv6 = spec.networking.is_ipv6_only();
+
+    // etcd backups live under the state store.
+    let base = spec.config_store.base.clone().unwrap_or_default();
+    for e in spec.etcd_clusters.iter_mut().flatten() {
+        let backups = e.backups.get_or_insert_with(Default::default);
+        if backups.backup_store.as_deref().unwrap_or("").is_empty() {
+            let ename = e.name.clone().unwrap_or_default();
+            backups.backup_store = Some(format!(
+                "{}/backups/etcd/{ename}",
+                base.trim_end_matches('/')
+            ));
+        }
+    }
+
+    // Storage classes.
+    let cc = spec.cloud_config.get_or_insert_with(Default::default);
+    cc.manage_storage_classes.get_or_insert(true);
+
+    // Cloud controller manager.
+    let pod_cidr = spec.networking.pod_cidr.clone();
+    let routes = if spec.networking.kubenet.is_some() {
+        Some(true)
+    } else if spec.networking.cni_options().is_empty() {
+        None
+    } else {
+        Some(false)
+    };
+    let gce_aliases = spec.networking.gce.is_some() || spec.networking.kindnet.is_some();
+    if aws || gce {
+        let ccm = spec
+            .cloud_controller_manager
+            .get_or_insert_with(Default::default);
+        ccm.leader_election = Some(v::LeaderElectionConfiguration {
+            leader_elect: Some(true),
+            ..Default::default()
+        });
+        if aws {
+            ccm.cluster_name = Some(name.clone());
+            ccm.allocate_node_cidrs = Some(!ipv6);
+            if ccm.cluster_cidr.is_none() && !ipv6 {
+                ccm.cluster_cidr = pod_cidr.clone();
+            }
+            if routes.is_some() {
+                ccm.configure_cloud_routes = routes;
+            }
+            ccm.image.get_or_insert_with(|| {
+                "registry.k8s.io/provider-aws/cloud-controller-manager:v1.36.1".into()
+            });
+        } else {
+            ccm.cluster_name = Some(name.replace('.', "-"));
+            ccm.allocate_node_cidrs = Some(true);
+            ccm.cidr_allocator_type = Some("CloudAllocator".into());
+            if ccm.cluster_cidr.is_none() {
+                ccm.cluster_cidr = pod_cidr.clone();
+            }
+            if gce_aliases {
+                ccm.configure_cloud_routes = Some(false);
+            }
+            if ccm.controllers.is_none() {
+                let mut controllers = vec!["*".to_string()];
+                if ipv6 {
+                    controllers.push("-node-ipam-controller".into());
+                    controllers.push("-node-route-controller".into());
+                }
+                ccm.controllers = Some(controllers);
+            }
+            ccm.image.get_or_insert_with(|| {
+                "registry.k8s.io/cloud-provider-gcp/cloud-controller-manager:v35.0.0".into()
+            });
+        }
+    }
+
+    // Service-account issuer discovery.
+    let public_name = spec.api.public_name.clone();
+    let said = spec.service_account_issuer_discovery.clone();
+    let a = spec.kube_api_server.get_or_insert_with(Default::default);
+    if a.api_audiences.as_ref().is_none_or(|v| v.is_empty()) {
+        a.api_audiences = Some(vec!["kubernetes.svc.default".into()]);
+    }
+    if a.service_account_issuer.is_none() {
+        let store = said.as_ref().and_then(|s| s.discovery_store.clone());
+        let service = said
+            .as_ref()
+            .and_then(|s| s.discovery_service.as_ref())
+            .and_then(|d| d.url.clone());
+        let issuer = if let Some(store) = store {
+            store_https_url(&store)
+        } else if let Some(url) = service {
+            url
+        } else {
+            let _ = public_name;
+            format!("https://api.internal.{name}")
+        };
+        a.service_account_issuer = Some(issuer);
+    }
+    a.service_account_jwksuri = a
+        .service_account_issuer
+        .as_ref()
+        .map(|i| format!("{i}/openid/v1/jwks"));
+
+    // CSI drivers.
+    if let Some(awsspec) = spec.cloud_provider.aws.as_mut() {
+        let ebs = awsspec.ebs_csi_driver.get_or_insert_with(Default::default);
+        ebs.version.get_or_insert_with(|| "v1.58.0".into());
+        // kOps' completed spec never records `enabled` for this driver; an
+        // explicit `false` is kept so the choice is not lost.
+        if ebs.enabled == Some(true) {
+            ebs.enabled = None;
+        }
+        if ipv6
+            && awsspec
+                .node_ip_families
+                .as_ref()
+                .is_none_or(|f| f.is_empty())
+        {
+            awsspec.node_ip_families = Some(vec!["ipv6".into(), "ipv4".into()]);
+        }
+
+        // Node termination handler (not with Karpenter).
+        let karpenter = spec.karpenter.as_ref().and_then(|k| k.enabled) == Some(true);
+        if !karpenter {
+            let nth = awsspec
+                .node_termination_handler
+                .get_or_insert_with(Default::default);
+            if *nth.enabled.get_or_insert(true) {
+                nth.delete_sqs_msg_if_node_not_found.get_or_insert(false);
+                nth.enable_spot_interruption_draining.get_or_insert(true);
+                nth.enable_scheduled_event_draining.get_or_insert(true);
+                nth.enable_rebalance_monitoring.get_or_insert(false);
+                nth.enable_rebalance_draining.get_or_insert(false);
+                nth.enable_out_of_service_taint.get_or_insert(false);
+                nth.prometheus_enable.get_or_insert(false);
+                nth.exclude_from_load_balancers.get_or_insert(true);
+                nth.managed_asg_tag
+                    .get_or_insert_with(|| "aws-node-termination-handler/managed".into());
+                nth.pod_termination_grace_period.get_or_insert(-1);
+                nth.taint_node.get_or_insert(false);
+                nth.cpu_request.get_or_insert_with(|| "50m".into());
+                nth.memory_request.get_or_insert_with(|| "64Mi".into());
+                nth.version.get_or_insert_with(|| "v1.25.5".into());
+            }
+        }
+    }
+    if let Some(gcespec) = spec.cloud_provider.gce.as_mut() {
+        let pd = gcespec.pd_csi_driver.get_or_insert_with(Default::default);
+        pd.enabled.get_or_insert(true);
+        pd.default_storage_class_name
+            .get_or_insert_with(|| "balanced-csi".into());
+        pd.version.get_or_insert_with(|| "v1.22.1".into());
+    }
+
+    // CNI plug-ins.
+    let network_cidr = spec.networking.network_cidr.clone();
+    let service_range = spec.networking.service_cluster_ip_range.clone();
+    if let Some(calico) = spec.networking.calico.as_mut() {
+        calico.encapsulation_mode = Some(if ipv6 { "none" } else { "ipip" }.into());
+    }
+    if let Some(kindnet) = spec.networking.kindnet.as_mut() {
+        kindnet.version.get_or_insert_with(|| "v1.0.1".into());
+        if kindnet.masquerade.is_none() {
+            let mut m = v::KindnetMasqueradeSpec::default();
+            if ipv6 {
+                m.enabled = Some(false);
+                if !aws {
+                    kindnet.nat64 = Some(true);
+                }
+            } else {
+                m.enabled = Some(true);
+                let cidrs: Vec<String> = [network_cidr, pod_cidr, service_range]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                m.non_masquerade_cidrs = (!cidrs.is_empty()).then_some(cidrs);
+            }
+            kindnet.masquerade = Some(m);
+        }
+        kindnet.fast_path_threshold.get_or_insert(0);
+        kindnet.log_level.get_or_insert(2);
+    }
+    if let Some(ci) = spec.networking.cilium.as_mut() {
+        ci.version.get_or_insert_with(|| "v1.18.12".into());
+        ci.enable_endpoint_health_checking.get_or_insert(true);
+        ci.enable_host_firewall.get_or_insert(false);
+        ci.identity_allocation_mode
+            .get_or_insert_with(|| "crd".into());
+        ci.identity_change_grace_period
+            .get_or_insert_with(|| "5s".into());
+        ci.bpf_ct_global_any_max.get_or_insert(262_144);
+        ci.bpf_ct_global_tcp_max.get_or_insert(524_288);
+        ci.bpf_lb_algorithm.get_or_insert_with(|| "random".into());
+        ci.bpf_lb_maglev_table_size
+            .get_or_insert_with(|| "16381".into());
+        ci.bpf_nat_global_max.get_or_insert(524_288);
+        ci.bpf_neigh_global_max.get_or_insert(524_288);
+        ci.bpf_policy_map_max.get_or_insert(16_384);
+        ci.bpf_lb_map_max.get_or_insert(65_536);
+        ci.cluster_name.get_or_insert_with(|| "default".into());
+        ci.monitor_aggregation
+            .get_or_insert_with(|| "medium".into());
+        ci.sidecar_istio_proxy_image
+            .get_or_insert_with(|| "cilium/istio_proxy".into());
+        ci.to_fqdns_dns_reject_response_code
+            .get_or_insert_with(|| "refused".into());
+        ci.agent_prometheus_port.get_or_insert(9090);
+        let ipam = ci.ipam.get_or_insert_with(|| "kubernetes".into()).clone();
+        // v1alpha2 spells kOps' `masquerade` as its negation.
+        ci.disable_masquerade.get_or_insert(ipv6);
+        ci.tunnel.get_or_insert_with(|| {
+            if ipam == "eni" || ipv6 {
+                "disabled"
+            } else {
+                "vxlan"
+            }
+            .into()
+        });
+        ci.enable_remote_node_identity.get_or_insert(true);
+        ci.enable_unreachable_routes.get_or_insert(false);
+        ci.enable_bpf_masquerade.get_or_insert(ipam == "eni");
+        ci.enable_l7_proxy.get_or_insert(true);
+        ci.enable_local_redirect_policy.get_or_insert(false);
+        ci.disable_cnp_status_updates.get_or_insert(true);
+        ci.cpu_request.get_or_insert_with(|| "25m".into());
+        ci.memory_request.get_or_insert_with(|| "128Mi".into());
+        if ci.enable_encryption == Some(true) && ci.encryption_type.is_none() {
+            ci.encryption_type = Some("ipsec".into());
+        }
+        ci.cni_exclusive.get_or_insert(true);
+        match ci.hubble.as_mut() {
+            Some(h) => {
+                h.enabled.get_or_insert(true);
+            }
+            None => {
+                ci.hubble = Some(v::HubbleSpec {
+                    enabled: Some(false),
+                    ..Default::default()
+                })
+            }
+        }
+        match ci.ingress.as_mut() {
+            Some(i) => {
+                i.enabled.get_or_insert(true);
+            }
+            None => {
+                ci.ingress = Some(v::CiliumIngressSpec {
+                    enabled: Some(false),
+                    ..Default::default()
+                })
+            }
+        }
+        match ci.gateway_api.as_mut() {
+            Some(g) => {
+                g.enabled.get_or_insert(true);
+            }
+            None => {
+                ci.gateway_api = Some(v::CiliumGatewayAPISpec {
+                    enabled: Some(false),
+                    ..Default::default()
+                })
+            }
+        }
+    }
+
+    if let Some(npd) = spec.node_problem_detector.as_mut() {
+        npd.enabled.get_or_insert(false);
+        npd.cpu_request.get_or_insert_with(|| "20m".into());
+        npd.memory_request.get_or_insert_with(|| "100Mi".into());
+        npd.memory_limit.get_or_insert_with(|| "100Mi".into());
+        npd.image.get_or_insert_with(|| {
+            "registry.k8s.io/node-problem-detector/node-problem-detector:v0.8.18".into()
+        });
+    }
+    if let Some(k) = spec.karpenter.as_mut() {
+        k.image
+            .get_or_insert_with(|| "public.ecr.aws/karpenter/controller:1.13.0".into());
+        k.log_encoding.get_or_insert_with(|| "console".into());
+        k.log_level.get_or_insert_with(|| "debug".into());
+    }
+
+    // Cluster autoscaler, when enabled.
+    if let Some(cas) = spec.cluster_autoscaler.as_mut()
+        && cas.enabled == Some(true)
+    {
+        let image = match k8s.minor {
+            32 => "v1.32.7",
+            33 => "v1.33.5",
+            34 => "v1.34.4",
+            35 => "v1.35.1",
+            _ => "v1.36.0",
+        };
+        cas.image.get_or_insert_with(|| {
+            format!("registry.k8s.io/autoscaling/cluster-autoscaler:{image}")
+        });
+        if cas.expander.as_deref().unwrap_or("").is_empty() {
+            cas.expander = Some("random".into());
+        }
+        cas.ignore_daemon_sets_utilization.get_or_insert(false);
+        cas.scale_down_utilization_threshold
+            .get_or_insert_with(|| "0.5".into());
+        cas.skip_nodes_with_custom_controller_pods
+            .get_or_insert(true);
+        cas.skip_nodes_with_local_storage.get_or_insert(true);
+        cas.skip_nodes_with_system_pods.get_or_insert(true);
+        cas.balance_similar_node_groups.get_or_insert(false);
+        cas.emit_per_nodegroup_metrics.get_or_insert(false);
+        cas.aws_use_static_instance_list.get_or_insert(false);
+        cas.new_pod_scale_up_delay
+            .get_or_insert_with(|| "0s".into());
+        cas.scale_down_delay_after_add
+            .get_or_insert_with(|| "10m0s".into());
+        cas.scale_down_unneeded_time
+            .get_or_insert_with(|| "10m0s".into());
+        cas.scale_down_unready_time
+            .get_or_insert_with(|| "20m0s".into());
+        if cas
+            .max_node_provision_time
+            .as_deref()
+            .unwrap_or("")
+            .is_empty()
+        {
+            cas.max_node_provision_time = Some("15m0s".into());
+        }
+        if cas.expander.as_deref() == Some("priority") {
+            cas.create_priority_expander_config = Some(true);
+        }
+    }
+}
+
+/// The public HTTPS URL of a discovery store: `s3://bucket/path` becomes
+/// `https://bucket.s3.amazonaws.com/path`, `gs://bucket/path` becomes
+/// `https://storage.googleapis.com/bucket/path`, and the in-memory test store
+/// `memfs://path` becomes `https://path`.
+fn store_https_url(store: &str) -> String {
+    let store = store.trim_end_matches('/');
+    if let Some(rest) = store.strip_prefix("s3://") {
+        let (bucket, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let path = if path.is_empty() {
+            String::new()
+        } else {
+            format!("/{path}")
+        };
+        format!("https://{bucket}.s3.amazonaws.com{path}")
+    } else if let Some(rest) = store.strip_prefix("gs://") {
+        format!("https://storage.googleapis.com/{rest}")
+    } else if let Some(rest) = store.strip_prefix("memfs://") {
+        format!("https://{rest}")
+    } else {
+        store.to_string()
+    }
 }
 
 type Assets = (Option<String>, Option<String>);

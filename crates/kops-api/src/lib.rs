@@ -22,6 +22,7 @@
 //! - [`channel`]: channel files (images and Kubernetes versions).
 //! - [`validation`]: every problem at once, each with its field path.
 //! - [`version`]: Kubernetes version parsing.
+//! - [`naming`]: kOps' length-limited, hashed object names.
 //!
 //! # Example
 //!
@@ -92,6 +93,7 @@ pub mod defaults;
 mod error;
 pub mod internal;
 pub mod manifest;
+pub mod naming;
 pub mod v1alpha2;
 pub mod validation;
 pub mod version;

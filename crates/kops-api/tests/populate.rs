@@ -247,7 +247,7 @@ spec: {role: Master, subnets: [us-central1], zones: [us-central1-a]}
         full.spec.networking.subnets.as_ref().unwrap()[0]
             .cidr
             .as_deref(),
-        Some("10.0.0.0/20")
+        Some("10.0.16.0/20") // kOps hands out the second /20 of 10.0.0.0/8 first
     );
     assert!(full.spec.networking.network_cidr.is_none());
     assert_eq!(groups[0].spec.machine_type.as_deref(), Some("e2-medium"));

@@ -65,3 +65,109 @@ fn every_case_populates_and_validates() {
         failures.join("\n")
     );
 }
+
+/// Collects `path = value` leaves of a JSON tree.
+fn leaves(
+    v: &serde_json::Value,
+    path: String,
+    out: &mut std::collections::BTreeMap<String, String>,
+) {
+    match v {
+        serde_json::Value::Object(m) if !m.is_empty() => {
+            for (k, x) in m {
+                leaves(x, format!("{path}.{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) if !a.is_empty() => {
+            for (i, x) in a.iter().enumerate() {
+                leaves(x, format!("{path}[{i}]"), out);
+            }
+        }
+        other => {
+            out.insert(path, other.to_string());
+        }
+    }
+}
+
+/// Our completed cluster spec equals the `cluster-completed.spec` kOps wrote
+/// for each conformance case, field for field, except for differences listed
+/// here with their reason.
+#[test]
+fn completed_spec_matches_kops_for_every_case() {
+    let Some(shared) = common::shared_dir("completed_spec_matches_kops_for_every_case") else {
+        return;
+    };
+    // Values kOps takes from its cloud, or formats as Kubernetes quantities.
+    let known = |case: &str, path: &str| -> bool {
+        path == "spec.dnsZone" // found in the cloud's DNS zones by kOps
+            || (case == "private-shared-subnet" && path.starts_with("spec.subnets[1].zone")) // read from the existing subnet
+            || path == "spec.kubeAPIServer.auditWebhookBatchThrottleQps" // kOps writes 3.14 as the quantity 3140m
+    };
+    let channel_text =
+        std::fs::read_to_string(shared.join("conformance/fixtures/channels/stable")).unwrap();
+    let channel = Channel::parse(&channel_text).unwrap();
+    let mut problems = Vec::new();
+    let mut compared = 0;
+    for dir in common::case_dirs(&shared) {
+        let case = dir.file_name().unwrap().to_string_lossy().to_string();
+        let expected_file = std::fs::read_dir(dir.join("expected/data"))
+            .ok()
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.to_string_lossy()
+                    .ends_with("cluster-completed.spec_content")
+            });
+        let Some(expected_file) = expected_file else {
+            continue;
+        };
+        let expected =
+            manifest::parse(&std::fs::read(&expected_file).unwrap(), "expected").unwrap();
+        let Some(Object::Cluster(expected)) = expected.into_iter().next() else {
+            panic!("{case}: no cluster")
+        };
+
+        let objects =
+            manifest::parse(&std::fs::read(dir.join("in-v1alpha2.yaml")).unwrap(), &case).unwrap();
+        let mut cluster = None;
+        let mut igs = Vec::new();
+        for o in objects {
+            match o {
+                Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c).unwrap()),
+                Object::InstanceGroup(ig) => igs.push(internal::InstanceGroup::from(&ig)),
+                _ => {}
+            }
+        }
+        let opts = PopulateOptions::default().with_channel(channel.clone());
+        let (full, _) = populate(&cluster.unwrap(), &igs, &opts).unwrap();
+        let ours = v1alpha2::Cluster::from(&full);
+
+        let (mut a, mut b) = (Default::default(), Default::default());
+        leaves(&serde_json::to_value(&ours).unwrap(), String::new(), &mut a);
+        leaves(
+            &serde_json::to_value(&expected).unwrap(),
+            String::new(),
+            &mut b,
+        );
+        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for k in keys {
+            let path = k.trim_start_matches('.');
+            if a.get(k) != b.get(k) && !known(&case, path) {
+                problems.push(format!(
+                    "{case}: {path}: ours {:?}, kOps {:?}",
+                    a.get(k),
+                    b.get(k)
+                ));
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared >= 50, "compared only {compared} cases");
+    assert!(
+        problems.is_empty(),
+        "{} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}

@@ -4,7 +4,10 @@ InstanceGroupSpec fields that keep their v1alpha2 shape, plus the field copies
 between the two versions. The fields that move or change shape are declared
 here (MOVED_*) and converted by hand in src/internal/conversion.rs.
 
-Usage: gen_internal.py src/v1alpha2/generated.rs > src/internal/generated.rs
+Usage (on the unformatted output of gen_v1alpha2.py, before rustfmt):
+  gen_v1alpha2.py KOPS/pkg/apis/kops/v1alpha2 > /tmp/v.rs
+  gen_internal.py /tmp/v.rs > src/internal/generated.rs && cp /tmp/v.rs src/v1alpha2/generated.rs
+  cargo fmt -p kops-api
 """
 import re, sys
 
@@ -14,6 +17,7 @@ MOVED_CLUSTER = {
     "additionalNetworkCIDRs", "networkID", "topology", "serviceClusterIPRange", "podCIDR",
     "nonMasqueradeCIDR", "egressProxy", "isolateMasters", "DisableSubnetTags", "networking",
     "masterPublicName", "additionalSans", "kubernetesApiAccess", "api", "serviceOIDCProvider",
+    "masterInternalName",
 }
 MOVED_IG = {"role", "rootVolume", "rootVolumeSize", "rootVolumeType", "rootVolumeIops", "rootVolumeThroughput",
             "rootVolumeOptimization", "rootVolumeEncryption", "rootVolumeEncryptionKey"}

@@ -103,6 +103,14 @@ fn cluster_spec_to_internal(a: &v1alpha2::ClusterSpec) -> Result<ClusterSpec> {
     let mut b = ClusterSpec::default();
     copy_clusterspec_to_internal(a, &mut b);
 
+    // Fields kOps does not read at the etcd-cluster level are dropped, as kOps drops them.
+    for e in b.etcd_clusters.iter_mut().flatten() {
+        e.type_ = None;
+        e.volume_size = None;
+        e.volume_iops = None;
+        e.volume_throughput = None;
+        e.volume_type = None;
+    }
     b.external_policies = rename_key(&a.external_policies, "master", "control-plane");
     b.additional_policies = rename_key(&a.additional_policies, "master", "control-plane");
 

@@ -89,8 +89,6 @@ pub struct ClusterSpec {
     pub kubelet: Option<v1alpha2::KubeletConfigSpec>,
     /// Same as v1alpha2 `kubernetesVersion` (kubernetes version).
     pub kubernetes_version: Option<String>,
-    /// Same as v1alpha2 `masterInternalName` (master internal name).
-    pub master_internal_name: Option<String>,
     /// Same as v1alpha2 `masterKubelet` (master kubelet).
     pub master_kubelet: Option<v1alpha2::KubeletConfigSpec>,
     /// Same as v1alpha2 `metricsServer` (metrics server).
@@ -161,7 +159,6 @@ pub(crate) fn copy_clusterspec_to_internal(a: &v1alpha2::ClusterSpec, b: &mut Cl
     b.kube_scheduler = a.kube_scheduler.clone();
     b.kubelet = a.kubelet.clone();
     b.kubernetes_version = a.kubernetes_version.clone();
-    b.master_internal_name = a.master_internal_name.clone();
     b.master_kubelet = a.master_kubelet.clone();
     b.metrics_server = a.metrics_server.clone();
     b.node_authorization = a.node_authorization.clone();
@@ -216,7 +213,6 @@ pub(crate) fn copy_clusterspec_to_v1alpha2(b: &ClusterSpec, a: &mut v1alpha2::Cl
     a.kube_scheduler = b.kube_scheduler.clone();
     a.kubelet = b.kubelet.clone();
     a.kubernetes_version = b.kubernetes_version.clone();
-    a.master_internal_name = b.master_internal_name.clone();
     a.master_kubelet = b.master_kubelet.clone();
     a.metrics_server = b.metrics_server.clone();
     a.node_authorization = b.node_authorization.clone();

@@ -17,7 +17,8 @@
 //! `From<&Cluster> for v1alpha2::Cluster`; the same for instance groups.
 //! Like kOps, converting to internal renames the policy key `master` to
 //! `control-plane`, the role `Master` to `ControlPlane` and drops the fields
-//! kOps drops (`rootVolume` blocks, `serviceOIDCProvider`).
+//! kOps drops (`rootVolume` blocks, `serviceOIDCProvider`, the unused
+//! `masterInternalName`).
 
 mod conversion;
 mod generated;
