@@ -72,6 +72,73 @@ pub struct PopulateOptions {
     pub dns_zone: Option<String>,
     /// CIDRs already used in a GCE network, which new subnets must avoid.
     pub used_cidrs: Vec<String>,
+    /// The cloud's DNS zones, to find the cluster's zone as kOps does
+    /// ([`find_dns_zone`]) when the spec names none.
+    pub dns_zones: Option<Vec<DnsZoneInfo>>,
+}
+
+/// A DNS zone of the cloud, as far as choosing a cluster's zone needs it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct DnsZoneInfo {
+    /// Zone id (`/hostedzone/Z123` or `Z123` on AWS).
+    pub id: String,
+    /// Zone name (`example.com.`).
+    pub name: String,
+    /// Whether the zone is private; `None` when the cloud does not say.
+    pub private: Option<bool>,
+}
+
+impl DnsZoneInfo {
+    /// A zone with this id, name and privacy.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, private: Option<bool>) -> Self {
+        DnsZoneInfo {
+            id: id.into(),
+            name: name.into(),
+            private,
+        }
+    }
+}
+
+/// Chooses the cluster's DNS zone among the cloud's zones as kOps does: the
+/// zones whose name is a suffix of the cluster name (and whose privacy
+/// matches `dns_type` `Public`/`Private`, when known), longest name wins; the
+/// id is returned without its `/hostedzone/` prefix. No match, or several
+/// equally long matches, is an error.
+pub fn find_dns_zone(cluster_name: &str, dns_type: &str, zones: &[DnsZoneInfo]) -> Result<String> {
+    let cluster = format!(".{}", cluster_name.trim_end_matches('.'));
+    let matching: Vec<&DnsZoneInfo> = zones
+        .iter()
+        .filter(|z| cluster.ends_with(&format!(".{}", z.name.trim_end_matches('.'))))
+        .filter(|z| match (dns_type, z.private) {
+            ("Public", Some(p)) => !p,
+            ("Private", Some(p)) => p,
+            _ => true,
+        })
+        .collect();
+    let longest = matching
+        .iter()
+        .map(|z| z.name.trim_end_matches('.').len())
+        .max();
+    let best: Vec<&&DnsZoneInfo> = matching
+        .iter()
+        .filter(|z| Some(z.name.trim_end_matches('.').len()) == longest)
+        .collect();
+    match best.as_slice() {
+        [one] => Ok(one.id.trim_start_matches("/hostedzone/").to_string()),
+        [] => Err(populate_error(
+            "spec.dnsZone",
+            format!(
+                "no {dns_type} DNS zone matches {cluster_name:?}; create one (e.g. for its parent domain) or set spec.dnsZone"
+            ),
+        )),
+        _ => Err(populate_error(
+            "spec.dnsZone",
+            format!(
+                "several DNS zones match {cluster_name:?}; set spec.dnsZone to the id of the one to use"
+            ),
+        )),
+    }
 }
 
 impl PopulateOptions {
@@ -90,6 +157,12 @@ impl PopulateOptions {
     /// Gives the DNS zone (id or name) for a spec that names none.
     pub fn with_dns_zone(mut self, zone: impl Into<String>) -> Self {
         self.dns_zone = Some(zone.into());
+        self
+    }
+
+    /// Gives the cloud's DNS zones, to choose the cluster's zone from.
+    pub fn with_dns_zones(mut self, zones: Vec<DnsZoneInfo>) -> Self {
+        self.dns_zones = Some(zones);
         self
     }
 
@@ -343,7 +416,11 @@ pub fn populate_cluster(input: &Cluster, opts: &PopulateOptions) -> Result<Clust
     }
 
     if c.spec.dns_zone.is_none() && dns_type != "None" {
-        c.spec.dns_zone = opts.dns_zone.clone();
+        c.spec.dns_zone = match (&opts.dns_zone, &opts.dns_zones) {
+            (Some(zone), _) => Some(zone.clone()),
+            (None, Some(zones)) => Some(find_dns_zone(&name, &dns_type, zones)?),
+            (None, None) => None,
+        };
         if c.spec.dns_zone.is_some() && c.spec.api.public_name.is_none() {
             c.spec.api.public_name = Some(format!("api.{name}"));
         }
@@ -1736,6 +1813,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn dns_zone_is_the_longest_matching_suffix_of_the_right_kind() {
+        let zones = vec![
+            DnsZoneInfo::new("/hostedzone/Z1", "example.com.", Some(false)),
+            DnsZoneInfo::new("/hostedzone/Z2", "internal.example.com.", Some(true)),
+            DnsZoneInfo::new("/hostedzone/Z3", "k8s.example.com.", Some(false)),
+        ];
+        assert_eq!(
+            find_dns_zone("a.k8s.example.com", "Public", &zones).unwrap(),
+            "Z3"
+        );
+        assert_eq!(
+            find_dns_zone("a.example.com", "Public", &zones).unwrap(),
+            "Z1"
+        );
+        assert_eq!(
+            find_dns_zone("a.internal.example.com", "Private", &zones).unwrap(),
+            "Z2"
+        );
+        assert_eq!(
+            find_dns_zone("a.internal.example.com", "Public", &zones).unwrap(),
+            "Z1"
+        );
+        assert!(find_dns_zone("a.example.org", "Public", &zones).is_err());
+        // "xample.com" is not a domain suffix of "a.example.com".
+        assert!(
+            find_dns_zone(
+                "a.example.com",
+                "Public",
+                &[DnsZoneInfo::new("Z9", "xample.com", None)]
+            )
+            .is_err()
+        );
+        let twins = vec![
+            DnsZoneInfo::new("A", "example.com", None),
+            DnsZoneInfo::new("B", "example.com.", None),
+        ];
+        assert!(find_dns_zone("a.example.com", "Public", &twins).is_err());
     }
 
     #[test]
