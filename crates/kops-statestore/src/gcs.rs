@@ -15,6 +15,13 @@
 //! reads the metadata first and then the media with `ifGenerationMatch`,
 //! so the bytes can never be older than the version reported.
 //!
+//! Testing: gcp-storage-emulator ignores `ifGenerationMatch` on uploads
+//! (a second create succeeds, a stale generation is accepted), so the
+//! conditional half of the conformance suite cannot be shown against it;
+//! the crate's tests run it against an in-process fake of the JSON API
+//! that enforces preconditions as GCS documents them, and run everything
+//! else against the emulator.
+//!
 //! Authentication: requests carry a bearer token from a [`GcsTokenSource`]
 //! (a fixed token, or the caller's own source, for example one backed by a
 //! service account); without one they are sent unauthenticated, as an

@@ -1,10 +1,7 @@
 //! Shared helpers of the integration tests: emulator endpoints and unique names.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-
-use kops_statestore::Store;
 
 /// The emulator endpoint in `var`, or `None` after printing a skip message;
 /// panics when `KOPS_TEST_REQUIRE_EMULATORS=1` and the variable is unset.
@@ -38,7 +35,9 @@ pub fn unique(tag: &str) -> String {
 #[cfg(feature = "s3")]
 pub mod s3 {
     use super::*;
+    use kops_statestore::Store;
     use kops_statestore::s3::{S3Config, S3Store};
+    use std::sync::Arc;
 
     pub fn config(endpoint: &str) -> S3Config {
         S3Config::default()
@@ -62,7 +61,9 @@ pub mod s3 {
 pub mod gcs {
     use super::*;
     use kops_statestore::PrefixStore;
+    use kops_statestore::Store;
     use kops_statestore::gcs::{GcsConfig, GcsStore};
+    use std::sync::Arc;
 
     pub fn config(endpoint: &str) -> GcsConfig {
         GcsConfig::default().with_endpoint(endpoint)
