@@ -1541,7 +1541,34 @@ pub fn populate_instance_group(
     if ig.spec.manager.is_none() {
         ig.spec.manager = Some("CloudGroup".to_string());
     }
-    ig.spec.kubelet = Some(instance_group_kubelet(cluster, &ig)?);
+    // GPU machines get a label and a taint (kOps asks EC2 whether the type
+    // has GPUs; here the instance family tells).
+    let nvidia = |c: &Option<v::ContainerdConfig>| {
+        c.as_ref()
+            .and_then(|c| c.nvidia_gpu.as_ref())
+            .and_then(|n| n.enabled)
+            == Some(true)
+    };
+    if provider == Some(CloudProvider::Aws)
+        && (nvidia(&cluster.spec.containerd) || nvidia(&ig.spec.containerd))
+        && is_aws_gpu_machine_type(ig.spec.machine_type.as_deref().unwrap_or(""))
+    {
+        ig.spec
+            .node_labels
+            .get_or_insert_with(Default::default)
+            .insert("kops.k8s.io/gpu".to_string(), "1".to_string());
+        let taints = ig.spec.taints.get_or_insert_with(Vec::new);
+        if !taints.iter().any(|t| t.starts_with("nvidia.com/gpu")) {
+            taints.push("nvidia.com/gpu:NoSchedule".to_string());
+        }
+    }
+    // APIServer groups need kOps' APIServerNodes feature, which also labels
+    // the control plane as an API server.
+    let api_server_nodes = opts
+        .instance_groups
+        .iter()
+        .any(|g| g.spec.role == Some(InstanceGroupRole::ApiServer));
+    ig.spec.kubelet = Some(instance_group_kubelet(cluster, &ig, api_server_nodes)?);
     Ok(ig)
 }
 
@@ -1580,7 +1607,24 @@ fn merge_kubelet(
 /// The kubelet settings of an instance group: the cluster's kubelet (or
 /// control-plane kubelet) with the group's own settings on top, the role's
 /// node labels and taints added.
-fn instance_group_kubelet(cluster: &Cluster, ig: &InstanceGroup) -> Result<v::KubeletConfigSpec> {
+/// Whether an AWS instance type has GPUs, by its family (`p3`, `g4dn`,
+/// `g5g`, `gr6`, ...); for a mixed list, the first type decides.
+pub fn is_aws_gpu_machine_type(machine_type: &str) -> bool {
+    let first = machine_type.split(',').next().unwrap_or("").trim();
+    let family = first.split('.').next().unwrap_or("");
+    let letters: String = family
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    let rest = &family[letters.len()..];
+    matches!(letters.as_str(), "p" | "g" | "gr") && rest.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn instance_group_kubelet(
+    cluster: &Cluster,
+    ig: &InstanceGroup,
+    api_server_nodes: bool,
+) -> Result<v::KubeletConfigSpec> {
     let cp = ig.is_control_plane();
     let role = ig.spec.role.clone();
     let spec = &cluster.spec;
@@ -1604,6 +1648,12 @@ fn instance_group_kubelet(cluster: &Cluster, ig: &InstanceGroup) -> Result<v::Ku
                 "node.kubernetes.io/exclude-from-external-load-balancers",
             ] {
                 labels.insert(l.to_string(), String::new());
+            }
+            if api_server_nodes {
+                labels.insert(
+                    "node-role.kubernetes.io/api-server".to_string(),
+                    String::new(),
+                );
             }
         }
         Some(InstanceGroupRole::ApiServer) => {
@@ -1853,6 +1903,22 @@ mod tests {
             DnsZoneInfo::new("B", "example.com.", None),
         ];
         assert!(find_dns_zone("a.example.com", "Public", &twins).is_err());
+    }
+
+    #[test]
+    fn gpu_machine_types() {
+        for t in [
+            "p3.2xlarge",
+            "g4dn.xlarge",
+            "g5g.xlarge",
+            "gr6.4xlarge",
+            "p5.48xlarge,p4d.24xlarge",
+        ] {
+            assert!(is_aws_gpu_machine_type(t), "{t}");
+        }
+        for t in ["t3.medium", "m7g.large", "c5.large", "inf2.xlarge", ""] {
+            assert!(!is_aws_gpu_machine_type(t), "{t}");
+        }
     }
 
     #[test]

@@ -368,3 +368,38 @@ fn every_case_round_trips_through_internal() {
         }
     }
 }
+
+/// Population and validation never panic, whatever the (converted) spec:
+/// they return a result or an error.
+#[test]
+fn populate_and_validate_never_panic() {
+    run_property((cluster_spec(), name(), 0usize..4), |(spec, n, members)| {
+        let mut original = v::Cluster {
+            metadata: ObjectMeta::named(format!("{n}.example.com")),
+            spec,
+            ..Default::default()
+        };
+        original.spec.etcd_clusters = Some(vec![v::EtcdClusterSpec {
+            name: Some("main".into()),
+            etcd_members: Some(
+                (0..members)
+                    .map(|i| v::EtcdMemberSpec {
+                        name: Some(format!("m{i}")),
+                        instance_group: Some(format!("cp-{i}")),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        }]);
+        let hub = internal::Cluster::try_from(&original).unwrap();
+        let _ = kops_api::validation::validate_cluster(&hub);
+        if let Ok(full) = kops_api::defaults::populate_cluster(&hub, &Default::default()) {
+            let _ = kops_api::validation::validate_cluster(&full);
+            // A populated spec always converts back and serialises.
+            let back = v::Cluster::from(&full);
+            manifest::to_yaml(&[Object::Cluster(back)]).unwrap();
+        }
+        Ok(())
+    });
+}

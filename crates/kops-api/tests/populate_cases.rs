@@ -191,3 +191,79 @@ fn completed_spec_matches_kops_for_every_case() {
         problems.join("\n")
     );
 }
+
+/// Each populated instance group's kubelet settings equal the `KubeletConfig`
+/// kOps wrote into that group's nodeup configuration.
+#[test]
+fn instance_group_kubelets_match_kops_nodeup_configs() {
+    let Some(shared) = common::shared_dir("instance_group_kubelets_match_kops_nodeup_configs")
+    else {
+        return;
+    };
+    let channel_text =
+        std::fs::read_to_string(shared.join("conformance/fixtures/channels/stable")).unwrap();
+    let channel = Channel::parse(&channel_text).unwrap();
+    let mut problems = Vec::new();
+    let mut compared = 0;
+    for dir in common::case_dirs(&shared) {
+        let case = dir.file_name().unwrap().to_string_lossy().to_string();
+        let objects =
+            manifest::parse(&std::fs::read(dir.join("in-v1alpha2.yaml")).unwrap(), &case).unwrap();
+        let mut cluster = None;
+        let mut igs = Vec::new();
+        for o in objects {
+            match o {
+                Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c).unwrap()),
+                Object::InstanceGroup(ig) => igs.push(internal::InstanceGroup::from(&ig)),
+                _ => {}
+            }
+        }
+        let opts = PopulateOptions::default().with_channel(channel.clone());
+        let (_, groups) = populate(&cluster.unwrap(), &igs, &opts).unwrap();
+        for g in &groups {
+            let file = dir.join(format!(
+                "expected/data/aws_s3_object_nodeupconfig-{}_content",
+                g.name()
+            ));
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let config: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+            let Some(expected) = config.get("KubeletConfig") else {
+                continue;
+            };
+            let expected: v1alpha2::KubeletConfigSpec = serde_json::from_value(expected.clone())
+                .unwrap_or_else(|e| panic!("{case}/{}: {e}", g.name()));
+            let (mut a, mut b) = (Default::default(), Default::default());
+            leaves(
+                &serde_json::to_value(g.spec.kubelet.as_ref().unwrap()).unwrap(),
+                String::new(),
+                &mut a,
+            );
+            leaves(
+                &serde_json::to_value(&expected).unwrap(),
+                String::new(),
+                &mut b,
+            );
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                if a.get(k) != b.get(k) {
+                    problems.push(format!(
+                        "{case}/{}: {k}: ours {:?}, kOps {:?}",
+                        g.name(),
+                        a.get(k),
+                        b.get(k)
+                    ));
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 100, "compared only {compared} instance groups");
+    assert!(
+        problems.is_empty(),
+        "{} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
