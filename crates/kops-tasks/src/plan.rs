@@ -154,7 +154,11 @@ impl Plan {
             }
         }
         if failures.is_empty() {
-            Ok(Plan::new(items, Vec::new()))
+            // Graph nodes are stored sorted by key, so the items already are.
+            Ok(Plan {
+                items,
+                warnings: Vec::new(),
+            })
         } else {
             Err(Error::Failed { failures })
         }
