@@ -386,3 +386,41 @@ fn orphans_are_planned_and_deleted_deferred_ones_only_when_allowed() {
     assert!(failures.is_empty());
     assert!(cloud.get(&stale_role).is_none());
 }
+
+#[test]
+fn never_returns_while_a_task_is_in_flight() {
+    let clock = ManualClock::new();
+    let (exec, events) = executor(&clock);
+    // Every apply takes 60 virtual seconds; one task fails at the end of its apply.
+    let cloud = MemCloud::new().with_apply_delay(Duration::from_secs(60));
+    let failing = TaskKey::new("Bucket", "fails");
+    cloud.fault_apply(&failing, &[Fault::Fail]);
+    let tasks: Vec<Box<dyn Task<MemCloud>>> =
+        std::iter::once(TestTask::new("Bucket", "fails", Fields::new().with("X", 1i64)).boxed())
+            .chain((0..6).map(|i| {
+                TestTask::new("Bucket", &format!("slow{i}"), Fields::new().with("X", i)).boxed()
+            }))
+            .collect();
+    let graph = TaskGraph::build(tasks).unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    assert_eq!(report.failed.len(), 1);
+    assert_eq!(
+        cloud.running.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no apply still running when the executor returned"
+    );
+    assert_eq!(cloud.applies.lock().unwrap().len(), 6);
+    let started = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::Started { .. }))
+        .count();
+    let finished = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::Finished { .. }))
+        .count();
+    assert_eq!((started, finished), (7, 7));
+}
