@@ -552,6 +552,72 @@ fn cluster_errors(c: &Cluster) -> ValidationErrors {
         }
     }
 
+    if let Some(lb) = spec.api.load_balancer.as_ref().filter(|_| aws) {
+        let known: BTreeSet<&str> = net
+            .subnets
+            .iter()
+            .flatten()
+            .filter_map(|s| s.name.as_deref())
+            .collect();
+        for (i, sn) in lb.subnets.iter().flatten().enumerate() {
+            let n = sn.name.as_deref().unwrap_or("");
+            if !known.contains(n) {
+                errs.push(
+                    format!("spec.api.loadBalancer.subnets[{i}].name"),
+                    format!("subnet {n:?} does not exist in spec.subnets"),
+                );
+            }
+        }
+    }
+    if gce
+        && spec
+            .cloud_provider
+            .gce
+            .as_ref()
+            .and_then(|g| g.project.as_deref())
+            .unwrap_or("")
+            .is_empty()
+    {
+        errs.push(
+            "spec.project",
+            "required on GCE: the project the cluster runs in",
+        );
+    }
+    // Component settings that must agree with the cluster's networks.
+    if let (Some(a), Some(range)) = (
+        spec.kube_api_server
+            .as_ref()
+            .and_then(|a| a.service_cluster_ip_range.as_deref()),
+        net.service_cluster_ip_range.as_deref(),
+    ) && a != range
+    {
+        errs.push(
+            "spec.kubeAPIServer.serviceClusterIPRange",
+            format!(
+                "{a} differs from spec.serviceClusterIPRange {range}; remove it or make them equal"
+            ),
+        );
+    }
+    if let Some(dns_ip) = spec.kube_dns.as_ref().and_then(|d| d.server_ip.as_deref()) {
+        let local = spec
+            .kube_dns
+            .as_ref()
+            .and_then(|d| d.node_local_dns.as_ref())
+            .filter(|n| n.enabled == Some(true))
+            .and_then(|n| n.local_ip.as_deref());
+        for (field, k) in [
+            ("kubelet", &spec.kubelet),
+            ("masterKubelet", &spec.master_kubelet),
+        ] {
+            if let Some(cd) = k.as_ref().and_then(|k| k.cluster_dns.as_deref())
+                && cd != dns_ip
+                && Some(cd) != local
+            {
+                errs.push(format!("spec.{field}.clusterDNS"), format!("{cd} differs from spec.kubeDNS.serverIP {dns_ip} (and the node-local DNS address)"));
+            }
+        }
+    }
+
     // Topology / DNS.
     let dns = net.topology.as_ref().and_then(|t| t.dns.as_deref());
     if let Some(d) = dns {
@@ -1186,6 +1252,14 @@ fn instance_group_errors(ig: &InstanceGroup) -> ValidationErrors {
             );
         }
     }
+    if let Some(p) = s.max_price.as_deref()
+        && p.parse::<f64>().map_or(true, |v| v.is_nan() || v <= 0.0)
+    {
+        errs.push(
+            "spec.maxPrice",
+            format!("{p:?} is not a positive price in USD per hour (e.g. \"0.05\")"),
+        );
+    }
     for (i, lb) in s.external_load_balancers.iter().flatten().enumerate() {
         if lb.load_balancer_name.is_some() == lb.target_group_arn.is_some() {
             errs.push(
@@ -1211,6 +1285,29 @@ fn instance_group_errors(ig: &InstanceGroup) -> ValidationErrors {
 fn cross_errors(ig: &InstanceGroup, c: &Cluster, errs: &mut ValidationErrors) {
     let s = &ig.spec;
     let provider = c.spec.cloud_provider.provider();
+    if provider == Some(CloudProvider::Gce) {
+        let region = c.spec.networking.subnets.iter().flatten().find_map(|s| {
+            s.region
+                .clone()
+                .or_else(|| s.zone.as_deref().map(|z| region_of_zone(z, provider)))
+        });
+        if let Some(region) = region {
+            for (i, z) in s.zones.iter().flatten().enumerate() {
+                if !z.starts_with(&format!("{region}-")) {
+                    errs.push(
+                        format!("spec.zones[{i}]"),
+                        format!("zone {z:?} is not in the cluster's region {region:?}"),
+                    );
+                }
+            }
+        }
+    }
+    if provider != Some(CloudProvider::Aws) && s.mixed_instances_policy.is_some() {
+        errs.push(
+            "spec.mixedInstancesPolicy",
+            "mixed instances policies are only supported on AWS",
+        );
+    }
     let subnets: BTreeMap<&str, &crate::v1alpha2::ClusterSubnetSpec> = c
         .spec
         .networking

@@ -446,6 +446,46 @@ fn cases() -> Vec<Case> {
             "must be between 1 and 64",
         ),
         case(
+            "API load balancer in an unknown subnet",
+            |s| {
+                s.0.spec.api.load_balancer.as_mut().unwrap().subnets =
+                    Some(vec![v::LoadBalancerSubnetSpec {
+                        name: Some("nowhere".into()),
+                        ..Default::default()
+                    }])
+            },
+            None,
+            "spec.api.loadBalancer.subnets[0].name",
+            "subnet \"nowhere\" does not exist",
+        ),
+        case(
+            "apiserver service range disagrees",
+            |s| {
+                s.0.spec
+                    .kube_api_server
+                    .as_mut()
+                    .unwrap()
+                    .service_cluster_ip_range = Some("100.70.0.0/16".into())
+            },
+            None,
+            "spec.kubeAPIServer.serviceClusterIPRange",
+            "differs from spec.serviceClusterIPRange 100.64.0.0/13",
+        ),
+        case(
+            "kubelet DNS disagrees",
+            |s| s.0.spec.kubelet.as_mut().unwrap().cluster_dns = Some("100.64.0.53".into()),
+            None,
+            "spec.kubelet.clusterDNS",
+            "differs from spec.kubeDNS.serverIP 100.64.0.10",
+        ),
+        case(
+            "spot price not a number",
+            |s| ig(s, "nodes").spec.max_price = Some("cheap".into()),
+            Some("InstanceGroup nodes"),
+            "spec.maxPrice",
+            "is not a positive price",
+        ),
+        case(
             "warm pool on the control plane",
             |s| {
                 ig(s, "cp-a").spec.warm_pool = Some(v::WarmPoolSpec {
