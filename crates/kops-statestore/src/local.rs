@@ -288,3 +288,72 @@ impl Store for LocalStore {
         format!("file://{}", self.root.display())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(tag: &str) -> PathBuf {
+        std::env::temp_dir().join(format!(
+            "kops-local-{tag}-{}-{:x}",
+            std::process::id(),
+            rand::random::<u32>()
+        ))
+    }
+
+    #[tokio::test]
+    async fn keeps_its_own_files_out_of_the_key_space() {
+        let root = tmp("reserved");
+        let s = LocalStore::new(&root);
+        s.put("a/b/c", Bytes::from_static(b"x"), PutOptions::default())
+            .await
+            .unwrap();
+        // A temp file left by a crashed writer is not an object.
+        fs::write(root.join("a/b/.kops-tmp-0123"), b"partial").unwrap();
+        let paths: Vec<_> = s
+            .list("")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.path)
+            .collect();
+        assert_eq!(paths, ["a/b/c"]);
+        for bad in [LOCK_FILE, "a/.kops-tmp-1"] {
+            let e = s.put(bad, Bytes::new(), PutOptions::default()).await;
+            assert!(matches!(e, Err(Error::InvalidPath { .. })), "{bad}: {e:?}");
+        }
+        // A directory is not an object.
+        assert!(s.get("a/b").await.unwrap_err().is_not_found());
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[tokio::test]
+    async fn delete_prunes_empty_directories() {
+        let root = tmp("prune");
+        let s = LocalStore::new(&root);
+        for p in ["c/instancegroup/nodes", "c/config"] {
+            s.put(p, Bytes::from_static(b"x"), PutOptions::default())
+                .await
+                .unwrap();
+        }
+        s.delete("c/instancegroup/nodes").await.unwrap();
+        assert!(!root.join("c/instancegroup").exists());
+        assert!(root.join("c/config").is_file());
+        s.delete("c/config").await.unwrap();
+        assert!(!root.join("c").exists());
+        assert!(root.exists(), "the root itself stays");
+        // Missing root: reads say not found, listings are empty.
+        let missing = LocalStore::new(root.join("nope"));
+        assert!(missing.get("x").await.unwrap_err().is_not_found());
+        assert!(missing.list("").await.unwrap().is_empty());
+        missing.delete("x").await.unwrap();
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn version_is_content_hash() {
+        assert_eq!(version_of(b"a"), version_of(b"a"));
+        assert_ne!(version_of(b"a"), version_of(b"b"));
+        assert_eq!(version_of(b"").as_str().len(), 32);
+    }
+}

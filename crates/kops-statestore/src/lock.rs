@@ -190,6 +190,11 @@ impl Lock {
 
     /// Releases the lock, failing with [`Error::LockMismatch`] if it was
     /// force-unlocked (and perhaps taken by someone else) meanwhile.
+    ///
+    /// The check and the delete are two calls (the [`Store`] trait has no
+    /// conditional delete), so a force-unlock *and* a new acquisition landing
+    /// exactly between them would lose the new lock; force-unlocking a lock
+    /// whose holder is still running is the operator's call, as in Terraform.
     pub async fn release(self) -> Result<()> {
         let current = self.store.get_opt(&self.path).await?;
         match current {

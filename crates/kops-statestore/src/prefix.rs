@@ -106,3 +106,45 @@ impl Store for PrefixStore {
         self.inner.warnings().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryStore;
+
+    #[tokio::test]
+    async fn roots_paths_and_errors_under_the_prefix() {
+        let mem = MemoryStore::new();
+        let p = PrefixStore::new(Arc::new(mem.clone()), "/state/a/").unwrap();
+        assert_eq!(p.url(), "memfs://state/a");
+        p.put("c/config", Bytes::from_static(b"x"), PutOptions::create())
+            .await
+            .unwrap();
+        assert!(mem.get("state/a/c/config").await.is_ok());
+        let e = p
+            .put("c/config", Bytes::from_static(b"x"), PutOptions::create())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::AlreadyExists { ref path } if path == "c/config"),
+            "{e:?}"
+        );
+        let e = p.get("missing").await.unwrap_err();
+        assert!(
+            matches!(e, Error::NotFound { ref path } if path == "missing"),
+            "{e:?}"
+        );
+        mem.put("state/ab/x", Bytes::new(), PutOptions::default())
+            .await
+            .unwrap();
+        let listed: Vec<_> = p
+            .list("")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.path)
+            .collect();
+        assert_eq!(listed, ["c/config"], "a sibling prefix must not leak in");
+        assert!(PrefixStore::new(Arc::new(mem), "a/../b").is_err());
+    }
+}

@@ -183,6 +183,13 @@ impl Failure {
     fn into_error(self, op: &'static str, path: &str) -> Error {
         let code = self.code.as_deref().unwrap_or("");
         match (code, self.status) {
+            // A missing bucket is not a missing object.
+            ("NoSuchBucket", _) => Error::Backend {
+                backend: "s3",
+                operation: op,
+                path: path.to_string(),
+                source: self.source,
+            },
             ("NoSuchKey" | "NotFound", _) | (_, Some(404)) => Error::NotFound {
                 path: path.to_string(),
             },

@@ -21,6 +21,23 @@ pub struct StoreOptions {
 }
 
 impl StoreOptions {
+    /// Options whose cloud clients are configured from the environment:
+    /// [`S3Config::from_env`](crate::s3::S3Config::from_env) and
+    /// [`GcsConfig::from_env`](crate::gcs::GcsConfig::from_env).
+    pub async fn from_env() -> Self {
+        #[allow(unused_mut)]
+        let mut o = StoreOptions::default();
+        #[cfg(feature = "s3")]
+        {
+            o.s3 = crate::s3::S3Config::from_env().await;
+        }
+        #[cfg(feature = "gcs")]
+        {
+            o.gcs = crate::gcs::GcsConfig::from_env();
+        }
+        o
+    }
+
     /// Serves `memfs://` URLs from `store` (default: a new, empty one per [`open`]).
     pub fn with_memory(mut self, store: MemoryStore) -> Self {
         self.memory = Some(store);

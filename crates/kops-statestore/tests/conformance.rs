@@ -290,3 +290,21 @@ async fn gcs_versioning_warning() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].message.contains("versioning"), "{}", w[0]);
 }
+
+#[cfg(feature = "s3")]
+#[tokio::test]
+async fn s3_missing_bucket_is_not_a_missing_object() {
+    let Some(ep) = common::emulator("KOPS_TEST_S3_ENDPOINT", "s3_missing_bucket") else {
+        return;
+    };
+    let s = kops_statestore::s3::S3Store::new(
+        common::unique("nobucket").to_lowercase(),
+        &common::s3::config(&ep),
+    );
+    let err = s.get("c/config").await.unwrap_err();
+    assert!(
+        matches!(err, kops_statestore::Error::Backend { .. }),
+        "{err:?}"
+    );
+    assert!(s.list("").await.is_err());
+}
