@@ -12,7 +12,7 @@
 //! ```
 //! let text = b"apiVersion: kops.k8s.io/v1alpha2\nkind: Cluster\nmetadata:\n  name: a.example.com\nspec:\n  networking:\n    foo: {}\n";
 //! let err = kops_api::manifest::parse(text, "cluster.yaml").unwrap_err();
-//! assert!(err.to_string().contains("spec.networking.foo: unknown field"), "{err}");
+//! assert_eq!(err.to_string(), "cluster.yaml: document 1: spec.networking.foo: unknown field (line 7, column 5)");
 //! ```
 
 use serde::de::DeserializeOwned;
@@ -259,13 +259,32 @@ fn path_string(path: &serde_path_to_error::Path) -> String {
     if s == "." { String::new() } else { s }
 }
 
-/// Shortens serde messages: an unknown field is reported as such, without the
-/// list of the hundred fields that would have been accepted.
+/// Shortens serde messages: an unknown field is reported as such (with its
+/// position when the parser gives one), without the list of the hundred
+/// fields that would have been accepted.
 fn tidy_message(message: &str) -> String {
     if message.contains("unknown field") {
-        return "unknown field".to_string();
+        return match position(message) {
+            Some((line, column)) => format!("unknown field (line {line}, column {column})"),
+            None => "unknown field".to_string(),
+        };
     }
     message.trim().to_string()
+}
+
+/// The first "line N column M" in a parser message.
+fn position(message: &str) -> Option<(u64, u64)> {
+    let i = message.find("line ")?;
+    let rest = &message[i + 5..];
+    let line_end = rest.find(|c: char| !c.is_ascii_digit())?;
+    let line = rest[..line_end].parse().ok()?;
+    let rest = rest[line_end..].trim_start_matches([',', ' ']);
+    let rest = rest.strip_prefix("column ")?;
+    let col_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let column = rest[..col_end].parse().ok()?;
+    Some((line, column))
 }
 
 /// Splits a YAML stream into documents, keeping line numbers: each document

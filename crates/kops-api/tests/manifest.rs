@@ -74,10 +74,11 @@ fn unknown_field_names_its_path_document_and_source() {
     assert_eq!(file, "in.yaml");
     assert_eq!(*document, 1);
     assert_eq!(path, "spec.networking.foo");
-    assert_eq!(message, "unknown field");
+    // `foo` is on line 10 of the input.
+    assert_eq!(message, "unknown field (line 10, column 5)");
     assert_eq!(
         err.to_string(),
-        "in.yaml: document 1: spec.networking.foo: unknown field"
+        "in.yaml: document 1: spec.networking.foo: unknown field (line 10, column 5)"
     );
 
     let text = CLUSTER.replace(
