@@ -19,14 +19,31 @@
 //! - state: `keyStore` `<configBase>/pki`, `secretStore` `<configBase>/secrets`;
 //! - etcd: manager with 90 days of backups, version by Kubernetes version,
 //!   sanity checks (names, instance groups, odd member count);
-//! - components: cluster DNS domain, kube-dns/CoreDNS, kubelet and
-//!   control-plane kubelet, kube-controller-manager and kube-proxy CIDRs.
+//! - components, as kOps' option builders fill them: cluster DNS domain,
+//!   CoreDNS and node-local DNS, kubelet and control-plane kubelet,
+//!   kube-apiserver (etcd servers, admission plugins, service-account
+//!   issuer), kube-controller-manager, kube-scheduler, kube-proxy,
+//!   containerd, cloud controller manager, EBS / PD CSI drivers, node
+//!   termination handler, Cilium / Calico / kindnet, cluster autoscaler,
+//!   node problem detector, Karpenter; etcd backup stores;
+//! - instance groups: sizes (control plane and bastions 1/1, nodes 2/2),
+//!   machine type, image from the channel by architecture, subnets, manager
+//!   `CloudGroup`, and the kubelet merged from the cluster's with the role's
+//!   node labels and taints (GPU label and taint for GPU machines).
+//!
+//! For every conformance case the completed cluster spec equals kOps'
+//! `cluster-completed.spec` and each group's kubelet equals the one in kOps'
+//! nodeup configuration (see the `populate_cases` tests).
 //!
 //! Differences from kOps, all because nothing here calls a cloud: the DNS
-//! zone is not discovered, the default AWS machine type is fixed
-//! (`t3.medium`, bastions `t3.micro`) instead of the first type the region
-//! offers, a shared VPC's CIDR must be given, and the API load-balancer class
-//! defaults to `Network` (kOps writes `Classic` and then rejects it).
+//! zone is chosen from the zones given in [`PopulateOptions::with_dns_zones`]
+//! (or set with [`PopulateOptions::with_dns_zone`]) and left unset otherwise;
+//! the default AWS machine type is fixed (`t3.medium`, bastions `t3.micro`)
+//! instead of the first type the region offers; a shared VPC's CIDR must be
+//! given; GPU machine types are recognised by their family name; GCE subnet
+//! CIDRs avoid only the ranges given in [`PopulateOptions::with_used_cidrs`];
+//! and the API load-balancer class defaults to `Network` (kOps writes
+//! `Classic` and then rejects it).
 //!
 //! Root volumes are not written into the spec (kOps leaves them empty too);
 //! [`root_volume`] gives the effective values.
