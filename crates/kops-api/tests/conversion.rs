@@ -403,3 +403,21 @@ fn populate_and_validate_never_panic() {
         Ok(())
     });
 }
+
+#[test]
+fn cluster_helpers() {
+    let mut c = v::Cluster::new("h.example.com");
+    c.spec.cloud_provider = Some("aws".into());
+    c.spec.subnets = Some(vec![v::ClusterSubnetSpec {
+        name: Some("a".into()),
+        zone: Some("eu-west-2b".into()),
+        ..Default::default()
+    }]);
+    let hub = internal::Cluster::try_from(&c).unwrap();
+    assert_eq!(hub.cloud_provider(), Some(CloudProvider::Aws));
+    assert_eq!(hub.region().as_deref(), Some("eu-west-2"));
+    assert_eq!(hub.dns_type(), "Public");
+    assert!(!hub.uses_none_dns());
+    assert_eq!(hub.api_internal_name(), "api.internal.h.example.com");
+    assert!(!hub.is_ipv6_only());
+}

@@ -41,6 +41,49 @@ impl Cluster {
     pub fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or("")
     }
+
+    /// The cloud, when exactly one is set.
+    pub fn cloud_provider(&self) -> Option<CloudProvider> {
+        self.spec.cloud_provider.provider()
+    }
+
+    /// The DNS topology (`Public` when unset, as kOps reads it).
+    pub fn dns_type(&self) -> &str {
+        self.spec
+            .networking
+            .topology
+            .as_ref()
+            .and_then(|t| t.dns.as_deref())
+            .unwrap_or("Public")
+    }
+
+    /// Whether the cluster publishes no DNS records (`topology.dns.type: None`).
+    pub fn uses_none_dns(&self) -> bool {
+        self.dns_type() == "None"
+    }
+
+    /// The name nodes use to reach the API inside the cluster (`api.internal.<name>`).
+    pub fn api_internal_name(&self) -> String {
+        format!("api.internal.{}", self.name())
+    }
+
+    /// Whether pods and services are IPv6 (non-masquerade CIDR `::/0`).
+    pub fn is_ipv6_only(&self) -> bool {
+        self.spec.networking.is_ipv6_only()
+    }
+
+    /// The cloud region: a subnet's `region`, else derived from its zone
+    /// (`us-east-1a` -> `us-east-1` on AWS, `us-central1-a` -> `us-central1` on GCE).
+    pub fn region(&self) -> Option<String> {
+        let provider = self.cloud_provider();
+        self.spec.networking.subnets.iter().flatten().find_map(|s| {
+            s.region.clone().or_else(|| {
+                s.zone
+                    .as_deref()
+                    .map(|z| crate::validation::region_of_zone(z, provider))
+            })
+        })
+    }
 }
 
 /// An instance group in the internal layout.
