@@ -14,7 +14,7 @@ use bytes::Bytes;
 
 use crate::error::Error;
 use crate::lock::{Clock, Lock, LockRequest, force_unlock, read_lock};
-use crate::store::{PutMode, PutOptions, Store, StoreExt, Version};
+use crate::store::{DeleteOptions, PutMode, PutOptions, Store, StoreExt, Version};
 
 /// A clock stuck at a fixed instant, for predictable lock timestamps.
 #[derive(Debug, Clone, Copy)]
@@ -227,6 +227,44 @@ pub async fn delete(store: &dyn Store) {
         .unwrap();
     assert_eq!(store.delete_prefix("d/").await.unwrap(), 2);
     assert!(store.list("d/").await.unwrap().is_empty());
+}
+
+/// A conditional delete removes the object only at the expected version.
+pub async fn conditional_delete(store: &dyn Store) {
+    let v1 = store
+        .put("k", Bytes::from_static(b"1"), PutOptions::create())
+        .await
+        .unwrap();
+    let v2 = store
+        .put(
+            "k",
+            Bytes::from_static(b"2"),
+            PutOptions::update(v1.clone()),
+        )
+        .await
+        .unwrap();
+    let err = store
+        .delete_opts("k", DeleteOptions::if_version(v1))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Precondition { ref path, .. } if path == "k"),
+        "stale delete gave {err:?}"
+    );
+    assert_eq!(store.get("k").await.unwrap().version, v2);
+    store
+        .delete_opts("k", DeleteOptions::if_version(v2.clone()))
+        .await
+        .unwrap();
+    assert!(store.get("k").await.unwrap_err().is_not_found());
+    let err = store
+        .delete_opts("k", DeleteOptions::if_version(v2))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Precondition { .. }),
+        "conditional delete of a missing object gave {err:?}"
+    );
 }
 
 /// Two independent store instances contend for one lock: only one holds it,
@@ -445,4 +483,5 @@ pub async fn run_single(store: Arc<dyn Store>) {
     create_conflict(sub("create").as_ref()).await;
     update_precondition(sub("update").as_ref()).await;
     delete(sub("delete").as_ref()).await;
+    conditional_delete(sub("cond_delete").as_ref()).await;
 }

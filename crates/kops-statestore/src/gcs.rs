@@ -40,8 +40,8 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::store::{
-    GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning, validate_path,
-    validate_prefix,
+    DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning,
+    validate_path, validate_prefix,
 };
 
 /// Characters left as they are in a path segment: RFC 3986 unreserved.
@@ -431,15 +431,25 @@ impl Store for GcsStore {
         Ok(Version::new(o.generation))
     }
 
-    async fn delete(&self, path: &str) -> Result<()> {
+    async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
         validate_path(path)?;
-        let url = self.object_url(path);
+        let mut url = self.object_url(path);
+        if let Some(v) = &options.if_version {
+            url.push_str("?ifGenerationMatch=");
+            url.push_str(&utf8_percent_encode(v.as_str(), SEGMENT).to_string());
+        }
         let rb = self.request(Method::DELETE, &url, "delete", path).await?;
         let resp = self.send(rb, "delete", path).await?;
-        if resp.status().is_success() || resp.status() == StatusCode::NOT_FOUND {
-            Ok(())
-        } else {
-            Err(Self::status_error(resp, "delete", path).await)
+        match (resp.status(), &options.if_version) {
+            (s, _) if s.is_success() => Ok(()),
+            (StatusCode::NOT_FOUND, None) => Ok(()),
+            (StatusCode::NOT_FOUND | StatusCode::PRECONDITION_FAILED, Some(v)) => {
+                Err(Error::Precondition {
+                    path: path.to_string(),
+                    expected: v.to_string(),
+                })
+            }
+            _ => Err(Self::status_error(resp, "delete", path).await),
         }
     }
 

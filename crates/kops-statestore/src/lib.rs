@@ -73,5 +73,7 @@ pub use lock::{Clock, Lock, LockInfo, LockRequest, SystemClock};
 pub use memory::MemoryStore;
 pub use prefix::PrefixStore;
 pub use registry::{Registry, Versioned};
-pub use store::{GetResult, ObjectMeta, PutMode, PutOptions, Store, StoreExt, Version, Warning};
+pub use store::{
+    DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, StoreExt, Version, Warning,
+};
 pub use url::{StoreOptions, StoreUrl, open};

@@ -18,7 +18,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::store::{
-    GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, validate_path, validate_prefix,
+    DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, validate_path,
+    validate_prefix,
 };
 
 const LOCK_FILE: &str = ".kops-statestore.lock";
@@ -157,12 +158,25 @@ fn put_blocking(root: &Path, path: &str, data: &[u8], mode: &PutMode) -> Result<
     Ok(version_of(data))
 }
 
-fn delete_blocking(root: &Path, path: &str) -> Result<()> {
+fn delete_blocking(root: &Path, path: &str, if_version: Option<&Version>) -> Result<()> {
     let target = root.join(path);
+    let precondition = |expected: &Version| Error::Precondition {
+        path: path.to_string(),
+        expected: expected.to_string(),
+    };
     if !root.exists() {
-        return Ok(());
+        return match if_version {
+            Some(v) => Err(precondition(v)),
+            None => Ok(()),
+        };
     }
     let _lock = RootLock::acquire(root, "delete", path)?;
+    if let Some(expected) = if_version {
+        let current = read_opt(&target, "delete", path)?.map(|d| version_of(&d));
+        if current.as_ref() != Some(expected) {
+            return Err(precondition(expected));
+        }
+    }
     match fs::remove_file(&target) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -270,11 +284,13 @@ impl Store for LocalStore {
         .await
     }
 
-    async fn delete(&self, path: &str) -> Result<()> {
+    async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
         validate_local(path)?;
         let p = path.to_string();
-        self.blocking("delete", path, move |root| delete_blocking(root, &p))
-            .await
+        self.blocking("delete", path, move |root| {
+            delete_blocking(root, &p, options.if_version.as_ref())
+        })
+        .await
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {

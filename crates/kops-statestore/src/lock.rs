@@ -15,7 +15,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::store::{PutMode, PutOptions, Store, StoreExt, Version};
+use crate::store::{DeleteOptions, PutMode, PutOptions, Store, StoreExt, Version};
 
 /// A source of the current time, passed in so tests control it.
 pub trait Clock: Send + Sync + fmt::Debug + 'static {
@@ -191,14 +191,20 @@ impl Lock {
     /// Releases the lock, failing with [`Error::LockMismatch`] if it was
     /// force-unlocked (and perhaps taken by someone else) meanwhile.
     ///
-    /// The check and the delete are two calls (the [`Store`] trait has no
-    /// conditional delete), so a force-unlock *and* a new acquisition landing
-    /// exactly between them would lose the new lock; force-unlocking a lock
-    /// whose holder is still running is the operator's call, as in Terraform.
+    /// The delete is conditional on the version this lock was written at, so
+    /// a lock taken by someone else after a force-unlock is never removed.
     pub async fn release(self) -> Result<()> {
+        match self
+            .store
+            .delete_opts(&self.path, DeleteOptions::if_version(self.version.clone()))
+            .await
+        {
+            Err(Error::Precondition { .. }) => {}
+            other => return other,
+        }
+        // Not ours any more: say whose it is.
         let current = self.store.get_opt(&self.path).await?;
         match current {
-            Some(c) if c.version == self.version => self.store.delete(&self.path).await,
             Some(c) => Err(Error::LockMismatch {
                 path: self.path.clone(),
                 expected: self.info.id.clone(),
@@ -242,7 +248,9 @@ pub async fn force_unlock(store: &dyn Store, path: &str, id: &str) -> Result<Loc
             found: info.id,
         });
     }
-    store.delete(path).await?;
+    store
+        .delete_opts(path, DeleteOptions::if_version(current.version))
+        .await?;
     Ok(info)
 }
 

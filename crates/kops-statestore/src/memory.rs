@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::store::{GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, validate_path};
+use crate::store::{
+    DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, validate_path,
+};
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -78,9 +80,19 @@ impl Store for MemoryStore {
         Ok(Version::new(v.to_string()))
     }
 
-    async fn delete(&self, path: &str) -> Result<()> {
+    async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
         validate_path(path)?;
-        self.lock().objects.remove(path);
+        let mut inner = self.lock();
+        if let Some(expected) = &options.if_version {
+            let current = inner.objects.get(path).map(|(_, v)| v.to_string());
+            if current.as_deref() != Some(expected.as_str()) {
+                return Err(Error::Precondition {
+                    path: path.to_string(),
+                    expected: expected.to_string(),
+                });
+            }
+        }
+        inner.objects.remove(path);
         Ok(())
     }
 

@@ -7,7 +7,8 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::store::{
-    GetResult, ObjectMeta, PutOptions, Store, Version, Warning, validate_path, validate_prefix,
+    DeleteOptions, GetResult, ObjectMeta, PutOptions, Store, Version, Warning, validate_path,
+    validate_prefix,
 };
 
 /// A view of `inner` under `prefix/`: path `a/b` here is `prefix/a/b` there.
@@ -75,10 +76,10 @@ impl Store for PrefixStore {
             .map_err(|e| self.rename_err(e))
     }
 
-    async fn delete(&self, path: &str) -> Result<()> {
+    async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
         validate_path(path)?;
         self.inner
-            .delete(&self.full(path))
+            .delete_opts(&self.full(path), options)
             .await
             .map_err(|e| self.rename_err(e))
     }

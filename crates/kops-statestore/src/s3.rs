@@ -15,8 +15,8 @@ use bytes::Bytes;
 
 use crate::error::{BoxError, Error, Result};
 use crate::store::{
-    GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning, validate_path,
-    validate_prefix,
+    DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning,
+    validate_path, validate_prefix,
 };
 
 /// Static access keys. The secret never appears in `Debug` output.
@@ -336,21 +336,33 @@ impl Store for S3Store {
         }
     }
 
-    async fn delete(&self, path: &str) -> Result<()> {
+    async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
         validate_path(path)?;
-        match self
-            .client
-            .delete_object()
-            .bucket(&self.bucket)
-            .key(path)
-            .send()
-            .await
-        {
+        let mut req = self.client.delete_object().bucket(&self.bucket).key(path);
+        if let Some(v) = &options.if_version {
+            req = req.if_match(v.as_str());
+        }
+        match req.send().await {
             Ok(_) => Ok(()),
-            Err(e) => match failure(e).into_error("delete", path) {
-                Error::NotFound { .. } => Ok(()),
-                other => Err(other),
-            },
+            Err(e) => {
+                let f = failure(e);
+                match &options.if_version {
+                    Some(v)
+                        if f.is_precondition()
+                            || f.code.as_deref() == Some("NoSuchKey")
+                            || f.status == Some(404) =>
+                    {
+                        Err(Error::Precondition {
+                            path: path.to_string(),
+                            expected: v.to_string(),
+                        })
+                    }
+                    _ => match f.into_error("delete", path) {
+                        Error::NotFound { .. } => Ok(()),
+                        other => Err(other),
+                    },
+                }
+            }
         }
     }
 

@@ -115,6 +115,24 @@ impl PutOptions {
     }
 }
 
+/// Options of [`Store::delete_opts`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeleteOptions {
+    /// Delete only if the current version is this one; else
+    /// [`Error::Precondition`] (also when the object is gone).
+    pub if_version: Option<Version>,
+}
+
+impl DeleteOptions {
+    /// Delete only if the object is still at `version`.
+    pub fn if_version(version: Version) -> Self {
+        DeleteOptions {
+            if_version: Some(version),
+        }
+    }
+}
+
 /// Something the caller should tell the user about the store, such as a
 /// bucket without object versioning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,8 +173,15 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// Writes `data` at `path` according to `options.mode` and returns the new version.
     async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version>;
 
-    /// Deletes the object at `path`. Deleting a missing object succeeds.
-    async fn delete(&self, path: &str) -> Result<()>;
+    /// Deletes the object at `path`, unconditionally or (with
+    /// [`DeleteOptions::if_version`]) only if it is still at that version.
+    /// Unconditionally deleting a missing object succeeds.
+    async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()>;
+
+    /// Deletes the object at `path` unconditionally; a missing object is fine.
+    async fn delete(&self, path: &str) -> Result<()> {
+        self.delete_opts(path, DeleteOptions::default()).await
+    }
 
     /// Every object whose path starts with `prefix` (a plain string prefix,
     /// `""` for all), sorted by path.
@@ -180,8 +205,8 @@ impl<T: Store + ?Sized> Store for Arc<T> {
     async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version> {
         (**self).put(path, data, options).await
     }
-    async fn delete(&self, path: &str) -> Result<()> {
-        (**self).delete(path).await
+    async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
+        (**self).delete_opts(path, options).await
     }
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {
         (**self).list(prefix).await

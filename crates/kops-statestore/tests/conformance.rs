@@ -258,6 +258,8 @@ async fn gcs_conformance() {
     conformance::create_conflict(a.as_ref()).await;
     let (a, _) = common::gcs::pair(&ep, "update");
     conformance::update_precondition(a.as_ref()).await;
+    let (a, _) = common::gcs::pair(&ep, "cond-delete");
+    conformance::conditional_delete(a.as_ref()).await;
     let (a, b) = common::gcs::pair(&ep, "lock");
     conformance::lock_exclusion(a, b).await;
     let (a, b) = common::gcs::pair(&ep, "force");

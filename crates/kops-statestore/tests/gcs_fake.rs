@@ -126,7 +126,12 @@ impl Fake {
                 }
             }
             ("DELETE", ["storage", "v1", "b", _, "o", name]) => {
-                match st.objects.remove(&decode(name)) {
+                let name = decode(name);
+                let current = st.objects.get(&name).map(|(_, g)| *g).unwrap_or(0);
+                if if_gen.is_some_and(|g| g != current) {
+                    return json(412, serde_json::json!({"error": "precondition"}));
+                }
+                match st.objects.remove(&name) {
                     Some(_) => Response {
                         status: 204,
                         body: Vec::new(),
