@@ -414,4 +414,16 @@ mod tests {
             assert!(Quantity::parse(bad).is_err(), "{bad:?} must be rejected");
         }
     }
+
+    proptest::proptest! {
+        /// Parsing never panics, and canonical text is a fixed point.
+        #[test]
+        fn canonical_form_is_stable(
+            text in "[-+]?[0-9]{0,12}(\\.[0-9]{0,12})?(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e[0-9]|E-[0-9]|x)?"
+        ) {
+            if let Ok(q) = Quantity::parse(&text) {
+                proptest::prop_assert_eq!(Quantity::parse(&q.0).map(|q| q.0), Ok(q.0.clone()));
+            }
+        }
+    }
 }
