@@ -22,6 +22,28 @@
 //!
 //! Every update is a compare-and-swap against the version the caller read,
 //! so concurrent writers never silently overwrite each other.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kops_api::v1alpha2::Cluster;
+//! use kops_statestore::{MemoryStore, Registry, SystemClock};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> kops_statestore::Result<()> {
+//! let registry = Registry::new(Arc::new(MemoryStore::new()), Arc::new(SystemClock));
+//! let mut cluster = Cluster::new("demo.example.com");
+//! cluster.spec.kubernetes_version = Some("v1.34.0".into());
+//! let created = registry.create_cluster(&cluster).await?;
+//!
+//! cluster.spec.kubernetes_version = Some("v1.35.0".into());
+//! registry.update_cluster(&cluster, &created.version).await?;
+//! // A second update from the same (now stale) read loses.
+//! assert!(registry.update_cluster(&cluster, &created.version).await.unwrap_err().is_conflict());
+//! // The replaced version was kept.
+//! assert_eq!(registry.list_history("demo.example.com").await?.len(), 1);
+//! # Ok(())
+//! # }
+//! ```
 
 use std::sync::Arc;
 
@@ -340,6 +362,17 @@ impl Registry {
             .collect();
         out.sort_by_key(|h| h.sequence);
         Ok(out)
+    }
+
+    /// Deletes all but the newest `keep` saved versions; returns how many
+    /// were deleted.
+    pub async fn prune_history(&self, cluster: &str, keep: usize) -> Result<usize> {
+        let history = self.list_history(cluster).await?;
+        let excess = history.len().saturating_sub(keep);
+        for h in &history[..excess] {
+            self.store.delete(&h.path).await?;
+        }
+        Ok(excess)
     }
 
     /// A saved version of a cluster.

@@ -477,6 +477,29 @@ async fn registry_compare_and_swap_history_and_delete_body() {
             .is_conflict()
     );
 
+    // Pruning keeps the newest entries.
+    assert_eq!(reg.prune_history(NAME, 2).await.unwrap(), 1);
+    let kept: Vec<u64> = reg
+        .list_history(NAME)
+        .await
+        .unwrap()
+        .iter()
+        .map(|h| h.sequence)
+        .collect();
+    assert_eq!(kept, [2, 3]);
+    // Numbering continues after pruning.
+    let cur = reg.get_cluster(NAME).await.unwrap();
+    reg.update_cluster(&cur.value, &cur.version).await.unwrap();
+    assert_eq!(
+        reg.list_history(NAME)
+            .await
+            .unwrap()
+            .last()
+            .unwrap()
+            .sequence,
+        4
+    );
+
     // Instance groups: create conflict and CAS.
     let nodes = reg.get_instance_group(NAME, "nodes").await.unwrap();
     assert!(matches!(
@@ -510,7 +533,7 @@ async fn registry_compare_and_swap_history_and_delete_body() {
 
     // Deleting the cluster removes its whole tree, history included, and nothing else.
     let removed = reg.delete_cluster(NAME).await.unwrap();
-    assert_eq!(removed, 10);
+    assert_eq!(removed, 10); // 7 kOps files + 3 history entries
     assert!(store.list(&format!("{NAME}/")).await.unwrap().is_empty());
     assert_eq!(reg.list_clusters().await.unwrap(), ["other.example.com"]);
     assert!(reg.get_cluster(NAME).await.unwrap_err().is_not_found());
