@@ -113,13 +113,14 @@ fn canonical_quantity(text: &str) -> Result<String, String> {
     let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
     let digits = format!("{int_part}{frac_part}");
     let digits = digits.trim_start_matches('0');
-    if digits.len() > 30 {
-        return Err(format!("{text:?} has too many digits for a quantity"));
-    }
+    // Anything that fits 128 bits is accepted, so every canonical form this
+    // function writes can be read again.
     let mut mantissa: i128 = if digits.is_empty() {
         0
     } else {
-        digits.parse().map_err(|_| bad())?
+        digits
+            .parse()
+            .map_err(|_| format!("{text:?} has too many digits for a quantity"))?
     };
     let mut exp: i32 = -i32::try_from(frac_part.len()).map_err(|_| bad())?;
     let (format, scale10, pow1024) = match suffix {
