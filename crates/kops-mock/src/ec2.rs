@@ -2347,6 +2347,20 @@ impl MockAws {
         rules: Vec<RuleSpec>,
         tags: Tags,
     ) -> Result<Vec<SecurityGroupRule>> {
+        // AWS stores "all protocols" as -1 without ports.
+        let rules: Vec<RuleSpec> = rules
+            .into_iter()
+            .map(|mut r| {
+                if r.ip_protocol == "all" {
+                    r.ip_protocol = "-1".into();
+                }
+                if r.ip_protocol == "-1" {
+                    r.from_port = None;
+                    r.to_port = None;
+                }
+                r
+            })
+            .collect();
         self.call(op, |st, op| {
             if !st.ec2.security_groups.contains_key(group_id) {
                 return Err(Error::not_found(op, "security-group", group_id));

@@ -53,6 +53,7 @@
 //! Experimental (0.x): the resource types and method set grow as the model needs them.
 
 pub mod asg;
+pub mod cloud;
 pub mod ec2;
 pub mod elbv2;
 mod error;
@@ -70,6 +71,7 @@ mod state;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use cloud::FaultyCloud;
 pub use error::{Error, Result};
 pub use faults::{FaultInjector, FaultKind, FaultPlan, FaultRule};
 pub use filter::{Filter, Tags, tags};
@@ -147,6 +149,8 @@ struct Inner {
     state: Mutex<State>,
     calls: Mutex<BTreeMap<String, u64>>,
     faults: FaultInjector,
+    /// Attributes callers sent through the cloud trait, by `<terraform type>/<id>`.
+    raw: Mutex<BTreeMap<String, BTreeMap<String, serde_json::Value>>>,
 }
 
 /// The in-memory AWS cloud. Cheap to clone; clones share state.
@@ -175,6 +179,7 @@ impl MockAws {
                 state: Mutex::new(State::default()),
                 calls: Mutex::new(BTreeMap::new()),
                 faults: FaultInjector::default(),
+                raw: Mutex::new(BTreeMap::new()),
             }),
         }
     }
