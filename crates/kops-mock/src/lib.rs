@@ -32,6 +32,9 @@
 //! - [`filter`]: [`Filter`], [`Tags`].
 //! - [`faults`]: [`FaultPlan`], [`FaultInjector`].
 //! - [`fixture`]: the `mock-cloud.yaml` loader.
+//! - [`cloud`]: the `kops_model::aws::cloud::AwsCloud` implementation and the
+//!   [`FaultyCloud`] decorator.
+//! - `conformance` (feature `conformance`): the suite every `AwsCloud` must pass.
 //! - [`seed`]: [`Seed`] objects for [`MockAws::seed`].
 //!
 //! # Example
@@ -54,6 +57,8 @@
 
 pub mod asg;
 pub mod cloud;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod ec2;
 pub mod elbv2;
 mod error;

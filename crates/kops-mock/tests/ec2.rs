@@ -1,6 +1,10 @@
 //! EC2 behaviour of the mock: ids, create/describe/delete, dependencies, tag filters,
 //! call counting and fault injection.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::cloned_ref_to_slice_refs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cloned_ref_to_slice_refs
+)]
 
 use std::collections::BTreeMap;
 

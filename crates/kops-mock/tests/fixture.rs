@@ -1,6 +1,10 @@
 //! The conformance fixture `mock-cloud.yaml` loads into the mock (skipped when
 //! `../shared` is absent).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::cloned_ref_to_slice_refs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cloned_ref_to_slice_refs
+)]
 
 use std::path::PathBuf;
 

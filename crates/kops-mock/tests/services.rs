@@ -1,5 +1,9 @@
 //! Autoscaling, ELBv2, IAM, Route53, SQS, EventBridge and S3 behaviour of the mock.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::cloned_ref_to_slice_refs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cloned_ref_to_slice_refs
+)]
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,164 @@
+//! The cloud conformance suite against the mock, plus the fault-injecting decorator.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use kops_mock::conformance;
+use kops_mock::{FaultPlan, FaultyCloud, MockAws, Seed};
+use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ListQuery, ResourceType};
+
+fn cloud() -> MockAws {
+    let m = MockAws::new();
+    m.seed(Seed::Bucket("conformance-bucket".into())).unwrap();
+    m
+}
+
+#[tokio::test]
+async fn mock_passes_the_whole_suite_and_leaves_nothing_behind() {
+    let m = cloud();
+    let before = m.resource_ids();
+    conformance::run_all(&m, "t1", "conformance-bucket")
+        .await
+        .unwrap();
+    assert_eq!(m.resource_ids(), before, "everything created was deleted");
+    // The suite went through the service operations.
+    let calls = m.calls();
+    assert!(calls["ec2:CreateVpc"] >= 4);
+    assert!(calls["ec2:DescribeVpcs"] >= 4);
+    assert!(calls["iam:CreateRole"] == 1);
+}
+
+#[tokio::test]
+async fn each_part_runs_alone() {
+    let m = cloud();
+    let c: &dyn AwsCloud = &m;
+    conformance::network(c, "n.example.com").await.unwrap();
+    conformance::iam(c, "i.example.com").await.unwrap();
+    conformance::compute(c, "c.example.com").await.unwrap();
+    conformance::load_balancer(c, "l.example.com", "abc")
+        .await
+        .unwrap();
+    conformance::dns(c, "d.example.com").await.unwrap();
+    conformance::messaging(c, "m.example.com").await.unwrap();
+    conformance::objects(c, "conformance-bucket", "p")
+        .await
+        .unwrap();
+    conformance::not_found(c).await.unwrap();
+    conformance::cluster_isolation(c, "a.example.com", "b.example.com")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn fixture_objects_are_visible_through_the_trait() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/conformance/fixtures/mock-cloud.yaml");
+    if !path.exists() {
+        eprintln!("skipping: {} is absent", path.display());
+        return;
+    }
+    let m = kops_mock::fixture::load_file(&path).unwrap();
+    let c: &dyn AwsCloud = &m;
+    let img = c
+        .resolve_image("ubuntu/images/hvm-ssd-gp3/ubuntu-resolute-26.04-amd64-server-20220404")
+        .await
+        .unwrap();
+    assert_eq!(img.id, "ami-12345678");
+    let zones = c
+        .hosted_zones(&kops_model::aws::cloud::ZoneQuery::from_spec(
+            "private.example.com",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(zones.len(), 1);
+    assert_eq!(zones[0].vpcs, ["vpc-12345678"]);
+    let z = c
+        .hosted_zones(&kops_model::aws::cloud::ZoneQuery::from_spec(
+            "Z1AFAKE1ZON3YO",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(z[0].name, "example.com.");
+    let shared = c
+        .list_for_cluster(ResourceType::Vpc, "minimal.example.com")
+        .await
+        .unwrap();
+    assert_eq!(shared.len(), 1);
+    assert_eq!(shared[0].id, "vpc-12345678");
+    let subnets = c
+        .list(&ListQuery::new(ResourceType::Subnet).with_ids(["subnet-abcdef", "subnet-missing"]))
+        .await
+        .unwrap();
+    assert_eq!(subnets.len(), 1, "missing ids are simply absent");
+    assert_eq!(subnets[0].attr_str("cidr_block"), Some("172.20.4.0/22"));
+    let nat = c
+        .get(ResourceType::NatGateway, "nat-a2345678")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(nat.attr_str("allocation_id"), Some("eipalloc-12345678"));
+    assert!(
+        c.get(ResourceType::IamInstanceProfile, "kops-custom-node-role")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn faulty_cloud_throttles_a_seeded_fraction() {
+    let run = |seed| async move {
+        let inner = Arc::new(MockAws::new());
+        let f = FaultyCloud::new(inner.clone(), FaultPlan::throttle_fraction(0.3, seed));
+        let mut outcome = Vec::new();
+        for _ in 0..100 {
+            match f.list(&ListQuery::new(ResourceType::Vpc)).await {
+                Ok(_) => outcome.push(false),
+                Err(e) => {
+                    assert!(e.is_retryable(), "{e}");
+                    assert!(matches!(e, kops_tasks::Error::Throttled { .. }), "{e}");
+                    outcome.push(true);
+                }
+            }
+        }
+        // Throttled calls never reached the inner cloud.
+        let reached = inner.call_count("ec2:DescribeVpcs");
+        assert_eq!(reached as usize, outcome.iter().filter(|x| !**x).count());
+        (outcome, f.injected())
+    };
+    let (a, n) = run(9).await;
+    let (b, _) = run(9).await;
+    assert_eq!(a, b, "same seed, same faults");
+    assert!((15..=45).contains(&n), "{n} of 100 throttled");
+}
+
+#[tokio::test]
+async fn mock_errors_map_to_task_error_kinds() {
+    let m = MockAws::new();
+    m.set_faults(FaultPlan::new().with_rule(kops_mock::FaultRule::next(
+        "ec2:DescribeVpcs",
+        1,
+        kops_mock::FaultKind::Throttle,
+    )));
+    let c: &dyn AwsCloud = &m;
+    let e = c
+        .list(&ListQuery::new(ResourceType::Vpc))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, kops_tasks::Error::Throttled { .. }), "{e}");
+    assert!(
+        c.list(&ListQuery::new(ResourceType::Vpc))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // A dependency violation is retryable (ordered deletes under eventual consistency).
+    let vpc = m
+        .create_vpc("10.0.0.0/16", false, Default::default())
+        .unwrap();
+    m.create_internet_gateway(Default::default())
+        .and_then(|g| m.attach_internet_gateway(&g.id, &vpc.id))
+        .unwrap();
+    let e = c.delete(ResourceType::Vpc, &vpc.id).await.unwrap_err();
+    assert!(matches!(e, kops_tasks::Error::Retryable { .. }), "{e}");
+}
