@@ -306,11 +306,6 @@ impl MockAws {
                     put(&mut r.attrs, "cidr_block", v.cidr_block.clone());
                     put(&mut r.attrs, "enable_dns_hostnames", v.enable_dns_hostnames);
                     put(&mut r.attrs, "enable_dns_support", v.enable_dns_support);
-                    put(
-                        &mut r.attrs,
-                        "assign_generated_ipv6_cidr_block",
-                        !v.ipv6_cidr_block_associations.is_empty(),
-                    );
                     put_opt(
                         &mut r.attrs,
                         "ipv6_cidr_block",
@@ -367,7 +362,7 @@ impl MockAws {
                     if v.dhcp_options_id == "default" {
                         continue;
                     }
-                    let mut r = Resource::new(rt, &v.id);
+                    let mut r = Resource::new(rt, &v.id).with_parent(&v.id);
                     put(&mut r.attrs, "vpc_id", v.id.clone());
                     put(&mut r.attrs, "dhcp_options_id", v.dhcp_options_id.clone());
                     out.push(r);
@@ -646,8 +641,17 @@ impl MockAws {
                 {
                     let mut r = new_res(rt, &t.id, &t.tags).with_name(&t.name);
                     put(&mut r.attrs, "name", t.name.clone());
-                    put(&mut r.attrs, "latest_version", t.latest_version_number);
-                    put(&mut r.attrs, "default_version", t.default_version_number);
+                    // Strings, so tasks can reference them as outputs (`$Latest` style).
+                    put(
+                        &mut r.attrs,
+                        "latest_version",
+                        t.latest_version_number.to_string(),
+                    );
+                    put(
+                        &mut r.attrs,
+                        "default_version",
+                        t.default_version_number.to_string(),
+                    );
                     out.push(r);
                 }
             }
@@ -902,7 +906,7 @@ impl MockAws {
                         let name = rs.name.trim_end_matches('.').to_owned();
                         let mut r = Resource::new(rt, format!("{short}_{name}_{}", rs.record_type))
                             .with_parent(&z);
-                        put(&mut r.attrs, "zone_id", short.clone());
+                        put(&mut r.attrs, "zone_id", z.clone());
                         put(&mut r.attrs, "name", name);
                         put(&mut r.attrs, "type", rs.record_type.clone());
                         put_opt(&mut r.attrs, "ttl", rs.ttl);
@@ -1908,9 +1912,11 @@ impl MockAws {
             }
             R::EventTarget => {
                 let rule = parent_or("rule")?;
-                let tid = a_str(a, "target_id")
-                    .or(req.name.clone())
-                    .unwrap_or_else(|| "1".into());
+                let tid = match a_str(a, "target_id").or(req.name.clone()) {
+                    Some(t) => t,
+                    // Terraform generates an id when none is given; so do we.
+                    None => self.fresh_target_id(&rule),
+                };
                 self.put_targets(
                     &rule,
                     vec![Target {

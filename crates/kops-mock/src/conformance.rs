@@ -413,7 +413,14 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     )
     .await?;
     assert_eq!(lt.attr_str("instance_type"), Some("t3.medium"));
-    let v1 = lt.attrs.get("latest_version").and_then(Json::as_i64);
+    let version = |r: &Resource| -> Option<i64> {
+        match r.attrs.get("latest_version")? {
+            Json::Number(n) => n.as_i64(),
+            Json::String(s) => s.parse().ok(),
+            _ => None,
+        }
+    };
+    let v1 = version(&lt);
     let lt2 = cloud
         .update(
             &UpdateRequest::new(R::LaunchTemplate, &lt.id)
@@ -426,7 +433,8 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
         Some("ami-12345678"),
         "unchanged fields kept"
     );
-    let v2 = lt2.attrs.get("latest_version").and_then(Json::as_i64);
+    let v2 = version(&lt2);
+    assert!(v1.is_some(), "latest_version is reported");
     assert!(v2 > v1, "a change makes a new version ({v1:?} -> {v2:?})");
 
     let asg = make(

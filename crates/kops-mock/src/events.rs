@@ -66,6 +66,16 @@ impl EventsState {
 }
 
 impl MockAws {
+    /// The smallest `target-N` not used by `rule` (no API call).
+    pub(crate) fn fresh_target_id(&self, rule: &str) -> String {
+        let st = crate::lock(&self.inner.state);
+        let used = st.events.targets.get(rule);
+        (1..)
+            .map(|n| format!("target-{n}"))
+            .find(|id| !used.is_some_and(|t| t.iter().any(|x| &x.id == id)))
+            .unwrap_or_default()
+    }
+
     /// `PutRule`: creates or updates; returns the ARN.
     pub fn put_rule(&self, req: PutRule) -> Result<String> {
         let (region, account) = (

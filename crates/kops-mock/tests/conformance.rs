@@ -162,3 +162,173 @@ async fn mock_errors_map_to_task_error_kinds() {
     let e = c.delete(ResourceType::Vpc, &vpc.id).await.unwrap_err();
     assert!(matches!(e, kops_tasks::Error::Retryable { .. }), "{e}");
 }
+
+/// A broken cloud that ignores tag filters: the isolation check must catch it, which shows
+/// the suite can fail.
+#[derive(Debug)]
+struct IgnoresTags(MockAws);
+
+#[async_trait::async_trait]
+impl AwsCloud for IgnoresTags {
+    async fn account(&self) -> kops_tasks::Result<kops_model::aws::cloud::AccountInfo> {
+        self.0.account().await
+    }
+    async fn zones(&self) -> kops_tasks::Result<Vec<String>> {
+        self.0.zones().await
+    }
+    async fn list(
+        &self,
+        query: &ListQuery,
+    ) -> kops_tasks::Result<Vec<kops_model::aws::cloud::Resource>> {
+        let mut q = query.clone();
+        q.tags.clear();
+        self.0.list(&q).await
+    }
+    async fn create(
+        &self,
+        r: &kops_model::aws::cloud::CreateRequest,
+    ) -> kops_tasks::Result<kops_model::aws::cloud::Resource> {
+        self.0.create(r).await
+    }
+    async fn update(
+        &self,
+        r: &kops_model::aws::cloud::UpdateRequest,
+    ) -> kops_tasks::Result<kops_model::aws::cloud::Resource> {
+        self.0.update(r).await
+    }
+    async fn delete(&self, rt: ResourceType, id: &str) -> kops_tasks::Result<()> {
+        self.0.delete(rt, id).await
+    }
+    async fn images(
+        &self,
+        q: &kops_model::aws::cloud::ImageQuery,
+    ) -> kops_tasks::Result<Vec<kops_model::aws::cloud::Image>> {
+        self.0.images(q).await
+    }
+    async fn hosted_zones(
+        &self,
+        q: &kops_model::aws::cloud::ZoneQuery,
+    ) -> kops_tasks::Result<Vec<kops_model::aws::cloud::HostedZone>> {
+        self.0.hosted_zones(q).await
+    }
+}
+
+#[tokio::test]
+#[should_panic(expected = "left == right")]
+async fn suite_catches_a_cloud_that_ignores_tag_filters() {
+    let c = IgnoresTags(MockAws::new());
+    conformance::cluster_isolation(&c, "a.example.com", "b.example.com")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn parents_match_what_the_model_looks_up() {
+    use kops_model::aws::cloud::{CreateRequest, HostedZone, ZoneQuery};
+    use serde_json::json;
+    let m = MockAws::new();
+    let c: &dyn AwsCloud = &m;
+    let vpc = m
+        .create_vpc("10.0.0.0/16", false, Default::default())
+        .unwrap();
+    let dopt = c
+        .create(
+            &CreateRequest::new(ResourceType::DhcpOptions).with_attrs(
+                [
+                    (
+                        "domain_name".to_owned(),
+                        json!("us-test-1.compute.internal"),
+                    ),
+                    (
+                        "domain_name_servers".to_owned(),
+                        json!(["AmazonProvidedDNS"]),
+                    ),
+                ]
+                .into(),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        dopt.attrs["domain_name_servers"],
+        json!(["AmazonProvidedDNS"])
+    );
+    c.create(
+        &CreateRequest::new(ResourceType::DhcpOptionsAssociation).with_attrs(
+            [
+                ("vpc_id".to_owned(), json!(vpc.id)),
+                ("dhcp_options_id".to_owned(), json!(dopt.id)),
+            ]
+            .into(),
+        ),
+    )
+    .await
+    .unwrap();
+    let found = c
+        .list(&ListQuery::new(ResourceType::DhcpOptionsAssociation).with_parent(&vpc.id))
+        .await
+        .unwrap();
+    assert_eq!(found[0].attr_str("dhcp_options_id"), Some(dopt.id.as_str()));
+    // DHCP options cannot go while associated; the association's delete restores default.
+    assert!(c.delete(ResourceType::DhcpOptions, &dopt.id).await.is_err());
+    c.delete(ResourceType::DhcpOptionsAssociation, &vpc.id)
+        .await
+        .unwrap();
+    c.delete(ResourceType::DhcpOptions, &dopt.id).await.unwrap();
+
+    // Record sets: parent and zone_id are the zone id as hosted_zones() reports it.
+    let z = m
+        .create_hosted_zone("example.com", None, None, Default::default())
+        .unwrap();
+    let zones: Vec<HostedZone> = c
+        .hosted_zones(&ZoneQuery::from_spec("example.com"))
+        .await
+        .unwrap();
+    let zid = zones[0].id.clone();
+    assert_eq!(zid, z.id);
+    let rec = c
+        .create(&CreateRequest::new(ResourceType::RecordSet).with_attrs(
+            [
+                ("zone_id".to_owned(), json!(zid)),
+                ("name".to_owned(), json!("api.x.example.com")),
+                ("type".to_owned(), json!("A")),
+                (
+                    "alias".to_owned(),
+                    json!({"name": "lb.example", "zone_id": "ZLB", "evaluate_target_health": false}),
+                ),
+            ]
+            .into(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(rec.attr_str("zone_id"), Some(zid.as_str()));
+    let under = c
+        .list(&ListQuery::new(ResourceType::RecordSet).with_parent(&zid))
+        .await
+        .unwrap();
+    assert!(
+        under
+            .iter()
+            .any(|r| r.id == rec.id && r.attr_str("name") == Some("api.x.example.com"))
+    );
+    c.delete(ResourceType::RecordSet, &rec.id).await.unwrap();
+    assert!(
+        c.get(ResourceType::RecordSet, &rec.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // A security-group rule for "all traffic" reads back as Terraform writes it.
+    let sg = m
+        .create_security_group("g", "g", &vpc.id, Default::default())
+        .unwrap();
+    let rules = c
+        .list(&ListQuery::new(ResourceType::SecurityGroupRule).with_parent(&sg.id))
+        .await
+        .unwrap();
+    assert_eq!(rules.len(), 1, "the default egress rule");
+    assert_eq!(rules[0].attr_str("protocol"), Some("-1"));
+    assert_eq!(rules[0].attrs["from_port"], json!(0));
+    assert_eq!(rules[0].attrs["cidr_blocks"], json!(["0.0.0.0/0"]));
+}
