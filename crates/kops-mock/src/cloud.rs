@@ -2705,3 +2705,88 @@ impl<C: AwsCloud + ?Sized> AwsCloud for FaultyCloud<C> {
         self.inner.hosted_zones(query).await
     }
 }
+
+/// A decorator that counts calls per `<service>:<Verb><Type>` (the names
+/// [`FaultyCloud`] uses) in front of any [`AwsCloud`], for call budgets on backends that
+/// do not count by themselves. [`MockAws::calls`] counts the underlying AWS operations
+/// instead (`ec2:DescribeVpcs`).
+#[derive(Debug)]
+pub struct CountingCloud<C: ?Sized> {
+    calls: std::sync::Mutex<BTreeMap<String, u64>>,
+    inner: std::sync::Arc<C>,
+}
+
+impl<C: AwsCloud + ?Sized> CountingCloud<C> {
+    /// Wraps `inner`.
+    pub fn new(inner: std::sync::Arc<C>) -> Self {
+        CountingCloud {
+            calls: std::sync::Mutex::new(BTreeMap::new()),
+            inner,
+        }
+    }
+
+    /// Calls so far, by name.
+    pub fn calls(&self) -> BTreeMap<String, u64> {
+        crate::lock(&self.calls).clone()
+    }
+
+    /// Total calls so far.
+    pub fn total(&self) -> u64 {
+        crate::lock(&self.calls).values().sum()
+    }
+
+    fn count(&self, service: &str, op: impl std::fmt::Display) {
+        *crate::lock(&self.calls)
+            .entry(format!("{service}:{op}"))
+            .or_insert(0) += 1;
+    }
+}
+
+#[async_trait]
+impl<C: AwsCloud + ?Sized> AwsCloud for CountingCloud<C> {
+    async fn account(&self) -> TResult<AccountInfo> {
+        self.count("sts", "GetCallerIdentity");
+        self.inner.account().await
+    }
+
+    async fn zones(&self) -> TResult<Vec<String>> {
+        self.count("ec2", "DescribeAvailabilityZones");
+        self.inner.zones().await
+    }
+
+    async fn list(&self, query: &ListQuery) -> TResult<Vec<Resource>> {
+        let rt = query.resource_type;
+        self.count(service_prefix(rt), format_args!("List{rt:?}"));
+        self.inner.list(query).await
+    }
+
+    async fn create(&self, request: &CreateRequest) -> TResult<Resource> {
+        let rt = request.resource_type;
+        self.count(service_prefix(rt), format_args!("Create{rt:?}"));
+        self.inner.create(request).await
+    }
+
+    async fn update(&self, request: &UpdateRequest) -> TResult<Resource> {
+        let rt = request.resource_type;
+        self.count(service_prefix(rt), format_args!("Update{rt:?}"));
+        self.inner.update(request).await
+    }
+
+    async fn delete(&self, resource_type: ResourceType, id: &str) -> TResult<()> {
+        self.count(
+            service_prefix(resource_type),
+            format_args!("Delete{resource_type:?}"),
+        );
+        self.inner.delete(resource_type, id).await
+    }
+
+    async fn images(&self, query: &ImageQuery) -> TResult<Vec<ImageInfo>> {
+        self.count("ec2", "DescribeImages");
+        self.inner.images(query).await
+    }
+
+    async fn hosted_zones(&self, query: &ZoneQuery) -> TResult<Vec<ZoneInfo>> {
+        self.count("route53", "ListHostedZones");
+        self.inner.hosted_zones(query).await
+    }
+}

@@ -33,7 +33,7 @@
 //! - [`faults`]: [`FaultPlan`], [`FaultInjector`].
 //! - [`fixture`]: the `mock-cloud.yaml` loader.
 //! - [`cloud`]: the `kops_model::aws::cloud::AwsCloud` implementation and the
-//!   [`FaultyCloud`] decorator.
+//!   [`FaultyCloud`] and [`CountingCloud`] decorators.
 //! - `conformance` (feature `conformance`): the suite every `AwsCloud` must pass.
 //! - [`seed`]: [`Seed`] objects for [`MockAws::seed`].
 //!
@@ -76,7 +76,7 @@ mod state;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-pub use cloud::FaultyCloud;
+pub use cloud::{CountingCloud, FaultyCloud};
 pub use error::{Error, Result};
 pub use faults::{FaultInjector, FaultKind, FaultPlan, FaultRule};
 pub use filter::{Filter, Tags, tags};

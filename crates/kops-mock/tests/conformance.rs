@@ -332,3 +332,20 @@ async fn parents_match_what_the_model_looks_up() {
     assert_eq!(rules[0].attrs["from_port"], json!(0));
     assert_eq!(rules[0].attrs["cidr_blocks"], json!(["0.0.0.0/0"]));
 }
+
+#[tokio::test]
+async fn counting_cloud_counts_trait_calls() {
+    let inner = Arc::new(cloud());
+    let c = kops_mock::CountingCloud::new(inner.clone());
+    conformance::network(&c, "count.example.com").await.unwrap();
+    let calls = c.calls();
+    assert_eq!(calls["ec2:CreateVpc"], 1);
+    assert_eq!(
+        calls["ec2:DeleteVpc"], 2,
+        "deleted once, then again to check idempotence"
+    );
+    assert!(calls["ec2:ListVpc"] >= 3);
+    assert_eq!(c.total(), calls.values().sum::<u64>());
+    // Trait calls map onto more service operations underneath.
+    assert!(inner.total_calls() >= c.total());
+}
