@@ -63,60 +63,89 @@ pub fn diff_fields(
     actual: Option<&Fields>,
     resolver: &dyn Resolver,
 ) -> Vec<FieldChange> {
+    diff_fields_with(expected, actual, resolver)
+}
+
+/// [`diff_fields`] for a known resolver type (the planner's hot path: no dynamic calls).
+pub(crate) fn diff_fields_with<R: Resolver + ?Sized>(
+    expected: &Fields,
+    actual: Option<&Fields>,
+    resolver: &R,
+) -> Vec<FieldChange> {
     let mut out = Vec::new();
     for (i, (name, e)) in expected.iter().enumerate() {
         if e.is_null() {
             continue;
         }
         let a = actual.and_then(|a| a.get_near(name, i));
-        if actual.is_some() && values_equal(e, a, resolver) {
+        if actual.is_some() && values_equal_with(e, a, resolver) {
             continue;
         }
-        let diff = match (a, e) {
-            (Some(Value::Text(old) | Value::String(old)), Value::Text(new)) => {
-                Some(text_diff(old, new))
-            }
-            (Some(Value::Text(old)), Value::String(new)) => Some(text_diff(old, new)),
-            _ => None,
-        };
-        out.push(FieldChange {
-            field: name.to_owned(),
-            old: a.cloned(),
-            new: e.clone(),
-            diff,
-        });
+        out.push(field_change(name, a, e));
     }
     out
 }
 
+/// The change record of one differing field (cold: most fields match).
+#[cold]
+fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldChange {
+    let diff = match (a, e) {
+        (Some(Value::Text(old) | Value::String(old)), Value::Text(new)) => {
+            Some(text_diff(old, new))
+        }
+        (Some(Value::Text(old)), Value::String(new)) => Some(text_diff(old, new)),
+        _ => None,
+    };
+    FieldChange {
+        field: name.to_owned(),
+        old: a.cloned(),
+        new: e.clone(),
+        diff,
+    }
+}
+
 /// Whether an expected value matches an actual one under the diff rules.
 pub fn values_equal(expected: &Value, actual: Option<&Value>, resolver: &dyn Resolver) -> bool {
-    let Some(actual) = actual else {
-        return expected.is_null();
-    };
+    values_equal_with(expected, actual, resolver)
+}
+
+fn values_equal_with<R: Resolver + ?Sized>(
+    expected: &Value,
+    actual: Option<&Value>,
+    resolver: &R,
+) -> bool {
+    match actual {
+        Some(actual) => value_matches(expected, actual, resolver),
+        None => expected.is_null(),
+    }
+}
+
+/// The comparison itself. The common same-kind scalar cases come first; the rules are
+/// those of the module documentation.
+fn value_matches<R: Resolver + ?Sized>(expected: &Value, actual: &Value, resolver: &R) -> bool {
     match (expected, actual) {
+        (Value::String(e), Value::String(a)) => e == a,
+        (Value::Int(e), Value::Int(a)) => e == a,
+        (Value::Bool(e), Value::Bool(a)) => e == a,
         (Value::Null, _) => true,
+        (Value::Ref(e), Value::String(a)) => resolver.resolve(e) == Some(a.as_str()),
         (Value::Ref(e), Value::Ref(a)) => {
             e == a
                 || matches!((resolver.resolve(e), resolver.resolve(a)), (Some(x), Some(y)) if x == y)
-        }
-        (Value::Ref(e), Value::String(a)) => resolver.resolve(e) == Some(a.as_str()),
-        (Value::List(e), Value::List(a)) => {
-            e.len() == a.len()
-                && e.iter()
-                    .zip(a)
-                    .all(|(e, a)| values_equal(e, Some(a), resolver))
         }
         (Value::Map(e), Value::Map(a)) => {
             // Both maps are sorted by key: compare in lockstep.
             e.len() == a.len()
                 && e.iter()
                     .zip(a.iter())
-                    .all(|((ek, ev), (ak, av))| ek == ak && values_equal(ev, Some(av), resolver))
+                    .all(|((ek, ev), (ak, av))| ek == ak && value_matches(ev, av, resolver))
+        }
+        (Value::List(e), Value::List(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(e, a)| value_matches(e, a, resolver))
         }
         (Value::Object(e), Value::Object(a)) => e
             .iter()
-            .all(|(k, e)| e.is_null() || values_equal(e, a.get(k), resolver)),
+            .all(|(k, e)| e.is_null() || values_equal_with(e, a.get(k), resolver)),
         (Value::String(e), Value::Text(a)) | (Value::Text(e), Value::String(a)) => e == a,
         (e, a) => e == a,
     }

@@ -8,7 +8,7 @@ use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::error::{Error, Result};
-use crate::key::TaskKey;
+use crate::key::{KeyBuildHasher, TaskKey};
 use crate::lifecycle::{Lifecycle, LifecycleOverrides};
 use crate::task::Task;
 use crate::value::Fields;
@@ -53,7 +53,13 @@ impl<C: ?Sized + Sync> fmt::Debug for Node<C> {
 /// (`usize`) refer to that order.
 pub struct TaskGraph<C: ?Sized + Sync> {
     nodes: Vec<Node<C>>,
-    index: HashMap<TaskKey, usize>,
+    index: HashMap<TaskKey, usize, KeyBuildHasher>,
+    /// Every reference in the nodes' expected fields, resolved at build time: node `i`'s
+    /// references are `refs[ref_start[i]..ref_start[i + 1]]`, each the address of the
+    /// referenced key's text ([`TaskKey::addr`]) and the referenced node's index. The diff
+    /// resolves the graph's own references through this instead of a map lookup.
+    refs: Vec<(usize, usize)>,
+    ref_start: Vec<usize>,
     deps: Vec<Vec<usize>>,
     dependents: Vec<Vec<usize>>,
     order: Vec<usize>,
@@ -85,7 +91,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         let mut tasks = tasks;
         tasks.sort_by(|a, b| a.key().cmp(b.key()));
         let mut nodes = Vec::with_capacity(tasks.len());
-        let mut index = HashMap::with_capacity(tasks.len());
+        let mut index = HashMap::with_capacity_and_hasher(tasks.len(), KeyBuildHasher::default());
         for task in tasks {
             let key = task.key().clone();
             if index.insert(key.clone(), nodes.len()).is_some() {
@@ -101,6 +107,8 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             });
         }
 
+        let mut refs: Vec<(usize, usize)> = Vec::new();
+        let mut ref_start: Vec<usize> = Vec::with_capacity(nodes.len() + 1);
         let mut deps: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
         let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
         let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(nodes.len(), nodes.len());
@@ -109,23 +117,23 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         }
         for (i, node) in nodes.iter().enumerate() {
             let mut mine = Vec::new();
-            let mut lookup = |to: &TaskKey| -> Result<()> {
-                match index.get(to) {
-                    Some(&j) => {
-                        mine.push(j);
-                        Ok(())
-                    }
-                    None => Err(Error::UnknownReference {
+            let lookup = |to: &TaskKey| -> Result<usize> {
+                index
+                    .get(to)
+                    .copied()
+                    .ok_or_else(|| Error::UnknownReference {
                         from: node.key.clone(),
                         to: to.clone(),
-                    }),
-                }
+                    })
             };
+            ref_start.push(refs.len());
             for r in node.fields.refs() {
-                lookup(&r.key)?;
+                let j = lookup(&r.key)?;
+                refs.push((r.key.addr(), j));
+                mine.push(j);
             }
             for k in node.task.dependencies() {
-                lookup(&k)?;
+                mine.push(lookup(&k)?);
             }
             mine.sort_unstable();
             mine.dedup();
@@ -135,6 +143,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             }
             deps.push(mine);
         }
+        ref_start.push(refs.len());
 
         let order = match toposort(&graph, None) {
             Ok(order) => order.into_iter().map(NodeIndex::index).collect(),
@@ -161,6 +170,8 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         Ok(TaskGraph {
             nodes,
             index,
+            refs,
+            ref_start,
             deps,
             dependents,
             order,
@@ -195,6 +206,20 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
     /// Whether a task with this key is in the graph.
     pub fn contains(&self, key: &TaskKey) -> bool {
         self.index.contains_key(key)
+    }
+
+    /// The references in node `i`'s expected fields, resolved when the graph was built:
+    /// `(address of the referenced key's text, referenced node index)`.
+    pub(crate) fn resolved_refs(&self, i: usize) -> &[(usize, usize)] {
+        match (self.ref_start.get(i), self.ref_start.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.refs.get(a..b).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// The key -> node index map.
+    pub(crate) fn index_map(&self) -> &HashMap<TaskKey, usize, KeyBuildHasher> {
+        &self.index
     }
 
     /// Direct dependencies of a node.

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -72,7 +72,43 @@ impl TaskKey {
     pub fn to_ref(&self) -> TaskRef {
         TaskRef::new(self.clone())
     }
+
+    /// The address of the shared key text: two keys with the same address are equal (they
+    /// share one allocation). Used to recognise a graph's own references without comparing
+    /// text; only meaningful while a key holding that allocation is alive.
+    pub(crate) fn addr(&self) -> usize {
+        Arc::as_ptr(&self.text).cast::<u8>().addr()
+    }
 }
+
+/// A hasher for maps keyed by [`TaskKey`]: the key's hash is computed once when the key is
+/// built, so the map only needs to spread its bits. Task keys come from the model, not from
+/// an adversary, so no per-map random seed is needed. Other inputs (not used by the crate)
+/// fall back to FNV-1a over the bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = bytes.iter().fold(self.0 ^ 0xcbf2_9ce4_8422_2325, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        // One multiply spreads FNV's weak low bits into the high bits hashbrown uses for its
+        // tag; folding the halves spreads them back into the low bits it uses for the slot.
+        let x = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = x ^ (x >> 29);
+    }
+}
+
+/// Builds [`KeyHasher`]s.
+pub(crate) type KeyBuildHasher = BuildHasherDefault<KeyHasher>;
 
 impl PartialEq for TaskKey {
     fn eq(&self, other: &Self) -> bool {

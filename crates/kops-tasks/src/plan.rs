@@ -15,10 +15,10 @@ use std::fmt::{self, Write as _};
 
 use serde::{Deserialize, Serialize};
 
-use crate::diff::{FieldChange, Resolver, diff_fields};
+use crate::diff::{FieldChange, Resolver, diff_fields_with};
 use crate::error::{Error, Result};
 use crate::graph::TaskGraph;
-use crate::key::TaskKey;
+use crate::key::{TaskKey, TaskRef};
 use crate::lifecycle::Lifecycle;
 use crate::task::{Found, OwnedObject};
 use crate::value::{Fields, Sensitive, Value};
@@ -139,20 +139,57 @@ impl Plan {
 
     /// Plans a graph against a known actual state (no cloud calls): `actual` maps a task key
     /// to the object found for it; references resolve through the found objects' outputs.
-    /// Lifecycle violations are all reported in one [`Error::Failed`].
+    /// As in [`crate::Executor::plan`], every pending create or update is validated with
+    /// [`crate::Task::check_changes`]. Lifecycle violations and rejected changes are all
+    /// reported in one [`Error::Failed`].
+    ///
+    /// Large graphs (thousands of tasks) are planned on up to
+    /// [`std::thread::available_parallelism`] scoped threads; the result does not depend on
+    /// how many were used.
     pub fn from_state<C: ?Sized + Sync>(
         graph: &TaskGraph<C>,
         actual: &HashMap<TaskKey, Found>,
     ) -> Result<Plan> {
-        let mut items = Vec::with_capacity(graph.len());
-        let mut failures = Vec::new();
-        for node in graph.nodes() {
-            let found = actual.get(node.key());
-            match evaluate(node.key(), node.lifecycle(), node.fields(), found, actual) {
-                Ok(item) => items.push(item),
-                Err(e) => failures.push((node.key().clone(), e)),
-            }
-        }
+        let n = graph.len();
+        let found = join_state(graph, actual);
+        // The `id` output of every found object, gathered in one pass so the diff's
+        // reference lookups do not each chase a found object's outputs.
+        let ids: Vec<Option<&str>> = found
+            .iter()
+            .map(|f| f.and_then(|f| f.outputs.get(TaskRef::ID)))
+            .collect();
+        let state = StatePlanner {
+            graph,
+            found: &found,
+            ids: &ids,
+            actual,
+        };
+        let threads = planning_threads(n);
+        let (items, failures) = if threads <= 1 {
+            state.plan_range(0..n)
+        } else {
+            let chunk = n.div_ceil(threads);
+            std::thread::scope(|s| {
+                let state = &state;
+                let handles: Vec<_> = (1..threads)
+                    .map(|t| {
+                        let range = (t * chunk).min(n)..((t + 1) * chunk).min(n);
+                        s.spawn(move || state.plan_range(range))
+                    })
+                    .collect();
+                let (mut items, mut failures) = state.plan_range(0..chunk.min(n));
+                for h in handles {
+                    match h.join() {
+                        Ok((i, f)) => {
+                            items.extend(i);
+                            failures.extend(f);
+                        }
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                }
+                (items, failures)
+            })
+        };
         if failures.is_empty() {
             // Graph nodes are stored sorted by key, so the items already are.
             Ok(Plan {
@@ -231,12 +268,12 @@ impl Plan {
 }
 
 /// Decides what to do with one task given what was found.
-pub(crate) fn evaluate(
+pub(crate) fn evaluate<R: Resolver + ?Sized>(
     key: &TaskKey,
     lifecycle: Lifecycle,
     expected: &Fields,
     found: Option<&Found>,
-    resolver: &dyn Resolver,
+    resolver: &R,
 ) -> Result<PlanItem> {
     let mut item = PlanItem::new(key.clone(), Action::Unchanged, "");
     item.lifecycle = lifecycle;
@@ -245,7 +282,7 @@ pub(crate) fn evaluate(
         item.reason = "lifecycle is Ignore".into();
         return Ok(item);
     }
-    let changes = diff_fields(expected, found.map(|f| &f.fields), resolver);
+    let changes = diff_fields_with(expected, found.map(|f| &f.fields), resolver);
     match (found, lifecycle) {
         (None, Lifecycle::ExistsAndValidates) => {
             return Err(Error::Lifecycle {
@@ -285,11 +322,137 @@ pub(crate) fn evaluate(
         }
         (Some(_), _) => {
             item.action = Action::Update;
-            item.reason = format!("{} field(s) differ", changes.len()).into();
+            item.reason = differ_reason(changes.len());
         }
     }
     item.changes = changes;
     Ok(item)
+}
+
+/// The reason of an update: `N field(s) differ` (static for the usual small counts).
+fn differ_reason(n: usize) -> Cow<'static, str> {
+    const SMALL: [&str; 8] = [
+        "0 field(s) differ",
+        "1 field(s) differ",
+        "2 field(s) differ",
+        "3 field(s) differ",
+        "4 field(s) differ",
+        "5 field(s) differ",
+        "6 field(s) differ",
+        "7 field(s) differ",
+    ];
+    match SMALL.get(n) {
+        Some(s) => Cow::Borrowed(s),
+        None => format!("{n} field(s) differ").into(),
+    }
+}
+
+/// Graphs smaller than this are planned on the calling thread: a thread costs tens of
+/// microseconds to start, about the time planning a few hundred tasks takes.
+const TASKS_PER_THREAD: usize = 4096;
+
+/// How many threads [`Plan::from_state`] uses for `n` tasks.
+fn planning_threads(n: usize) -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from));
+    cores.min(n / TASKS_PER_THREAD).max(1)
+}
+
+/// For every graph node, the object found for it in `actual`.
+fn join_state<'a, C: ?Sized + Sync>(
+    graph: &TaskGraph<C>,
+    actual: &'a HashMap<TaskKey, Found>,
+) -> Vec<Option<&'a Found>> {
+    let mut found = vec![None; graph.len()];
+    if actual.len() <= graph.len().saturating_mul(2) {
+        // Walk the found objects (a sequential scan) and place each through the graph's
+        // own index, whose hasher reuses the key's cached hash.
+        let index = graph.index_map();
+        for (key, f) in actual {
+            if let Some(slot) = index.get(key).and_then(|&i| found.get_mut(i)) {
+                *slot = Some(f);
+            }
+        }
+    } else {
+        for (slot, node) in found.iter_mut().zip(graph.nodes()) {
+            *slot = actual.get(node.key());
+        }
+    }
+    found
+}
+
+/// Shared, read-only state of one [`Plan::from_state`] run.
+struct StatePlanner<'a, C: ?Sized + Sync> {
+    graph: &'a TaskGraph<C>,
+    /// The found object of each node.
+    found: &'a [Option<&'a Found>],
+    /// The `id` output of each node's found object.
+    ids: &'a [Option<&'a str>],
+    actual: &'a HashMap<TaskKey, Found>,
+}
+
+impl<C: ?Sized + Sync> StatePlanner<'_, C> {
+    /// Plans the nodes in `range`: their items in node order, and their failures.
+    fn plan_range(&self, range: std::ops::Range<usize>) -> (Vec<PlanItem>, Vec<(TaskKey, Error)>) {
+        let mut items = Vec::with_capacity(range.len());
+        let mut failures = Vec::new();
+        for i in range {
+            let Some(node) = self.graph.node(i) else {
+                continue;
+            };
+            let found = self.found.get(i).copied().flatten();
+            let resolver = NodeResolver {
+                refs: self.graph.resolved_refs(i),
+                found: self.found,
+                ids: self.ids,
+                actual: self.actual,
+            };
+            let item = evaluate(
+                node.key(),
+                node.lifecycle(),
+                node.fields(),
+                found,
+                &resolver,
+            )
+            .and_then(|item| {
+                if matches!(item.action, Action::Create | Action::Update) {
+                    node.task().check_changes(found, &item.changes)?;
+                }
+                Ok(item)
+            });
+            match item {
+                Ok(item) => items.push(item),
+                Err(e) => failures.push((node.key().clone(), e)),
+            }
+        }
+        (items, failures)
+    }
+}
+
+/// Resolves references while diffing one node: the node's own references through the
+/// indices resolved when the graph was built, anything else (references in the actual
+/// state) through the actual-state map.
+struct NodeResolver<'a> {
+    refs: &'a [(usize, usize)],
+    found: &'a [Option<&'a Found>],
+    ids: &'a [Option<&'a str>],
+    actual: &'a HashMap<TaskKey, Found>,
+}
+
+impl Resolver for NodeResolver<'_> {
+    fn resolve(&self, r: &TaskRef) -> Option<&str> {
+        let addr = r.key.addr();
+        match self.refs.iter().find(|(a, _)| *a == addr) {
+            Some(&(_, target)) if r.attr == TaskRef::ID => self.ids.get(target).copied().flatten(),
+            Some(&(_, target)) => self
+                .found
+                .get(target)
+                .copied()
+                .flatten()
+                .and_then(|f| f.outputs.get(&r.attr)),
+            None => self.actual.resolve(r),
+        }
+    }
 }
 
 const FIELD_WIDTH: usize = 20;
@@ -431,5 +594,202 @@ impl fmt::Display for Plan {
             out.push_str("No changes need to be applied.\n");
         }
         f.write_str(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{Change, Context, Task};
+    use crate::value::Outputs;
+
+    /// A task with fixed fields that rejects updates of `Immutable`.
+    #[derive(Debug)]
+    struct T {
+        key: TaskKey,
+        fields: Fields,
+    }
+
+    #[async_trait::async_trait]
+    impl Task<()> for T {
+        fn key(&self) -> &TaskKey {
+            &self.key
+        }
+        fn fields(&self) -> Fields {
+            self.fields.clone()
+        }
+        fn check_changes(&self, actual: Option<&Found>, changes: &[FieldChange]) -> Result<()> {
+            match changes.iter().find(|c| c.field == "Immutable") {
+                Some(_) if actual.is_some() => Err(Error::invalid(
+                    format!("{}.Immutable", self.key),
+                    "field cannot be changed",
+                )),
+                _ => Ok(()),
+            }
+        }
+        async fn find(&self, _cx: &Context<'_, ()>) -> Result<Option<Found>> {
+            Ok(None)
+        }
+        async fn apply(&self, _cx: &Context<'_, ()>, _change: &Change<'_>) -> Result<Outputs> {
+            Ok(Outputs::new())
+        }
+    }
+
+    type Tasks = Vec<Box<dyn Task<()>>>;
+
+    /// `n` tasks referencing earlier ones (by `id`, by `arn`, inside lists and objects),
+    /// with an actual state in which objects are missing, differ, refer by ID or by
+    /// reference, lack outputs, and extra objects exist that no task describes.
+    fn workload(n: usize) -> (Tasks, HashMap<TaskKey, Found>) {
+        let keys: Vec<TaskKey> = (0..n)
+            .map(|i| TaskKey::new(["A", "B", "C"][i % 3], format!("t{i}")))
+            .collect();
+        let mut tasks: Tasks = Vec::new();
+        let mut actual = HashMap::new();
+        for (i, key) in keys.iter().enumerate() {
+            let parent = (i > 0).then(|| &keys[(i * 7 + 3) % i]);
+            let other = (i > 1).then(|| &keys[(i * 13 + 1) % i]);
+            let mut e = Fields::new()
+                .with("Name", key.name())
+                .with("Size", (i % 17) as i64)
+                .with("DontCare", Value::Null);
+            let mut a = Fields::new()
+                .with("Name", key.name())
+                .with("Size", (i % 17) as i64 + i64::from(i % 11 == 0))
+                .with("DontCare", "whatever");
+            if let Some(p) = parent {
+                e.insert("Parent", p);
+                // Actual refers by ID, by reference, or by a wrong ID.
+                let v = match i % 5 {
+                    0 => Value::Ref(p.to_ref()),
+                    1 => Value::string("wrong-id"),
+                    _ => Value::string(format!("id-{}", p.name())),
+                };
+                a.insert("Parent", v);
+            }
+            if let Some(o) = other {
+                let arn = o.to_ref().with_attr("arn");
+                e.insert(
+                    "Rules",
+                    Value::List(vec![Value::Object(
+                        Fields::new().with("Source", arn).with("Port", 443i64),
+                    )]),
+                );
+                a.insert(
+                    "Rules",
+                    Value::List(vec![Value::Object(
+                        Fields::new()
+                            .with("Source", format!("arn:{}", o.name()))
+                            .with("Port", 443i64),
+                    )]),
+                );
+            }
+            if i % 97 == 5 {
+                e.insert("Immutable", "x");
+                a.insert("Immutable", "y");
+            }
+            tasks.push(Box::new(T {
+                key: key.clone(),
+                fields: e,
+            }));
+            if i % 13 != 4 {
+                let outputs = if i % 19 == 7 {
+                    Outputs::new()
+                } else {
+                    Outputs::id(format!("id-{}", key.name()))
+                        .with("arn", format!("arn:{}", key.name()))
+                };
+                actual.insert(key.clone(), Found::new(a, outputs));
+            }
+        }
+        actual.insert(
+            TaskKey::new("Extra", "not-in-graph"),
+            Found::new(Fields::new(), Outputs::id("x")),
+        );
+        (tasks, actual)
+    }
+
+    /// The plan as the executor computes it: each node diffed on its own, references
+    /// resolved through the whole actual-state map.
+    fn reference_plan(
+        graph: &TaskGraph<()>,
+        actual: &HashMap<TaskKey, Found>,
+    ) -> (Vec<PlanItem>, Vec<TaskKey>) {
+        let mut items = Vec::new();
+        let mut failed = Vec::new();
+        for node in graph.nodes() {
+            let found = actual.get(node.key());
+            let item = evaluate(
+                node.key(),
+                node.lifecycle(),
+                node.fields(),
+                found,
+                actual as &dyn Resolver,
+            )
+            .unwrap();
+            if matches!(item.action, Action::Create | Action::Update)
+                && node.task().check_changes(found, &item.changes).is_err()
+            {
+                failed.push(node.key().clone());
+            } else {
+                items.push(item);
+            }
+        }
+        (items, failed)
+    }
+
+    #[test]
+    fn from_state_matches_planning_each_task_alone() {
+        // 9000 tasks: above the threshold for a second thread, on a machine with two cores.
+        for n in [50, 9000] {
+            let (tasks, mut actual) = workload(n);
+            actual.retain(|k, _| k.name() != "t0" || k.kind() != "A");
+            let graph = TaskGraph::build(tasks).unwrap();
+            let (items, failed) = reference_plan(&graph, &actual);
+            assert!(!failed.is_empty());
+            let s = Plan {
+                items: items.clone(),
+                warnings: Vec::new(),
+            }
+            .summary();
+            assert!(s.create > 0 && s.update > 0 && s.unchanged > 0, "{s:?}");
+
+            let err = Plan::from_state(&graph, &actual).unwrap_err();
+            let Error::Failed { failures } = err else {
+                panic!("{err}")
+            };
+            let keys: Vec<TaskKey> = failures.into_iter().map(|(k, _)| k).collect();
+            assert_eq!(keys, failed);
+
+            // Without the failing tasks' immutable changes, the plans are equal.
+            let mut fixed = actual.clone();
+            for k in &failed {
+                if let Some(f) = fixed.get_mut(k) {
+                    f.fields.insert("Immutable", "x");
+                }
+            }
+            let (items, failed) = reference_plan(&graph, &fixed);
+            assert!(failed.is_empty());
+            let plan = Plan::from_state(&graph, &fixed).unwrap();
+            assert_eq!(plan.items.len(), n);
+            assert_eq!(plan.items, items);
+        }
+    }
+
+    #[test]
+    fn from_state_finds_objects_when_the_actual_map_is_much_larger() {
+        let (tasks, mut actual) = workload(30);
+        for i in 0..100 {
+            actual.insert(
+                TaskKey::new("Extra", format!("e{i}")),
+                Found::new(Fields::new(), Outputs::id("x")),
+            );
+        }
+        for f in actual.values_mut() {
+            f.fields.insert("Immutable", "x");
+        }
+        let graph = TaskGraph::build(tasks).unwrap();
+        let (items, _) = reference_plan(&graph, &actual);
+        assert_eq!(Plan::from_state(&graph, &actual).unwrap().items, items);
     }
 }
