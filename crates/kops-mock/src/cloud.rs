@@ -249,12 +249,15 @@ impl MockAws {
         e.clone()
     }
 
-    /// The caller's attributes overlaid with the mock's own.
+    /// The caller's attributes overlaid with the mock's own. For the attributes the mock
+    /// models, its state is the truth, also when it has no value.
     fn finish(&self, mut r: Resource) -> Resource {
         let Some(rt) = r.resource_type else {
             return r;
         };
         let mut attrs = self.raw_get(rt, &r.id);
+        let known = native_keys(rt);
+        attrs.retain(|k, _| !known.contains(&k.as_str()));
         attrs.append(&mut r.attrs);
         r.attrs = attrs;
         r
@@ -1130,6 +1133,200 @@ fn query_matches(q: &ListQuery, r: &Resource) -> bool {
     q.matches(r)
 }
 
+/// The attributes [`MockAws::list_native`] derives from the mock's state, per type.
+fn native_keys(rt: ResourceType) -> &'static [&'static str] {
+    use ResourceType as R;
+    match rt {
+        R::Vpc => &[
+            "cidr_block",
+            "enable_dns_hostnames",
+            "enable_dns_support",
+            "ipv6_cidr_block",
+        ],
+        R::VpcCidrBlock => &["vpc_id", "cidr_block"],
+        R::VpcIpv6CidrBlock => &["vpc_id", "ipv6_cidr_block"],
+        R::DhcpOptions => &["domain_name", "domain_name_servers", "ntp_servers"],
+        R::DhcpOptionsAssociation => &["vpc_id", "dhcp_options_id"],
+        R::InternetGateway | R::EgressOnlyInternetGateway => &["vpc_id"],
+        R::Subnet => &[
+            "vpc_id",
+            "availability_zone",
+            "cidr_block",
+            "ipv6_cidr_block",
+            "ipv6_native",
+            "map_public_ip_on_launch",
+            "assign_ipv6_address_on_creation",
+            "enable_dns64",
+            "enable_resource_name_dns_a_record_on_launch",
+            "enable_resource_name_dns_aaaa_record_on_launch",
+            "private_dns_hostname_type_on_launch",
+        ],
+        R::RouteTable => &["vpc_id"],
+        R::Route => &[
+            "route_table_id",
+            "destination_cidr_block",
+            "destination_ipv6_cidr_block",
+            "destination_prefix_list_id",
+            "gateway_id",
+            "nat_gateway_id",
+            "egress_only_gateway_id",
+            "instance_id",
+            "transit_gateway_id",
+            "network_interface_id",
+            "vpc_peering_connection_id",
+        ],
+        R::RouteTableAssociation => &["route_table_id", "subnet_id"],
+        R::ElasticIp => &["domain", "public_ip"],
+        R::NatGateway => &["subnet_id", "allocation_id", "public_ip"],
+        R::SecurityGroup => &["vpc_id", "description", "name"],
+        R::SecurityGroupRule => &[
+            "security_group_id",
+            "type",
+            "protocol",
+            "from_port",
+            "to_port",
+            "cidr_blocks",
+            "ipv6_cidr_blocks",
+            "prefix_list_ids",
+            "source_security_group_id",
+            "description",
+        ],
+        R::IamRole => &[
+            "assume_role_policy",
+            "permissions_boundary",
+            "description",
+            "max_session_duration",
+            "path",
+            "unique_id",
+        ],
+        R::IamRolePolicy => &["role", "policy", "name"],
+        R::IamRolePolicyAttachment => &["role", "policy_arn"],
+        R::IamInstanceProfile => &["role", "path"],
+        R::IamOidcProvider => &["url", "client_id_list", "thumbprint_list"],
+        R::KeyPair => &["key_name", "public_key", "fingerprint", "key_pair_id"],
+        R::LaunchTemplate => &["name", "latest_version", "default_version"],
+        R::AutoscalingGroup => &[
+            "name",
+            "min_size",
+            "max_size",
+            "desired_capacity",
+            "vpc_zone_identifier",
+            "launch_template",
+            "target_group_arns",
+            "load_balancers",
+            "suspended_processes",
+            "enabled_metrics",
+            "metrics_granularity",
+            "capacity_rebalance",
+            "max_instance_lifetime",
+            "health_check_type",
+            "health_check_grace_period",
+            "tag",
+        ],
+        R::WarmPool => &[
+            "autoscaling_group_name",
+            "min_size",
+            "max_group_prepared_capacity",
+            "pool_state",
+            "instance_reuse_policy",
+        ],
+        R::LifecycleHook => &[
+            "autoscaling_group_name",
+            "name",
+            "lifecycle_transition",
+            "default_result",
+            "heartbeat_timeout",
+            "notification_target_arn",
+            "role_arn",
+            "notification_metadata",
+        ],
+        R::Volume => &[
+            "availability_zone",
+            "size",
+            "type",
+            "iops",
+            "throughput",
+            "encrypted",
+            "kms_key_id",
+        ],
+        R::LoadBalancer => &[
+            "name",
+            "load_balancer_type",
+            "internal",
+            "ip_address_type",
+            "security_groups",
+            "subnet_mapping",
+            "enable_cross_zone_load_balancing",
+            "dns_name",
+            "zone_id",
+        ],
+        R::TargetGroup => &[
+            "name",
+            "port",
+            "protocol",
+            "vpc_id",
+            "target_type",
+            "deregistration_delay",
+            "connection_termination",
+            "load_balancer_arns",
+        ],
+        R::Listener => &[
+            "load_balancer_arn",
+            "port",
+            "protocol",
+            "certificate_arn",
+            "ssl_policy",
+            "default_action",
+        ],
+        R::RecordSet => &[
+            "zone_id",
+            "name",
+            "type",
+            "ttl",
+            "records",
+            "alias",
+            "set_identifier",
+        ],
+        R::HostedZone => &["name", "private", "vpc", "comment"],
+        R::SqsQueue => &["name", "message_retention_seconds", "policy"],
+        R::EventRule => &[
+            "name",
+            "event_pattern",
+            "schedule_expression",
+            "description",
+            "state",
+        ],
+        R::EventTarget => &["rule", "target_id", "arn", "input"],
+        R::S3Object => &[
+            "bucket",
+            "key",
+            "content",
+            "server_side_encryption",
+            "acl",
+            "content_type",
+            "etag",
+        ],
+        R::Instance => &[
+            "instance_type",
+            "subnet_id",
+            "image_id",
+            "state",
+            "availability_zone",
+        ],
+        _ => &[],
+    }
+}
+
+const ROUTE_TARGETS: &[&str] = &[
+    "gateway_id",
+    "nat_gateway_id",
+    "egress_only_gateway_id",
+    "instance_id",
+    "transit_gateway_id",
+    "network_interface_id",
+    "vpc_peering_connection_id",
+];
+
 fn route_attrs(a: &mut Attrs, r: &Route) {
     put_opt(
         a,
@@ -1263,18 +1460,10 @@ fn asg_attrs(a: &mut Attrs, g: &crate::asg::AutoScalingGroup) {
         }
         put(a, "launch_template", Json::Object(o));
     }
-    if !s.target_group_arns.is_empty() {
-        put(a, "target_group_arns", s.target_group_arns.clone());
-    }
-    if !s.load_balancer_names.is_empty() {
-        put(a, "load_balancers", s.load_balancer_names.clone());
-    }
-    if !s.suspended_processes.is_empty() {
-        put(a, "suspended_processes", s.suspended_processes.clone());
-    }
-    if !s.enabled_metrics.is_empty() {
-        put(a, "enabled_metrics", s.enabled_metrics.clone());
-    }
+    put(a, "target_group_arns", s.target_group_arns.clone());
+    put(a, "load_balancers", s.load_balancer_names.clone());
+    put(a, "suspended_processes", s.suspended_processes.clone());
+    put(a, "enabled_metrics", s.enabled_metrics.clone());
     put_opt(a, "metrics_granularity", s.metrics_granularity.clone());
     put_opt(a, "capacity_rebalance", s.capacity_rebalance);
     put_opt(a, "max_instance_lifetime", s.max_instance_lifetime);
@@ -1973,8 +2162,15 @@ impl MockAws {
         let rt = req.resource_type;
         let id = req.id.as_str();
         let current = self.one(rt, id)?;
-        let merged = self.raw_merge(rt, id, &req.attrs);
+        self.raw_merge(rt, id, &req.attrs);
         let a = &req.attrs;
+        // The full desired state: what the object has now, with the changes on top. A new
+        // route target replaces the old one.
+        let mut merged = current.attrs.clone();
+        if rt == R::Route && a.keys().any(|k| ROUTE_TARGETS.contains(&k.as_str())) {
+            merged.retain(|k, _| !ROUTE_TARGETS.contains(&k.as_str()));
+        }
+        merged.extend(a.iter().map(|(k, v)| (k.clone(), v.clone())));
         let changed = |k: &str| a.contains_key(k) && current.attrs.get(k) != a.get(k);
         let immutable = |keys: &[&str]| -> TResult<()> {
             for k in keys {
@@ -2031,6 +2227,10 @@ impl MockAws {
             R::SecurityGroup => immutable(&["vpc_id", "description", "name"])?,
             R::SecurityGroupRule => {
                 // Only the description of a rule can change in place.
+                if a.contains_key("description") {
+                    self.modify_security_group_rule_description(id, a_str(a, "description"))
+                        .tk()?;
+                }
                 immutable(&[
                     "type",
                     "protocol",

@@ -2487,6 +2487,23 @@ impl MockAws {
         self.revoke("ec2:RevokeSecurityGroupEgress", group_id, true, rule_ids)
     }
 
+    /// `ModifySecurityGroupRules`: changes a rule's description (the only mutable part).
+    pub fn modify_security_group_rule_description(
+        &self,
+        rule_id: &str,
+        description: Option<String>,
+    ) -> Result<()> {
+        self.call("ec2:ModifySecurityGroupRules", |st, op| {
+            let r = st
+                .ec2
+                .sg_rules
+                .get_mut(rule_id)
+                .ok_or_else(|| Error::not_found(op, "security-group-rule", rule_id))?;
+            r.spec.description = description;
+            Ok(())
+        })
+    }
+
     /// `DescribeSecurityGroupRules` (filters `group-id`, `security-group-rule-id`, tags).
     pub fn describe_security_group_rules(
         &self,

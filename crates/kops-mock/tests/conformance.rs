@@ -349,3 +349,86 @@ async fn counting_cloud_counts_trait_calls() {
     // Trait calls map onto more service operations underneath.
     assert!(inner.total_calls() >= c.total());
 }
+
+#[tokio::test]
+async fn updates_build_on_the_current_state() {
+    use kops_model::aws::cloud::{CreateRequest, UpdateRequest};
+    use serde_json::json;
+    let m = MockAws::new();
+    let c: &dyn AwsCloud = &m;
+    let vpc = m
+        .create_vpc("10.0.0.0/16", false, Default::default())
+        .unwrap();
+    let igw = m.create_internet_gateway(Default::default()).unwrap();
+    m.attach_internet_gateway(&igw.id, &vpc.id).unwrap();
+    let s = m
+        .create_subnet(kops_mock::ec2::CreateSubnet {
+            vpc_id: vpc.id.clone(),
+            availability_zone: "us-test-1a".into(),
+            cidr_block: Some("10.0.0.0/24".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let eip = m.allocate_address(Default::default()).unwrap();
+    let nat = m
+        .create_nat_gateway(&s.id, Some(&eip.allocation_id), Default::default())
+        .unwrap();
+    let rt = m.create_route_table(&vpc.id, Default::default()).unwrap();
+    let route = c
+        .create(
+            &CreateRequest::new(ResourceType::Route).with_attrs(
+                [
+                    ("route_table_id".to_owned(), json!(rt.id)),
+                    ("destination_cidr_block".to_owned(), json!("0.0.0.0/0")),
+                    ("gateway_id".to_owned(), json!(igw.id)),
+                ]
+                .into(),
+            ),
+        )
+        .await
+        .unwrap();
+    // Switching the target replaces it.
+    let r = c
+        .update(
+            &UpdateRequest::new(ResourceType::Route, &route.id)
+                .with_attrs([("nat_gateway_id".to_owned(), json!(nat.id))].into()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.attr_str("nat_gateway_id"), Some(nat.id.as_str()));
+    assert_eq!(r.attr_str("gateway_id"), None);
+
+    // An object created outside the trait can still be updated through it.
+    let sg = m
+        .create_security_group("g", "g", &vpc.id, Default::default())
+        .unwrap();
+    let rule = &m
+        .authorize_security_group_ingress(
+            &sg.id,
+            vec![kops_mock::ec2::RuleSpec {
+                ip_protocol: "tcp".into(),
+                from_port: Some(443),
+                to_port: Some(443),
+                cidr_ipv4: Some("0.0.0.0/0".into()),
+                ..Default::default()
+            }],
+            Default::default(),
+        )
+        .unwrap()[0];
+    let r = c
+        .update(
+            &UpdateRequest::new(ResourceType::SecurityGroupRule, &rule.id)
+                .with_attrs([("description".to_owned(), json!("https"))].into()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.attr_str("description"), Some("https"));
+    let e = c
+        .update(
+            &UpdateRequest::new(ResourceType::SecurityGroupRule, &rule.id)
+                .with_attrs([("from_port".to_owned(), json!(80))].into()),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, kops_tasks::Error::Invalid { .. }), "{e}");
+}
