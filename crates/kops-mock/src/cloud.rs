@@ -7,7 +7,42 @@
 //! a caller sent (per object, latest version) and answers with them, overlaid by what its
 //! own model knows (ids, references, CIDRs, computed values), so nested settings it does
 //! not interpret (a launch template's block devices, a target group's health check) read
-//! back exactly as written.
+//! back exactly as written. For the attributes it does model, its state is the truth.
+//!
+//! # Identifiers
+//!
+//! | type | `id` | `parent` |
+//! | --- | --- | --- |
+//! | VPC, subnet, route table, gateways, EIP (`eipalloc-`), NAT, DHCP options, SG, rule (`sgr-`), volume, launch template, instance | the EC2 id | rule: its group |
+//! | `VpcCidrBlock`, `VpcIpv6CidrBlock` | association id | the VPC |
+//! | `DhcpOptionsAssociation` | the VPC id | the VPC |
+//! | `Route` | `<route table>_<destination>` | the route table |
+//! | `RouteTableAssociation` | `rtbassoc-` id | the route table |
+//! | `KeyPair` | key name | |
+//! | `IamRole`, `IamInstanceProfile` | name (`arn` set) | |
+//! | `IamRolePolicy` | `<role>:<policy>` | the role |
+//! | `IamRolePolicyAttachment` | `<role>:<policy arn>` | the role |
+//! | `IamOidcProvider` | ARN | |
+//! | `AutoscalingGroup`, `WarmPool` | group name | warm pool: the group |
+//! | `LifecycleHook` | `<group>:<hook>` | the group |
+//! | `LoadBalancer`, `TargetGroup`, `Listener` | ARN | listener: the LB ARN |
+//! | `HostedZone` | `/hostedzone/<id>` | |
+//! | `RecordSet` | `<zone id without /hostedzone/>_<name>_<type>` | the zone id (`/hostedzone/...`; either form matches) |
+//! | `SqsQueue` | queue URL (`arn` set) | |
+//! | `EventRule` | rule name (`arn` set) | |
+//! | `EventTarget` | `<rule>:<target id>` (`target-N` when none is given) | the rule |
+//! | `S3Object` | `<bucket>/<key>` | the bucket (must exist: seed it with [`crate::Seed::Bucket`]) |
+//!
+//! `latest_version` and `default_version` of a launch template are strings, so tasks can
+//! use them as outputs. An all-protocol security-group rule reads back as protocol `-1`,
+//! ports 0..0, as Terraform writes it.
+//!
+//! # Errors
+//!
+//! [`to_task_error`]: not found -> `NotFound`, invalid -> `Invalid`, throttled ->
+//! `Throttled`, unavailable and dependency conflicts (`DependencyViolation`,
+//! `DeleteConflict`, `ResourceInUse`) -> `Retryable` (ordered deletes retry them),
+//! duplicates -> `Cloud`.
 
 use std::collections::BTreeMap;
 

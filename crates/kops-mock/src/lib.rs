@@ -148,7 +148,6 @@ impl MockOptions {
     }
 }
 
-#[derive(Debug)]
 struct Inner {
     options: MockOptions,
     state: Mutex<State>,
@@ -159,9 +158,23 @@ struct Inner {
 }
 
 /// The in-memory AWS cloud. Cheap to clone; clones share state.
-#[derive(Debug, Clone)]
+///
+/// `Debug` prints the options and counts only: object contents (S3 data, attributes
+/// callers sent) may hold secrets and are never printed.
+#[derive(Clone)]
 pub struct MockAws {
     inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for MockAws {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockAws")
+            .field("region", &self.inner.options.region)
+            .field("account_id", &self.inner.options.account_id)
+            .field("objects", &self.resource_ids().len())
+            .field("calls", &self.total_calls())
+            .finish()
+    }
 }
 
 impl Default for MockAws {

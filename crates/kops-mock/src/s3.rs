@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::MockAws;
 use crate::error::{Error, Result};
 
-/// An object's metadata and content.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// An object's metadata and content. `Debug` shows the content's length, not the content
+/// (state-store objects include private keys).
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct Object {
     /// Bucket.
     pub bucket: String,
@@ -53,6 +54,20 @@ impl PutOptions {
     pub fn with_content_type(mut self, ct: impl Into<String>) -> Self {
         self.content_type = Some(ct.into());
         self
+    }
+}
+
+impl std::fmt::Debug for Object {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Object")
+            .field("bucket", &self.bucket)
+            .field("key", &self.key)
+            .field("data", &format_args!("<{} bytes>", self.data.len()))
+            .field("acl", &self.acl)
+            .field("server_side_encryption", &self.server_side_encryption)
+            .field("content_type", &self.content_type)
+            .field("etag", &self.etag)
+            .finish()
     }
 }
 

@@ -575,3 +575,23 @@ fn sqs_events_s3() {
     m.delete_object("testingBucket", "c/x/config").unwrap();
     m.delete_bucket("testingBucket").unwrap();
 }
+
+#[test]
+fn debug_output_never_shows_object_contents() {
+    let m = MockAws::new();
+    m.create_bucket("state").unwrap();
+    let o = m
+        .put_object(
+            "state",
+            "pki/private/ca/key",
+            b"-----BEGIN RSA PRIVATE KEY----- SECRET".to_vec(),
+            PutOptions::default(),
+        )
+        .unwrap();
+    let shown = format!("{m:?} {o:?}");
+    assert!(!shown.contains("SECRET"), "{shown}");
+    assert!(
+        shown.contains("pki/private/ca/key") && shown.contains("bytes"),
+        "{shown}"
+    );
+}
