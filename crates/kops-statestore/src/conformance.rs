@@ -68,6 +68,30 @@ pub async fn round_trip(store: &dyn Store) {
         .unwrap();
     assert!(store.get("a/empty").await.unwrap().data.is_empty());
 
+    // Names with spaces, unicode and URL-special characters.
+    for odd in ["a/with space/ü-é.txt", "a/q?x=1&y#z", "a/plus+percent%20"] {
+        store
+            .put(
+                odd,
+                Bytes::from(odd.as_bytes().to_vec()),
+                PutOptions::create(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(store.get(odd).await.unwrap().data, odd.as_bytes(), "{odd}");
+        assert!(
+            store
+                .list("a/")
+                .await
+                .unwrap()
+                .iter()
+                .any(|o| o.path == odd),
+            "{odd} not listed"
+        );
+        store.delete(odd).await.unwrap();
+        assert!(store.get(odd).await.unwrap_err().is_not_found(), "{odd}");
+    }
+
     let missing = store.get("a/missing").await.unwrap_err();
     assert!(missing.is_not_found(), "missing object gave {missing:?}");
     assert!(

@@ -526,3 +526,23 @@ impl Store for GcsStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_object_names_as_one_segment() {
+        let s = GcsStore::new("b", &GcsConfig::default().with_endpoint("http://h/")).unwrap();
+        assert_eq!(
+            s.object_url("c/with space/ü?#%"),
+            "http://h/storage/v1/b/b/o/c%2Fwith%20space%2F%C3%BC%3F%23%25"
+        );
+    }
+
+    #[test]
+    fn debug_hides_tokens() {
+        let c = GcsConfig::default().with_token_source(Arc::new(StaticToken::new("ya29.secret")));
+        assert!(!format!("{c:?}").contains("ya29"));
+    }
+}

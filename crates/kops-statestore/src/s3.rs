@@ -445,3 +445,61 @@ impl Store for S3Store {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(code: Option<&str>, status: Option<u16>) -> Failure {
+        Failure {
+            code: code.map(str::to_string),
+            status,
+            source: "x".into(),
+        }
+    }
+
+    #[test]
+    fn classifies_errors_by_code_and_status() {
+        let e = |code, status| f(code, status).into_error("get", "k");
+        assert!(matches!(
+            e(Some("NoSuchKey"), Some(404)),
+            Error::NotFound { .. }
+        ));
+        assert!(matches!(
+            e(Some("NoSuchBucket"), Some(404)),
+            Error::Backend { .. }
+        ));
+        assert!(matches!(
+            e(Some("AccessDenied"), Some(403)),
+            Error::PermissionDenied { .. }
+        ));
+        assert!(matches!(
+            e(Some("SlowDown"), Some(503)),
+            Error::Throttled { .. }
+        ));
+        assert!(matches!(e(None, Some(429)), Error::Throttled { .. }));
+        assert!(matches!(
+            e(Some("InternalError"), Some(500)),
+            Error::Backend { .. }
+        ));
+        assert!(f(Some("PreconditionFailed"), Some(412)).is_precondition());
+        assert!(f(Some("ConditionalRequestConflict"), Some(409)).is_precondition());
+        assert!(f(None, Some(412)).is_precondition());
+        assert!(!f(Some("NoSuchKey"), Some(404)).is_precondition());
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let c = S3Config::default().with_static_credentials(
+            "AKIDEXAMPLE",
+            "wJalrXUtnFEMI/K7MDENG",
+            Some("session-token-value".into()),
+        );
+        let d = format!("{c:?}");
+        assert!(d.contains("AKIDEXAMPLE"));
+        assert!(
+            !d.contains("wJalrXUtnFEMI") && !d.contains("session-token-value"),
+            "{d}"
+        );
+    }
+}
