@@ -24,8 +24,18 @@
 //! * [`lock`]: the advisory [`Lock`] object and the injected [`Clock`].
 //! * [`registry`]: clusters, instance groups, keysets, SSH keys, secrets, history.
 //! * [`keyset`]: kOps' `Keyset` and secret formats.
-
 //! * `conformance` (feature `conformance`): the backend conformance suite.
+//!
+//! # Features
+//! * `s3` (default): the S3 backend, through aws-sdk-s3 (one rustls stack).
+//! * `gcs` (default): the GCS backend, through the GCS JSON API over reqwest.
+//! * `conformance`: the conformance suite, for testing other backends.
+//!
+//! Consumers that only need memory and file stores can use
+//! `default-features = false` and compile no cloud SDK. No SDK type appears
+//! in the public API; clients are configured through [`s3::S3Config`] and
+//! [`gcs::GcsConfig`], which read nothing from the environment unless built
+//! with their `from_env` constructors.
 //!
 //! # Example
 //! ```
