@@ -80,34 +80,35 @@ pub enum KeysetType {
 /// The keys of a keyset.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+// Fields in alphabetical order of their wire names, the order kOps writes.
 pub struct KeysetSpec {
-    /// The key type.
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub type_: Option<KeysetType>,
-    /// Id of the key used for new signatures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub primary_id: Option<String>,
     /// The keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keys: Vec<KeysetItem>,
+    /// Id of the key used for new signatures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_id: Option<String>,
+    /// The key type.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<KeysetType>,
 }
 
 /// One key of a keyset.
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct KeysetItem {
-    /// Unique id within the keyset (kOps uses the certificate serial).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
     /// When this key was distrusted (RFC 3339); absent while trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distrust_timestamp: Option<String>,
-    /// Public material, e.g. a PEM certificate.
-    #[serde(default, with = "b64_opt", skip_serializing_if = "Option::is_none")]
-    pub public_material: Option<Vec<u8>>,
+    /// Unique id within the keyset (kOps uses the certificate serial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// Private material, e.g. a PEM private key.
     #[serde(default, with = "b64_opt", skip_serializing_if = "Option::is_none")]
     pub private_material: Option<Vec<u8>>,
+    /// Public material, e.g. a PEM certificate.
+    #[serde(default, with = "b64_opt", skip_serializing_if = "Option::is_none")]
+    pub public_material: Option<Vec<u8>>,
 }
 
 impl fmt::Debug for KeysetItem {
@@ -173,5 +174,48 @@ mod b64 {
         let s: Option<String> = Option::deserialize(d)?;
         B64.decode(s.unwrap_or_default().trim())
             .map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyset_yaml_is_written_as_kops_writes_it() {
+        let mut ks = Keyset::new("kubernetes-ca", KeysetType::Keypair);
+        ks.spec.primary_id = Some("1234567890123".into());
+        ks.spec.keys.push(KeysetItem {
+            id: Some("1234567890123".into()),
+            public_material: Some(b"CERT\n".to_vec()),
+            private_material: Some(b"KEY\n".to_vec()),
+            ..Default::default()
+        });
+        let text = serde_saphyr::to_string(&ks).unwrap();
+        // kOps (sigs.k8s.io/yaml): sorted keys, numeric-looking ids quoted,
+        // material base64; only list indentation may differ.
+        let want = "apiVersion: kops.k8s.io/v1alpha2\nkind: Keyset\nmetadata:\n  name: kubernetes-ca\nspec:\n  keys:\n  - id: \"1234567890123\"\n    privateMaterial: S0VZCg==\n    publicMaterial: Q0VSVAo=\n  primaryId: \"1234567890123\"\n  type: Keypair\n";
+        let normalise = |s: &str| {
+            s.replace("\n    - ", "\n  - ")
+                .replace("\n      ", "\n    ")
+        };
+        assert_eq!(normalise(&text), want, "got:\n{text}");
+        let back: Keyset = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(back, ks);
+        assert!(
+            !format!("{ks:?}").contains("KEY"),
+            "Debug shows private material"
+        );
+    }
+
+    #[test]
+    fn secret_json_matches_kops() {
+        let s = Secret {
+            data: b"hello".to_vec(),
+        };
+        assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"Data":"aGVsbG8="}"#);
+        let null: Secret = serde_json::from_str(r#"{"Data":null}"#).unwrap();
+        assert!(null.data.is_empty());
+        assert_eq!(format!("{s:?}"), "Secret(<redacted>)");
     }
 }
