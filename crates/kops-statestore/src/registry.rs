@@ -59,6 +59,28 @@ use crate::keyset::{Keyset, Secret};
 use crate::lock::{self, Clock, Lock, LockInfo, LockRequest};
 use crate::store::{PutOptions, Store, StoreExt, Version, validate_path};
 
+/// Files directly under `<cluster>/` that kOps or kops-rs write.
+const KNOWN_FILES: &[&str] = &[
+    "config",
+    "cluster.spec",
+    "cluster-completed.spec",
+    "kops-version.txt",
+    "kops-rs.lock",
+];
+
+/// Directories under `<cluster>/` that kOps or kops-rs write.
+const KNOWN_DIRS: &[&str] = &[
+    "addons",
+    "backups",
+    "clusteraddons",
+    "history",
+    "igconfig",
+    "instancegroup",
+    "manifests",
+    "pki",
+    "secrets",
+];
+
 /// The label kOps puts on every instance group naming its cluster.
 pub const CLUSTER_LABEL: &str = "kops.k8s.io/cluster";
 
@@ -314,9 +336,41 @@ impl Registry {
     }
 
     /// Deletes the cluster's whole tree and returns how many objects it held.
+    ///
+    /// Like kOps, it first checks that every object under `<name>/` is one
+    /// the tools write (`config`, `instancegroup/`, `pki/`, `secrets/`,
+    /// `addons/`, `manifests/`, ..., plus kops-rs' `history/` and lock), and
+    /// refuses with [`Error::Invalid`] naming the first stranger, so a
+    /// mistyped name or a shared prefix never wipes unrelated data.
     pub async fn delete_cluster(&self, name: &str) -> Result<usize> {
         check_name("cluster name", name)?;
-        self.store.delete_prefix(&format!("{name}/")).await
+        let prefix = format!("{name}/");
+        let objects = self.store.list(&prefix).await?;
+        for o in &objects {
+            let rel = &o.path[prefix.len()..];
+            let (first, nested) = match rel.split_once('/') {
+                Some((dir, _)) => (dir, true),
+                None => (rel, false),
+            };
+            let known = if nested {
+                KNOWN_DIRS.contains(&first)
+            } else {
+                KNOWN_FILES.contains(&first)
+            };
+            if !known {
+                return Err(Error::Invalid {
+                    what: format!("cluster {name}"),
+                    reason: format!(
+                        "refusing to delete: {} is not a file kOps or kops-rs writes",
+                        o.path
+                    ),
+                });
+            }
+        }
+        for o in &objects {
+            self.store.delete(&o.path).await?;
+        }
+        Ok(objects.len())
     }
 
     // ---- history -----------------------------------------------------------

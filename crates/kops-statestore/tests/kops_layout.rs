@@ -531,6 +531,20 @@ async fn registry_compare_and_swap_history_and_delete_body() {
         Error::AlreadyExists { .. }
     ));
 
+    // A file no tool writes blocks the delete, and nothing is deleted.
+    store
+        .put(
+            &format!("{NAME}/notes.txt"),
+            Bytes::from_static(b"mine"),
+            PutOptions::create(),
+        )
+        .await
+        .unwrap();
+    let err = reg.delete_cluster(NAME).await.unwrap_err();
+    assert!(err.to_string().contains("notes.txt"), "{err}");
+    assert!(reg.get_cluster(NAME).await.is_ok());
+    store.delete(&format!("{NAME}/notes.txt")).await.unwrap();
+
     // Deleting the cluster removes its whole tree, history included, and nothing else.
     let removed = reg.delete_cluster(NAME).await.unwrap();
     assert_eq!(removed, 10); // 7 kOps files + 3 history entries
