@@ -22,11 +22,11 @@
 //! that enforces preconditions as GCS documents them, and run everything
 //! else against the emulator.
 //!
-//! Authentication: requests carry a bearer token from a [`GcsTokenSource`]
-//! (a fixed token, or the caller's own source, for example one backed by a
-//! service account); without one they are sent unauthenticated, as an
-//! emulator accepts. Minting tokens from service-account keys or the
-//! metadata server is left to the caller's token source.
+//! Authentication: requests carry a bearer token from a [`GcsTokenSource`]:
+//! a fixed [`StaticToken`], the GCE metadata server
+//! ([`MetadataServerToken`]), or the caller's own source; without one they
+//! are sent unauthenticated, as an emulator accepts. Minting tokens from
+//! service-account key files is left to the caller's token source.
 
 use std::fmt;
 use std::sync::Arc;
@@ -82,6 +82,78 @@ impl fmt::Debug for StaticToken {
 impl GcsTokenSource for StaticToken {
     async fn token(&self) -> Result<String> {
         Ok(self.0.clone())
+    }
+}
+
+/// Tokens from the GCE metadata server (the VM's service account), cached
+/// until a minute before they expire. `Debug` never shows the token.
+pub struct MetadataServerToken {
+    http: reqwest::Client,
+    endpoint: String,
+    clock: Arc<dyn crate::lock::Clock>,
+    cached: tokio::sync::Mutex<Option<(String, std::time::SystemTime)>>,
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    expires_in: u64,
+}
+
+impl MetadataServerToken {
+    /// A source asking `endpoint` (normally `http://metadata.google.internal`),
+    /// timing expiry with `clock`.
+    pub fn new(endpoint: impl Into<String>, clock: Arc<dyn crate::lock::Clock>) -> Result<Self> {
+        Ok(MetadataServerToken {
+            http: reqwest::Client::builder()
+                .build()
+                .map_err(|e| Error::backend("gcs", "build client", "", e))?,
+            endpoint: endpoint.into().trim_end_matches('/').to_string(),
+            clock,
+            cached: tokio::sync::Mutex::new(None),
+        })
+    }
+}
+
+impl fmt::Debug for MetadataServerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetadataServerToken")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for TokenResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokenResponse(<redacted>)")
+    }
+}
+
+#[async_trait]
+impl GcsTokenSource for MetadataServerToken {
+    async fn token(&self) -> Result<String> {
+        let mut cached = self.cached.lock().await;
+        let now = self.clock.now();
+        if let Some((token, expiry)) = cached.as_ref()
+            && now < *expiry
+        {
+            return Ok(token.clone());
+        }
+        const PATH: &str = "/computeMetadata/v1/instance/service-accounts/default/token";
+        let resp = self
+            .http
+            .get(format!("{}{PATH}", self.endpoint))
+            .header("Metadata-Flavor", "Google")
+            .send()
+            .await
+            .map_err(|e| Error::backend("gcs", "fetch token", PATH, e))?;
+        if !resp.status().is_success() {
+            return Err(GcsStore::status_error(resp, "fetch token", PATH).await);
+        }
+        let t: TokenResponse = GcsStore::json(resp, "fetch token", PATH).await?;
+        let expiry = now + std::time::Duration::from_secs(t.expires_in.saturating_sub(60));
+        *cached = Some((t.access_token.clone(), expiry));
+        Ok(t.access_token)
     }
 }
 

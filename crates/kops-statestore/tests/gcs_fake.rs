@@ -157,6 +157,27 @@ impl Fake {
                 st.objects.insert(name, (data, generation));
                 json(200, r)
             }
+            (
+                "GET",
+                [
+                    "computeMetadata",
+                    "v1",
+                    "instance",
+                    "service-accounts",
+                    "default",
+                    "token",
+                ],
+            ) => {
+                st.next_generation += 1;
+                json(
+                    200,
+                    serde_json::json!({
+                        "access_token": format!("token-{}", st.next_generation),
+                        "expires_in": 3599,
+                        "token_type": "Bearer"
+                    }),
+                )
+            }
             (m, p) => panic!("fake GCS: unexpected request {m} {p:?}"),
         }
     }
@@ -288,4 +309,31 @@ async fn gcs_fake_versioning_warning() {
     let w = store(&off, "p").warnings().await.unwrap();
     assert_eq!(w.len(), 1);
     assert!(w[0].to_string().starts_with("gs://fake: "), "{}", w[0]);
+}
+
+#[derive(Debug)]
+struct StepClock(std::sync::Mutex<std::time::SystemTime>);
+
+impl kops_statestore::Clock for StepClock {
+    fn now(&self) -> std::time::SystemTime {
+        *self.0.lock().unwrap()
+    }
+}
+
+#[tokio::test]
+async fn metadata_server_tokens_are_cached_until_expiry() {
+    use kops_statestore::gcs::{GcsTokenSource, MetadataServerToken};
+    let ep = fake(true, true).await;
+    let clock = Arc::new(StepClock(std::sync::Mutex::new(std::time::UNIX_EPOCH)));
+    let src = MetadataServerToken::new(&ep, clock.clone()).unwrap();
+    let first = src.token().await.unwrap();
+    assert_eq!(first, "token-1");
+    *clock.0.lock().unwrap() += std::time::Duration::from_secs(3000);
+    assert_eq!(src.token().await.unwrap(), "token-1", "still valid: cached");
+    *clock.0.lock().unwrap() += std::time::Duration::from_secs(600);
+    assert_eq!(src.token().await.unwrap(), "token-2", "expired: refreshed");
+    assert!(
+        !format!("{src:?}").contains("token-2"),
+        "Debug shows the token"
+    );
 }
