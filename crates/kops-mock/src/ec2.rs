@@ -2347,14 +2347,15 @@ impl MockAws {
         rules: Vec<RuleSpec>,
         tags: Tags,
     ) -> Result<Vec<SecurityGroupRule>> {
-        // AWS stores "all protocols" as -1 without ports.
+        // AWS stores "all protocols" as -1, and keeps ports only for TCP, UDP and ICMP.
         let rules: Vec<RuleSpec> = rules
             .into_iter()
             .map(|mut r| {
                 if r.ip_protocol == "all" {
                     r.ip_protocol = "-1".into();
                 }
-                if r.ip_protocol == "-1" {
+                let ported = ["tcp", "udp", "icmp", "icmpv6", "6", "17", "1", "58"];
+                if !ported.contains(&r.ip_protocol.as_str()) {
                     r.from_port = None;
                     r.to_port = None;
                 }

@@ -679,3 +679,29 @@ fn faults_are_injected_deterministically() {
     let failed = a.iter().filter(|x| **x).count();
     assert!((35..=85).contains(&failed), "{failed} of 200 throttled");
 }
+
+#[test]
+fn ports_are_kept_only_for_port_protocols() {
+    let m = MockAws::new();
+    let vpc = m
+        .create_vpc("10.0.0.0/16", false, Default::default())
+        .unwrap();
+    let g = m
+        .create_security_group("g", "g", &vpc.id, Default::default())
+        .unwrap();
+    let ipip = |from, to| RuleSpec {
+        ip_protocol: "4".into(),
+        from_port: from,
+        to_port: to,
+        referenced_group_id: Some(g.id.clone()),
+        ..RuleSpec::default()
+    };
+    let made = m
+        .authorize_security_group_ingress(&g.id, vec![ipip(Some(0), Some(0))], Default::default())
+        .unwrap();
+    assert_eq!((made[0].spec.from_port, made[0].spec.to_port), (None, None));
+    let e = m
+        .authorize_security_group_ingress(&g.id, vec![ipip(None, None)], Default::default())
+        .unwrap_err();
+    assert_eq!(e.code(), "InvalidPermission.Duplicate");
+}
