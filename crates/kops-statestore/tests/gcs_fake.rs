@@ -25,6 +25,8 @@ use tokio::net::TcpListener;
 struct State {
     objects: BTreeMap<String, (Vec<u8>, u64)>,
     next_generation: u64,
+    /// `Authorization` header of every request, in order.
+    authorization: Vec<Option<String>>,
 }
 
 #[derive(Clone)]
@@ -35,6 +37,7 @@ struct Fake {
 }
 
 struct Request {
+    authorization: Option<String>,
     method: String,
     path: String,
     query: BTreeMap<String, String>,
@@ -72,6 +75,7 @@ fn resource(name: &str, data: &[u8], generation: u64) -> serde_json::Value {
 impl Fake {
     fn handle(&self, req: Request) -> Response {
         let mut st = self.state.lock().unwrap();
+        st.authorization.push(req.authorization.clone());
         let if_gen: Option<u64> = req
             .query
             .get("ifGenerationMatch")
@@ -214,6 +218,7 @@ async fn serve(fake: Fake) -> String {
                     let method = it.next().unwrap().to_string();
                     let target = it.next().unwrap().to_string();
                     let mut len = 0;
+                    let mut authorization = None;
                     loop {
                         let mut h = String::new();
                         rd.read_line(&mut h).await.unwrap();
@@ -221,10 +226,12 @@ async fn serve(fake: Fake) -> String {
                         if h.is_empty() {
                             break;
                         }
-                        if let Some((k, v)) = h.split_once(':')
-                            && k.eq_ignore_ascii_case("content-length")
-                        {
-                            len = v.trim().parse().unwrap();
+                        if let Some((k, v)) = h.split_once(':') {
+                            if k.eq_ignore_ascii_case("content-length") {
+                                len = v.trim().parse().unwrap();
+                            } else if k.eq_ignore_ascii_case("authorization") {
+                                authorization = Some(v.trim().to_string());
+                            }
                         }
                     }
                     let mut body = vec![0; len];
@@ -239,6 +246,7 @@ async fn serve(fake: Fake) -> String {
                         })
                         .collect();
                     let resp = fake.handle(Request {
+                        authorization,
                         method,
                         path: path.to_string(),
                         query,
@@ -271,6 +279,38 @@ async fn fake(generation_header: bool, versioning: bool) -> String {
         versioning,
     })
     .await
+}
+
+#[tokio::test]
+async fn requests_carry_the_token_source_bearer_token() {
+    use kops_statestore::gcs::StaticToken;
+    let state: Arc<Mutex<State>> = Arc::default();
+    let ep = serve(Fake {
+        state: state.clone(),
+        generation_header: true,
+        versioning: true,
+    })
+    .await;
+    let config = GcsConfig::default()
+        .with_endpoint(&ep)
+        .with_token_source(Arc::new(StaticToken::new("tok-123")));
+    let s = GcsStore::new("fake", &config).unwrap();
+    s.put("k", bytes::Bytes::from_static(b"v"), Default::default())
+        .await
+        .unwrap();
+    s.get("k").await.unwrap();
+    s.list("").await.unwrap();
+    s.delete("k").await.unwrap();
+    let seen = state.lock().unwrap().authorization.clone();
+    assert_eq!(seen.len(), 4);
+    assert!(
+        seen.iter().all(|a| a.as_deref() == Some("Bearer tok-123")),
+        "{seen:?}"
+    );
+    // Without a token source, nothing is sent.
+    let anon = GcsStore::new("fake", &GcsConfig::default().with_endpoint(&ep)).unwrap();
+    anon.list("").await.unwrap();
+    assert_eq!(state.lock().unwrap().authorization.last(), Some(&None));
 }
 
 fn store(endpoint: &str, prefix: &str) -> Arc<dyn Store> {
