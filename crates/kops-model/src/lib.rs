@@ -5,7 +5,8 @@
 //!
 //! - [`aws`]: the AWS model. [`aws::cloud`] defines the [`aws::AwsCloud`] trait the AWS
 //!   tasks use (implemented by `kops-mock` and `kops-cloud-aws`) and its plain-data
-//!   resource types.
+//!   resource types; [`aws::builders`] are kOps' AWS model builders; [`aws::terraform`]
+//!   renders a model to a Terraform directory.
 //!
 //! # Example
 //!
@@ -26,3 +27,6 @@
 //! `#[non_exhaustive]` so they can grow without breaking implementers' callers.
 
 pub mod aws;
+mod error;
+
+pub use error::{Error, Result};

@@ -1,0 +1,293 @@
+//! The firewall and external-access builders (kOps' `awsmodel/firewall.go` and
+//! `external_access.go`): security groups for masters and nodes and kOps' rule set.
+
+use kops_api::internal::InstanceGroupRole;
+use kops_tasks::TaskKey;
+
+use super::{AwsModel, ModelContext};
+use crate::aws::cloud::ResourceType as R;
+use crate::aws::task::{Attr, AwsTask, FindBy};
+use crate::error::Result;
+
+/// Where a rule's traffic comes from (ingress) or goes to (egress).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Peer {
+    /// Another security group, by task name (its AWS group name).
+    Group(String),
+    /// An IPv4 or IPv6 CIDR.
+    Cidr(String),
+    /// A managed prefix list (`pl-...`).
+    PrefixList(String),
+}
+
+impl Peer {
+    /// A CIDR or prefix list from an access entry.
+    pub fn access(entry: &str) -> Self {
+        if entry.starts_with("pl-") {
+            Peer::PrefixList(entry.to_owned())
+        } else {
+            Peer::Cidr(entry.to_owned())
+        }
+    }
+
+    fn label(&self) -> &str {
+        match self {
+            Peer::Group(s) | Peer::Cidr(s) | Peer::PrefixList(s) => s,
+        }
+    }
+}
+
+/// One security-group rule, named as kOps' `generateName` does unless given a name.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The group the rule belongs to (task name = AWS group name).
+    pub group: String,
+    /// `true` for egress.
+    pub egress: bool,
+    /// `tcp`, `udp`, `icmp`, `icmpv6`, a protocol number, or `None` for all.
+    pub protocol: Option<String>,
+    /// First port.
+    pub from_port: i64,
+    /// Last port.
+    pub to_port: i64,
+    /// The other side.
+    pub peer: Peer,
+    /// A fixed task name instead of the generated one.
+    pub name: Option<String>,
+}
+
+impl Rule {
+    /// An ingress rule into `group` from `peer`.
+    pub fn ingress(group: &str, peer: Peer, protocol: Option<&str>, from: i64, to: i64) -> Self {
+        Rule {
+            group: group.to_owned(),
+            egress: false,
+            protocol: protocol.map(str::to_owned),
+            from_port: from,
+            to_port: to,
+            peer,
+            name: None,
+        }
+    }
+
+    /// An egress rule of `group` to a CIDR, all protocols.
+    pub fn egress_all(group: &str, cidr: &str) -> Self {
+        Rule {
+            group: group.to_owned(),
+            egress: true,
+            protocol: None,
+            from_port: 0,
+            to_port: 0,
+            peer: Peer::Cidr(cidr.to_owned()),
+            name: None,
+        }
+    }
+
+    /// Gives the rule a fixed name.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// kOps' generated name:
+    /// `from-<source>-<ingress|egress>-<protocol|all>-<from>to<to>-<destination>`.
+    pub fn task_name(&self) -> String {
+        if let Some(n) = &self.name {
+            return n.clone();
+        }
+        let proto = self.protocol.as_deref().unwrap_or("all");
+        let (src, dst) = if self.egress {
+            (self.group.as_str(), self.peer.label())
+        } else {
+            (self.peer.label(), self.group.as_str())
+        };
+        let dir = if self.egress { "egress" } else { "ingress" };
+        let (from, to) = if self.protocol.is_none() || self.protocol.as_deref() == Some("4") {
+            (0, 0)
+        } else {
+            (self.from_port, self.to_port)
+        };
+        format!("from-{src}-{dir}-{proto}-{from}to{to}-{dst}")
+    }
+
+    /// The task.
+    pub fn task(&self, ctx: &ModelContext) -> AwsTask {
+        let sg = TaskKey::new("SecurityGroup", &self.group);
+        let (from, to, proto) = match self.protocol.as_deref() {
+            None => (0, 0, "-1".to_owned()),
+            Some(p) => (self.from_port, self.to_port, p.to_owned()),
+        };
+        let mut t = ctx
+            .task("SecurityGroupRule", self.task_name(), R::SecurityGroupRule)
+            .attr("type", if self.egress { "egress" } else { "ingress" })
+            .attr("security_group_id", Attr::id(&sg))
+            .attr("protocol", proto)
+            .attr("from_port", from)
+            .attr("to_port", to);
+        let mut match_attrs = vec![
+            "type".to_owned(),
+            "protocol".to_owned(),
+            "from_port".to_owned(),
+            "to_port".to_owned(),
+        ];
+        match &self.peer {
+            Peer::Group(g) => {
+                t.set(
+                    "source_security_group_id",
+                    Attr::id(&TaskKey::new("SecurityGroup", g)),
+                );
+                match_attrs.push("source_security_group_id".into());
+            }
+            Peer::Cidr(c) if c.contains(':') => {
+                t.set("ipv6_cidr_blocks", Attr::strs([c.as_str()]));
+                match_attrs.push("ipv6_cidr_blocks".into());
+            }
+            Peer::Cidr(c) => {
+                t.set("cidr_blocks", Attr::strs([c.as_str()]));
+                match_attrs.push("cidr_blocks".into());
+            }
+            Peer::PrefixList(p) => {
+                t.set("prefix_list_ids", Attr::strs([p.as_str()]));
+                match_attrs.push("prefix_list_ids".into());
+            }
+        }
+        t.find_by(FindBy::Parent {
+            parent_attr: "security_group_id".into(),
+            match_attrs,
+        })
+    }
+}
+
+/// A security group task.
+pub fn security_group(ctx: &ModelContext, name: &str, description: &str) -> AwsTask {
+    ctx.task("SecurityGroup", name, R::SecurityGroup)
+        .named(name)
+        .attr("description", description)
+        .attr("vpc_id", Attr::id(&ctx.vpc_key()))
+        .tags(ctx.tags(name))
+}
+
+/// Adds the egress-everywhere rules of a group.
+pub fn add_egress(ctx: &ModelContext, m: &mut AwsModel, group: &str) {
+    m.add(Rule::egress_all(group, "0.0.0.0/0").task(ctx));
+    m.add(Rule::egress_all(group, "::/0").task(ctx));
+}
+
+/// TCP port ranges from nodes to the control plane: everything but etcd's ports.
+pub fn node_to_master_tcp_ranges(ctx: &ModelContext) -> Vec<(i64, i64)> {
+    let mut blocked = vec![2380, 2381, 4001, 4002];
+    let etcd = ctx.cluster.spec.etcd_clusters.iter().flatten();
+    for e in etcd {
+        if let Some("cilium") = e.name.as_deref() {
+            blocked.push(2382)
+        }
+    }
+    blocked.sort_unstable();
+    blocked.dedup();
+    let mut out = Vec::new();
+    let mut start = 1;
+    for b in blocked {
+        if b > start {
+            out.push((start, b - 1));
+        }
+        start = b + 1;
+    }
+    if start <= 65535 {
+        out.push((start, 65535));
+    }
+    out
+}
+
+/// Adds security groups and rules for masters and nodes plus external access.
+pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+    let masters = ctx.sg_name(&InstanceGroupRole::ControlPlane);
+    let nodes = ctx.sg_name(&InstanceGroupRole::Node);
+    m.add(security_group(ctx, &masters, "Security group for masters"));
+    m.add(security_group(ctx, &nodes, "Security group for nodes"));
+    m.output_item(
+        "master_security_group_ids",
+        kops_tasks::terraform::Expr::Ref(TaskKey::new("SecurityGroup", &masters).to_ref()),
+    );
+    m.output_item(
+        "node_security_group_ids",
+        kops_tasks::terraform::Expr::Ref(TaskKey::new("SecurityGroup", &nodes).to_ref()),
+    );
+    add_egress(ctx, m, &masters);
+    add_egress(ctx, m, &nodes);
+
+    let group = |g: &str| Peer::Group(g.to_owned());
+    m.add(Rule::ingress(&masters, group(&masters), None, 0, 0).task(ctx));
+    m.add(Rule::ingress(&nodes, group(&masters), None, 0, 0).task(ctx));
+    m.add(Rule::ingress(&nodes, group(&nodes), None, 0, 0).task(ctx));
+
+    let net = &ctx.cluster.spec.networking;
+    if net.amazonvpc.is_some() {
+        m.add(Rule::ingress(&masters, group(&nodes), None, 0, 0).task(ctx));
+    } else {
+        for (from, to) in node_to_master_tcp_ranges(ctx) {
+            m.add(Rule::ingress(&masters, group(&nodes), Some("tcp"), from, to).task(ctx));
+        }
+        m.add(Rule::ingress(&masters, group(&nodes), Some("udp"), 1, 65535).task(ctx));
+        if net.calico.is_some() || net.kuberouter.is_some() {
+            m.add(Rule::ingress(&masters, group(&nodes), Some("4"), 0, 65535).task(ctx));
+        }
+    }
+
+    // External access.
+    let has_bastion = ctx.has_role(&InstanceGroupRole::Bastion);
+    if !has_bastion {
+        for a in ctx.cluster.spec.ssh_access.iter().flatten() {
+            m.add(Rule::ingress(&masters, Peer::access(a), Some("tcp"), 22, 22).task(ctx));
+            m.add(Rule::ingress(&nodes, Peer::access(a), Some("tcp"), 22, 22).task(ctx));
+        }
+    }
+    let (np_from, np_to) = node_port_range(ctx);
+    for a in ctx.cluster.spec.node_port_access.iter().flatten() {
+        m.add(Rule::ingress(&nodes, Peer::access(a), Some("tcp"), np_from, np_to).task(ctx));
+        m.add(Rule::ingress(&nodes, Peer::access(a), Some("udp"), np_from, np_to).task(ctx));
+    }
+    if !ctx.has_api_lb() {
+        for a in ctx.cluster.spec.api.access.iter().flatten() {
+            m.add(Rule::ingress(&masters, Peer::access(a), Some("tcp"), 443, 443).task(ctx));
+        }
+    }
+    Ok(())
+}
+
+fn node_port_range(ctx: &ModelContext) -> (i64, i64) {
+    ctx.cluster
+        .spec
+        .kube_api_server
+        .as_ref()
+        .and_then(|k| k.service_node_port_range.as_deref())
+        .and_then(|r| r.split_once('-'))
+        .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)))
+        .unwrap_or((30000, 32767))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_names_follow_kops() {
+        let r = Rule::ingress(
+            "masters.a.com",
+            Peer::Group("nodes.a.com".into()),
+            Some("tcp"),
+            1,
+            2379,
+        );
+        assert_eq!(
+            r.task_name(),
+            "from-nodes.a.com-ingress-tcp-1to2379-masters.a.com"
+        );
+        let e = Rule::egress_all("nodes.a.com", "::/0");
+        assert_eq!(e.task_name(), "from-nodes.a.com-egress-all-0to0-::/0");
+        let ipip = Rule::ingress("m", Peer::Group("n".into()), Some("4"), 0, 65535);
+        assert_eq!(ipip.task_name(), "from-n-ingress-4-0to0-m");
+        let fixed = Rule::ingress("m", Peer::Cidr("0.0.0.0/0".into()), Some("icmp"), 3, 4)
+            .named("icmp-pmtu-api-elb-0.0.0.0/0");
+        assert_eq!(fixed.task_name(), "icmp-pmtu-api-elb-0.0.0.0/0");
+    }
+}

@@ -1,0 +1,57 @@
+//! Renders an AWS model for the Terraform target: `kubernetes.tf` with kOps' locals,
+//! outputs, providers and `terraform` block, plus the `data/` files.
+
+use kops_tasks::terraform::{Body, TerraformOutput, TerraformWriter, render_graph};
+use kops_tasks::{LifecycleOverrides, Task, TaskGraph};
+
+use super::builders::{AwsModel, ModelContext, OutputValue};
+use super::cloud::AwsCloud;
+use crate::error::Result;
+
+/// Options for [`render`].
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct RenderOptions {
+    /// Per-kind lifecycle overrides (`IAMRole=ExistsAndWarnIfChanges`); tasks with
+    /// lifecycle `Ignore` are not rendered.
+    pub lifecycle_overrides: LifecycleOverrides,
+}
+
+impl RenderOptions {
+    /// Sets the lifecycle overrides.
+    pub fn with_lifecycle_overrides(mut self, o: LifecycleOverrides) -> Self {
+        self.lifecycle_overrides = o;
+        self
+    }
+}
+
+/// Builds the graph of a model and renders it.
+pub fn render(
+    ctx: &ModelContext,
+    model: AwsModel,
+    opts: &RenderOptions,
+) -> Result<TerraformOutput> {
+    let AwsModel { tasks, outputs } = model;
+    let tasks: Vec<Box<dyn Task<dyn AwsCloud>>> = tasks
+        .into_iter()
+        .map(|t| Box::new(t) as Box<dyn Task<dyn AwsCloud>>)
+        .collect();
+    let graph = TaskGraph::build_with(tasks, &opts.lifecycle_overrides)?;
+    let mut w = TerraformWriter::new();
+    render_graph(&graph, &mut w)?;
+    for (name, v) in outputs {
+        match v {
+            OutputValue::Single(e) => w.output(name, e),
+            OutputValue::ListItem(e) => w.output_list_item(name, e),
+        }
+    }
+    w.provider("aws", Body::new().attr("region", ctx.region.as_str()));
+    w.provider_alias(
+        "aws",
+        "files",
+        Body::new().attr("region", ctx.region.as_str()),
+    );
+    w.required_version(">= 0.15.0");
+    w.required_provider("aws", "hashicorp/aws", ">= 5.0.0");
+    Ok(w.finish()?)
+}

@@ -1,0 +1,310 @@
+//! Renders one kOps conformance case with the Terraform target, as kOps' integration
+//! harness does (`kops update cluster --target terraform` with state in memory).
+//!
+//! ```text
+//! cargo run --release -p kops-examples --example conformance -- CASE_DIR OUT_DIR
+//! ```
+//!
+//! `CASE_DIR` holds `in-v1alpha2.yaml`, `case.yaml` and (when `sshKey: true`)
+//! `id_rsa.pub`; the cloud is seeded from `CASE_DIR/../../fixtures/mock-cloud.yaml` and
+//! images come from `fixtures/channels/stable`. `OUT_DIR` receives `kubernetes.tf` and
+//! `data/`. Exits non-zero with the error chain when the case cannot be rendered.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use kops_api::channel::Channel;
+use kops_api::defaults::{PopulateOptions, populate};
+use kops_api::internal;
+use kops_api::manifest::{self, Object};
+use kops_api::validation::validate_all;
+use kops_model::aws::builders::{self, ModelContext};
+use kops_model::aws::cloud::{
+    AccountInfo, AwsCloud, AwsCloudExt, CreateRequest, HostedZone, Image, ImageQuery, ListQuery,
+    Resource, ResourceType, UpdateRequest, ZoneQuery,
+};
+use kops_model::aws::terraform::{RenderOptions, render};
+use kops_tasks::LifecycleOverrides;
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CaseFile {
+    #[serde(default)]
+    cluster_name: Option<String>,
+    #[serde(default)]
+    ssh_key: bool,
+    #[serde(default)]
+    lifecycle_overrides: Vec<String>,
+}
+
+/// A cloud answering lookups from the conformance fixture (`mock-cloud.yaml`); writes are
+/// refused (the Terraform target never writes).
+#[derive(Debug, Default)]
+struct FixtureCloud {
+    account: AccountInfo,
+    zones: Vec<String>,
+    images: Vec<Image>,
+    hosted_zones: Vec<HostedZone>,
+    resources: Vec<Resource>,
+}
+
+impl FixtureCloud {
+    fn load(path: &Path) -> anyhow::Result<Self> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let doc: Json =
+            serde_saphyr::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        let aws = &doc["aws"];
+        let s = |v: &Json| v.as_str().unwrap_or_default().to_owned();
+        let region = s(&aws["region"]);
+        let mut c = FixtureCloud {
+            account: AccountInfo::new("123456789012", "aws-test", region),
+            zones: aws["zones"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(s)
+                .collect(),
+            ..FixtureCloud::default()
+        };
+        for i in aws["ec2"]["images"].as_array().into_iter().flatten() {
+            c.images.push(
+                Image::new(s(&i["imageId"]), s(&i["name"]), s(&i["ownerId"]))
+                    .with_root_device_name(s(&i["rootDeviceName"]))
+                    .with_architecture(s(&i["architecture"]))
+                    .with_creation_date(s(&i["creationDate"])),
+            );
+        }
+        for z in aws["route53"]["hostedZones"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            c.hosted_zones.push(
+                HostedZone::new(
+                    s(&z["id"]),
+                    s(&z["name"]),
+                    z["private"].as_bool().unwrap_or(false),
+                )
+                .with_vpcs(z["vpcs"].as_array().into_iter().flatten().map(s)),
+            );
+        }
+        let tags = |v: &Json| -> BTreeMap<String, String> {
+            v.as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), s(v)))
+                .collect()
+        };
+        for v in aws["ec2"]["vpcs"].as_array().into_iter().flatten() {
+            let mut r = Resource::new(ResourceType::Vpc, s(&v["id"]))
+                .with_attr("cidr_block", s(&v["cidrBlock"]));
+            r.tags = tags(&v["tags"]);
+            c.resources.push(r);
+        }
+        for g in aws["ec2"]["internetGateways"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            c.resources.push(
+                Resource::new(ResourceType::InternetGateway, s(&g["id"]))
+                    .with_attr("vpc_id", s(&g["attachedTo"])),
+            );
+        }
+        for n in aws["ec2"]["subnets"].as_array().into_iter().flatten() {
+            c.resources.push(
+                Resource::new(ResourceType::Subnet, s(&n["id"]))
+                    .with_attr("vpc_id", s(&n["vpcId"]))
+                    .with_attr("availability_zone", s(&n["availabilityZone"]))
+                    .with_attr("cidr_block", s(&n["cidrBlock"])),
+            );
+        }
+        Ok(c)
+    }
+
+    fn refused(op: &str) -> kops_tasks::Error {
+        kops_tasks::Error::NotImplemented {
+            operation: op.to_owned(),
+            implementer: "the conformance fixture cloud (lookups only)".to_owned(),
+        }
+    }
+}
+
+#[kops_tasks::async_trait]
+impl AwsCloud for FixtureCloud {
+    async fn account(&self) -> kops_tasks::Result<AccountInfo> {
+        Ok(self.account.clone())
+    }
+    async fn zones(&self) -> kops_tasks::Result<Vec<String>> {
+        Ok(self.zones.clone())
+    }
+    async fn list(&self, query: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
+        Ok(self
+            .resources
+            .iter()
+            .filter(|r| query.matches(r))
+            .cloned()
+            .collect())
+    }
+    async fn create(&self, _request: &CreateRequest) -> kops_tasks::Result<Resource> {
+        Err(Self::refused("create"))
+    }
+    async fn update(&self, _request: &UpdateRequest) -> kops_tasks::Result<Resource> {
+        Err(Self::refused("update"))
+    }
+    async fn delete(&self, _t: ResourceType, _id: &str) -> kops_tasks::Result<()> {
+        Err(Self::refused("delete"))
+    }
+    async fn images(&self, query: &ImageQuery) -> kops_tasks::Result<Vec<Image>> {
+        Ok(self
+            .images
+            .iter()
+            .filter(|i| query.matches(i))
+            .cloned()
+            .collect())
+    }
+    async fn hosted_zones(&self, query: &ZoneQuery) -> kops_tasks::Result<Vec<HostedZone>> {
+        Ok(self
+            .hosted_zones
+            .iter()
+            .filter(|z| query.matches(z))
+            .cloned()
+            .collect())
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("conformance: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn block_on<F: std::future::Future>(f: F) -> anyhow::Result<F::Output> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .context("starting a tokio runtime")?;
+    Ok(rt.block_on(f))
+}
+
+fn run() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let (Some(case_dir), Some(out_dir)) = (args.next(), args.next()) else {
+        bail!("usage: conformance CASE_DIR OUT_DIR");
+    };
+    let case_dir = PathBuf::from(case_dir);
+    let out_dir = PathBuf::from(out_dir);
+    let fixtures = case_dir.join("../../fixtures");
+
+    let case: CaseFile = match std::fs::read_to_string(case_dir.join("case.yaml")) {
+        Ok(t) => serde_saphyr::from_str(&t).context("parsing case.yaml")?,
+        Err(_) => CaseFile::default(),
+    };
+    let input_path = case_dir.join("in-v1alpha2.yaml");
+    let input =
+        std::fs::read(&input_path).with_context(|| format!("reading {}", input_path.display()))?;
+    let channel_text = std::fs::read_to_string(fixtures.join("channels/stable"))
+        .context("reading the stable channel")?;
+    let channel = Channel::parse(&channel_text).context("parsing the stable channel")?;
+    let cloud = FixtureCloud::load(&fixtures.join("mock-cloud.yaml"))?;
+
+    let mut cluster = None;
+    let mut groups = Vec::new();
+    for object in manifest::parse(&input, &input_path.display().to_string())? {
+        match object {
+            Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c)?),
+            Object::InstanceGroup(ig) => groups.push(internal::InstanceGroup::from(&ig)),
+            _ => {}
+        }
+    }
+    let Some(cluster) = cluster else {
+        bail!("{}: no Cluster object", input_path.display());
+    };
+    if let Some(expected) = &case.cluster_name {
+        if cluster.name() != expected {
+            bail!(
+                "case.yaml names cluster {expected}, the manifest {}",
+                cluster.name()
+            );
+        }
+    }
+    if cluster.spec.cloud_provider.aws.is_none() {
+        bail!("only AWS clusters are supported by this renderer");
+    }
+
+    let mut opts = PopulateOptions::default().with_channel(channel);
+    if let Some(vpc) = &cluster.spec.networking.network_id {
+        let found = block_on(cloud.get(ResourceType::Vpc, vpc))??;
+        if let Some(cidr) = found.as_ref().and_then(|r| r.attr_str("cidr_block")) {
+            opts = opts.with_shared_network_cidr(cidr);
+        }
+    }
+    let (cluster, groups) = populate(&cluster, &groups, &opts).context("completing the spec")?;
+    if let Err(errors) = validate_all(&cluster, &groups) {
+        let list: Vec<String> = errors.errors().iter().map(ToString::to_string).collect();
+        bail!("the completed spec is invalid:\n  {}", list.join("\n  "));
+    }
+
+    let account = block_on(cloud.account())??;
+    let mut ctx = ModelContext::new(cluster, groups, account.region.clone()).with_account(account);
+    if case.ssh_key {
+        let key =
+            std::fs::read_to_string(case_dir.join("id_rsa.pub")).context("reading id_rsa.pub")?;
+        ctx = ctx.with_ssh_public_key(key);
+    }
+    for ig in ctx.groups.clone() {
+        if let Some(image) = &ig.spec.image {
+            if !ctx.images.contains_key(image) {
+                let found = block_on(cloud.resolve_image(image))?
+                    .with_context(|| format!("instance group {}: resolving image", ig.name()))?;
+                ctx = ctx.with_image(image.clone(), found);
+            }
+        }
+    }
+    if let Some(vpc) = ctx.cluster.spec.networking.network_id.clone() {
+        let igws = block_on(cloud.list(&ListQuery::new(ResourceType::InternetGateway)))??;
+        if let Some(g) = igws
+            .iter()
+            .find(|g| g.attr_str("vpc_id") == Some(vpc.as_str()))
+        {
+            ctx = ctx.with_internet_gateway(g.id.clone());
+        }
+    }
+    if !ctx.dns_none() {
+        let zone_query = match &ctx.cluster.spec.dns_zone {
+            Some(z) => ZoneQuery::from_spec(z),
+            None => {
+                let name = ctx.name().split_once('.').map_or("", |(_, d)| d).to_owned();
+                ZoneQuery::Name(name)
+            }
+        };
+        if let Some(z) = block_on(cloud.hosted_zones(&zone_query))??
+            .into_iter()
+            .next()
+        {
+            ctx = ctx.with_dns_zone(z);
+        }
+    }
+
+    let mut overrides = LifecycleOverrides::new();
+    if !case.lifecycle_overrides.is_empty() {
+        overrides = LifecycleOverrides::parse(&case.lifecycle_overrides.join(","))
+            .context("parsing lifecycleOverrides")?;
+    }
+    let model = builders::build(&ctx)?;
+    let output = render(
+        &ctx,
+        model,
+        &RenderOptions::default().with_lifecycle_overrides(overrides),
+    )?;
+    output.write_to(&out_dir)?;
+    Ok(())
+}
