@@ -1,6 +1,69 @@
-//! `kops-cloud-aws` is the AWS backend: it reads and changes real AWS resources through the aws-sdk crates, behind the cloud traits the tasks use.
+//! `kops-cloud-aws` is the AWS backend of kops-rs: it implements
+//! [`kops_model::aws::cloud::AwsCloud`] over the aws-sdk crates (EC2, Auto Scaling,
+//! ELBv2, IAM, Route53, S3, SQS, EventBridge, STS), so the model's AWS tasks can find,
+//! create, update and delete real AWS objects; and it deletes clusters.
+//!
+//! # Modules
+//!
+//! - [`AwsBackend`] / [`AwsBackendBuilder`]: the backend and its configuration (region,
+//!   endpoint, credentials, retries, per-service rate limits). No aws-sdk type appears in
+//!   the API.
+//! - [`ratelimit`]: the client-side token buckets (one per service, injectable clock).
+//! - [`classify`]: AWS error codes to the executor's error kinds (throttled, retryable,
+//!   not found, permission denied, quota, invalid).
+//! - [`delete`]: `delete cluster` over any `&dyn AwsCloud` (dry-run listing and
+//!   dependency-ordered deletion with retries and a report).
+//!
+//! # Behaviour
+//!
+//! Discovery is batched: the first `list` of a type fetches the whole type within the
+//! query's scope (the cluster tag for EC2 types, everything for IAM, Auto Scaling, ELB),
+//! paginated, and caches it for the backend's lifetime; writes drop the cached lists of
+//! the types they affect. Every request waits for a token of its service's bucket and is
+//! counted ([`AwsBackend::api_calls`]); the SDK's standard retry (exponential backoff)
+//! runs underneath. Launch-template updates create a new version with the complete data.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use kops_cloud_aws::{AwsBackend, StaticCredentials};
+//! use kops_model::aws::cloud::{AwsCloud, ListQuery, ResourceType, TagFilter};
+//!
+//! async fn vpcs_of_cluster() -> Result<(), Box<dyn std::error::Error>> {
+//!     let cloud = AwsBackend::builder()
+//!         .region("us-east-1")
+//!         .endpoint("http://127.0.0.1:5000")
+//!         .credentials(StaticCredentials::new("test", "test"))
+//!         .build()?;
+//!     let vpcs = cloud
+//!         .list(
+//!             &ListQuery::new(ResourceType::Vpc)
+//!                 .with_tag(TagFilter::equals("KubernetesCluster", "a.example.com")),
+//!         )
+//!         .await?;
+//!     println!("{} VPC(s), {} API call(s)", vpcs.len(), cloud.total_api_calls());
+//!     Ok(())
+//! }
+//! ```
 //!
 //! # Stability
 //!
-//! This crate has no public API yet; it is part of the kops-rs workspace
-//! layout and gains its API as the corresponding issue lands.
+//! Pre-1.0: the builder, `api_calls` and the `delete` module may change; the cloud
+//! behaviour follows the `AwsCloud` trait of `kops-model`.
+
+mod asg;
+mod backend;
+pub mod classify;
+mod convert;
+pub mod delete;
+mod ec2;
+mod elb;
+mod error;
+mod iam;
+mod misc;
+mod options;
+pub mod ratelimit;
+
+pub use backend::AwsBackend;
+pub use error::{Error, Result};
+pub use options::{AwsBackendBuilder, StaticCredentials};

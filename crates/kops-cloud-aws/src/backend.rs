@@ -1,0 +1,471 @@
+//! [`AwsBackend`]: the [`AwsCloud`] implementation over the aws-sdk crates, with the
+//! per-run discovery cache, per-service token buckets and the API-call report.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use aws_config::SdkConfig;
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
+use kops_model::aws::cloud::{
+    AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
+    ResourceType, Service, UpdateRequest, ZoneQuery,
+};
+use kops_tasks::{Error, Result, async_trait};
+use tokio::sync::OnceCell;
+
+use crate::classify::from_sdk;
+use crate::options::AwsBackendBuilder;
+use crate::ratelimit::{Buckets, Clock, RateLimit};
+use crate::{asg, ec2, elb, iam, misc};
+
+/// How much of a type one batched fetch covers; the cache key together with the type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Scope {
+    /// Every object of the type in the region (or account, for IAM).
+    All,
+    /// Objects carrying a tag (any of `values`, or any value when empty).
+    Tag(String, Vec<String>),
+    /// These IDs.
+    Ids(Vec<String>),
+    /// These names (IAM, where listing everything does not return tags).
+    Names(Vec<String>),
+    /// Children of one parent.
+    Parent(String),
+}
+
+impl Scope {
+    /// The fetch that answers `q`: IDs, else a parent, else the cluster tag for types EC2
+    /// filters by tag server-side, else everything (filtered client-side afterwards).
+    fn of(q: &ListQuery) -> Scope {
+        let rt = q.resource_type;
+        if !q.ids.is_empty() {
+            let mut ids = q.ids.clone();
+            ids.sort();
+            ids.dedup();
+            return Scope::Ids(ids);
+        }
+        if let Some(p) = &q.parent {
+            return Scope::Parent(p.clone());
+        }
+        if !q.names.is_empty()
+            && matches!(rt, ResourceType::IamRole | ResourceType::IamInstanceProfile)
+        {
+            let mut n = q.names.clone();
+            n.sort();
+            n.dedup();
+            return Scope::Names(n);
+        }
+        if ec2::filters_tags_server_side(rt) || rt == ResourceType::AutoscalingGroup {
+            let pick = q
+                .tags
+                .iter()
+                .find(|f| {
+                    f.key == "KubernetesCluster" || f.key.starts_with("kubernetes.io/cluster/")
+                })
+                .or_else(|| q.tags.first());
+            if let Some(f) = pick {
+                let mut v = f.values.clone();
+                v.sort();
+                return Scope::Tag(f.key.clone(), v);
+            }
+        }
+        Scope::All
+    }
+}
+
+/// Types listed by the same API call: a write to one invalidates the cached lists of all.
+fn family(rt: ResourceType) -> &'static [ResourceType] {
+    use ResourceType as R;
+    match rt {
+        R::Vpc | R::VpcCidrBlock | R::VpcIpv6CidrBlock | R::DhcpOptionsAssociation => &[
+            R::Vpc,
+            R::VpcCidrBlock,
+            R::VpcIpv6CidrBlock,
+            R::DhcpOptionsAssociation,
+        ],
+        R::RouteTable | R::Route | R::RouteTableAssociation => {
+            &[R::RouteTable, R::Route, R::RouteTableAssociation]
+        }
+        R::SecurityGroup | R::SecurityGroupRule => &[R::SecurityGroup, R::SecurityGroupRule],
+        R::IamRole | R::IamRolePolicy | R::IamRolePolicyAttachment | R::IamInstanceProfile => &[
+            R::IamRole,
+            R::IamRolePolicy,
+            R::IamRolePolicyAttachment,
+            R::IamInstanceProfile,
+        ],
+        R::AutoscalingGroup | R::WarmPool | R::LifecycleHook | R::Instance => &[
+            R::AutoscalingGroup,
+            R::WarmPool,
+            R::LifecycleHook,
+            R::Instance,
+        ],
+        R::LoadBalancer | R::Listener => &[R::LoadBalancer, R::Listener],
+        R::EventRule | R::EventTarget => &[R::EventRule, R::EventTarget],
+        R::ElasticIp | R::NatGateway => &[R::ElasticIp, R::NatGateway],
+        _ => &[],
+    }
+}
+
+type Cell = Arc<OnceCell<Arc<Vec<Resource>>>>;
+
+/// The AWS backend: implements [`AwsCloud`] for one region of one account.
+///
+/// Discovery is batched and cached for the backend's lifetime (one run): the first
+/// [`AwsCloud::list`] of a type fetches every object of that type in the query's scope
+/// (the cluster tag for EC2 types, the whole account for IAM and Auto Scaling, paginated),
+/// later queries of the type are answered from memory, and any write of the type drops
+/// its cached lists. Concurrent first queries share one fetch. Each API request waits for
+/// a token of its service's bucket and is counted in [`AwsBackend::api_calls`].
+#[derive(Clone)]
+pub struct AwsBackend {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) region: String,
+    pub(crate) ec2: aws_sdk_ec2::Client,
+    pub(crate) asg: aws_sdk_autoscaling::Client,
+    pub(crate) elb: aws_sdk_elasticloadbalancingv2::Client,
+    pub(crate) iam: aws_sdk_iam::Client,
+    pub(crate) r53: aws_sdk_route53::Client,
+    pub(crate) s3: aws_sdk_s3::Client,
+    pub(crate) sqs: aws_sdk_sqs::Client,
+    pub(crate) events: aws_sdk_eventbridge::Client,
+    pub(crate) sts: aws_sdk_sts::Client,
+    buckets: Buckets,
+    calls: Mutex<BTreeMap<String, u64>>,
+    cache: Mutex<HashMap<(ResourceType, Scope), Cell>>,
+    account: OnceCell<AccountInfo>,
+    zones: OnceCell<Vec<String>>,
+}
+
+impl fmt::Debug for AwsBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AwsBackend")
+            .field("region", &self.inner.region)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AwsBackend {
+    /// A builder; see [`AwsBackendBuilder`].
+    pub fn builder() -> AwsBackendBuilder {
+        AwsBackendBuilder::new()
+    }
+
+    pub(crate) fn from_parts(
+        sdk: &SdkConfig,
+        region: String,
+        path_style: bool,
+        limits: &BTreeMap<Service, RateLimit>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let s3_conf = aws_sdk_s3::config::Builder::from(sdk)
+            .force_path_style(path_style)
+            .build();
+        AwsBackend {
+            inner: Arc::new(Inner {
+                region,
+                ec2: aws_sdk_ec2::Client::new(sdk),
+                asg: aws_sdk_autoscaling::Client::new(sdk),
+                elb: aws_sdk_elasticloadbalancingv2::Client::new(sdk),
+                iam: aws_sdk_iam::Client::new(sdk),
+                r53: aws_sdk_route53::Client::new(sdk),
+                s3: aws_sdk_s3::Client::from_conf(s3_conf),
+                sqs: aws_sdk_sqs::Client::new(sdk),
+                events: aws_sdk_eventbridge::Client::new(sdk),
+                sts: aws_sdk_sts::Client::new(sdk),
+                buckets: Buckets::new(limits, clock),
+                calls: Mutex::new(BTreeMap::new()),
+                cache: Mutex::new(HashMap::new()),
+                account: OnceCell::new(),
+                zones: OnceCell::new(),
+            }),
+        }
+    }
+
+    /// API requests made so far, by `service:Operation` (`ec2:DescribeVpcs`), one count
+    /// per request sent by this backend (each page of a paginated call counts; the SDK's
+    /// own retries of a request do not).
+    pub fn api_calls(&self) -> BTreeMap<String, u64> {
+        match self.inner.calls.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// The total of [`AwsBackend::api_calls`].
+    pub fn total_api_calls(&self) -> u64 {
+        self.api_calls().values().sum()
+    }
+
+    /// Clears the call counts (to measure one phase of a run).
+    pub fn reset_api_calls(&self) {
+        match self.inner.calls.lock() {
+            Ok(mut g) => g.clear(),
+            Err(p) => p.into_inner().clear(),
+        }
+    }
+
+    /// Drops every cached list (the next queries fetch again).
+    pub fn clear_cache(&self) {
+        self.lock_cache().clear();
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<(ResourceType, Scope), Cell>> {
+        match self.inner.cache.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    pub(crate) fn invalidate(&self, rt: ResourceType) {
+        let fam = family(rt);
+        self.lock_cache()
+            .retain(|(t, _), _| *t != rt && !fam.contains(t));
+    }
+
+    fn count(&self, service: Service, op: &str) {
+        let svc = match service {
+            _ if op == "GetCallerIdentity" => "sts",
+            Service::Ec2 => "ec2",
+            Service::Autoscaling => "autoscaling",
+            Service::Elbv2 => "elbv2",
+            Service::Iam => "iam",
+            Service::Route53 => "route53",
+            Service::Sqs => "sqs",
+            Service::EventBridge => "eventbridge",
+            Service::S3 => "s3",
+            _ => "other",
+        };
+        let key = format!("{svc}:{op}");
+        let mut g = match self.inner.calls.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        *g.entry(key).or_insert(0) += 1;
+    }
+
+    /// Sends one request: waits for a token, counts it and classifies its error.
+    pub(crate) async fn call<T, E, R, F>(
+        &self,
+        service: Service,
+        op: &str,
+        what: &str,
+        fut: F,
+    ) -> Result<T>
+    where
+        F: Future<Output = std::result::Result<T, SdkError<E, R>>>,
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+        R: fmt::Debug + Send + Sync + 'static,
+    {
+        self.inner.buckets.acquire(service).await;
+        self.count(service, op);
+        let r = fut.await.map_err(|e| from_sdk(op, what, e));
+        if let Err(e) = &r {
+            tracing::debug!(operation = op, object = what, error = %e, "AWS call failed");
+        }
+        r
+    }
+
+    /// Like [`AwsBackend::call`] but a not-found error is `Ok(None)`.
+    pub(crate) async fn call_opt<T, E, R, F>(
+        &self,
+        service: Service,
+        op: &str,
+        what: &str,
+        fut: F,
+    ) -> Result<Option<T>>
+    where
+        F: Future<Output = std::result::Result<T, SdkError<E, R>>>,
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+        R: fmt::Debug + Send + Sync + 'static,
+    {
+        match self.call(service, op, what, fut).await {
+            Ok(v) => Ok(Some(v)),
+            Err(Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The next page of a paginated call.
+    pub(crate) async fn page<T, E, R, F>(
+        &self,
+        service: Service,
+        op: &str,
+        what: &str,
+        fut: F,
+    ) -> Result<Option<T>>
+    where
+        F: Future<Output = Option<std::result::Result<T, SdkError<E, R>>>>,
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+        R: fmt::Debug + Send + Sync + 'static,
+    {
+        self.inner.buckets.acquire(service).await;
+        match fut.await {
+            None => Ok(None),
+            Some(r) => {
+                self.count(service, op);
+                r.map(Some).map_err(|e| from_sdk(op, what, e))
+            }
+        }
+    }
+
+    async fn fetch(&self, rt: ResourceType, scope: &Scope) -> Result<Vec<Resource>> {
+        use ResourceType as R;
+        match rt {
+            R::Vpc
+            | R::VpcCidrBlock
+            | R::VpcIpv6CidrBlock
+            | R::DhcpOptions
+            | R::DhcpOptionsAssociation
+            | R::InternetGateway
+            | R::EgressOnlyInternetGateway
+            | R::Subnet
+            | R::RouteTable
+            | R::Route
+            | R::RouteTableAssociation
+            | R::ElasticIp
+            | R::NatGateway
+            | R::SecurityGroup
+            | R::SecurityGroupRule
+            | R::KeyPair
+            | R::LaunchTemplate
+            | R::Volume
+            | R::Instance => ec2::list(self, rt, scope).await,
+            R::IamRole
+            | R::IamRolePolicy
+            | R::IamRolePolicyAttachment
+            | R::IamInstanceProfile
+            | R::IamOidcProvider => iam::list(self, rt, scope).await,
+            R::AutoscalingGroup | R::WarmPool | R::LifecycleHook => {
+                asg::list(self, rt, scope).await
+            }
+            R::LoadBalancer | R::TargetGroup | R::Listener => elb::list(self, rt, scope).await,
+            _ => misc::list(self, rt, scope).await,
+        }
+    }
+
+    /// The current state of one object, bypassing the cache (after a write).
+    pub(crate) async fn reread(&self, rt: ResourceType, id: &str) -> Result<Resource> {
+        self.invalidate(rt);
+        let found = self.fetch(rt, &Scope::Ids(vec![id.to_owned()])).await?;
+        found
+            .into_iter()
+            .find(|r| r.id == id)
+            .ok_or_else(|| Error::retryable(format!("read back {rt} {id} after writing it")))
+    }
+}
+
+#[async_trait]
+impl AwsCloud for AwsBackend {
+    async fn account(&self) -> Result<AccountInfo> {
+        self.inner
+            .account
+            .get_or_try_init(|| async {
+                let out = self
+                    .call(
+                        Service::Ec2,
+                        "GetCallerIdentity",
+                        "caller identity",
+                        self.inner.sts.get_caller_identity().send(),
+                    )
+                    .await?;
+                let region = self.inner.region.clone();
+                let partition = match out.arn() {
+                    Some(arn) => arn.split(':').nth(1).unwrap_or("aws").to_owned(),
+                    None if region.starts_with("cn-") => "aws-cn".to_owned(),
+                    None if region.starts_with("us-gov-") => "aws-us-gov".to_owned(),
+                    None => "aws".to_owned(),
+                };
+                Ok(AccountInfo::new(
+                    out.account().unwrap_or_default(),
+                    partition,
+                    region,
+                ))
+            })
+            .await
+            .cloned()
+    }
+
+    async fn zones(&self) -> Result<Vec<String>> {
+        self.inner
+            .zones
+            .get_or_try_init(|| ec2::zones(self))
+            .await
+            .cloned()
+    }
+
+    async fn list(&self, query: &ListQuery) -> Result<Vec<Resource>> {
+        let rt = query.resource_type;
+        let scope = Scope::of(query);
+        // A cached list of everything answers any query of the type.
+        let cell = {
+            let mut cache = self.lock_cache();
+            match cache.get(&(rt, Scope::All)) {
+                Some(all) if all.initialized() => all.clone(),
+                _ => cache.entry((rt, scope.clone())).or_default().clone(),
+            }
+        };
+        let all = cell
+            .get_or_try_init(|| async { self.fetch(rt, &scope).await.map(Arc::new) })
+            .await?;
+        let mut out: Vec<Resource> = all.iter().filter(|r| query.matches(r)).cloned().collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(out)
+    }
+
+    async fn create(&self, request: &CreateRequest) -> Result<Resource> {
+        let rt = request.resource_type;
+        self.invalidate(rt);
+        let r = match rt.service() {
+            Service::Ec2 => ec2::create(self, request).await,
+            Service::Iam => iam::create(self, request).await,
+            Service::Autoscaling => asg::create(self, request).await,
+            Service::Elbv2 => elb::create(self, request).await,
+            _ => misc::create(self, request).await,
+        };
+        self.invalidate(rt);
+        r
+    }
+
+    async fn update(&self, request: &UpdateRequest) -> Result<Resource> {
+        let rt = request.resource_type;
+        self.invalidate(rt);
+        let r = match rt.service() {
+            Service::Ec2 => ec2::update(self, request).await,
+            Service::Iam => iam::update(self, request).await,
+            Service::Autoscaling => asg::update(self, request).await,
+            Service::Elbv2 => elb::update(self, request).await,
+            _ => misc::update(self, request).await,
+        };
+        self.invalidate(rt);
+        r
+    }
+
+    async fn delete(&self, resource_type: ResourceType, id: &str) -> Result<()> {
+        self.invalidate(resource_type);
+        let r = match resource_type.service() {
+            Service::Ec2 => ec2::delete(self, resource_type, id).await,
+            Service::Iam => iam::delete(self, resource_type, id).await,
+            Service::Autoscaling => asg::delete(self, resource_type, id).await,
+            Service::Elbv2 => elb::delete(self, resource_type, id).await,
+            _ => misc::delete(self, resource_type, id).await,
+        };
+        self.invalidate(resource_type);
+        match r {
+            Err(Error::NotFound { .. }) => Ok(()),
+            other => other,
+        }
+    }
+
+    async fn images(&self, query: &ImageQuery) -> Result<Vec<Image>> {
+        ec2::images(self, query).await
+    }
+
+    async fn hosted_zones(&self, query: &ZoneQuery) -> Result<Vec<HostedZone>> {
+        misc::hosted_zones(self, query).await
+    }
+}

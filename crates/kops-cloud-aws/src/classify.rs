@@ -1,0 +1,369 @@
+//! Classification of AWS errors by their error code into the executor's error kinds.
+//!
+//! The rules are plain functions of `(operation, code, message)` so they can be tested
+//! without a network; [`from_sdk`] feeds them from an SDK error.
+
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
+use kops_tasks::Error;
+
+/// The kind an AWS error code maps to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The service asked us to slow down (retried with backoff).
+    Throttled,
+    /// A transient failure (eventual consistency, a dependency still attached).
+    Retryable,
+    /// The addressed object does not exist.
+    NotFound,
+    /// The object already exists.
+    AlreadyExists,
+    /// The caller lacks permission.
+    PermissionDenied,
+    /// An account quota or service limit was reached (permanent until raised).
+    Quota,
+    /// The request was rejected as invalid.
+    Invalid,
+    /// Anything else.
+    Other,
+}
+
+const THROTTLING: &[&str] = &[
+    "RequestLimitExceeded",
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "TooManyRequestsException",
+    "SlowDown",
+    "RequestThrottled",
+    "RequestThrottledException",
+    "EC2ThrottledException",
+    "PriorRequestNotComplete",
+    "ProvisionedThroughputExceededException",
+    "BandwidthLimitExceeded",
+    "TransactionInProgressException",
+];
+
+const RETRYABLE: &[&str] = &[
+    "DependencyViolation",
+    "DeleteConflict",
+    "ResourceInUse",
+    "ResourceInUseException",
+    "InvalidGroup.InUse",
+    "InvalidIPAddress.InUse",
+    "IncorrectState",
+    "IncorrectInstanceState",
+    "ScalingActivityInProgress",
+    "ResourceContention",
+    "ConcurrentModification",
+    "ConcurrentModificationException",
+    "OperationAborted",
+    "InternalError",
+    "InternalFailure",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "ServiceUnavailableException",
+    "Unavailable",
+    "RequestTimeout",
+    "RequestTimeoutException",
+    "OperationPending",
+];
+
+const NOT_FOUND: &[&str] = &[
+    "NoSuchEntity",
+    "NoSuchBucket",
+    "NoSuchKey",
+    "NotFound",
+    "NoSuchHostedZone",
+    "ResourceNotFoundException",
+    "LoadBalancerNotFound",
+    "TargetGroupNotFound",
+    "ListenerNotFound",
+    "NatGatewayNotFound",
+    "QueueDoesNotExist",
+    "AWS.SimpleQueueService.NonExistentQueue",
+    "InvalidLaunchTemplateName.NotFoundException",
+    "InvalidLaunchTemplateId.NotFound",
+    "InvalidLaunchTemplateId.Malformed",
+];
+
+const ALREADY_EXISTS: &[&str] = &[
+    "EntityAlreadyExists",
+    "AlreadyExists",
+    "AlreadyExistsException",
+    "ResourceAlreadyExistsException",
+    "DuplicateLoadBalancerName",
+    "DuplicateTargetGroupName",
+    "DuplicateListener",
+    "InvalidLaunchTemplateName.AlreadyExistsException",
+    "RouteAlreadyExists",
+    "BucketAlreadyOwnedByYou",
+    "HostedZoneAlreadyExists",
+    "QueueAlreadyExists",
+];
+
+const PERMISSION: &[&str] = &[
+    "UnauthorizedOperation",
+    "AccessDenied",
+    "AccessDeniedException",
+    "AuthFailure",
+    "InvalidClientTokenId",
+    "UnrecognizedClientException",
+    "OptInRequired",
+    "SignatureDoesNotMatch",
+    "Blocked",
+];
+
+const QUOTA: &[&str] = &[
+    "TooManyLoadBalancers",
+    "TooManyTargetGroups",
+    "TooManyListeners",
+    "TooManyRules",
+    "TooManyTargets",
+    "TooManyTags",
+    "TooManyBuckets",
+    "TooManyHostedZones",
+    "MaxSpotInstanceCountExceeded",
+    "InsufficientInstanceCapacity",
+    "VolumeLimitExceeded",
+];
+
+const INVALID: &[&str] = &[
+    "InvalidParameterValue",
+    "InvalidParameter",
+    "InvalidParameterCombination",
+    "InvalidInput",
+    "InvalidRequest",
+    "ValidationError",
+    "ValidationException",
+    "MissingParameter",
+    "MalformedPolicyDocument",
+    "InvalidChangeBatch",
+    "UnsupportedOperation",
+    "InvalidConfigurationRequest",
+];
+
+/// The kind of an AWS error code (`message` refines a few codes AWS reuses).
+pub fn kind_of(code: &str, message: &str) -> ErrorKind {
+    if THROTTLING.contains(&code) {
+        return ErrorKind::Throttled;
+    }
+    if RETRYABLE.contains(&code) {
+        return ErrorKind::Retryable;
+    }
+    if PERMISSION.contains(&code) {
+        return ErrorKind::PermissionDenied;
+    }
+    if NOT_FOUND.contains(&code) || code.ends_with(".NotFound") {
+        return ErrorKind::NotFound;
+    }
+    if ALREADY_EXISTS.contains(&code) || code.ends_with(".Duplicate") {
+        return ErrorKind::AlreadyExists;
+    }
+    if QUOTA.contains(&code)
+        || code.ends_with("LimitExceeded")
+        || code.ends_with("LimitExceededException")
+        || code.ends_with("QuotaExceeded")
+    {
+        return ErrorKind::Quota;
+    }
+    let lower = message.to_ascii_lowercase();
+    if code == "ValidationError" && lower.contains("not found") {
+        // Auto Scaling reports a missing group as a validation error.
+        return ErrorKind::NotFound;
+    }
+    if code == "InvalidParameterValue" && lower.contains("iaminstanceprofile") {
+        // A freshly created instance profile is not yet visible to EC2.
+        return ErrorKind::Retryable;
+    }
+    if INVALID.contains(&code) || code.starts_with("Invalid") || code.starts_with("Malformed") {
+        return ErrorKind::Invalid;
+    }
+    ErrorKind::Other
+}
+
+/// Turns an AWS error (code and message) from `operation` into the executor's error.
+/// `what` names the object the call addressed, for not-found errors.
+pub fn classify(
+    operation: &str,
+    what: &str,
+    code: &str,
+    message: &str,
+    source: Option<kops_tasks::BoxError>,
+) -> Error {
+    match kind_of(code, message) {
+        ErrorKind::Throttled => Error::Throttled {
+            operation: format!("{operation} ({code})"),
+            source,
+        },
+        ErrorKind::Retryable => Error::Retryable {
+            operation: format!("{operation} on {what} ({code}: {message})"),
+            source,
+        },
+        ErrorKind::NotFound => Error::NotFound {
+            what: format!("{what} ({operation}: {code})"),
+        },
+        ErrorKind::PermissionDenied => Error::PermissionDenied {
+            operation: format!("{operation} on {what} ({code})"),
+            source,
+        },
+        ErrorKind::Quota => Error::Cloud {
+            operation: format!(
+                "{operation} on {what}: AWS limit {code} reached, request a quota increase or free capacity ({message})"
+            ),
+            source,
+        },
+        ErrorKind::AlreadyExists => Error::Cloud {
+            operation: format!("{operation}: {what} already exists ({code})"),
+            source,
+        },
+        ErrorKind::Invalid => Error::Invalid {
+            field: format!("{operation} {what}"),
+            message: format!("{code}: {message}"),
+        },
+        ErrorKind::Other => Error::Cloud {
+            operation: format!("{operation} on {what} ({code})"),
+            source,
+        },
+    }
+}
+
+/// Maps an SDK error. Transport failures and timeouts are retryable; a request the SDK
+/// could not even build is invalid.
+pub(crate) fn from_sdk<E, R>(operation: &str, what: &str, err: SdkError<E, R>) -> Error
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    match &err {
+        SdkError::ServiceError(_) => {
+            let code = err.code().unwrap_or("Unknown").to_owned();
+            let message = err.message().unwrap_or_default().to_owned();
+            classify(operation, what, &code, &message, Some(Box::new(err)))
+        }
+        SdkError::ConstructionFailure(_) => Error::Invalid {
+            field: format!("{operation} {what}"),
+            message: "the request could not be built".into(),
+        },
+        _ => match err.code() {
+            Some(code) => {
+                let code = code.to_owned();
+                let message = err.message().unwrap_or_default().to_owned();
+                classify(operation, what, &code, &message, Some(Box::new(err)))
+            }
+            None => Error::Retryable {
+                operation: format!("{operation} on {what} (transport)"),
+                source: Some(Box::new(err)),
+            },
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throttling_codes_are_throttled_and_retryable() {
+        for code in [
+            "RequestLimitExceeded",
+            "Throttling",
+            "ThrottlingException",
+            "TooManyRequestsException",
+            "SlowDown",
+        ] {
+            assert_eq!(kind_of(code, ""), ErrorKind::Throttled, "{code}");
+            let e = classify("DescribeVpcs", "vpcs", code, "rate exceeded", None);
+            assert!(matches!(e, Error::Throttled { .. }), "{code}: {e}");
+            assert!(e.is_retryable());
+        }
+    }
+
+    #[test]
+    fn not_found_codes() {
+        for code in [
+            "InvalidVpcID.NotFound",
+            "InvalidGroup.NotFound",
+            "NoSuchEntity",
+            "NoSuchKey",
+            "LoadBalancerNotFound",
+            "InvalidLaunchTemplateName.NotFoundException",
+        ] {
+            assert_eq!(kind_of(code, ""), ErrorKind::NotFound, "{code}");
+        }
+        assert_eq!(
+            kind_of("ValidationError", "AutoScalingGroup name not found - x"),
+            ErrorKind::NotFound
+        );
+        let e = classify("DeleteVpc", "vpc-1", "InvalidVpcID.NotFound", "", None);
+        assert!(matches!(&e, Error::NotFound { what } if what.contains("vpc-1")));
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn quota_errors_are_permanent_and_name_the_limit() {
+        for code in [
+            "VpcLimitExceeded",
+            "VcpuLimitExceeded",
+            "AddressLimitExceeded",
+            "LimitExceeded",
+            "LimitExceededException",
+            "RulesPerSecurityGroupLimitExceeded",
+            "TooManyLoadBalancers",
+        ] {
+            assert_eq!(kind_of(code, ""), ErrorKind::Quota, "{code}");
+            let e = classify("CreateVpc", "vpc main", code, "too many", None);
+            assert!(!e.is_retryable());
+            assert!(e.to_string().contains(code), "{e}");
+        }
+        // The request-rate limit is not a quota.
+        assert_eq!(kind_of("RequestLimitExceeded", ""), ErrorKind::Throttled);
+    }
+
+    #[test]
+    fn permission_and_dependency_codes() {
+        for code in [
+            "UnauthorizedOperation",
+            "AccessDenied",
+            "AccessDeniedException",
+        ] {
+            let e = classify("CreateVpc", "vpc", code, "", None);
+            assert!(matches!(e, Error::PermissionDenied { .. }), "{code}");
+        }
+        let e = classify(
+            "DeleteSecurityGroup",
+            "sg-1",
+            "DependencyViolation",
+            "",
+            None,
+        );
+        assert!(matches!(e, Error::Retryable { .. }));
+        assert!(e.is_retryable());
+        assert_eq!(kind_of("DeleteConflict", ""), ErrorKind::Retryable);
+    }
+
+    #[test]
+    fn invalid_and_other_codes() {
+        let e = classify(
+            "CreateSubnet",
+            "subnet a",
+            "InvalidSubnet.Range",
+            "bad",
+            None,
+        );
+        assert!(matches!(e, Error::Invalid { .. }));
+        assert_eq!(
+            kind_of("InvalidGroup.Duplicate", ""),
+            ErrorKind::AlreadyExists
+        );
+        assert_eq!(kind_of("EntityAlreadyExists", ""), ErrorKind::AlreadyExists);
+        assert_eq!(
+            kind_of(
+                "InvalidParameterValue",
+                "Value (x) for parameter iamInstanceProfile.name is invalid"
+            ),
+            ErrorKind::Retryable
+        );
+        assert_eq!(kind_of("SomethingNew", ""), ErrorKind::Other);
+    }
+}

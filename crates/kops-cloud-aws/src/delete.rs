@@ -1,0 +1,276 @@
+//! `delete cluster` over any [`AwsCloud`]: finds what a cluster owns by its tags and
+//! deletes it in dependency order, retrying what AWS refuses while dependents still exist.
+//!
+//! This lives here rather than in `kops-model` because it needs no model, only the cloud
+//! trait; it takes `&dyn AwsCloud`, so the in-memory mock runs exactly the same code.
+//!
+//! Ownership follows kOps: an object is the cluster's when it carries
+//! `kubernetes.io/cluster/<name>=owned`, or the legacy `KubernetesCluster=<name>` without a
+//! `kubernetes.io/cluster/<name>` tag of another value. Objects tagged `shared` and
+//! untagged objects are never listed, so never deleted. Children without tags (routes,
+//! associations, inline policies, listeners, hooks, targets) go with their parent, whose
+//! delete detaches them first; security-group rules that reference another group are
+//! revoked before any group is deleted, so groups that reference each other can go.
+
+use std::fmt;
+use std::time::Duration;
+
+use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ListQuery, Resource, ResourceType};
+use kops_tasks::{Error, Result};
+
+use ResourceType as R;
+
+/// Deletion order: dependents before what they depend on.
+pub const DELETE_ORDER: &[ResourceType] = &[
+    R::AutoscalingGroup,
+    R::Instance,
+    R::LoadBalancer,
+    R::TargetGroup,
+    R::LaunchTemplate,
+    R::EventRule,
+    R::SqsQueue,
+    R::NatGateway,
+    R::ElasticIp,
+    R::Volume,
+    R::SecurityGroupRule,
+    R::SecurityGroup,
+    R::RouteTable,
+    R::Subnet,
+    R::InternetGateway,
+    R::EgressOnlyInternetGateway,
+    R::Vpc,
+    R::DhcpOptions,
+    R::KeyPair,
+    R::IamInstanceProfile,
+    R::IamRole,
+    R::IamOidcProvider,
+];
+
+/// How [`delete_cluster`] retries.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct DeleteOptions {
+    /// Passes over what is left (each pass tries every remaining object once).
+    pub max_rounds: u32,
+    /// Pause between passes (AWS deletes some objects asynchronously).
+    pub retry_delay: Duration,
+}
+
+impl Default for DeleteOptions {
+    fn default() -> Self {
+        DeleteOptions {
+            max_rounds: 30,
+            retry_delay: Duration::from_secs(10),
+        }
+    }
+}
+
+impl DeleteOptions {
+    /// Sets the number of passes (at least 1).
+    pub fn with_max_rounds(mut self, rounds: u32) -> Self {
+        self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// Sets the pause between passes.
+    pub fn with_retry_delay(mut self, delay: Duration) -> Self {
+        self.retry_delay = delay;
+        self
+    }
+}
+
+/// An object that could not be deleted, and why.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Undeleted {
+    /// The object.
+    pub resource: Resource,
+    /// The last error.
+    pub reason: String,
+}
+
+/// What [`delete_cluster`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct DeleteReport {
+    /// Objects deleted, in the order they went.
+    pub deleted: Vec<Resource>,
+    /// Objects left behind with the reason.
+    pub failed: Vec<Undeleted>,
+}
+
+impl DeleteReport {
+    /// Whether everything the cluster owned is gone.
+    pub fn is_complete(&self) -> bool {
+        self.failed.is_empty()
+    }
+}
+
+impl fmt::Display for DeleteReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "deleted {} object(s)", self.deleted.len())?;
+        for u in &self.failed {
+            writeln!(
+                f,
+                "not deleted: {} {}: {}",
+                kind(&u.resource),
+                u.resource.id,
+                u.reason
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn kind(r: &Resource) -> String {
+    r.resource_type
+        .map_or_else(|| "object".to_owned(), |t| t.to_string())
+}
+
+/// Whether `r` belongs to `cluster` (see the module docs).
+pub fn is_owned(r: &Resource, cluster: &str) -> bool {
+    match r.tags.get(&format!("kubernetes.io/cluster/{cluster}")) {
+        Some(v) => v == "owned",
+        None => r
+            .tags
+            .get("KubernetesCluster")
+            .is_some_and(|v| v == cluster),
+    }
+}
+
+/// Everything `cluster` owns, in deletion order: the dry run of [`delete_cluster`].
+pub async fn find_cluster_resources(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<Resource>> {
+    let mut out = Vec::new();
+    let mut groups: Vec<String> = Vec::new();
+    for &rt in DELETE_ORDER {
+        if rt == R::SecurityGroupRule {
+            continue;
+        }
+        let found = match cloud.list_for_cluster(rt, cluster).await {
+            Ok(v) => v,
+            // A backend that cannot list a type has nothing of it to delete.
+            Err(Error::NotImplemented { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        for r in found.into_iter().filter(|r| is_owned(r, cluster)) {
+            if rt == R::SecurityGroup {
+                groups.push(r.id.clone());
+            }
+            out.push(r);
+        }
+    }
+    // Rules referencing another group: revoked before any owned group is deleted.
+    let mut rules = Vec::new();
+    for g in &groups {
+        let rs = cloud
+            .list(&ListQuery::new(R::SecurityGroupRule).with_parent(g.clone()))
+            .await?;
+        rules.extend(
+            rs.into_iter()
+                .filter(|r| r.attr_str("source_security_group_id").is_some()),
+        );
+    }
+    let at = out
+        .iter()
+        .position(|r| r.resource_type == Some(R::SecurityGroup))
+        .unwrap_or(out.len());
+    out.splice(at..at, rules);
+    Ok(out)
+}
+
+/// Deletes everything `cluster` owns, in dependency order, retrying objects AWS refuses
+/// for now (a dependency still attached, throttling) for up to
+/// [`DeleteOptions::max_rounds`] passes. Returns what went and what was left with the
+/// reason; listing failures are errors.
+pub async fn delete_cluster(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    options: &DeleteOptions,
+) -> Result<DeleteReport> {
+    let mut pending: Vec<(Resource, Option<String>)> = find_cluster_resources(cloud, cluster)
+        .await?
+        .into_iter()
+        .map(|r| (r, None))
+        .collect();
+    let mut report = DeleteReport::default();
+    for round in 0..options.max_rounds {
+        if pending.is_empty() {
+            break;
+        }
+        if round > 0 && !options.retry_delay.is_zero() {
+            tokio::time::sleep(options.retry_delay).await;
+        }
+        let mut next = Vec::new();
+        for (r, _) in pending {
+            let Some(rt) = r.resource_type else {
+                continue;
+            };
+            match cloud.delete(rt, &r.id).await {
+                Ok(()) => {
+                    tracing::info!(kind = %rt, id = %r.id, "deleted");
+                    report.deleted.push(r);
+                }
+                Err(e) if e.is_retryable() => {
+                    tracing::debug!(kind = %rt, id = %r.id, error = %e, "delete will be retried");
+                    next.push((r, Some(e.to_string())));
+                }
+                Err(e) => {
+                    tracing::warn!(kind = %rt, id = %r.id, error = %e, "delete failed");
+                    report.failed.push(Undeleted {
+                        resource: r,
+                        reason: e.to_string(),
+                    });
+                }
+            }
+        }
+        pending = next;
+    }
+    for (r, reason) in pending {
+        report.failed.push(Undeleted {
+            resource: r,
+            reason: reason.unwrap_or_else(|| "not attempted".into()),
+        });
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ownership_follows_cluster_tags() {
+        let c = "a.example.com";
+        let owned =
+            Resource::new(R::Vpc, "vpc-1").with_tag(format!("kubernetes.io/cluster/{c}"), "owned");
+        let shared = Resource::new(R::Vpc, "vpc-2")
+            .with_tag(format!("kubernetes.io/cluster/{c}"), "shared")
+            .with_tag("KubernetesCluster", c);
+        let legacy = Resource::new(R::Vpc, "vpc-3").with_tag("KubernetesCluster", c);
+        let other = Resource::new(R::Vpc, "vpc-4").with_tag("KubernetesCluster", "b.example.com");
+        let untagged = Resource::new(R::Vpc, "vpc-5");
+        assert!(is_owned(&owned, c));
+        assert!(!is_owned(&shared, c));
+        assert!(is_owned(&legacy, c));
+        assert!(!is_owned(&other, c));
+        assert!(!is_owned(&untagged, c));
+    }
+
+    #[test]
+    fn order_puts_dependents_first() {
+        let pos = |t| {
+            DELETE_ORDER
+                .iter()
+                .position(|x| *x == t)
+                .unwrap_or(usize::MAX)
+        };
+        assert!(pos(R::AutoscalingGroup) < pos(R::LaunchTemplate));
+        assert!(pos(R::LaunchTemplate) < pos(R::SecurityGroup));
+        assert!(pos(R::SecurityGroupRule) < pos(R::SecurityGroup));
+        assert!(pos(R::Subnet) < pos(R::Vpc));
+        assert!(pos(R::InternetGateway) < pos(R::Vpc));
+        assert!(pos(R::Vpc) < pos(R::DhcpOptions));
+        assert!(pos(R::IamInstanceProfile) < pos(R::IamRole));
+        assert!(pos(R::NatGateway) < pos(R::ElasticIp));
+    }
+}

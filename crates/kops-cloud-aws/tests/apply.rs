@@ -1,0 +1,542 @@
+//! End-to-end: the model's AWS tasks applied through `kops_tasks::Executor` (direct mode)
+//! to moto via this backend; then plan, change, re-apply, delete. Uses kOps' conformance
+//! cases from `<repo>/../shared/conformance/cases` (skipped when absent).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use kops_api::defaults::{PopulateOptions, populate};
+use kops_api::internal;
+use kops_api::manifest::{self, Object};
+use kops_cloud_aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
+use kops_cloud_aws::{AwsBackend, StaticCredentials};
+use kops_model::aws::cloud::{
+    AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
+    ResourceType, UpdateRequest, ZoneQuery,
+};
+use kops_model::aws::{ModelContext, build_tasks};
+use kops_tasks::{Error, Executor, ExecutorOptions, Plan, TaskGraph, async_trait};
+
+/// An image moto knows (its built-in Ubuntu AMI).
+const MOTO_AMI: &str = "ami-1e749f67";
+
+fn endpoint() -> Option<String> {
+    match std::env::var("KOPS_TEST_S3_ENDPOINT") {
+        Ok(e) if !e.is_empty() => Some(e),
+        _ => {
+            assert!(
+                std::env::var("KOPS_TEST_REQUIRE_EMULATORS").as_deref() != Ok("1"),
+                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_S3_ENDPOINT is not set"
+            );
+            eprintln!("skipping: KOPS_TEST_S3_ENDPOINT is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+fn case_dir(name: &str) -> Option<PathBuf> {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/conformance/cases")
+        .join(name);
+    if d.join("in-v1alpha2.yaml").is_file() {
+        Some(d)
+    } else {
+        eprintln!(
+            "skipping: conformance case {name} not found at {}",
+            d.display()
+        );
+        None
+    }
+}
+
+fn backend(endpoint: &str, region: &str) -> AwsBackend {
+    AwsBackend::builder()
+        .region(region)
+        .endpoint(endpoint)
+        .credentials(StaticCredentials::new("testing", "testing"))
+        .build()
+        .unwrap()
+}
+
+async fn make_bucket(endpoint: &str, bucket: &str) {
+    let sdk = aws_config::SdkConfig::builder()
+        .behavior_version(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .credentials_provider(aws_sdk_s3::config::SharedCredentialsProvider::new(
+            aws_sdk_s3::config::Credentials::new("testing", "testing", None, None, "test"),
+        ))
+        .build();
+    let s3 = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(&sdk)
+            .force_path_style(true)
+            .build(),
+    );
+    let _ = s3.create_bucket().bucket(bucket).send().await;
+}
+
+/// The case's spec with its fake region replaced and its config base in `bucket`.
+struct Case {
+    cluster: internal::Cluster,
+    groups: Vec<internal::InstanceGroup>,
+    ssh_key: Option<String>,
+}
+
+fn load_case(dir: &PathBuf, region: &str, bucket: &str) -> Case {
+    let text = std::fs::read_to_string(dir.join("in-v1alpha2.yaml")).unwrap();
+    let text = text
+        .replace("us-test-1", region)
+        .replace("memfs://clusters.example.com", &format!("s3://{bucket}"));
+    let mut cluster = None;
+    let mut groups = Vec::new();
+    for o in manifest::parse(text.as_bytes(), "in-v1alpha2.yaml").unwrap() {
+        match o {
+            Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c).unwrap()),
+            Object::InstanceGroup(ig) => groups.push(internal::InstanceGroup::from(&ig)),
+            _ => {}
+        }
+    }
+    let ssh_key = std::fs::read_to_string(dir.join("id_rsa.pub")).ok();
+    Case {
+        cluster: cluster.unwrap(),
+        groups,
+        ssh_key,
+    }
+}
+
+async fn context(cloud: &dyn AwsCloud, case: &Case, region: &str) -> ModelContext {
+    let (full, groups) =
+        populate(&case.cluster, &case.groups, &PopulateOptions::default()).unwrap();
+    let image = cloud
+        .images(&ImageQuery::Id(MOTO_AMI.into()))
+        .await
+        .unwrap()
+        .remove(0);
+    let mut ctx = ModelContext::new(full, groups.clone(), region)
+        .with_account(cloud.account().await.unwrap());
+    for ig in &groups {
+        if let Some(spec) = &ig.spec.image {
+            ctx = ctx.with_image(spec.clone(), image.clone());
+        }
+    }
+    if let Some(k) = &case.ssh_key {
+        ctx = ctx.with_ssh_public_key(k.trim().to_owned());
+    }
+    ctx.with_dns_zone(HostedZone::new(
+        "/hostedzone/Z1AFAKE1ZON3YO",
+        "example.com.",
+        false,
+    ))
+}
+
+fn graph(ctx: &ModelContext) -> TaskGraph<dyn AwsCloud> {
+    TaskGraph::build(build_tasks(ctx).unwrap()).unwrap()
+}
+
+fn executor() -> Executor {
+    Executor::new(
+        ExecutorOptions::default()
+            .with_backoff(Duration::from_millis(20), Duration::from_millis(300))
+            .with_task_deadline(Duration::from_secs(120)),
+    )
+}
+
+async fn apply(cloud: &dyn AwsCloud, g: &TaskGraph<dyn AwsCloud>) {
+    let report = executor().apply(g, cloud).await;
+    assert!(
+        report.is_success(),
+        "apply failed: {:?} skipped {:?}",
+        report.failed,
+        report.skipped.len()
+    );
+}
+
+async fn plan(cloud: &dyn AwsCloud, g: &TaskGraph<dyn AwsCloud>) -> Plan {
+    executor().plan(g, cloud).await.unwrap()
+}
+
+fn changed(p: &Plan) -> BTreeSet<String> {
+    p.changes()
+        .map(|i| format!("{:?} {}", i.action, i.key))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn minimal_aws_apply_plan_change_delete() {
+    let Some(ep) = endpoint() else { return };
+    let Some(dir) = case_dir("minimal-aws") else {
+        return;
+    };
+    let region = "eu-central-1";
+    let bucket = "kops-cloud-aws-e2e-minimal";
+    make_bucket(&ep, bucket).await;
+    let be = backend(&ep, region);
+    let cloud: &dyn AwsCloud = &be;
+    let mut case = load_case(&dir, region, bucket);
+    let name = case.cluster.name().to_string();
+
+    // A pre-existing VPC and subnet shared with the cluster, and an untagged VPC.
+    let shared = BTreeMap::from([(format!("kubernetes.io/cluster/{name}"), "shared".to_owned())]);
+    let shared_vpc = cloud
+        .create(
+            &CreateRequest::new(ResourceType::Vpc)
+                .with_tags(shared.clone())
+                .with_attrs(BTreeMap::from([(
+                    "cidr_block".into(),
+                    "10.9.0.0/16".into(),
+                )])),
+        )
+        .await
+        .unwrap();
+    let shared_subnet = cloud
+        .create(
+            &CreateRequest::new(ResourceType::Subnet)
+                .with_tags(shared.clone())
+                .with_attrs(BTreeMap::from([
+                    ("cidr_block".into(), "10.9.1.0/24".into()),
+                    ("vpc_id".into(), shared_vpc.id.clone().into()),
+                    ("availability_zone".into(), format!("{region}a").into()),
+                ])),
+        )
+        .await
+        .unwrap();
+
+    let ctx = context(cloud, &case, region).await;
+    let g = graph(&ctx);
+    apply(cloud, &g).await;
+
+    // Every task's object exists: a plan right after apply has nothing to do.
+    let p = plan(cloud, &g).await;
+    assert!(!p.has_changes(), "plan after apply:\n{}", p.render_text());
+    be.clear_cache();
+    be.reset_api_calls();
+    let p = plan(cloud, &g).await;
+    assert!(!p.has_changes());
+    let noop_calls = be.total_api_calls();
+    eprintln!(
+        "no-op plan of {} ({} groups, {} tasks): {noop_calls} API calls: {:?}",
+        name,
+        case.groups.len(),
+        g.len(),
+        be.api_calls()
+    );
+
+    // Change the spec: instance type and size of the nodes, and a new group.
+    let nodes = case
+        .groups
+        .iter_mut()
+        .find(|ig| ig.name() == "nodes")
+        .unwrap();
+    nodes.spec.machine_type = Some("t3.large".into());
+    nodes.spec.min_size = Some(3);
+    nodes.spec.max_size = Some(3);
+    let mut extra = nodes.clone();
+    extra.metadata.name = "extra".into();
+    case.groups.push(extra);
+    let ctx2 = context(cloud, &case, region).await;
+    let g2 = graph(&ctx2);
+    let p = plan(cloud, &g2).await;
+    let changes = changed(&p);
+    for c in &changes {
+        assert!(
+            c.contains("nodes.")
+                || c.contains("extra.")
+                || c.contains("/nodes")
+                || c.contains("/extra"),
+            "unexpected change {c}; all: {changes:#?}"
+        );
+    }
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.starts_with("Update LaunchTemplate/nodes.")),
+        "{changes:#?}"
+    );
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.starts_with("Update AutoscalingGroup/nodes.")),
+        "{changes:#?}"
+    );
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.starts_with("Create LaunchTemplate/extra.")),
+        "{changes:#?}"
+    );
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.starts_with("Create AutoscalingGroup/extra.")),
+        "{changes:#?}"
+    );
+    let lt_change = p
+        .changes()
+        .find(|i| i.key.to_string().starts_with("LaunchTemplate/nodes."))
+        .unwrap();
+    assert_eq!(
+        lt_change
+            .changes
+            .iter()
+            .map(|c| c.field.to_string())
+            .collect::<Vec<_>>(),
+        vec!["instance_type".to_owned()],
+        "{lt_change:?}"
+    );
+    apply(cloud, &g2).await;
+    let p = plan(cloud, &g2).await;
+    assert!(
+        !p.has_changes(),
+        "plan after the change:\n{}",
+        p.render_text()
+    );
+
+    // Delete: everything the cluster owns goes; shared objects stay.
+    let dry = find_cluster_resources(cloud, &name).await.unwrap();
+    assert!(
+        dry.iter()
+            .any(|r| r.resource_type == Some(ResourceType::Vpc))
+    );
+    assert!(
+        !dry.iter()
+            .any(|r| r.id == shared_vpc.id || r.id == shared_subnet.id)
+    );
+    let report = delete_cluster(
+        cloud,
+        &name,
+        &DeleteOptions::default()
+            .with_retry_delay(Duration::from_millis(200))
+            .with_max_rounds(10),
+    )
+    .await
+    .unwrap();
+    assert!(report.is_complete(), "{report}");
+    assert!(
+        find_cluster_resources(cloud, &name)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    be.clear_cache();
+    let p = plan(cloud, &g2).await;
+    assert!(
+        p.changes().count() > 0,
+        "after delete the cluster must be planned anew"
+    );
+    let vpc = cloud
+        .list(&ListQuery::new(ResourceType::Vpc).with_ids([shared_vpc.id.clone()]))
+        .await
+        .unwrap();
+    assert_eq!(vpc.len(), 1, "shared VPC deleted");
+    let sn = cloud
+        .list(&ListQuery::new(ResourceType::Subnet).with_ids([shared_subnet.id.clone()]))
+        .await
+        .unwrap();
+    assert_eq!(sn.len(), 1, "shared subnet deleted");
+    assert_eq!(sn[0].tags, shared);
+}
+
+/// Answers a share of calls with a throttling error before they reach the cloud.
+#[derive(Debug)]
+struct Throttling {
+    inner: AwsBackend,
+    percent: u64,
+    n: AtomicU64,
+    injected: AtomicU64,
+}
+
+impl Throttling {
+    fn check(&self, op: &str) -> kops_tasks::Result<()> {
+        // A fixed pseudo-random sequence (splitmix64), so runs are reproducible.
+        let mut z = self
+            .n
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        if z % 100 < self.percent {
+            self.injected.fetch_add(1, Ordering::Relaxed);
+            return Err(Error::throttled(format!("{op} (injected)")));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl AwsCloud for Throttling {
+    async fn account(&self) -> kops_tasks::Result<AccountInfo> {
+        self.check("account")?;
+        self.inner.account().await
+    }
+    async fn zones(&self) -> kops_tasks::Result<Vec<String>> {
+        self.check("zones")?;
+        self.inner.zones().await
+    }
+    async fn list(&self, q: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
+        self.check("list")?;
+        self.inner.list(q).await
+    }
+    async fn create(&self, r: &CreateRequest) -> kops_tasks::Result<Resource> {
+        self.check("create")?;
+        self.inner.create(r).await
+    }
+    async fn update(&self, r: &UpdateRequest) -> kops_tasks::Result<Resource> {
+        self.check("update")?;
+        self.inner.update(r).await
+    }
+    async fn delete(&self, t: ResourceType, id: &str) -> kops_tasks::Result<()> {
+        self.check("delete")?;
+        self.inner.delete(t, id).await
+    }
+    async fn images(&self, q: &ImageQuery) -> kops_tasks::Result<Vec<Image>> {
+        self.check("images")?;
+        self.inner.images(q).await
+    }
+    async fn hosted_zones(&self, q: &ZoneQuery) -> kops_tasks::Result<Vec<HostedZone>> {
+        self.check("hosted_zones")?;
+        self.inner.hosted_zones(q).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_converges_with_30_percent_throttling() {
+    let Some(ep) = endpoint() else { return };
+    let Some(dir) = case_dir("minimal-aws") else {
+        return;
+    };
+    let region = "ca-central-1";
+    let bucket = "kops-cloud-aws-e2e-throttled";
+    make_bucket(&ep, bucket).await;
+    let be = backend(&ep, region);
+    let mut case = load_case(&dir, region, bucket);
+    // Its own cluster name: IAM is global to the account.
+    case.cluster.metadata.name = "throttled.example.com".into();
+    let ctx = context(&be, &case, region).await;
+    let g = graph(&ctx);
+    let flaky = Throttling {
+        inner: be.clone(),
+        percent: 30,
+        n: AtomicU64::new(0),
+        injected: AtomicU64::new(0),
+    };
+    apply(&flaky, &g).await;
+    let p = plan(&flaky, &g).await;
+    assert!(
+        !p.has_changes(),
+        "plan after throttled apply:\n{}",
+        p.render_text()
+    );
+    assert!(
+        flaky.injected.load(Ordering::Relaxed) > 10,
+        "the wrapper did inject errors"
+    );
+    eprintln!(
+        "throttling wrapper injected {} errors",
+        flaky.injected.load(Ordering::Relaxed)
+    );
+    let report = delete_cluster(
+        &be,
+        "throttled.example.com",
+        &DeleteOptions::default()
+            .with_retry_delay(Duration::from_millis(200))
+            .with_max_rounds(10),
+    )
+    .await
+    .unwrap();
+    assert!(report.is_complete(), "{report}");
+}
+
+/// A no-op plan of a 50-group cluster costs the same API calls as a 2-group one, plus a
+/// small constant (per-group objects are found in batched listings).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noop_plan_calls_do_not_grow_with_instance_groups() {
+    let Some(ep) = endpoint() else { return };
+    let Some(dir) = case_dir("minimal-aws") else {
+        return;
+    };
+    let mut counts = Vec::new();
+    for (n, region, cluster) in [
+        (2usize, "sa-east-1", "two.example.com"),
+        (50, "ap-northeast-1", "fifty.example.com"),
+    ] {
+        let bucket = format!("kops-cloud-aws-e2e-{n}");
+        make_bucket(&ep, &bucket).await;
+        let be = backend(&ep, region);
+        let mut case = load_case(&dir, region, &bucket);
+        case.cluster.metadata.name = cluster.into();
+        let nodes = case
+            .groups
+            .iter()
+            .find(|ig| ig.name() == "nodes")
+            .unwrap()
+            .clone();
+        case.groups.retain(|ig| ig.name() != "nodes");
+        for i in 0..n - 1 {
+            let mut ig = nodes.clone();
+            ig.metadata.name = format!("nodes-{i}");
+            ig.spec.min_size = Some(0);
+            ig.spec.max_size = Some(1);
+            case.groups.push(ig);
+        }
+        assert_eq!(case.groups.len(), n);
+        let ctx = context(&be, &case, region).await;
+        let g = graph(&ctx);
+        apply(&be, &g).await;
+        be.clear_cache();
+        be.reset_api_calls();
+        let p = plan(&be, &g).await;
+        assert!(!p.has_changes(), "{}", p.render_text());
+        let total = be.total_api_calls();
+        eprintln!(
+            "no-op plan, {n} instance groups, {} tasks: {total} API calls {:?}",
+            g.len(),
+            be.api_calls()
+        );
+        counts.push((n, g.len(), total, be.api_calls()));
+        let report = delete_cluster(
+            &be,
+            cluster,
+            &DeleteOptions::default()
+                .with_retry_delay(Duration::from_millis(200))
+                .with_max_rounds(10),
+        )
+        .await
+        .unwrap();
+        assert!(report.is_complete(), "{report}");
+    }
+    // Objects AWS can only read one at a time (an S3 object's content, the hooks of one
+    // group) grow with the groups; every listing is batched and must not.
+    const PER_OBJECT: &[&str] = &["s3:GetObject", "autoscaling:DescribeLifecycleHooks"];
+    let batched = |m: &BTreeMap<String, u64>| -> u64 {
+        m.iter()
+            .filter(|(k, _)| !PER_OBJECT.contains(&k.as_str()))
+            .map(|(_, v)| v)
+            .sum()
+    };
+    let (two, fifty) = (batched(&counts[0].3), batched(&counts[1].3));
+    eprintln!(
+        "batched calls: 2 groups {two}, 50 groups {fifty}; totals {} and {}",
+        counts[0].2, counts[1].2
+    );
+    assert!(
+        fifty <= two + 5,
+        "50 groups: {fifty} calls, 2 groups: {two} calls\n{:?}\n{:?}",
+        counts[0].3,
+        counts[1].3
+    );
+    let ec2 = |m: &BTreeMap<String, u64>| -> u64 {
+        m.iter()
+            .filter(|(k, _)| k.starts_with("ec2:"))
+            .map(|(_, v)| v)
+            .sum()
+    };
+    assert_eq!(
+        ec2(&counts[0].3),
+        ec2(&counts[1].3),
+        "EC2 calls must not depend on the number of groups"
+    );
+}
