@@ -41,6 +41,9 @@ pub enum Attr {
     Blocks(Vec<Vec<(String, Attr)>>),
     /// Long text stored as a Terraform data file (`file(...)`), e.g. a policy document.
     File(String),
+    /// Like [`Attr::File`] but with a data-file key other than the attribute name
+    /// (kOps names a role's assume-role policy file `..._policy`).
+    FileAs(&'static str, String),
     /// Binary-safe text stored as a data file read with `filebase64(...)` (user data).
     FileBase64(String),
     /// A verbatim Terraform expression with no cloud meaning (rendered only).
@@ -80,7 +83,7 @@ impl Attr {
             Attr::Blocks(bs) => {
                 Value::List(bs.iter().map(|b| Value::Object(block_fields(b))).collect())
             }
-            Attr::File(t) | Attr::FileBase64(t) => Value::Text(t.clone()),
+            Attr::File(t) | Attr::FileAs(_, t) | Attr::FileBase64(t) => Value::Text(t.clone()),
             Attr::Raw(_) => Value::Null,
         }
     }
@@ -102,6 +105,7 @@ impl Attr {
             ),
             Attr::Ref(r) => Expr::Ref(r.clone()),
             Attr::File(t) => w.add_file(tf_type, name, attr, t.clone().into_bytes()),
+            Attr::FileAs(key, t) => w.add_file(tf_type, name, key, t.clone().into_bytes()),
             Attr::FileBase64(t) => w.add_file_base64(tf_type, name, attr, t.clone().into_bytes()),
             Attr::Raw(r) => Expr::Raw(r.clone()),
             Attr::Block(_) | Attr::Blocks(_) => Expr::Null,
@@ -111,7 +115,9 @@ impl Attr {
     /// The value sent to the cloud, references resolved.
     fn to_json(&self, cx: &Context<'_, dyn AwsCloud>) -> Result<Json> {
         Ok(match self {
-            Attr::Str(s) | Attr::File(s) | Attr::FileBase64(s) => Json::String(s.clone()),
+            Attr::Str(s) | Attr::File(s) | Attr::FileAs(_, s) | Attr::FileBase64(s) => {
+                Json::String(s.clone())
+            }
             Attr::Int(i) => Json::from(*i),
             Attr::Bool(b) => Json::Bool(*b),
             Attr::List(v) => Json::Array(v.iter().map(|a| a.to_json(cx)).collect::<Result<_>>()?),

@@ -282,7 +282,10 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
         m.add(
             ctx.task("IAMRole", name.clone(), R::IamRole)
                 .named(name.clone())
-                .attr("assume_role_policy", Attr::File(ec2_assume_role_policy()))
+                .attr(
+                    "assume_role_policy",
+                    Attr::FileAs("policy", ec2_assume_role_policy()),
+                )
                 .attr_opt("permissions_boundary", boundary.clone())
                 .tags(ctx.tags(&name))
                 .tf_name(name.clone()),
