@@ -152,32 +152,50 @@ impl Plan {
     ) -> Result<Plan> {
         let n = graph.len();
         let found = join_state(graph, actual);
-        // The `id` output of every found object, gathered in one pass so the diff's
-        // reference lookups do not each chase a found object's outputs.
-        let ids: Vec<Option<&str>> = found
-            .iter()
-            .map(|f| f.and_then(|f| f.outputs.get(TaskRef::ID)))
-            .collect();
+        let threads = planning_threads(n);
+        let chunk = n.div_ceil(threads).max(1);
+        // The `id` output of every found object, gathered up front so the diff's reference
+        // lookups do not each chase a found object's outputs.
+        let mut ids: Vec<Option<&str>> = vec![None; n];
+        if threads <= 1 {
+            gather_ids(&mut ids, &found);
+        } else {
+            std::thread::scope(|s| {
+                let mut parts = ids.chunks_mut(chunk).zip(found.chunks(chunk));
+                let first = parts.next();
+                for part in parts {
+                    s.spawn(move || gather_ids(part.0, part.1));
+                }
+                if let Some((ids, found)) = first {
+                    gather_ids(ids, found);
+                }
+            });
+        }
         let state = StatePlanner {
             graph,
             found: &found,
             ids: &ids,
             actual,
         };
-        let threads = planning_threads(n);
-        let (items, failures) = if threads <= 1 {
-            state.plan_range(0..n)
+        let mut items = Vec::with_capacity(n);
+        let mut failures = Vec::new();
+        if threads <= 1 {
+            state.plan_range(0..n, &mut items, &mut failures);
         } else {
-            let chunk = n.div_ceil(threads);
             std::thread::scope(|s| {
                 let state = &state;
                 let handles: Vec<_> = (1..threads)
                     .map(|t| {
                         let range = (t * chunk).min(n)..((t + 1) * chunk).min(n);
-                        s.spawn(move || state.plan_range(range))
+                        s.spawn(move || {
+                            let (mut items, mut failures) =
+                                (Vec::with_capacity(range.len()), Vec::new());
+                            state.plan_range(range, &mut items, &mut failures);
+                            (items, failures)
+                        })
                     })
                     .collect();
-                let (mut items, mut failures) = state.plan_range(0..chunk.min(n));
+                state.plan_range(0..chunk.min(n), &mut items, &mut failures);
                 for h in handles {
                     match h.join() {
                         Ok((i, f)) => {
@@ -187,9 +205,8 @@ impl Plan {
                         Err(panic) => std::panic::resume_unwind(panic),
                     }
                 }
-                (items, failures)
-            })
-        };
+            });
+        }
         if failures.is_empty() {
             // Graph nodes are stored sorted by key, so the items already are.
             Ok(Plan {
@@ -358,6 +375,13 @@ fn planning_threads(n: usize) -> usize {
     cores.min(n / TASKS_PER_THREAD).max(1)
 }
 
+/// Sets each node's `id` output from its found object.
+fn gather_ids<'a>(ids: &mut [Option<&'a str>], found: &[Option<&'a Found>]) {
+    for (id, f) in ids.iter_mut().zip(found) {
+        *id = f.and_then(|f| f.outputs.get(TaskRef::ID));
+    }
+}
+
 /// For every graph node, the object found for it in `actual`.
 fn join_state<'a, C: ?Sized + Sync>(
     graph: &TaskGraph<C>,
@@ -396,19 +420,21 @@ struct StatePlanner<'a, C: ?Sized + Sync> {
 }
 
 impl<C: ?Sized + Sync> StatePlanner<'_, C> {
-    /// Plans the nodes in `range`: their items in node order, and their failures.
-    fn plan_range(&self, range: std::ops::Range<usize>) -> (Vec<PlanItem>, Vec<(TaskKey, Error)>) {
-        let mut items = Vec::with_capacity(range.len());
-        let mut failures = Vec::new();
+    /// Plans the nodes in `range`, appending their items (in node order) and failures.
+    fn plan_range(
+        &self,
+        range: std::ops::Range<usize>,
+        items: &mut Vec<PlanItem>,
+        failures: &mut Vec<(TaskKey, Error)>,
+    ) {
         let mut levels = (Vec::new(), Vec::new());
         let mut start = range.start;
         while start < range.end {
             let block = start..(start + WARM_BLOCK).min(range.end);
             start = block.end;
             self.warm(block.clone(), &mut levels);
-            self.plan_block(block, &mut items, &mut failures);
+            self.plan_block(block, items, failures);
         }
-        (items, failures)
     }
 
     /// Reads the actual state the diff of nodes `block` will compare (found fields, the
