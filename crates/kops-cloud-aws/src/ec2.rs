@@ -811,17 +811,48 @@ async fn list_launch_templates(
     out: &mut Vec<Resource>,
 ) -> Result<()> {
     let ec2 = &be.inner.ec2;
-    let fs = filters(scope, "launch-template-id");
+    // By IDs through the ID parameter (not every EC2 implementation filters on
+    // `launch-template-id`); a missing ID fails the whole call, so then list them all and
+    // let the caller filter.
+    let (fs, ids) = match scope {
+        Scope::Ids(ids) => (Vec::new(), Some(ids.clone())),
+        _ => (filters(scope, "launch-template-id"), None),
+    };
     let mut templates = Vec::new();
-    pages!(
-        be,
-        "DescribeLaunchTemplates",
-        "launch templates",
-        ec2.describe_launch_templates().set_filters(Some(fs)),
-        |p| {
-            templates.extend(p.launch_templates().iter().cloned());
+    let mut stream = ec2
+        .describe_launch_templates()
+        .set_filters(Some(fs.clone()))
+        .set_launch_template_ids(ids.clone())
+        .into_paginator()
+        .send();
+    loop {
+        match be
+            .page(
+                EC2,
+                "DescribeLaunchTemplates",
+                "launch templates",
+                stream.next(),
+            )
+            .await
+        {
+            Ok(Some(p)) => templates.extend(p.launch_templates().iter().cloned()),
+            Ok(None) => break,
+            Err(Error::NotFound { .. }) if ids.is_some() => {
+                templates.clear();
+                pages!(
+                    be,
+                    "DescribeLaunchTemplates",
+                    "launch templates",
+                    ec2.describe_launch_templates(),
+                    |p| {
+                        templates.extend(p.launch_templates().iter().cloned());
+                    }
+                );
+                break;
+            }
+            Err(e) => return Err(e),
         }
-    );
+    }
     if templates.is_empty() {
         return Ok(());
     }
