@@ -1,0 +1,380 @@
+//! Command-line flags (clap derive) and shell completion.
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+/// kops: create, change, plan, apply and delete Kubernetes clusters kept in a kOps state store.
+#[derive(Debug, Parser)]
+#[command(name = "kops", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Args, Clone)]
+pub struct Global {
+    /// State store URL (memfs://, file:///dir, s3://bucket/prefix, gs://bucket/prefix)
+    #[arg(long, global = true, env = "KOPS_STATE_STORE", value_name = "URL")]
+    pub state: Option<String>,
+    /// Use the in-memory mock AWS cloud (its state is kept next to the state store)
+    #[arg(long, global = true, env = "KOPS_MOCK_CLOUD", value_parser = clap::builder::FalseyValueParser::new())]
+    pub mock_cloud: bool,
+    /// Cluster name (for commands that act on one cluster)
+    #[arg(long, global = true, env = "KOPS_CLUSTER_NAME", value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a cluster, resources from a manifest, or an SSH public key
+    Create(CreateArgs),
+    /// Replace cluster resources with the ones in a manifest
+    Replace(ReplaceArgs),
+    /// List clusters or instance groups
+    Get(GetArgs),
+    /// Edit a cluster or an instance group in $EDITOR
+    Edit(EditArgs),
+    /// Plan or apply a cluster's cloud resources, or write them as Terraform
+    Update(UpdateArgs),
+    /// Delete a cluster and its cloud resources
+    Delete(DeleteArgs),
+    /// Tools for inspecting clusters
+    Toolbox(ToolboxArgs),
+    /// Print a shell completion script
+    Completion(CompletionArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct CreateArgs {
+    /// Manifest to create resources from (Cluster, InstanceGroup, SSHCredential documents)
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub filename: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<CreateCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Create a cluster specification from flags
+    Cluster(CreateClusterArgs),
+    /// Add an admin SSH public key to a cluster
+    Sshpublickey(CreateSshKeyArgs),
+}
+
+/// Cloud providers `create cluster` knows.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum CloudArg {
+    /// Amazon Web Services
+    Aws,
+    /// Google Compute Engine
+    Gce,
+}
+
+/// Network topology.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum TopologyArg {
+    /// Nodes in public subnets
+    Public,
+    /// Nodes in private subnets behind NAT, with utility subnets for load balancers
+    Private,
+}
+
+/// Cluster DNS.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum DnsArg {
+    /// A public DNS zone
+    Public,
+    /// A private DNS zone
+    Private,
+    /// No DNS; the API is reached through a load balancer
+    None,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateClusterArgs {
+    /// Cluster name (a DNS name, e.g. demo.example.com); also taken from --name
+    #[arg(value_name = "NAME")]
+    pub cluster_name: Option<String>,
+    /// Cloud provider
+    #[arg(long, value_enum, default_value = "aws")]
+    pub cloud: CloudArg,
+    /// Zones to run nodes in (comma-separated, e.g. us-east-1a,us-east-1b)
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub zones: Vec<String>,
+    /// Zones to run the control plane in (default: the first --control-plane-count zones)
+    #[arg(long, value_delimiter = ',')]
+    pub control_plane_zones: Vec<String>,
+    /// Number of control-plane instances (default: one per control-plane zone, else 1)
+    #[arg(long)]
+    pub control_plane_count: Option<u32>,
+    /// Machine type of control-plane instances
+    #[arg(long, value_name = "TYPE")]
+    pub control_plane_size: Option<String>,
+    /// Number of worker nodes
+    #[arg(long, default_value_t = 1)]
+    pub node_count: u32,
+    /// Machine type of worker nodes
+    #[arg(long, value_name = "TYPE")]
+    pub node_size: Option<String>,
+    /// Networking (CNI): cilium, calico, kindnet, flannel, amazonvpc, kubenet, ...
+    #[arg(long, default_value = "cilium")]
+    pub networking: String,
+    /// Network topology
+    #[arg(long, value_enum, default_value = "public")]
+    pub topology: TopologyArg,
+    /// DNS zone of the cluster (name or id; default: found from the cluster name)
+    #[arg(long, value_name = "ZONE")]
+    pub dns_zone: Option<String>,
+    /// DNS type
+    #[arg(long, value_enum, default_value = "public")]
+    pub dns: DnsArg,
+    /// File holding the admin SSH public key to add
+    #[arg(long, value_name = "FILE")]
+    pub ssh_public_key: Option<PathBuf>,
+    /// Machine image of every instance group (default: from the channel)
+    #[arg(long)]
+    pub image: Option<String>,
+    /// Kubernetes version (default: the channel's recommended version)
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes_version: Option<String>,
+    /// Network CIDR of the cluster's VPC (default: 172.20.0.0/16)
+    #[arg(long, value_name = "CIDR")]
+    pub network_cidr: Option<String>,
+    /// Print the manifest instead of storing it
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Format of the --dry-run manifest
+    #[arg(short, long, value_enum, default_value = "yaml")]
+    pub output: ManifestFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateSshKeyArgs {
+    /// File holding the SSH public key
+    #[arg(
+        short = 'i',
+        long = "ssh-public-key",
+        value_name = "FILE",
+        required = true
+    )]
+    pub ssh_public_key: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplaceArgs {
+    /// Manifest with the new versions of the resources
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    pub filename: PathBuf,
+    /// Create the resources that do not exist yet
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Output format of `get`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum GetFormat {
+    /// A table
+    #[default]
+    Table,
+    /// kOps v1alpha2 YAML
+    Yaml,
+    /// kOps v1alpha2 JSON
+    Json,
+}
+
+/// A manifest format.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ManifestFormat {
+    /// YAML
+    Yaml,
+    /// JSON
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    #[command(subcommand)]
+    pub command: GetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GetCommand {
+    /// List clusters (all, or the named ones)
+    #[command(alias = "cluster")]
+    Clusters(GetClustersArgs),
+    /// List a cluster's instance groups
+    #[command(alias = "instancegroup", alias = "ig")]
+    Instancegroups(GetIgArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GetClustersArgs {
+    /// Clusters to show (default: all)
+    pub names: Vec<String>,
+    /// Output format
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: GetFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct GetIgArgs {
+    /// Instance groups to show (default: all)
+    pub names: Vec<String>,
+    /// Output format
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: GetFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    #[command(subcommand)]
+    pub command: EditCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EditCommand {
+    /// Edit the cluster specification
+    Cluster(EditClusterArgs),
+    /// Edit an instance group
+    #[command(alias = "ig")]
+    Instancegroup(EditIgArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EditClusterArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EditIgArgs {
+    /// Instance group name
+    pub group: String,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    #[command(subcommand)]
+    pub command: UpdateCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UpdateCommand {
+    /// Show the changes a cluster needs; apply them with --yes
+    Cluster(UpdateClusterArgs),
+}
+
+/// Where `update cluster` sends the changes.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum Target {
+    /// Call the cloud's APIs
+    #[default]
+    Direct,
+    /// Write a Terraform configuration to --out
+    Terraform,
+}
+
+/// Output format of a plan.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum PlanFormat {
+    /// Human-readable text (coloured on a terminal)
+    #[default]
+    Text,
+    /// JSON
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateClusterArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// Apply the changes (default: dry run, exit 2 when changes are pending)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Target of the changes
+    #[arg(long, value_enum, default_value = "direct")]
+    pub target: Target,
+    /// Output directory for --target terraform
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Plan output format
+    #[arg(short, long, value_enum, default_value = "text")]
+    pub output: PlanFormat,
+    /// Lifecycle overrides, e.g. IAMRole=ExistsAndWarnIfChanges (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "KIND=LIFECYCLE")]
+    pub lifecycle_overrides: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    #[command(subcommand)]
+    pub command: DeleteCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeleteCommand {
+    /// Delete a cluster's cloud resources and its state (dry run without --yes)
+    Cluster(DeleteClusterArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteClusterArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// Delete (default: list what would be deleted)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ToolboxArgs {
+    #[command(subcommand)]
+    pub command: ToolboxCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolboxCommand {
+    /// Print a cluster's spec, instance groups and cloud resources
+    Dump(DumpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// Output format
+    #[arg(short, long, value_enum, default_value = "yaml")]
+    pub output: ManifestFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// Shell to print the completion script for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Writes the completion script for `shell` to stdout.
+pub fn completion(shell: clap_complete::Shell) {
+    let mut cmd = Cli::command();
+    clap_complete::generate(shell, &mut cmd, "kops", &mut std::io::stdout());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_are_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,632 @@
+//! `create cluster`, `create -f`, `create sshpublickey` and `replace -f`.
+//!
+//! `create cluster` builds the Cluster and InstanceGroups from flags the way kOps'
+//! `NewCluster` lays them out: one subnet per zone (plus a utility subnet per zone for a
+//! private topology), one control-plane group per control-plane instance, one node group
+//! per zone, and the `main` and `events` etcd clusters with a member per control-plane
+//! group. The stored spec is the unpopulated one; the completed (populated) spec is
+//! validated before anything is written.
+
+use std::path::Path;
+
+use anyhow::{Context as _, anyhow, bail};
+use kops_api::manifest::Object;
+use kops_api::v1alpha2;
+use serde_json::{Value as Json, json};
+
+use crate::cli::{CloudArg, CreateClusterArgs, CreateSshKeyArgs, DnsArg, Global, TopologyArg};
+use crate::spec::{self, Manifest};
+use crate::state::{self, State};
+
+/// The region of a zone: `us-east-1a` -> `us-east-1`.
+fn region_of(zone: &str) -> anyhow::Result<String> {
+    let region = zone.trim_end_matches(|c: char| c.is_ascii_lowercase());
+    if region.is_empty()
+        || region.len() == zone.len()
+        || !region.ends_with(|c: char| c.is_ascii_digit())
+    {
+        bail!("--zones: {zone:?} is not a zone name (expected e.g. us-east-1a)");
+    }
+    Ok(region.to_string())
+}
+
+/// The CNI block for `--networking`.
+fn networking(name: &str) -> Json {
+    match name {
+        "cilium-eni" => json!({"cilium": {"ipam": "eni"}}),
+        "amazon-vpc-routed-eni" => json!({"amazonvpc": {}}),
+        other => {
+            let mut m = serde_json::Map::new();
+            m.insert(other.to_string(), json!({}));
+            Json::Object(m)
+        }
+    }
+}
+
+/// Builds the Cluster and InstanceGroups `create cluster` stores.
+pub fn build_cluster(
+    name: &str,
+    args: &CreateClusterArgs,
+    state_url: &str,
+    kubernetes_version: &str,
+) -> anyhow::Result<(v1alpha2::Cluster, Vec<v1alpha2::InstanceGroup>)> {
+    let zones: Vec<String> = args
+        .zones
+        .iter()
+        .map(|z| z.trim().to_string())
+        .filter(|z| !z.is_empty())
+        .collect();
+    if zones.is_empty() {
+        bail!("--zones: at least one zone is required");
+    }
+    let region = region_of(&zones[0])?;
+    for z in &zones {
+        if region_of(z)? != region {
+            bail!("--zones: {z} is not in region {region} (all zones must be in one region)");
+        }
+    }
+    let mut cp_zones: Vec<String> = args
+        .control_plane_zones
+        .iter()
+        .map(|z| z.trim().to_string())
+        .filter(|z| !z.is_empty())
+        .collect();
+    for z in &cp_zones {
+        if region_of(z)? != region {
+            bail!("--control-plane-zones: {z} is not in region {region}");
+        }
+    }
+    let count = match args.control_plane_count {
+        Some(0) => bail!("--control-plane-count: must be at least 1"),
+        Some(n) => n as usize,
+        None if !cp_zones.is_empty() => cp_zones.len(),
+        None => 1,
+    };
+    if cp_zones.is_empty() {
+        cp_zones = zones.iter().take(count).cloned().collect();
+    }
+    // Control-plane groups: one per instance, spread over the zones.
+    let mut cp_groups: Vec<(String, String)> = Vec::new(); // (group name, zone)
+    if count <= cp_zones.len() {
+        for z in cp_zones.iter().take(count) {
+            cp_groups.push((format!("control-plane-{z}"), z.clone()));
+        }
+    } else {
+        for i in 0..count {
+            let z = &cp_zones[i % cp_zones.len()];
+            let n = i / cp_zones.len() + 1;
+            cp_groups.push((format!("control-plane-{z}-{n}"), z.clone()));
+        }
+    }
+    let gce = args.cloud == CloudArg::Gce;
+
+    // Subnets.
+    let mut subnets = Vec::new();
+    let mut all_zones: Vec<String> = zones.clone();
+    for z in &cp_zones {
+        if !all_zones.contains(z) {
+            all_zones.push(z.clone());
+        }
+    }
+    let subnet_of = |zone: &str| -> String {
+        if gce {
+            region.clone()
+        } else {
+            zone.to_string()
+        }
+    };
+    if gce {
+        subnets.push(json!({"name": region, "region": region, "type": if args.topology == TopologyArg::Private { "Private" } else { "Public" }}));
+    } else {
+        for z in &all_zones {
+            match args.topology {
+                TopologyArg::Public => {
+                    subnets.push(json!({"name": z, "zone": z, "type": "Public"}))
+                }
+                TopologyArg::Private => {
+                    subnets.push(json!({"name": z, "zone": z, "type": "Private"}))
+                }
+            }
+        }
+        if args.topology == TopologyArg::Private {
+            for z in &all_zones {
+                subnets.push(json!({"name": format!("utility-{z}"), "zone": z, "type": "Utility"}));
+            }
+        }
+    }
+
+    // etcd: main and events, a member per control-plane group named after its zone.
+    let members: Vec<Json> = cp_groups
+        .iter()
+        .map(|(g, _)| {
+            let member = g
+                .strip_prefix(&format!("control-plane-{region}"))
+                .unwrap_or(g)
+                .to_string();
+            json!({"name": member, "instanceGroup": g, "encryptedVolume": true})
+        })
+        .collect();
+    let etcd: Vec<Json> = ["main", "events"]
+        .iter()
+        .map(|n| json!({"name": n, "etcdMembers": members, "manager": {"backupRetentionDays": 90}}))
+        .collect();
+
+    let dns_type = match args.dns {
+        DnsArg::Public => "Public",
+        DnsArg::Private => "Private",
+        DnsArg::None => "None",
+    };
+    let api = if args.topology == TopologyArg::Private || args.dns == DnsArg::None {
+        json!({"loadBalancer": {"type": "Public", "class": "Network"}})
+    } else {
+        json!({"dns": {}})
+    };
+    let mut spec = json!({
+        "api": api,
+        "authorization": {"rbac": {}},
+        "channel": "stable",
+        "cloudProvider": if gce { "gce" } else { "aws" },
+        "configBase": format!("{state_url}/{name}"),
+        "etcdClusters": etcd,
+        "iam": {"allowContainerRegistry": true, "legacy": false},
+        "kubelet": {"anonymousAuth": false},
+        "kubernetesApiAccess": ["0.0.0.0/0", "::/0"],
+        "kubernetesVersion": kubernetes_version,
+        "networking": networking(&args.networking),
+        "sshAccess": ["0.0.0.0/0", "::/0"],
+        "subnets": subnets,
+        "topology": {"dns": {"type": dns_type}},
+    });
+    if let Some(z) = &args.dns_zone {
+        spec["dnsZone"] = json!(z);
+    }
+    if let Some(cidr) = &args.network_cidr {
+        spec["networkCIDR"] = json!(cidr);
+    }
+    let cluster_doc = json!({
+        "apiVersion": v1alpha2::API_VERSION,
+        "kind": "Cluster",
+        "metadata": {"name": name},
+        "spec": spec,
+    });
+
+    let mut docs = vec![cluster_doc];
+    let ig = |ig_name: &str,
+              role: &str,
+              size: Option<&String>,
+              min: u32,
+              max: u32,
+              subnets: Vec<String>,
+              zones: Option<Vec<String>>| {
+        let mut spec = json!({"role": role, "minSize": min, "maxSize": max, "subnets": subnets});
+        if let Some(s) = size {
+            spec["machineType"] = json!(s);
+        }
+        if let Some(i) = &args.image {
+            spec["image"] = json!(i);
+        }
+        if let Some(z) = zones {
+            spec["zones"] = json!(z);
+        }
+        json!({
+            "apiVersion": v1alpha2::API_VERSION,
+            "kind": "InstanceGroup",
+            "metadata": {"name": ig_name, "labels": {"kops.k8s.io/cluster": name}},
+            "spec": spec,
+        })
+    };
+    for (g, z) in &cp_groups {
+        let zones = gce.then(|| vec![z.clone()]);
+        docs.push(ig(
+            g,
+            "ControlPlane",
+            args.control_plane_size.as_ref(),
+            1,
+            1,
+            vec![subnet_of(z)],
+            zones,
+        ));
+    }
+    // Nodes: one group per zone, the count split between them.
+    let n = zones.len() as u32;
+    for (i, z) in zones.iter().enumerate() {
+        let share = args.node_count / n + u32::from((i as u32) < args.node_count % n);
+        if share == 0 && args.node_count > 0 {
+            continue;
+        }
+        let zones = gce.then(|| vec![z.clone()]);
+        docs.push(ig(
+            &format!("nodes-{z}"),
+            "Node",
+            args.node_size.as_ref(),
+            share,
+            share,
+            vec![subnet_of(z)],
+            zones,
+        ));
+    }
+
+    // Through the strict decoder, so a bad --networking reads like a bad manifest.
+    let text = docs
+        .iter()
+        .map(|d| serde_json::to_string(d).map_err(anyhow::Error::from))
+        .collect::<anyhow::Result<Vec<_>>>()?
+        .join("\n---\n");
+    let m = Manifest::parse(text.as_bytes(), "create cluster flags")
+        .context("building the cluster from flags (check --networking)")?;
+    let cluster = m
+        .clusters
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("building the cluster from flags: no Cluster"))?;
+    Ok((cluster, m.groups))
+}
+
+/// `kops create cluster`.
+pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let state_url = global.state.clone().unwrap_or_default();
+    let version = match &args.kubernetes_version {
+        Some(v) => v.clone(),
+        None => default_kubernetes_version()?,
+    };
+    let (cluster, mut groups) =
+        build_cluster(&name, args, state_url.trim_end_matches('/'), &version)?;
+    let ssh_key = match &args.ssh_public_key {
+        Some(p) => Some(read_ssh_key(p)?),
+        None => None,
+    };
+    // Validate the completed spec; keep what kOps' create writes explicitly (machine
+    // types and images) in the stored, otherwise unpopulated, spec.
+    let (_, full_groups) = spec::complete(&cluster, &groups, None, None)?;
+    for (g, full) in groups.iter_mut().zip(&full_groups) {
+        if g.spec.machine_type.is_none() {
+            g.spec.machine_type = full.spec.machine_type.clone();
+        }
+        if g.spec.image.is_none() {
+            g.spec.image = full.spec.image.clone();
+        }
+    }
+    if args.dry_run {
+        let mut objects = vec![Object::Cluster(cluster)];
+        objects.extend(groups.into_iter().map(Object::InstanceGroup));
+        print!(
+            "{}",
+            spec::render(&objects, args.output == crate::cli::ManifestFormat::Json)?
+        );
+        return Ok(());
+    }
+    let st = State::open(global).await?;
+    store_new(&st, &cluster, &groups, ssh_key.as_deref()).await?;
+    println!("Created cluster {name} in {}", st.url);
+    println!(" * edit it:    kops edit cluster {name}");
+    println!(" * plan it:    kops update cluster {name}");
+    println!(" * apply it:   kops update cluster {name} --yes");
+    Ok(())
+}
+
+fn default_kubernetes_version() -> anyhow::Result<String> {
+    let channel = spec::channel()?;
+    channel
+        .spec
+        .kubernetes_versions
+        .iter()
+        .find_map(|k| k.recommended_version.clone())
+        .map(|v| {
+            if v.starts_with('v') {
+                v
+            } else {
+                format!("v{v}")
+            }
+        })
+        .ok_or_else(|| {
+            anyhow!(
+                "the embedded channel recommends no Kubernetes version; pass --kubernetes-version"
+            )
+        })
+}
+
+fn read_ssh_key(path: &Path) -> anyhow::Result<String> {
+    let key = std::fs::read_to_string(path)
+        .with_context(|| format!("reading SSH public key {}", path.display()))?;
+    kops_statestore::registry::ssh_fingerprint(&key)
+        .with_context(|| format!("SSH public key {}", path.display()))?;
+    Ok(key)
+}
+
+/// Stores a new cluster with its groups (and key) under the cluster's lock.
+async fn store_new(
+    st: &State,
+    cluster: &v1alpha2::Cluster,
+    groups: &[v1alpha2::InstanceGroup],
+    ssh_key: Option<&str>,
+) -> anyhow::Result<()> {
+    let name = cluster.name().to_string();
+    if st.registry.get_cluster(&name).await.is_ok() {
+        bail!("cluster {name} already exists in state store {}", st.url);
+    }
+    st.locked(&name, "create cluster", async || {
+        st.registry
+            .create_cluster(cluster)
+            .await
+            .with_context(|| format!("storing cluster {name} in {}", st.url))?;
+        for g in groups {
+            st.registry
+                .create_instance_group(&name, g)
+                .await
+                .with_context(|| {
+                    format!("storing instance group {} of cluster {name}", g.name())
+                })?;
+        }
+        if let Some(key) = ssh_key {
+            st.registry
+                .add_ssh_public_key(&name, key)
+                .await
+                .with_context(|| format!("storing the SSH public key of cluster {name}"))?;
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// `kops create sshpublickey`.
+pub async fn create_ssh_public_key(global: &Global, args: &CreateSshKeyArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(None, global)?;
+    let key = read_ssh_key(&args.ssh_public_key)?;
+    let st = State::open(global).await?;
+    st.cluster(&name).await?;
+    let id = st
+        .locked(&name, "create sshpublickey", async || {
+            st.registry
+                .add_ssh_public_key(&name, &key)
+                .await
+                .with_context(|| format!("storing the SSH public key of cluster {name}"))
+        })
+        .await?;
+    println!("Added SSH public key {id} to cluster {name}");
+    Ok(())
+}
+
+/// The cluster a manifest's instance groups belong to: their label, else the manifest's
+/// cluster, else `--name`.
+fn group_cluster(
+    g: &v1alpha2::InstanceGroup,
+    manifest: &Manifest,
+    global: &Global,
+    source: &str,
+) -> anyhow::Result<String> {
+    if let Some(c) = g
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(kops_statestore::registry::CLUSTER_LABEL))
+    {
+        return Ok(c.clone());
+    }
+    if let [c] = manifest.clusters.as_slice() {
+        return Ok(c.name().to_string());
+    }
+    global.name.clone().ok_or_else(|| {
+        anyhow!(
+            "{source}: instance group {} has no label {} and no cluster is named (use --name)",
+            g.name(),
+            kops_statestore::registry::CLUSTER_LABEL
+        )
+    })
+}
+
+/// Checks everything a manifest would leave in the store: each cluster with its final
+/// set of instance groups completes and validates.
+async fn check_manifest(
+    st: &State,
+    m: &Manifest,
+    global: &Global,
+    source: &str,
+    replace: bool,
+) -> anyhow::Result<Vec<(String, Vec<v1alpha2::InstanceGroup>)>> {
+    let mut by_cluster: Vec<(String, Vec<v1alpha2::InstanceGroup>)> = Vec::new();
+    for g in &m.groups {
+        let c = group_cluster(g, m, global, source)?;
+        match by_cluster.iter_mut().find(|(n, _)| *n == c) {
+            Some((_, v)) => v.push(g.clone()),
+            None => by_cluster.push((c, vec![g.clone()])),
+        }
+    }
+    for c in &m.clusters {
+        if !by_cluster.iter().any(|(n, _)| n == c.name()) {
+            by_cluster.push((c.name().to_string(), Vec::new()));
+        }
+    }
+    for (name, new_groups) in &by_cluster {
+        let cluster = match m.clusters.iter().find(|c| c.name() == name) {
+            Some(c) => c.clone(),
+            None => st.cluster(name).await?.value,
+        };
+        let mut all: Vec<v1alpha2::InstanceGroup> =
+            match st.registry.list_instance_groups(name).await {
+                Ok(v) => v.into_iter().map(|g| g.value).collect(),
+                Err(e) => {
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("listing instance groups of cluster {name}")));
+                }
+            };
+        for g in new_groups {
+            match all.iter_mut().find(|x| x.name() == g.name()) {
+                Some(x) if replace => *x = g.clone(),
+                Some(_) => bail!(
+                    "{source}: instance group {} of cluster {name} already exists (use `kops replace -f`)",
+                    g.name()
+                ),
+                None => all.push(g.clone()),
+            }
+        }
+        spec::check_groups(&cluster, &all).with_context(|| format!("{source}: cluster {name}"))?;
+    }
+    Ok(by_cluster)
+}
+
+/// `kops create -f FILE`.
+pub async fn create_from_file(global: &Global, file: &Path) -> anyhow::Result<()> {
+    let source = file.display().to_string();
+    let m = Manifest::read(file)?;
+    let st = State::open(global).await?;
+    for c in &m.clusters {
+        if st.registry.get_cluster(c.name()).await.is_ok() {
+            bail!(
+                "{source}: cluster {} already exists in state store {} (use `kops replace -f`)",
+                c.name(),
+                st.url
+            );
+        }
+    }
+    let plan = check_manifest(&st, &m, global, &source, false).await?;
+    for (name, groups) in &plan {
+        let cluster = m.clusters.iter().find(|c| c.name() == name);
+        st.locked(name, "create -f", async || {
+            if let Some(c) = cluster {
+                st.registry
+                    .create_cluster(c)
+                    .await
+                    .with_context(|| format!("storing cluster {name}"))?;
+                println!("Created cluster {name}");
+            }
+            for g in groups {
+                st.registry
+                    .create_instance_group(name, g)
+                    .await
+                    .with_context(|| {
+                        format!("storing instance group {} of cluster {name}", g.name())
+                    })?;
+                println!("Created instance group {}/{}", name, g.name());
+            }
+            Ok(())
+        })
+        .await?;
+    }
+    for s in &m.ssh_credentials {
+        add_credential(&st, global, s, &source).await?;
+    }
+    Ok(())
+}
+
+async fn add_credential(
+    st: &State,
+    global: &Global,
+    s: &v1alpha2::SshCredential,
+    source: &str,
+) -> anyhow::Result<()> {
+    let cluster = s
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(kops_statestore::registry::CLUSTER_LABEL))
+        .cloned()
+        .or_else(|| global.name.clone())
+        .ok_or_else(|| {
+            anyhow!(
+                "{source}: SSHCredential {} names no cluster (label {})",
+                s.name(),
+                kops_statestore::registry::CLUSTER_LABEL
+            )
+        })?;
+    let key = s.spec.public_key.clone().ok_or_else(|| {
+        anyhow!(
+            "{source}: SSHCredential {}: spec.publicKey is missing",
+            s.name()
+        )
+    })?;
+    st.cluster(&cluster).await?;
+    let id = st
+        .locked(&cluster, "create -f", async || {
+            st.registry
+                .add_ssh_public_key(&cluster, &key)
+                .await
+                .with_context(|| format!("{source}: SSHCredential {}", s.name()))
+        })
+        .await?;
+    println!("Added SSH public key {id} to cluster {cluster}");
+    Ok(())
+}
+
+/// `kops replace -f FILE`.
+pub async fn replace_from_file(global: &Global, file: &Path, force: bool) -> anyhow::Result<()> {
+    let source = file.display().to_string();
+    let m = Manifest::read(file)?;
+    let st = State::open(global).await?;
+    let mut existing = Vec::new();
+    for c in &m.clusters {
+        match st.registry.get_cluster(c.name()).await {
+            Ok(v) => existing.push(Some(v.version)),
+            Err(kops_statestore::Error::NotFound { .. }) if force => existing.push(None),
+            Err(kops_statestore::Error::NotFound { .. }) => bail!(
+                "{source}: cluster {} not found in state store {} (use `kops create -f`, or --force)",
+                c.name(),
+                st.url
+            ),
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("reading cluster {}", c.name())));
+            }
+        }
+    }
+    let plan = check_manifest(&st, &m, global, &source, true).await?;
+    // Refuse before writing anything, so a failed replace leaves the store as it was.
+    if !force {
+        for (name, groups) in &plan {
+            for g in groups {
+                if let Err(kops_statestore::Error::NotFound { .. }) =
+                    st.registry.get_instance_group(name, g.name()).await
+                {
+                    bail!(
+                        "{source}: instance group {} of cluster {name} not found (use `kops create -f`, or --force)",
+                        g.name()
+                    );
+                }
+            }
+        }
+    }
+    for (name, groups) in &plan {
+        let cluster = m.clusters.iter().position(|c| c.name() == name);
+        st.locked(name, "replace -f", async || {
+            if let Some(i) = cluster {
+                let c = &m.clusters[i];
+                match &existing[i] {
+                    Some(v) => {
+                        st.registry.update_cluster(c, v).await.with_context(|| format!("replacing cluster {name}"))?;
+                    }
+                    None => {
+                        st.registry.create_cluster(c).await.with_context(|| format!("storing cluster {name}"))?;
+                    }
+                }
+                println!("Replaced cluster {name}");
+            }
+            for g in groups {
+                match st.registry.get_instance_group(name, g.name()).await {
+                    Ok(v) => {
+                        st.registry
+                            .update_instance_group(name, g, &v.version)
+                            .await
+                            .with_context(|| format!("replacing instance group {} of cluster {name}", g.name()))?;
+                    }
+                    Err(kops_statestore::Error::NotFound { .. }) if force => {
+                        st.registry
+                            .create_instance_group(name, g)
+                            .await
+                            .with_context(|| format!("storing instance group {} of cluster {name}", g.name()))?;
+                    }
+                    Err(kops_statestore::Error::NotFound { .. }) => bail!(
+                        "{source}: instance group {} of cluster {name} not found (use `kops create -f`, or --force)",
+                        g.name()
+                    ),
+                    Err(e) => return Err(anyhow::Error::new(e).context(format!("reading instance group {}", g.name()))),
+                }
+                println!("Replaced instance group {}/{}", name, g.name());
+            }
+            Ok(())
+        })
+        .await?;
+    }
+    for s in &m.ssh_credentials {
+        add_credential(&st, global, s, &source).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! `delete cluster`: lists (dry run) or deletes everything the cluster owns in the
+//! cloud, then its state-store tree.
+
+use anyhow::{Context as _, bail};
+use kops_cloud_aws::delete::{
+    DeleteOptions, delete_cluster as delete_resources, find_cluster_resources,
+};
+use kops_model::aws::cloud::AwsCloud;
+use kops_statestore::LockRequest;
+
+use crate::cli::{DeleteClusterArgs, Global};
+use crate::cloud::Cloud;
+use crate::get::print_table;
+use crate::output;
+use crate::state::{self, State};
+use crate::update;
+
+/// `kops delete cluster`; returns the exit code (2: a dry run found something to delete).
+pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow::Result<u8> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let st = State::open(global).await?;
+    let stored = st.cluster(&name).await?.value;
+    let cloud = if stored.spec.cloud_provider.as_deref() == Some("aws") {
+        Some(Cloud::open(&st, global.mock_cloud, &update::region(&stored)?).await?)
+    } else {
+        None
+    };
+    let resources = match &cloud {
+        Some(c) => {
+            let api: &dyn AwsCloud = c.api.as_ref();
+            find_cluster_resources(api, &name).await.with_context(|| {
+                format!(
+                    "listing the resources of cluster {name} in {}",
+                    c.description
+                )
+            })?
+        }
+        None => Vec::new(),
+    };
+    if !args.yes {
+        if resources.is_empty() {
+            println!("No cloud resources of cluster {name} found.");
+        } else {
+            let rows: Vec<Vec<String>> = resources
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.resource_type.map(|t| t.to_string()).unwrap_or_default(),
+                        r.id.clone(),
+                        r.name
+                            .clone()
+                            .or_else(|| r.tags.get("Name").cloned())
+                            .unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            print_table(&["TYPE", "ID", "NAME"], &rows);
+        }
+        println!(
+            "\nWill delete {} cloud resource(s) and the state of cluster {name} in {}.",
+            resources.len(),
+            st.url
+        );
+        println!("Must specify --yes to delete the cluster");
+        return Ok(2);
+    }
+
+    let lock = st
+        .registry
+        .lock(
+            &name,
+            &LockRequest::new(format!("pid {}", std::process::id()), "delete cluster"),
+        )
+        .await
+        .map_err(|e| {
+            let what = match &e {
+                kops_statestore::Error::Locked { info, .. } => format!(
+                    "cluster {name} is locked by {} ({} since {}, lock id {})",
+                    info.holder, info.operation, info.created, info.id
+                ),
+                _ => format!("taking the lock of cluster {name}"),
+            };
+            anyhow::Error::new(e).context(what)
+        })?;
+    let outcome = async {
+        if let Some(c) = &cloud {
+            let bar = output::progress_bar(resources.len() as u64, "delete");
+            let b = bar.clone();
+            c.api.set_on_delete(Some(Box::new(move |rt, id| {
+                b.inc(1);
+                b.set_message(format!("{rt} {id}"));
+            })));
+            let api: &dyn AwsCloud = c.api.as_ref();
+            let report = delete_resources(api, &name, &DeleteOptions::default()).await;
+            c.api.set_on_delete(None);
+            bar.finish_and_clear();
+            c.save().await?;
+            let report = report.with_context(|| format!("deleting the resources of cluster {name}"))?;
+            if !report.is_complete() {
+                bail!(
+                    "deleting cluster {name}: {} resource(s) could not be deleted; the state is kept, run the command again\n{report}",
+                    report.failed.len()
+                );
+            }
+            println!("Deleted {} cloud resource(s) of cluster {name}.", report.deleted.len());
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = outcome {
+        if let Err(r) = lock.release().await {
+            eprintln!("warning: releasing the lock of cluster {name}: {r}");
+        }
+        return Err(e);
+    }
+    // The lock object lives in the cluster's tree and goes with it.
+    let n = st
+        .registry
+        .delete_cluster(&name)
+        .await
+        .with_context(|| format!("deleting the state of cluster {name} in {}", st.url))?;
+    drop(lock);
+    println!("Deleted cluster {name} ({n} object(s) in {}).", st.url);
+    Ok(0)
+}

@@ -1,0 +1,281 @@
+//! `edit cluster` and `edit instancegroup`: the object is opened in `$EDITOR`
+//! (`KOPS_EDITOR`, then `EDITOR`, then `vi`), checked when the editor exits, and
+//! saved only when the completed spec validates.
+//!
+//! A rejected edit is not lost: the file (a temporary file that is kept) is reopened
+//! with the problems as comments at the top. Saving it again unchanged gives up: the
+//! command fails, names the file holding the edit, and the store is left as it was.
+
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
+use kops_api::manifest::Object;
+use kops_api::v1alpha2;
+
+use crate::cli::{EditClusterArgs, EditIgArgs, Global};
+use crate::spec::{self, Manifest};
+use crate::state::{self, State};
+
+const HEADER: &str = "\
+# Edit the object below and save to apply it to the state store.
+# Lines starting with '#' are ignored; saving an empty file cancels the edit.
+# If the edit is rejected this file is opened again with the problems listed here.
+";
+
+/// The object being edited.
+enum Target {
+    Cluster(String),
+    Group(String, String),
+}
+
+impl Target {
+    fn describe(&self) -> String {
+        match self {
+            Target::Cluster(c) => format!("cluster {c}"),
+            Target::Group(c, g) => format!("instance group {g} of cluster {c}"),
+        }
+    }
+}
+
+/// `kops edit cluster`.
+pub async fn edit_cluster(global: &Global, args: &EditClusterArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    edit(global, Target::Cluster(name)).await
+}
+
+/// `kops edit instancegroup`.
+pub async fn edit_instance_group(global: &Global, args: &EditIgArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(None, global)?;
+    edit(global, Target::Group(name, args.group.clone())).await
+}
+
+fn editor() -> String {
+    ["KOPS_EDITOR", "EDITOR"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
+        .unwrap_or_else(|| "vi".to_string())
+}
+
+/// Runs the editor on `path` (through `sh`, so `EDITOR="code --wait"` works).
+fn run_editor(path: &Path) -> anyhow::Result<()> {
+    let editor = editor();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(path)
+        .status()
+        .with_context(|| format!("starting editor {editor:?}"))?;
+    if !status.success() {
+        bail!(
+            "editor {editor:?} failed ({status}); the edit is kept in {}",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The file's content without the leading comment block.
+fn body(text: &str) -> String {
+    let mut lines = text.lines().peekable();
+    while lines
+        .peek()
+        .is_some_and(|l| l.trim_start().starts_with('#'))
+    {
+        lines.next();
+    }
+    let mut out: Vec<&str> = lines.collect();
+    while out.last().is_some_and(|l| l.trim().is_empty()) {
+        out.pop();
+    }
+    out.join("\n")
+}
+
+fn write_file(path: &Path, errors: Option<&str>, body: &str) -> anyhow::Result<()> {
+    let mut text = String::from(HEADER);
+    if let Some(e) = errors {
+        text.push_str("#\n# The edit was rejected:\n");
+        for l in e.lines() {
+            text.push_str(&format!("#   {l}\n"));
+        }
+        text.push_str("#\n");
+    }
+    text.push_str(body);
+    text.push('\n');
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// One parsed and checked edit.
+enum Edited {
+    Cluster(v1alpha2::Cluster),
+    Group(v1alpha2::InstanceGroup),
+}
+
+async fn check(st: &State, target: &Target, text: &str, source: &str) -> anyhow::Result<Edited> {
+    let m = Manifest::parse(text.as_bytes(), source)?;
+    let count = m.clusters.len() + m.groups.len() + m.ssh_credentials.len();
+    match target {
+        Target::Cluster(name) => {
+            let [c] = m.clusters.as_slice() else {
+                bail!("{source}: expected exactly one Cluster, found {count} object(s)");
+            };
+            if count != 1 {
+                bail!("{source}: expected exactly one Cluster, found {count} object(s)");
+            }
+            if c.name() != name {
+                bail!(
+                    "{source}: metadata.name: renaming cluster {name} to {:?} is not supported",
+                    c.name()
+                );
+            }
+            let groups: Vec<_> = st
+                .registry
+                .list_instance_groups(name)
+                .await
+                .with_context(|| format!("listing instance groups of cluster {name}"))?
+                .into_iter()
+                .map(|g| g.value)
+                .collect();
+            spec::check_groups(c, &groups)?;
+            Ok(Edited::Cluster(c.clone()))
+        }
+        Target::Group(cluster, group) => {
+            let [g] = m.groups.as_slice() else {
+                bail!("{source}: expected exactly one InstanceGroup, found {count} object(s)");
+            };
+            if count != 1 {
+                bail!("{source}: expected exactly one InstanceGroup, found {count} object(s)");
+            }
+            if g.name() != group {
+                bail!(
+                    "{source}: metadata.name: renaming instance group {group} to {:?} is not supported",
+                    g.name()
+                );
+            }
+            let c = st.cluster(cluster).await?.value;
+            let mut groups: Vec<_> = st
+                .registry
+                .list_instance_groups(cluster)
+                .await
+                .with_context(|| format!("listing instance groups of cluster {cluster}"))?
+                .into_iter()
+                .map(|x| x.value)
+                .collect();
+            for x in groups.iter_mut() {
+                if x.name() == group {
+                    *x = g.clone();
+                }
+            }
+            spec::check_groups(&c, &groups)?;
+            Ok(Edited::Group(g.clone()))
+        }
+    }
+}
+
+async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
+    let st = State::open(global).await?;
+    let (cluster_name, original, version) = match &target {
+        Target::Cluster(c) => {
+            let v = st.cluster(c).await?;
+            (
+                c.clone(),
+                spec::render(&[Object::Cluster(v.value)], false)?,
+                v.version,
+            )
+        }
+        Target::Group(c, g) => {
+            st.cluster(c).await?;
+            let v = match st.registry.get_instance_group(c, g).await {
+                Ok(v) => v,
+                Err(kops_statestore::Error::NotFound { .. }) => {
+                    bail!("instance group {g:?} not found in cluster {c}")
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("reading instance group {g} of cluster {c}")));
+                }
+            };
+            (
+                c.clone(),
+                spec::render(&[Object::InstanceGroup(v.value)], false)?,
+                v.version,
+            )
+        }
+    };
+    let file = tempfile::Builder::new()
+        .prefix("kops-edit-")
+        .suffix(".yaml")
+        .tempfile()
+        .context("creating a temporary file for the edit")?;
+    let (mut handle, path) = file.keep().context("keeping the temporary edit file")?;
+    handle.flush().ok();
+    drop(handle);
+    let source = path.display().to_string();
+    let original_body = body(&original);
+    write_file(&path, None, &original_body)?;
+
+    let mut previous = original_body.clone();
+    let mut rejected = false;
+    let edited = loop {
+        run_editor(&path)?;
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {source}"))?;
+        let now = body(&text);
+        if now.trim().is_empty() {
+            let _ = std::fs::remove_file(&path);
+            println!("Edit cancelled: the file was emptied; nothing saved.");
+            return Ok(());
+        }
+        if now == original_body && !rejected {
+            let _ = std::fs::remove_file(&path);
+            println!("Edit cancelled: no changes made.");
+            return Ok(());
+        }
+        if rejected && now == previous {
+            bail!(
+                "edit of {} rejected and not changed since; nothing saved, your edit is kept in {source}",
+                target.describe()
+            );
+        }
+        match check(&st, &target, &now, &source).await {
+            Ok(e) => break e,
+            Err(e) => {
+                let chain: Vec<String> = e.chain().map(ToString::to_string).collect();
+                let msg = chain.join("\n");
+                eprintln!("error: edit of {} rejected:\n{msg}", target.describe());
+                write_file(&path, Some(&msg), &now)?;
+                previous = now;
+                rejected = true;
+            }
+        }
+    };
+    let saved = st
+        .locked(&cluster_name, "edit", async || match &edited {
+            Edited::Cluster(c) => st
+                .registry
+                .update_cluster(c, &version)
+                .await
+                .map(|_| ())
+                .with_context(|| format!("saving cluster {cluster_name}")),
+            Edited::Group(g) => st
+                .registry
+                .update_instance_group(&cluster_name, g, &version)
+                .await
+                .map(|_| ())
+                .with_context(|| {
+                    format!(
+                        "saving instance group {} of cluster {cluster_name}",
+                        g.name()
+                    )
+                }),
+        })
+        .await;
+    match saved {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&path);
+            println!("Saved {}.", target.describe());
+            Ok(())
+        }
+        Err(e) => Err(e.context(format!("saving the edit failed; it is kept in {source}"))),
+    }
+}

@@ -1,0 +1,142 @@
+//! `get clusters` and `get instancegroups`.
+
+use anyhow::{Context as _, bail};
+use kops_api::manifest::Object;
+
+use crate::cli::{GetClustersArgs, GetFormat, GetIgArgs, Global};
+use crate::spec;
+use crate::state::{self, State};
+
+/// Prints rows as a left-aligned table.
+pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.len());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut out = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                out.push_str(c);
+            } else {
+                out.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        println!("{}", out.trim_end());
+    };
+    line(header.to_vec());
+    for r in rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+}
+
+/// `kops get clusters`.
+pub async fn get_clusters(global: &Global, args: &GetClustersArgs) -> anyhow::Result<()> {
+    let st = State::open(global).await?;
+    let mut names = if args.names.is_empty() {
+        match &global.name {
+            Some(n) => vec![n.clone()],
+            None => st
+                .registry
+                .list_clusters()
+                .await
+                .with_context(|| format!("listing clusters in state store {}", st.url))?,
+        }
+    } else {
+        args.names.clone()
+    };
+    names.dedup();
+    let mut clusters = Vec::new();
+    for n in &names {
+        clusters.push(st.cluster(n).await?.value);
+    }
+    match args.output {
+        GetFormat::Table => {
+            if clusters.is_empty() {
+                bail!("no clusters found in state store {}", st.url);
+            }
+            let rows: Vec<Vec<String>> = clusters
+                .iter()
+                .map(|c| {
+                    let zones: Vec<String> = c
+                        .spec
+                        .subnets
+                        .iter()
+                        .flatten()
+                        .filter_map(|s| s.zone.clone().or_else(|| s.region.clone()))
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .into_iter()
+                        .collect();
+                    vec![
+                        c.name().to_string(),
+                        c.spec.cloud_provider.clone().unwrap_or_default(),
+                        zones.join(","),
+                    ]
+                })
+                .collect();
+            print_table(&["NAME", "CLOUD", "ZONES"], &rows);
+        }
+        format => {
+            let objects: Vec<Object> = clusters.into_iter().map(Object::Cluster).collect();
+            print!("{}", spec::render(&objects, format == GetFormat::Json)?);
+        }
+    }
+    Ok(())
+}
+
+/// `kops get instancegroups`.
+pub async fn get_instance_groups(global: &Global, args: &GetIgArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(None, global)?;
+    let st = State::open(global).await?;
+    st.cluster(&name).await?;
+    let mut groups: Vec<_> = st
+        .registry
+        .list_instance_groups(&name)
+        .await
+        .with_context(|| format!("listing instance groups of cluster {name}"))?
+        .into_iter()
+        .map(|g| g.value)
+        .collect();
+    if !args.names.is_empty() {
+        for n in &args.names {
+            if !groups.iter().any(|g| g.name() == n) {
+                bail!("instance group {n:?} not found in cluster {name}");
+            }
+        }
+        groups.retain(|g| args.names.iter().any(|n| n == g.name()));
+    }
+    match args.output {
+        GetFormat::Table => {
+            let rows: Vec<Vec<String>> = groups
+                .iter()
+                .map(|g| {
+                    let s = &g.spec;
+                    let opt = |v: Option<i32>| v.map(|n| n.to_string()).unwrap_or_default();
+                    vec![
+                        g.name().to_string(),
+                        s.role.clone().unwrap_or_default(),
+                        s.machine_type.clone().unwrap_or_default(),
+                        opt(s.min_size),
+                        opt(s.max_size),
+                        s.zones
+                            .clone()
+                            .or_else(|| s.subnets.clone())
+                            .unwrap_or_default()
+                            .join(","),
+                    ]
+                })
+                .collect();
+            print_table(
+                &["NAME", "ROLE", "MACHINETYPE", "MIN", "MAX", "ZONES"],
+                &rows,
+            );
+        }
+        format => {
+            let objects: Vec<Object> = groups.into_iter().map(Object::InstanceGroup).collect();
+            print!("{}", spec::render(&objects, format == GetFormat::Json)?);
+        }
+    }
+    Ok(())
+}

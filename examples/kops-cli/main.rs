@@ -1,0 +1,142 @@
+//! `kops`: the kops-rs command line, a reference embedding of the kops-rs crates.
+//!
+//! It manages kOps clusters kept in a kOps state store (`--state` or
+//! `KOPS_STATE_STORE`: `memfs://`, `file://`, `s3://`, `gs://`), plans and
+//! applies them against AWS, or against the in-memory mock cloud with
+//! `--mock-cloud` (`KOPS_MOCK_CLOUD=1`), and writes Terraform.
+//!
+//! Exit codes: 0 success (for a dry run: nothing to change), 2 changes are
+//! pending (dry run), 1 error. Errors print one line saying what failed and
+//! where, then the chain of causes.
+//!
+//! Module map: [`cli`] (flags), [`state`] (store, registry, lock),
+//! [`create`] (`create`, `replace`), [`get`], [`edit`], [`update`],
+//! [`delete`], [`cloud`] (mock or AWS, mock persistence), [`toolbox`],
+//! [`output`] (colour, progress bars).
+
+mod cli;
+mod cloud;
+mod create;
+mod delete;
+mod edit;
+mod get;
+mod output;
+mod spec;
+mod state;
+mod toolbox;
+mod update;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command, CreateCommand, DeleteCommand, EditCommand, GetCommand};
+
+fn main() -> ExitCode {
+    // A panic is a bug, but the user still gets one line and exit 1, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        eprintln!("error: internal error{location}: {message}");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with exit 0; usage errors exit 1.
+            let code = if e.use_stderr() { 1 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: starting the async runtime\n  caused by: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(run(cli)))) {
+        Ok(Ok(code)) => ExitCode::from(code),
+        Ok(Err(e)) => {
+            print_error(&e);
+            ExitCode::FAILURE
+        }
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
+/// Prints `error: <what failed>` and then each cause on its own line.
+fn print_error(e: &anyhow::Error) {
+    eprintln!("error: {e}");
+    for cause in e.chain().skip(1) {
+        eprintln!("  caused by: {cause}");
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<u8> {
+    let global = cli.global;
+    match cli.command {
+        Command::Completion(args) => {
+            cli::completion(args.shell);
+            Ok(0)
+        }
+        Command::Create(args) => match (args.command, args.filename) {
+            (Some(CreateCommand::Cluster(c)), _) => {
+                create::create_cluster(&global, &c).await?;
+                Ok(0)
+            }
+            (Some(CreateCommand::Sshpublickey(k)), _) => {
+                create::create_ssh_public_key(&global, &k).await?;
+                Ok(0)
+            }
+            (None, Some(file)) => {
+                create::create_from_file(&global, &file).await?;
+                Ok(0)
+            }
+            (None, None) => anyhow::bail!(
+                "create: name what to create (cluster, sshpublickey) or give a manifest with -f FILE"
+            ),
+        },
+        Command::Replace(args) => {
+            create::replace_from_file(&global, &args.filename, args.force).await?;
+            Ok(0)
+        }
+        Command::Get(args) => {
+            match args.command {
+                GetCommand::Clusters(a) => get::get_clusters(&global, &a).await?,
+                GetCommand::Instancegroups(a) => get::get_instance_groups(&global, &a).await?,
+            }
+            Ok(0)
+        }
+        Command::Edit(args) => {
+            match args.command {
+                EditCommand::Cluster(a) => edit::edit_cluster(&global, &a).await?,
+                EditCommand::Instancegroup(a) => edit::edit_instance_group(&global, &a).await?,
+            }
+            Ok(0)
+        }
+        Command::Update(args) => match args.command {
+            cli::UpdateCommand::Cluster(a) => update::update_cluster(&global, &a).await,
+        },
+        Command::Delete(args) => match args.command {
+            DeleteCommand::Cluster(a) => delete::delete_cluster(&global, &a).await,
+        },
+        Command::Toolbox(args) => match args.command {
+            cli::ToolboxCommand::Dump(a) => {
+                toolbox::dump(&global, &a).await?;
+                Ok(0)
+            }
+        },
+    }
+}

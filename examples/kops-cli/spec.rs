@@ -1,0 +1,105 @@
+//! Spec handling shared by the commands: reading manifests, the embedded channel,
+//! completing (populating) and validating a cluster with its instance groups.
+
+use std::path::Path;
+
+use anyhow::{Context as _, anyhow, bail};
+use kops_api::channel::Channel;
+use kops_api::defaults::{DnsZoneInfo, PopulateOptions, populate};
+use kops_api::manifest::{self, Object};
+use kops_api::{internal, v1alpha2, validation};
+
+/// The channel the CLI completes specs with (images and Kubernetes versions).
+pub const CHANNEL: &str = include_str!("seed/channel.yaml");
+
+/// The embedded channel, parsed.
+pub fn channel() -> anyhow::Result<Channel> {
+    Channel::parse(CHANNEL).context("reading the embedded channel (kops-cli/seed/channel.yaml)")
+}
+
+/// The objects of a manifest, split by kind.
+#[derive(Debug, Default)]
+pub struct Manifest {
+    /// Clusters.
+    pub clusters: Vec<v1alpha2::Cluster>,
+    /// Instance groups.
+    pub groups: Vec<v1alpha2::InstanceGroup>,
+    /// SSH credentials.
+    pub ssh_credentials: Vec<v1alpha2::SshCredential>,
+}
+
+impl Manifest {
+    /// Parses manifest bytes; `source` names the input in errors.
+    pub fn parse(data: &[u8], source: &str) -> anyhow::Result<Manifest> {
+        let objects =
+            manifest::parse(data, source).with_context(|| format!("reading manifest {source}"))?;
+        let mut m = Manifest::default();
+        for (i, o) in objects.into_iter().enumerate() {
+            match o {
+                Object::Cluster(c) => m.clusters.push(c),
+                Object::InstanceGroup(g) => m.groups.push(g),
+                Object::SshCredential(s) => m.ssh_credentials.push(s),
+                other => bail!(
+                    "{source}: document {}: kind {} is not a kOps object this command handles",
+                    i + 1,
+                    other.kind()
+                ),
+            }
+        }
+        Ok(m)
+    }
+
+    /// Reads and parses a manifest file.
+    pub fn read(path: &Path) -> anyhow::Result<Manifest> {
+        let data = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        Manifest::parse(&data, &path.display().to_string())
+    }
+}
+
+/// Looks up DNS zones for population; `None` when no cloud is at hand.
+pub type DnsZones = Option<Vec<DnsZoneInfo>>;
+
+/// Completes `cluster` and `groups` as `kops update cluster` would, and validates the
+/// result; the error lists every problem with its field path.
+pub fn complete(
+    cluster: &v1alpha2::Cluster,
+    groups: &[v1alpha2::InstanceGroup],
+    dns_zones: DnsZones,
+    shared_network_cidr: Option<String>,
+) -> anyhow::Result<(internal::Cluster, Vec<internal::InstanceGroup>)> {
+    let name = cluster.name().to_string();
+    let internal_cluster = internal::Cluster::try_from(cluster)
+        .with_context(|| format!("cluster {name}: converting the spec"))?;
+    let internal_groups: Vec<internal::InstanceGroup> =
+        groups.iter().map(internal::InstanceGroup::from).collect();
+    let mut opts = PopulateOptions::default().with_channel(channel()?);
+    if let Some(zones) = dns_zones {
+        opts = opts.with_dns_zones(zones);
+    }
+    if let Some(cidr) = shared_network_cidr {
+        opts = opts.with_shared_network_cidr(cidr);
+    }
+    let (full, full_groups) = populate(&internal_cluster, &internal_groups, &opts)
+        .with_context(|| format!("cluster {name}: completing the spec"))?;
+    validation::validate_all(&full, &full_groups)
+        .map_err(|e| anyhow!(e).context(format!("cluster {name}: the spec is invalid")))?;
+    Ok((full, full_groups))
+}
+
+/// Checks a single instance group against its cluster (used by `edit instancegroup`
+/// and `replace`): the cluster with all its groups must complete and validate.
+pub fn check_groups(
+    cluster: &v1alpha2::Cluster,
+    groups: &[v1alpha2::InstanceGroup],
+) -> anyhow::Result<()> {
+    complete(cluster, groups, None, None).map(|_| ())
+}
+
+/// Writes objects as YAML or JSON.
+pub fn render(objects: &[Object], json: bool) -> anyhow::Result<String> {
+    if json {
+        Ok(manifest::to_json(objects)?)
+    } else {
+        Ok(manifest::to_yaml(objects)?)
+    }
+}

@@ -1,0 +1,61 @@
+//! `toolbox dump`: the cluster's stored spec, instance groups, SSH key ids and (for AWS)
+//! the cloud resources it owns, as one YAML or JSON document.
+
+use anyhow::Context as _;
+use kops_cloud_aws::delete::find_cluster_resources;
+use kops_model::aws::cloud::AwsCloud;
+use serde_json::json;
+
+use crate::cli::{DumpArgs, Global, ManifestFormat};
+use crate::cloud::Cloud;
+use crate::state::{self, State};
+use crate::update;
+
+/// `kops toolbox dump`.
+pub async fn dump(global: &Global, args: &DumpArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let st = State::open(global).await?;
+    let cluster = st.cluster(&name).await?.value;
+    let groups: Vec<_> = st
+        .registry
+        .list_instance_groups(&name)
+        .await
+        .with_context(|| format!("listing instance groups of cluster {name}"))?
+        .into_iter()
+        .map(|g| g.value)
+        .collect();
+    let keys: Vec<String> = st
+        .registry
+        .list_ssh_public_keys(&name)
+        .await
+        .with_context(|| format!("listing SSH keys of cluster {name}"))?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let resources = if cluster.spec.cloud_provider.as_deref() == Some("aws") {
+        let cloud = Cloud::open(&st, global.mock_cloud, &update::region(&cluster)?).await?;
+        let api: &dyn AwsCloud = cloud.api.as_ref();
+        find_cluster_resources(api, &name).await.with_context(|| {
+            format!(
+                "listing the resources of cluster {name} in {}",
+                cloud.description
+            )
+        })?
+    } else {
+        Vec::new()
+    };
+    let doc = json!({
+        "cluster": cluster,
+        "instanceGroups": groups,
+        "sshPublicKeys": keys,
+        "resources": resources,
+    });
+    match args.output {
+        ManifestFormat::Json => println!("{}", serde_json::to_string_pretty(&doc)?),
+        ManifestFormat::Yaml => print!(
+            "{}",
+            serde_saphyr::to_string(&doc).context("writing the dump as YAML")?
+        ),
+    }
+    Ok(())
+}

@@ -1,0 +1,560 @@
+//! End-to-end tests of the `kops` binary: they run the built program with a local
+//! file state store and the mock cloud, as a user would.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CLUSTER: &str = "demo.example.com";
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    #[track_caller]
+    fn expect(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "exit code {} (wanted {code})\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// A failure as the CLI promises it: exit 1, a first line `error: ...`, no panic.
+    #[track_caller]
+    fn expect_error(self, needle: &str) -> Run {
+        let r = self.expect(1);
+        assert!(r.stderr.starts_with("error: "), "stderr: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "stderr: {}", r.stderr);
+        assert!(!r.stderr.contains("RUST_BACKTRACE"), "stderr: {}", r.stderr);
+        assert!(
+            r.stderr.contains(needle),
+            "stderr does not mention {needle:?}:\n{}",
+            r.stderr
+        );
+        r
+    }
+}
+
+/// A scratch state store (`file://`) and helpers to run `kops` against it.
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    fn state(&self) -> String {
+        format!("file://{}", self.state_dir().display())
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kops"));
+        for v in [
+            "KOPS_STATE_STORE",
+            "KOPS_MOCK_CLOUD",
+            "KOPS_CLUSTER_NAME",
+            "KOPS_EDITOR",
+            "EDITOR",
+        ] {
+            c.env_remove(v);
+        }
+        c.env("NO_COLOR", "1").current_dir(self.dir.path());
+        c
+    }
+
+    /// Runs `kops --state <store> --mock-cloud ARGS`.
+    fn kops(&self, args: &[&str]) -> Run {
+        self.kops_env(args, &[])
+    }
+
+    fn kops_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut c = self.command();
+        c.arg("--state")
+            .arg(self.state())
+            .arg("--mock-cloud")
+            .args(args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        Run::from(c.output().unwrap())
+    }
+
+    /// Every file of the state store with its content (the backend's own lock and
+    /// temporary files left out).
+    fn tree(&self) -> BTreeMap<String, Vec<u8>> {
+        fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for e in entries {
+                let p = e.unwrap().path();
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                if name.starts_with(".kops-") {
+                    continue;
+                }
+                if p.is_dir() {
+                    walk(root, &p, out);
+                } else {
+                    let rel = p.strip_prefix(root).unwrap().display().to_string();
+                    out.insert(rel, std::fs::read(&p).unwrap());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(&self.state_dir(), &self.state_dir(), &mut out);
+        out
+    }
+
+    /// A shell script usable as `$EDITOR`.
+    fn editor(&self, name: &str, body: &str) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, format!("#!/bin/sh\nset -e\n{body}\n")).unwrap();
+        let mut perm = std::fs::metadata(&p).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&p, perm).unwrap();
+        p.display().to_string()
+    }
+
+    fn create_demo(&self) {
+        self.kops(&[
+            "create",
+            "cluster",
+            CLUSTER,
+            "--zones",
+            "us-test-1a",
+            "--network-cidr",
+            "172.20.0.0/16",
+            "--node-count",
+            "2",
+        ])
+        .expect(0);
+    }
+}
+
+fn have(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn require_tools() -> bool {
+    std::env::var("KOPS_TEST_REQUIRE_EMULATORS").is_ok_and(|v| v == "1")
+}
+
+#[test]
+fn help_lists_every_flag_with_a_description() {
+    let env = Env::new();
+    let top = Run::from(env.command().arg("--help").output().unwrap()).expect(0);
+    for sub in [
+        "create",
+        "replace",
+        "get",
+        "edit",
+        "update",
+        "delete",
+        "toolbox",
+        "completion",
+    ] {
+        assert!(
+            top.stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with(sub) && l.trim().len() > sub.len() + 2),
+            "kops --help lacks a described {sub}:\n{}",
+            top.stdout
+        );
+    }
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["create", "cluster"],
+            &[
+                "--cloud",
+                "--zones",
+                "--control-plane-zones",
+                "--control-plane-count",
+                "--control-plane-size",
+                "--node-count",
+                "--node-size",
+                "--networking",
+                "--topology",
+                "--dns-zone",
+                "--dns",
+                "--ssh-public-key",
+                "--image",
+                "--state",
+                "--mock-cloud",
+            ],
+        ),
+        (&["create"], &["--filename"]),
+        (&["create", "sshpublickey"], &["--ssh-public-key"]),
+        (&["replace"], &["--filename", "--force"]),
+        (&["get", "clusters"], &["--output"]),
+        (&["get", "instancegroups"], &["--output"]),
+        (&["edit", "cluster"], &["--state"]),
+        (&["edit", "instancegroup"], &["--name"]),
+        (
+            &["update", "cluster"],
+            &["--yes", "--target", "--out", "--output"],
+        ),
+        (&["delete", "cluster"], &["--yes"]),
+        (&["toolbox", "dump"], &["--output"]),
+    ];
+    for (args, flags) in cases {
+        let mut c = env.command();
+        c.args(*args).arg("--help");
+        let r = Run::from(c.output().unwrap()).expect(0);
+        for flag in *flags {
+            let line = r
+                .stdout
+                .lines()
+                .find(|l| l.contains(&format!("{flag} ")) || l.trim_end().ends_with(flag))
+                .unwrap_or_else(|| {
+                    panic!("kops {} --help lacks {flag}:\n{}", args.join(" "), r.stdout)
+                });
+            // The description is on the flag's line (or the next one when wrapped).
+            let described = line.trim().len() > flag.len() + 12
+                || r.stdout
+                    .lines()
+                    .skip_while(|l| *l != line)
+                    .nth(1)
+                    .is_some_and(|n| !n.trim().is_empty() && !n.trim_start().starts_with('-'));
+            assert!(
+                described,
+                "kops {} --help: {flag} has no description:\n{}",
+                args.join(" "),
+                r.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn completion_scripts_name_the_commands() {
+    let env = Env::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let mut c = env.command();
+        c.args(["completion", shell]);
+        let r = Run::from(c.output().unwrap()).expect(0);
+        assert!(r.stdout.contains("kops"), "{shell}: {}", r.stdout);
+        assert!(r.stdout.contains("update"), "{shell}");
+        assert!(r.stdout.contains("control-plane-count"), "{shell}");
+    }
+    let mut c = env.command();
+    c.args(["completion", "tcsh"]);
+    Run::from(c.output().unwrap()).expect(1);
+}
+
+#[test]
+fn cluster_lifecycle_on_the_mock_cloud() {
+    let env = Env::new();
+    env.create_demo();
+
+    // get
+    let r = env.kops(&["get", "clusters"]).expect(0);
+    assert!(
+        r.stdout.contains(CLUSTER) && r.stdout.contains("us-test-1a"),
+        "{}",
+        r.stdout
+    );
+    let r = env
+        .kops(&["--name", CLUSTER, "get", "instancegroups"])
+        .expect(0);
+    assert!(
+        r.stdout.contains("control-plane-us-test-1a"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("nodes-us-test-1a"), "{}", r.stdout);
+    let r = env.kops(&["get", "clusters", "-o", "json"]).expect(0);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let text = doc.to_string();
+    assert!(text.contains("\"etcdClusters\""), "{text}");
+
+    // edit: a scripted editor changes the cluster and an instance group.
+    let editor = env.editor(
+        "edit-cluster.sh",
+        "sed -i 's/backupRetentionDays: 90/backupRetentionDays: 30/' \"$1\"",
+    );
+    env.kops_env(&["edit", "cluster", CLUSTER], &[("EDITOR", &editor)])
+        .expect(0);
+    let r = env
+        .kops(&["get", "clusters", CLUSTER, "-o", "yaml"])
+        .expect(0);
+    assert!(r.stdout.contains("backupRetentionDays: 30"), "{}", r.stdout);
+    assert!(
+        !r.stdout.contains("backupRetentionDays: 90"),
+        "{}",
+        r.stdout
+    );
+    let editor = env.editor("edit-ig.sh", "sed -i 's/maxSize: 2/maxSize: 4/' \"$1\"");
+    env.kops_env(
+        &[
+            "--name",
+            CLUSTER,
+            "edit",
+            "instancegroup",
+            "nodes-us-test-1a",
+        ],
+        &[("EDITOR", &editor)],
+    )
+    .expect(0);
+    let r = env
+        .kops(&[
+            "--name",
+            CLUSTER,
+            "get",
+            "ig",
+            "nodes-us-test-1a",
+            "-o",
+            "yaml",
+        ])
+        .expect(0);
+    assert!(r.stdout.contains("maxSize: 4"), "{}", r.stdout);
+
+    // update: dry run with changes pending.
+    let r = env.kops(&["update", "cluster", CLUSTER]).expect(2);
+    assert!(r.stdout.contains("Will create resources:"), "{}", r.stdout);
+    assert!(r.stdout.contains("VPC/"), "{}", r.stdout);
+    assert!(
+        !r.stdout.contains("\u{1b}["),
+        "piped output must not be coloured"
+    );
+    let r = env
+        .kops(&["update", "cluster", CLUSTER, "-o", "json"])
+        .expect(2);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        plan["items"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|i| i["action"] == "create"))
+    );
+
+    // update --target terraform.
+    let out = env.path("tf");
+    env.kops(&[
+        "update",
+        "cluster",
+        CLUSTER,
+        "--target",
+        "terraform",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .expect(0);
+    let tf = std::fs::read_to_string(out.join("kubernetes.tf")).unwrap();
+    assert!(tf.contains("resource \"aws_vpc\""), "{tf}");
+    assert!(tf.contains("nodes-us-test-1a"), "{tf}");
+    check_terraform(&out);
+
+    // update --yes, then nothing is left to do.
+    let r = env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    assert!(r.stdout.contains("updated"), "{}", r.stdout);
+    assert!(
+        env.tree()
+            .contains_key(&format!("{CLUSTER}/cluster-completed.spec"))
+    );
+    let r = env.kops(&["update", "cluster", CLUSTER]).expect(0);
+    assert!(!r.stdout.contains("Will create"), "{}", r.stdout);
+
+    // The mock cloud holds the cluster's resources; toolbox dump lists them.
+    let r = env
+        .kops(&["toolbox", "dump", CLUSTER, "-o", "json"])
+        .expect(0);
+    let dump: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        !dump["resources"].as_array().unwrap().is_empty(),
+        "{}",
+        r.stdout
+    );
+
+    // delete: the dry run lists, --yes deletes.
+    let r = env.kops(&["delete", "cluster", CLUSTER]).expect(2);
+    assert!(r.stdout.contains("vpc-"), "{}", r.stdout);
+    env.kops(&["delete", "cluster", CLUSTER, "--yes"]).expect(0);
+    env.kops(&["get", "clusters", CLUSTER])
+        .expect_error("not found");
+    env.kops(&["get", "clusters"]).expect_error("no clusters");
+    assert!(
+        env.tree().keys().all(|k| !k.starts_with(CLUSTER)),
+        "state left: {:?}",
+        env.tree().keys().collect::<Vec<_>>()
+    );
+    // Re-creating and planning starts from an empty cloud again.
+    env.create_demo();
+    env.kops(&["update", "cluster", CLUSTER]).expect(2);
+}
+
+/// The Terraform files parse as HCL2 (python-hcl2) and are formatted as `terraform fmt`
+/// wants; skipped when those tools are missing, unless KOPS_TEST_REQUIRE_EMULATORS=1.
+fn check_terraform(dir: &Path) {
+    let hcl2 = have("python3", &["-c", "import hcl2"]);
+    if hcl2 {
+        let script = "import sys, hcl2\nfor p in sys.argv[1:]:\n    hcl2.load(open(p))\n";
+        let mut c = Command::new("python3");
+        c.arg("-c").arg(script);
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "tf") {
+                c.arg(p);
+            }
+        }
+        let r = Run::from(c.output().unwrap());
+        assert_eq!(
+            r.code, 0,
+            "python-hcl2 rejects the Terraform:\n{}",
+            r.stderr
+        );
+    } else if require_tools() {
+        panic!("python3 with hcl2 is required (KOPS_TEST_REQUIRE_EMULATORS=1)");
+    } else {
+        eprintln!("skipping the python-hcl2 check: python3 with hcl2 not found");
+    }
+    if have("terraform", &["version"]) {
+        let r = Run::from(
+            Command::new("terraform")
+                .args(["fmt", "-check", "-diff", "-recursive"])
+                .arg(dir)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.code, 0, "terraform fmt -check:\n{}{}", r.stdout, r.stderr);
+    } else if require_tools() {
+        panic!("terraform is required (KOPS_TEST_REQUIRE_EMULATORS=1)");
+    } else {
+        eprintln!("skipping `terraform fmt -check`: terraform not found");
+    }
+}
+
+#[test]
+fn rejected_edit_is_kept_and_nothing_is_saved() {
+    let env = Env::new();
+    env.create_demo();
+    let before = env.tree();
+    // The editor breaks the network CIDR; reopened with the errors, it changes nothing
+    // more, so the edit is given up.
+    let log = env.path("editor.log");
+    let editor = env.editor(
+        "bad-edit.sh",
+        &format!(
+            "echo \"$1\" >> {log}\nsed -i 's#172.20.0.0/16#172.20.0.0/33#' \"$1\"",
+            log = log.display()
+        ),
+    );
+    let r = env
+        .kops_env(&["edit", "cluster", CLUSTER], &[("EDITOR", &editor)])
+        .expect_error("kept in");
+    assert!(r.stderr.contains("networkCIDR"), "{}", r.stderr);
+    assert_eq!(env.tree(), before, "a rejected edit changed the store");
+    // The editor ran twice on the same file; the second time the errors were at the top.
+    let opened = std::fs::read_to_string(&log).unwrap();
+    let files: Vec<&str> = opened.lines().collect();
+    assert_eq!(files.len(), 2, "{opened}");
+    assert_eq!(files[0], files[1]);
+    let kept = std::fs::read_to_string(files[0]).unwrap();
+    assert!(kept.contains("172.20.0.0/33"), "the edit was lost:\n{kept}");
+    assert!(kept.contains("# The edit was rejected"), "{kept}");
+    assert!(
+        kept.lines()
+            .any(|l| l.starts_with('#') && l.contains("networkCIDR")),
+        "{kept}"
+    );
+    let _ = std::fs::remove_file(files[0]);
+}
+
+#[test]
+fn bad_input_fails_cleanly_and_leaves_the_store_unchanged() {
+    let env = Env::new();
+    env.create_demo();
+    let before = env.tree();
+    let manifest = env
+        .kops(&["get", "clusters", CLUSTER, "-o", "yaml"])
+        .expect(0)
+        .stdout;
+
+    // A malformed manifest.
+    std::fs::write(
+        env.path("malformed.yaml"),
+        "apiVersion: kops.k8s.io/v1alpha2\nkind: Cluster\nmetadata: {name: [\n",
+    )
+    .unwrap();
+    env.kops(&["create", "-f", "malformed.yaml"])
+        .expect_error("malformed.yaml");
+    assert_eq!(env.tree(), before);
+
+    // An unknown field.
+    let unknown = manifest
+        .replace(CLUSTER, "other.example.com")
+        .replace("spec:\n", "spec:\n  noSuchField: 1\n");
+    std::fs::write(env.path("unknown.yaml"), unknown).unwrap();
+    env.kops(&["create", "-f", "unknown.yaml"])
+        .expect_error("noSuchField");
+    assert_eq!(env.tree(), before);
+
+    // An invalid CIDR.
+    let bad_cidr = manifest.replace("172.20.0.0/16", "172.20.0.0/33");
+    assert_ne!(bad_cidr, manifest);
+    std::fs::write(env.path("cidr.yaml"), bad_cidr).unwrap();
+    env.kops(&["replace", "-f", "cidr.yaml"])
+        .expect_error("networkCIDR");
+    assert_eq!(env.tree(), before);
+
+    // No state store.
+    let mut c = env.command();
+    c.args(["get", "clusters"]);
+    Run::from(c.output().unwrap()).expect_error("state store");
+
+    // An unknown cluster.
+    env.kops(&["update", "cluster", "nope.example.com"])
+        .expect_error("nope.example.com");
+    env.kops(&["--name", "nope.example.com", "get", "ig"])
+        .expect_error("not found");
+    assert_eq!(env.tree(), before);
+
+    // A held lock.
+    let lock = env.state_dir().join(CLUSTER).join("kops-rs.lock");
+    std::fs::write(
+        &lock,
+        r#"{"id":"0123","holder":"someone@elsewhere","operation":"update cluster","created":"2026-01-01T00:00:00Z","toolVersion":"test"}"#,
+    )
+    .unwrap();
+    let locked = env.tree();
+    env.kops(&["update", "cluster", CLUSTER, "--yes"])
+        .expect_error("locked");
+    let editor = env.editor(
+        "ok-edit.sh",
+        "sed -i 's/backupRetentionDays: 90/backupRetentionDays: 7/' \"$1\"",
+    );
+    let r = env
+        .kops_env(&["edit", "cluster", CLUSTER], &[("EDITOR", &editor)])
+        .expect_error("someone@elsewhere");
+    assert!(r.stderr.contains("kept in"), "{}", r.stderr);
+    env.kops(&["delete", "cluster", CLUSTER, "--yes"])
+        .expect_error("locked");
+    assert_eq!(env.tree(), locked);
+}
