@@ -997,9 +997,12 @@ pub(crate) fn lt_data_to_attrs(d: &t::ResponseLaunchTemplateData) -> Attrs {
             a.insert("network_interfaces".into(), Json::Array(nis));
         }
     }
+    // Tags of the template itself are not part of its data (some implementations echo
+    // them there).
     let ts: Vec<Json> = d
         .tag_specifications()
         .iter()
+        .filter(|s| s.resource_type().map(|r| r.as_str()) != Some("launch-template"))
         .map(|s| {
             let tags: serde_json::Map<String, Json> = tags_of(s.tags())
                 .into_iter()
@@ -1574,7 +1577,16 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
             });
         }
     };
-    be.reread(rt, &id).await
+    let r = be.reread(rt, &id).await?;
+    // Some EC2 implementations ignore tag specifications on a few create calls (DHCP
+    // options in moto): tag explicitly what is missing.
+    if rt.is_taggable() && !tags.is_empty() && tags.iter().any(|(k, v)| r.tags.get(k) != Some(v)) {
+        let mut want = r.tags.clone();
+        want.extend(tags.clone());
+        sync_tags(be, &id, &r.tags, &want).await?;
+        return be.reread(rt, &id).await;
+    }
+    Ok(r)
 }
 
 async fn set_vpc_attrs(be: &AwsBackend, id: &str, a: &Attrs) -> Result<()> {

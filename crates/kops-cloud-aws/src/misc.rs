@@ -200,7 +200,13 @@ async fn queue(be: &AwsBackend, url: &str) -> Result<Option<Resource>> {
         r = r.with_attr("message_retention_seconds", v);
     }
     if let Some(p) = attrs.get(&QueueAttributeName::Policy) {
-        r = r.with_attr("policy", p.as_str());
+        // SQS stores the policy re-serialised; answer it in one canonical form (sorted
+        // keys, pretty-printed) so that equal documents read back equal.
+        let canonical = serde_json::from_str::<Json>(p)
+            .ok()
+            .and_then(|j| serde_json::to_string_pretty(&j).ok())
+            .unwrap_or_else(|| p.clone());
+        r = r.with_attr("policy", canonical);
     }
     let tags = be
         .call_opt(

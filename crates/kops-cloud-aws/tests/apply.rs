@@ -23,6 +23,18 @@ use kops_tasks::{Error, Executor, ExecutorOptions, Plan, TaskGraph, async_trait}
 /// An image moto knows (its built-in Ubuntu AMI).
 const MOTO_AMI: &str = "ami-1e749f67";
 
+/// Runs a test body on worker threads with large stacks (the SDK's futures are deep in
+/// debug builds).
+fn run(f: impl std::future::Future<Output = ()> + Send + 'static) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(32 << 20)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async { tokio::spawn(f).await.unwrap() });
+}
+
 fn endpoint() -> Option<String> {
     match std::env::var("KOPS_TEST_S3_ENDPOINT") {
         Ok(e) if !e.is_empty() => Some(e),
@@ -89,7 +101,12 @@ fn load_case(dir: &PathBuf, region: &str, bucket: &str) -> Case {
     let text = std::fs::read_to_string(dir.join("in-v1alpha2.yaml")).unwrap();
     let text = text
         .replace("us-test-1", region)
-        .replace("memfs://clusters.example.com", &format!("s3://{bucket}"));
+        .replace("memfs://clusters.example.com", &format!("s3://{bucket}"))
+        // moto cannot launch instances whose template maps instance-store (ephemeral)
+        // devices, which m3.medium has; AWS can.
+        .replace("machineType: m3.medium", "machineType: t3.medium")
+        // moto does not store an autoscaling group's MaxInstanceLifetime.
+        .replace("  maxInstanceLifetime: 48h20m\n", "");
     let mut cluster = None;
     let mut groups = Vec::new();
     for o in manifest::parse(text.as_bytes(), "in-v1alpha2.yaml").unwrap() {
@@ -132,6 +149,15 @@ async fn context(cloud: &dyn AwsCloud, case: &Case, region: &str) -> ModelContex
     ))
 }
 
+/// Deletes what an earlier, interrupted run left (the server is shared, never reset).
+async fn cleanup(cloud: &dyn AwsCloud, cluster: &str) {
+    let opts = DeleteOptions::default()
+        .with_retry_delay(Duration::from_millis(200))
+        .with_max_rounds(10);
+    let report = delete_cluster(cloud, cluster, &opts).await.unwrap();
+    assert!(report.is_complete(), "{report}");
+}
+
 fn graph(ctx: &ModelContext) -> TaskGraph<dyn AwsCloud> {
     TaskGraph::build(build_tasks(ctx).unwrap()).unwrap()
 }
@@ -158,185 +184,216 @@ async fn plan(cloud: &dyn AwsCloud, g: &TaskGraph<dyn AwsCloud>) -> Plan {
     executor().plan(g, cloud).await.unwrap()
 }
 
-fn changed(p: &Plan) -> BTreeSet<String> {
-    p.changes()
-        .map(|i| format!("{:?} {}", i.action, i.key))
-        .collect()
-}
+/// Field changes moto cannot converge (it ignores the call that sets them); every other
+/// difference fails the test.
+const MOTO_GAPS: &[(&str, &str)] = &[("Subnet/", "private_dns_hostname_type_on_launch")];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn minimal_aws_apply_plan_change_delete() {
-    let Some(ep) = endpoint() else { return };
-    let Some(dir) = case_dir("minimal-aws") else {
-        return;
-    };
-    let region = "eu-central-1";
-    let bucket = "kops-cloud-aws-e2e-minimal";
-    make_bucket(&ep, bucket).await;
-    let be = backend(&ep, region);
-    let cloud: &dyn AwsCloud = &be;
-    let mut case = load_case(&dir, region, bucket);
-    let name = case.cluster.name().to_string();
-
-    // A pre-existing VPC and subnet shared with the cluster, and an untagged VPC.
-    let shared = BTreeMap::from([(format!("kubernetes.io/cluster/{name}"), "shared".to_owned())]);
-    let shared_vpc = cloud
-        .create(
-            &CreateRequest::new(ResourceType::Vpc)
-                .with_tags(shared.clone())
-                .with_attrs(BTreeMap::from([(
-                    "cidr_block".into(),
-                    "10.9.0.0/16".into(),
-                )])),
-        )
-        .await
-        .unwrap();
-    let shared_subnet = cloud
-        .create(
-            &CreateRequest::new(ResourceType::Subnet)
-                .with_tags(shared.clone())
-                .with_attrs(BTreeMap::from([
-                    ("cidr_block".into(), "10.9.1.0/24".into()),
-                    ("vpc_id".into(), shared_vpc.id.clone().into()),
-                    ("availability_zone".into(), format!("{region}a").into()),
-                ])),
-        )
-        .await
-        .unwrap();
-
-    let ctx = context(cloud, &case, region).await;
-    let g = graph(&ctx);
-    apply(cloud, &g).await;
-
-    // Every task's object exists: a plan right after apply has nothing to do.
-    let p = plan(cloud, &g).await;
-    assert!(!p.has_changes(), "plan after apply:\n{}", p.render_text());
-    be.clear_cache();
-    be.reset_api_calls();
-    let p = plan(cloud, &g).await;
-    assert!(!p.has_changes());
-    let noop_calls = be.total_api_calls();
-    eprintln!(
-        "no-op plan of {} ({} groups, {} tasks): {noop_calls} API calls: {:?}",
-        name,
-        case.groups.len(),
-        g.len(),
-        be.api_calls()
-    );
-
-    // Change the spec: instance type and size of the nodes, and a new group.
-    let nodes = case
-        .groups
-        .iter_mut()
-        .find(|ig| ig.name() == "nodes")
-        .unwrap();
-    nodes.spec.machine_type = Some("t3.large".into());
-    nodes.spec.min_size = Some(3);
-    nodes.spec.max_size = Some(3);
-    let mut extra = nodes.clone();
-    extra.metadata.name = "extra".into();
-    case.groups.push(extra);
-    let ctx2 = context(cloud, &case, region).await;
-    let g2 = graph(&ctx2);
-    let p = plan(cloud, &g2).await;
-    let changes = changed(&p);
-    for c in &changes {
-        assert!(
-            c.contains("nodes.")
-                || c.contains("extra.")
-                || c.contains("/nodes")
-                || c.contains("/extra"),
-            "unexpected change {c}; all: {changes:#?}"
-        );
-    }
-    assert!(
-        changes
-            .iter()
-            .any(|c| c.starts_with("Update LaunchTemplate/nodes.")),
-        "{changes:#?}"
-    );
-    assert!(
-        changes
-            .iter()
-            .any(|c| c.starts_with("Update AutoscalingGroup/nodes.")),
-        "{changes:#?}"
-    );
-    assert!(
-        changes
-            .iter()
-            .any(|c| c.starts_with("Create LaunchTemplate/extra.")),
-        "{changes:#?}"
-    );
-    assert!(
-        changes
-            .iter()
-            .any(|c| c.starts_with("Create AutoscalingGroup/extra.")),
-        "{changes:#?}"
-    );
-    let lt_change = p
+fn assert_converged(p: &Plan, when: &str) {
+    let real: Vec<_> = p
         .changes()
-        .find(|i| i.key.to_string().starts_with("LaunchTemplate/nodes."))
-        .unwrap();
-    assert_eq!(
-        lt_change
-            .changes
-            .iter()
-            .map(|c| c.field.to_string())
-            .collect::<Vec<_>>(),
-        vec!["instance_type".to_owned()],
-        "{lt_change:?}"
-    );
-    apply(cloud, &g2).await;
-    let p = plan(cloud, &g2).await;
+        .filter(|i| {
+            let key = i.key.to_string();
+            i.changes.is_empty()
+                || !i.changes.iter().all(|c| {
+                    MOTO_GAPS
+                        .iter()
+                        .any(|(k, f)| key.starts_with(k) && c.field.to_string() == *f)
+                })
+        })
+        .collect();
     assert!(
-        !p.has_changes(),
-        "plan after the change:\n{}",
+        real.is_empty(),
+        "plan {when} has changes:\n{}",
         p.render_text()
     );
+}
 
-    // Delete: everything the cluster owns goes; shared objects stay.
-    let dry = find_cluster_resources(cloud, &name).await.unwrap();
-    assert!(
-        dry.iter()
-            .any(|r| r.resource_type == Some(ResourceType::Vpc))
-    );
-    assert!(
-        !dry.iter()
-            .any(|r| r.id == shared_vpc.id || r.id == shared_subnet.id)
-    );
-    let report = delete_cluster(
-        cloud,
-        &name,
-        &DeleteOptions::default()
-            .with_retry_delay(Duration::from_millis(200))
-            .with_max_rounds(10),
-    )
-    .await
-    .unwrap();
-    assert!(report.is_complete(), "{report}");
-    assert!(
-        find_cluster_resources(cloud, &name)
+#[test]
+fn minimal_aws_apply_plan_change_delete() {
+    run(async {
+        let Some(ep) = endpoint() else { return };
+        let Some(dir) = case_dir("minimal-aws") else {
+            return;
+        };
+        let region = "eu-central-1";
+        let bucket = "kops-cloud-aws-e2e-minimal";
+        make_bucket(&ep, bucket).await;
+        let be = backend(&ep, region);
+        let cloud: &dyn AwsCloud = &be;
+        let mut case = load_case(&dir, region, bucket);
+        let name = case.cluster.name().to_string();
+        cleanup(cloud, &name).await;
+
+        // A pre-existing VPC and subnet shared with the cluster, and an untagged VPC.
+        let shared =
+            BTreeMap::from([(format!("kubernetes.io/cluster/{name}"), "shared".to_owned())]);
+        let shared_vpc = cloud
+            .create(
+                &CreateRequest::new(ResourceType::Vpc)
+                    .with_tags(shared.clone())
+                    .with_attrs(BTreeMap::from([(
+                        "cidr_block".into(),
+                        "10.9.0.0/16".into(),
+                    )])),
+            )
             .await
-            .unwrap()
-            .is_empty()
-    );
-    be.clear_cache();
-    let p = plan(cloud, &g2).await;
-    assert!(
-        p.changes().count() > 0,
-        "after delete the cluster must be planned anew"
-    );
-    let vpc = cloud
-        .list(&ListQuery::new(ResourceType::Vpc).with_ids([shared_vpc.id.clone()]))
+            .unwrap();
+        let shared_subnet = cloud
+            .create(
+                &CreateRequest::new(ResourceType::Subnet)
+                    .with_tags(shared.clone())
+                    .with_attrs(BTreeMap::from([
+                        ("cidr_block".into(), "10.9.1.0/24".into()),
+                        ("vpc_id".into(), shared_vpc.id.clone().into()),
+                        ("availability_zone".into(), format!("{region}a").into()),
+                    ])),
+            )
+            .await
+            .unwrap();
+
+        let ctx = context(cloud, &case, region).await;
+        let g = graph(&ctx);
+        apply(cloud, &g).await;
+
+        // Every task's object exists: a plan right after apply has nothing to do.
+        let p = plan(cloud, &g).await;
+        assert_converged(&p, "after apply");
+        be.clear_cache();
+        be.reset_api_calls();
+        let p = plan(cloud, &g).await;
+        assert_converged(&p, "after apply, uncached");
+        let noop_calls = be.total_api_calls();
+        eprintln!(
+            "no-op plan of {} ({} groups, {} tasks): {noop_calls} API calls: {:?}",
+            name,
+            case.groups.len(),
+            g.len(),
+            be.api_calls()
+        );
+
+        // Change the spec: the control plane's instance type, the node count, a new group.
+        // (Type and count go to different groups: moto cannot launch instances from a second
+        // template version that carries user data; AWS can.)
+        let master = case
+            .groups
+            .iter_mut()
+            .find(|ig| ig.name() != "nodes")
+            .unwrap();
+        master.spec.machine_type = Some("t3.large".into());
+        let master_name = master.name().to_string();
+        let nodes = case
+            .groups
+            .iter_mut()
+            .find(|ig| ig.name() == "nodes")
+            .unwrap();
+        nodes.spec.min_size = Some(3);
+        nodes.spec.max_size = Some(3);
+        let mut extra = nodes.clone();
+        extra.metadata.name = Some("extra".into());
+        case.groups.push(extra);
+        let ctx2 = context(cloud, &case, region).await;
+        let g2 = graph(&ctx2);
+        let p = plan(cloud, &g2).await;
+        let gapless = |i: &&kops_tasks::PlanItem| {
+            let key = i.key.to_string();
+            !(i.changes.iter().all(|c| {
+                MOTO_GAPS
+                    .iter()
+                    .any(|(k, f)| key.starts_with(k) && c.field.to_string() == *f)
+            }) && !i.changes.is_empty())
+        };
+        let changes: BTreeSet<String> = p
+            .changes()
+            .filter(gapless)
+            .map(|i| format!("{:?} {}", i.action, i.key))
+            .collect();
+        let fields = |prefix: &str| -> Vec<String> {
+            p.changes()
+                .filter(|i| i.key.to_string().starts_with(prefix))
+                .flat_map(|i| i.changes.iter().map(|c| c.field.to_string()))
+                .collect()
+        };
+        let lt_master = format!("LaunchTemplate/{master_name}.masters.");
+        let asg_nodes = "AutoscalingGroup/nodes.".to_owned();
+        assert_eq!(
+            fields(&lt_master),
+            vec!["instance_type".to_owned()],
+            "{changes:#?}"
+        );
+        let mut nf = fields(&asg_nodes);
+        nf.sort();
+        assert_eq!(
+            nf,
+            vec!["max_size".to_owned(), "min_size".to_owned()],
+            "{changes:#?}"
+        );
+        for c in &changes {
+            let expected = c.starts_with(&format!("Update {lt_master}"))
+                || c.starts_with(&format!("Update {asg_nodes}"))
+                || (c.starts_with("Create ") && c.contains("extra"));
+            assert!(expected, "unexpected change {c}; all: {changes:#?}");
+        }
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.starts_with("Create LaunchTemplate/extra.")),
+            "{changes:#?}"
+        );
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.starts_with("Create AutoscalingGroup/extra.")),
+            "{changes:#?}"
+        );
+        // The control plane's group follows its template's new version only after apply.
+        apply(cloud, &g2).await;
+        let p = plan(cloud, &g2).await;
+        assert_converged(&p, "after the change");
+
+        // Delete: everything the cluster owns goes; shared objects stay.
+        let dry = find_cluster_resources(cloud, &name).await.unwrap();
+        assert!(
+            dry.iter()
+                .any(|r| r.resource_type == Some(ResourceType::Vpc))
+        );
+        assert!(
+            !dry.iter()
+                .any(|r| r.id == shared_vpc.id || r.id == shared_subnet.id)
+        );
+        let report = delete_cluster(
+            cloud,
+            &name,
+            &DeleteOptions::default()
+                .with_retry_delay(Duration::from_millis(200))
+                .with_max_rounds(10),
+        )
         .await
         .unwrap();
-    assert_eq!(vpc.len(), 1, "shared VPC deleted");
-    let sn = cloud
-        .list(&ListQuery::new(ResourceType::Subnet).with_ids([shared_subnet.id.clone()]))
-        .await
-        .unwrap();
-    assert_eq!(sn.len(), 1, "shared subnet deleted");
-    assert_eq!(sn[0].tags, shared);
+        assert!(report.is_complete(), "{report}");
+        assert!(
+            find_cluster_resources(cloud, &name)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        be.clear_cache();
+        let p = plan(cloud, &g2).await;
+        assert!(
+            p.changes().count() > 0,
+            "after delete the cluster must be planned anew"
+        );
+        let vpc = cloud
+            .list(&ListQuery::new(ResourceType::Vpc).with_ids([shared_vpc.id.clone()]))
+            .await
+            .unwrap();
+        assert_eq!(vpc.len(), 1, "shared VPC deleted");
+        let sn = cloud
+            .list(&ListQuery::new(ResourceType::Subnet).with_ids([shared_subnet.id.clone()]))
+            .await
+            .unwrap();
+        assert_eq!(sn.len(), 1, "shared subnet deleted");
+        assert_eq!(sn[0].tags, shared);
+    });
 }
 
 /// Answers a share of calls with a throttling error before they reach the cloud.
@@ -402,104 +459,43 @@ impl AwsCloud for Throttling {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn apply_converges_with_30_percent_throttling() {
-    let Some(ep) = endpoint() else { return };
-    let Some(dir) = case_dir("minimal-aws") else {
-        return;
-    };
-    let region = "ca-central-1";
-    let bucket = "kops-cloud-aws-e2e-throttled";
-    make_bucket(&ep, bucket).await;
-    let be = backend(&ep, region);
-    let mut case = load_case(&dir, region, bucket);
-    // Its own cluster name: IAM is global to the account.
-    case.cluster.metadata.name = "throttled.example.com".into();
-    let ctx = context(&be, &case, region).await;
-    let g = graph(&ctx);
-    let flaky = Throttling {
-        inner: be.clone(),
-        percent: 30,
-        n: AtomicU64::new(0),
-        injected: AtomicU64::new(0),
-    };
-    apply(&flaky, &g).await;
-    let p = plan(&flaky, &g).await;
-    assert!(
-        !p.has_changes(),
-        "plan after throttled apply:\n{}",
-        p.render_text()
-    );
-    assert!(
-        flaky.injected.load(Ordering::Relaxed) > 10,
-        "the wrapper did inject errors"
-    );
-    eprintln!(
-        "throttling wrapper injected {} errors",
-        flaky.injected.load(Ordering::Relaxed)
-    );
-    let report = delete_cluster(
-        &be,
-        "throttled.example.com",
-        &DeleteOptions::default()
-            .with_retry_delay(Duration::from_millis(200))
-            .with_max_rounds(10),
-    )
-    .await
-    .unwrap();
-    assert!(report.is_complete(), "{report}");
-}
-
-/// A no-op plan of a 50-group cluster costs the same API calls as a 2-group one, plus a
-/// small constant (per-group objects are found in batched listings).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn noop_plan_calls_do_not_grow_with_instance_groups() {
-    let Some(ep) = endpoint() else { return };
-    let Some(dir) = case_dir("minimal-aws") else {
-        return;
-    };
-    let mut counts = Vec::new();
-    for (n, region, cluster) in [
-        (2usize, "sa-east-1", "two.example.com"),
-        (50, "ap-northeast-1", "fifty.example.com"),
-    ] {
-        let bucket = format!("kops-cloud-aws-e2e-{n}");
-        make_bucket(&ep, &bucket).await;
+#[test]
+fn apply_converges_with_30_percent_throttling() {
+    run(async {
+        let Some(ep) = endpoint() else { return };
+        let Some(dir) = case_dir("minimal-aws") else {
+            return;
+        };
+        let region = "ca-central-1";
+        let bucket = "kops-cloud-aws-e2e-throttled";
+        make_bucket(&ep, bucket).await;
         let be = backend(&ep, region);
-        let mut case = load_case(&dir, region, &bucket);
-        case.cluster.metadata.name = cluster.into();
-        let nodes = case
-            .groups
-            .iter()
-            .find(|ig| ig.name() == "nodes")
-            .unwrap()
-            .clone();
-        case.groups.retain(|ig| ig.name() != "nodes");
-        for i in 0..n - 1 {
-            let mut ig = nodes.clone();
-            ig.metadata.name = format!("nodes-{i}");
-            ig.spec.min_size = Some(0);
-            ig.spec.max_size = Some(1);
-            case.groups.push(ig);
-        }
-        assert_eq!(case.groups.len(), n);
+        let mut case = load_case(&dir, region, bucket);
+        // Its own cluster name: IAM is global to the account.
+        case.cluster.metadata.name = Some("throttled.example.com".into());
+        cleanup(&be, "throttled.example.com").await;
         let ctx = context(&be, &case, region).await;
         let g = graph(&ctx);
-        apply(&be, &g).await;
-        be.clear_cache();
-        be.reset_api_calls();
-        let p = plan(&be, &g).await;
-        assert!(!p.has_changes(), "{}", p.render_text());
-        let total = be.total_api_calls();
-        eprintln!(
-            "no-op plan, {n} instance groups, {} tasks: {total} API calls {:?}",
-            g.len(),
-            be.api_calls()
+        let flaky = Throttling {
+            inner: be.clone(),
+            percent: 30,
+            n: AtomicU64::new(0),
+            injected: AtomicU64::new(0),
+        };
+        apply(&flaky, &g).await;
+        let p = plan(&flaky, &g).await;
+        assert_converged(&p, "after throttled apply");
+        assert!(
+            flaky.injected.load(Ordering::Relaxed) > 10,
+            "the wrapper did inject errors"
         );
-        counts.push((n, g.len(), total, be.api_calls()));
+        eprintln!(
+            "throttling wrapper injected {} errors",
+            flaky.injected.load(Ordering::Relaxed)
+        );
         let report = delete_cluster(
             &be,
-            cluster,
+            "throttled.example.com",
             &DeleteOptions::default()
                 .with_retry_delay(Duration::from_millis(200))
                 .with_max_rounds(10),
@@ -507,36 +503,99 @@ async fn noop_plan_calls_do_not_grow_with_instance_groups() {
         .await
         .unwrap();
         assert!(report.is_complete(), "{report}");
-    }
-    // Objects AWS can only read one at a time (an S3 object's content, the hooks of one
-    // group) grow with the groups; every listing is batched and must not.
-    const PER_OBJECT: &[&str] = &["s3:GetObject", "autoscaling:DescribeLifecycleHooks"];
-    let batched = |m: &BTreeMap<String, u64>| -> u64 {
-        m.iter()
-            .filter(|(k, _)| !PER_OBJECT.contains(&k.as_str()))
-            .map(|(_, v)| v)
-            .sum()
-    };
-    let (two, fifty) = (batched(&counts[0].3), batched(&counts[1].3));
-    eprintln!(
-        "batched calls: 2 groups {two}, 50 groups {fifty}; totals {} and {}",
-        counts[0].2, counts[1].2
-    );
-    assert!(
-        fifty <= two + 5,
-        "50 groups: {fifty} calls, 2 groups: {two} calls\n{:?}\n{:?}",
-        counts[0].3,
-        counts[1].3
-    );
-    let ec2 = |m: &BTreeMap<String, u64>| -> u64 {
-        m.iter()
-            .filter(|(k, _)| k.starts_with("ec2:"))
-            .map(|(_, v)| v)
-            .sum()
-    };
-    assert_eq!(
-        ec2(&counts[0].3),
-        ec2(&counts[1].3),
-        "EC2 calls must not depend on the number of groups"
-    );
+    });
+}
+
+/// A no-op plan of a 50-group cluster costs the same API calls as a 2-group one, plus a
+/// small constant (per-group objects are found in batched listings).
+#[test]
+fn noop_plan_calls_do_not_grow_with_instance_groups() {
+    run(async {
+        let Some(ep) = endpoint() else { return };
+        let Some(dir) = case_dir("minimal-aws") else {
+            return;
+        };
+        let mut counts = Vec::new();
+        for (n, region, cluster) in [
+            (2usize, "sa-east-1", "two.example.com"),
+            (50, "ap-northeast-1", "fifty.example.com"),
+        ] {
+            let bucket = format!("kops-cloud-aws-e2e-{n}");
+            make_bucket(&ep, &bucket).await;
+            let be = backend(&ep, region);
+            let mut case = load_case(&dir, region, &bucket);
+            case.cluster.metadata.name = Some(cluster.into());
+            let nodes = case
+                .groups
+                .iter()
+                .find(|ig| ig.name() == "nodes")
+                .unwrap()
+                .clone();
+            case.groups.retain(|ig| ig.name() != "nodes");
+            for i in 0..n - 1 {
+                let mut ig = nodes.clone();
+                ig.metadata.name = Some(format!("nodes-{i}"));
+                ig.spec.min_size = Some(0);
+                ig.spec.max_size = Some(1);
+                case.groups.push(ig);
+            }
+            assert_eq!(case.groups.len(), n);
+            cleanup(&be, cluster).await;
+            let ctx = context(&be, &case, region).await;
+            let g = graph(&ctx);
+            apply(&be, &g).await;
+            be.clear_cache();
+            be.reset_api_calls();
+            let p = plan(&be, &g).await;
+            assert_converged(&p, "no-op");
+            let total = be.total_api_calls();
+            eprintln!(
+                "no-op plan, {n} instance groups, {} tasks: {total} API calls {:?}",
+                g.len(),
+                be.api_calls()
+            );
+            counts.push((n, g.len(), total, be.api_calls()));
+            let report = delete_cluster(
+                &be,
+                cluster,
+                &DeleteOptions::default()
+                    .with_retry_delay(Duration::from_millis(200))
+                    .with_max_rounds(10),
+            )
+            .await
+            .unwrap();
+            assert!(report.is_complete(), "{report}");
+        }
+        // Objects AWS can only read one at a time (an S3 object's content, the hooks of one
+        // group) grow with the groups; every listing is batched and must not.
+        const PER_OBJECT: &[&str] = &["s3:GetObject", "autoscaling:DescribeLifecycleHooks"];
+        let batched = |m: &BTreeMap<String, u64>| -> u64 {
+            m.iter()
+                .filter(|(k, _)| !PER_OBJECT.contains(&k.as_str()))
+                .map(|(_, v)| v)
+                .sum()
+        };
+        let (two, fifty) = (batched(&counts[0].3), batched(&counts[1].3));
+        eprintln!(
+            "batched calls: 2 groups {two}, 50 groups {fifty}; totals {} and {}",
+            counts[0].2, counts[1].2
+        );
+        assert!(
+            fifty <= two + 5,
+            "50 groups: {fifty} calls, 2 groups: {two} calls\n{:?}\n{:?}",
+            counts[0].3,
+            counts[1].3
+        );
+        let ec2 = |m: &BTreeMap<String, u64>| -> u64 {
+            m.iter()
+                .filter(|(k, _)| k.starts_with("ec2:"))
+                .map(|(_, v)| v)
+                .sum()
+        };
+        assert_eq!(
+            ec2(&counts[0].3),
+            ec2(&counts[1].3),
+            "EC2 calls must not depend on the number of groups"
+        );
+    });
 }
