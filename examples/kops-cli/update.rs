@@ -249,9 +249,34 @@ pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow
             bar.finish_and_clear();
             // The cloud changed whatever the outcome: persist the mock's state first.
             cloud.save().await?;
-            let applied = report
-                .into_result()
-                .with_context(|| format!("applying cluster {name} to {}", cloud.description))?;
+            if !report.failed.is_empty() {
+                // One line per failed task with its error, then the skipped ones.
+                let mut lines: Vec<String> = report
+                    .failed
+                    .iter()
+                    .map(|(key, e)| {
+                        let mut l = format!("{key}: {e}");
+                        let mut source = std::error::Error::source(e);
+                        while let Some(s) = source {
+                            l.push_str(&format!(": {s}"));
+                            source = s.source();
+                        }
+                        l
+                    })
+                    .collect();
+                if !report.skipped.is_empty() {
+                    lines.push(format!(
+                        "{} task(s) not run because a dependency failed",
+                        report.skipped.len()
+                    ));
+                }
+                return Err(anyhow!("{}", lines.join("\n  ")).context(format!(
+                    "applying cluster {name} to {}: {} task(s) failed",
+                    cloud.description,
+                    report.failed.len()
+                )));
+            }
+            let applied = report.plan;
             st.registry
                 .put_completed_spec(&full)
                 .await
