@@ -20,7 +20,7 @@ use ResourceType as R;
 const ASG: Service = Service::Autoscaling;
 
 async fn groups(be: &AwsBackend, scope: &Scope) -> Result<Vec<t::AutoScalingGroup>> {
-    let mut r = be.inner.asg.describe_auto_scaling_groups();
+    let mut r = be.inner.asg.describe_auto_scaling_groups().max_records(100);
     match scope {
         Scope::Ids(ids) | Scope::Names(ids) => {
             r = r.set_auto_scaling_group_names(Some(ids.clone()))

@@ -821,6 +821,7 @@ async fn list_launch_templates(
     let mut templates = Vec::new();
     let mut stream = ec2
         .describe_launch_templates()
+        .max_results(200)
         .set_filters(Some(fs.clone()))
         .set_launch_template_ids(ids.clone())
         .into_paginator()
@@ -843,7 +844,7 @@ async fn list_launch_templates(
                     be,
                     "DescribeLaunchTemplates",
                     "launch templates",
-                    ec2.describe_launch_templates(),
+                    ec2.describe_launch_templates().max_results(200),
                     |p| {
                         templates.extend(p.launch_templates().iter().cloned());
                     }
@@ -860,7 +861,12 @@ async fn list_launch_templates(
     // per template.
     let mut data: BTreeMap<String, (i64, t::ResponseLaunchTemplateData)> = BTreeMap::new();
     let single = templates.len() == 1;
-    let mut req = ec2.describe_launch_template_versions().versions("$Latest");
+    // Full pages (AWS allows 200; some implementations return only the first page of
+    // their smaller default without a continuation token).
+    let mut req = ec2
+        .describe_launch_template_versions()
+        .versions("$Latest")
+        .max_results(200);
     if single {
         req = req.set_launch_template_id(templates[0].launch_template_id().map(str::to_owned));
     }
