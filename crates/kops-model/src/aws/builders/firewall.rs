@@ -30,9 +30,12 @@ impl Peer {
         }
     }
 
+    /// The peer as kOps writes it in generated rule names (prefix lists have no CIDR and
+    /// are written as the default `0.0.0.0/0`).
     fn label(&self) -> &str {
         match self {
-            Peer::Group(s) | Peer::Cidr(s) | Peer::PrefixList(s) => s,
+            Peer::Group(s) | Peer::Cidr(s) => s,
+            Peer::PrefixList(_) => "0.0.0.0/0",
         }
     }
 }
@@ -223,14 +226,13 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     let net = &ctx.cluster.spec.networking;
     if net.amazonvpc.is_some() {
         m.add(Rule::ingress(&masters, group(&nodes), None, 0, 0).task(ctx));
-    } else {
-        for (from, to) in node_to_master_tcp_ranges(ctx) {
-            m.add(Rule::ingress(&masters, group(&nodes), Some("tcp"), from, to).task(ctx));
-        }
-        m.add(Rule::ingress(&masters, group(&nodes), Some("udp"), 1, 65535).task(ctx));
-        if net.calico.is_some() || net.kuberouter.is_some() {
-            m.add(Rule::ingress(&masters, group(&nodes), Some("4"), 0, 65535).task(ctx));
-        }
+    }
+    for (from, to) in node_to_master_tcp_ranges(ctx) {
+        m.add(Rule::ingress(&masters, group(&nodes), Some("tcp"), from, to).task(ctx));
+    }
+    m.add(Rule::ingress(&masters, group(&nodes), Some("udp"), 1, 65535).task(ctx));
+    if net.calico.is_some() || net.kuberouter.is_some() {
+        m.add(Rule::ingress(&masters, group(&nodes), Some("4"), 0, 65535).task(ctx));
     }
 
     // External access.
@@ -243,8 +245,13 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     }
     let (np_from, np_to) = node_port_range(ctx);
     for a in ctx.cluster.spec.node_port_access.iter().flatten() {
-        m.add(Rule::ingress(&nodes, Peer::access(a), Some("tcp"), np_from, np_to).task(ctx));
-        m.add(Rule::ingress(&nodes, Peer::access(a), Some("udp"), np_from, np_to).task(ctx));
+        for proto in ["tcp", "udp"] {
+            m.add(
+                Rule::ingress(&nodes, Peer::access(a), Some(proto), np_from, np_to)
+                    .named(format!("nodeport-{proto}-external-to-node-{a}"))
+                    .task(ctx),
+            );
+        }
     }
     if !ctx.has_api_lb() {
         for a in ctx.cluster.spec.api.access.iter().flatten() {

@@ -154,6 +154,19 @@ pub fn control_plane_policy(ctx: &ModelContext) -> Policy {
     pol
 }
 
+/// The policy of dedicated API-server nodes: the node policy plus what the API server
+/// reads from EC2.
+pub fn api_server_policy(ctx: &ModelContext) -> Policy {
+    let mut pol = node_policy(ctx);
+    pol.add(Statement::allow_all([
+        "ec2:DescribeInstances",
+        "ec2:DescribeRegions",
+        "iam:GetServerCertificate",
+        "iam:ListServerCertificates",
+    ]));
+    pol
+}
+
 /// The node policy; empty unless the spec needs node permissions.
 pub fn node_policy(ctx: &ModelContext) -> Policy {
     let mut pol = Policy::default();
@@ -250,12 +263,275 @@ fn roles_in_use(ctx: &ModelContext) -> BTreeMap<&'static str, (InstanceGroupRole
     out
 }
 
+/// The name of an instance role and profile: `<prefix>.<cluster>`, cut to IAM's 64
+/// characters with a hash when longer.
+pub fn instance_role_name(ctx: &ModelContext, prefix: &str) -> String {
+    crate::aws::naming::truncate(&ctx.scoped(prefix), 64, false)
+}
+
 /// The key of the instance-profile task of a role.
 pub fn instance_profile_key(ctx: &ModelContext, role: &InstanceGroupRole) -> TaskKey {
     TaskKey::new(
         "IAMInstanceProfile",
-        ctx.scoped(ModelContext::iam_role_prefix(role)),
+        instance_role_name(ctx, ModelContext::iam_role_prefix(role)),
     )
+}
+
+/// The OIDC issuer host and path (`discovery.example.com/cluster`), when IRSA is on.
+fn oidc_issuer(ctx: &ModelContext) -> Option<String> {
+    let sad = ctx.cluster.spec.service_account_issuer_discovery.as_ref()?;
+    if sad.enable_awsoidc_provider != Some(true) {
+        return None;
+    }
+    let issuer = ctx
+        .cluster
+        .spec
+        .kube_api_server
+        .as_ref()
+        .and_then(|k| k.service_account_issuer.clone())
+        .or_else(|| {
+            sad.discovery_store
+                .as_deref()
+                .map(|s| super::files::split_store_url(s).1)
+        })?;
+    Some(issuer.trim_start_matches("https://").to_owned())
+}
+
+/// The IAM role of a Kubernetes service account (IRSA): `<sa>.<ns>.sa.<cluster>`, a
+/// `*` in the namespace written `wildcard`.
+pub fn service_account_role_name(ctx: &ModelContext, name: &str, namespace: &str) -> String {
+    crate::aws::naming::truncate(
+        &format!(
+            "{name}.{}.sa.{}",
+            namespace.replace('*', "wildcard"),
+            ctx.name()
+        ),
+        64,
+        false,
+    )
+}
+
+fn service_account_trust_policy(
+    ctx: &ModelContext,
+    issuer: &str,
+    name: &str,
+    namespace: &str,
+) -> String {
+    let a = &ctx.account;
+    let (op, subject) = if namespace.contains('*') || name.contains('*') {
+        (
+            "StringLike",
+            format!("system:serviceaccount:{namespace}:{name}"),
+        )
+    } else {
+        (
+            "StringEquals",
+            format!("system:serviceaccount:{namespace}:{name}"),
+        )
+    };
+    let doc = json!({
+        "Statement": [{
+            "Action": "sts:AssumeRoleWithWebIdentity",
+            "Condition": {op: {format!("{issuer}:sub"): subject}},
+            "Effect": "Allow",
+            "Principal": {"Federated": format!("arn:{}:iam::{}:oidc-provider/{issuer}", a.partition, a.account_id)},
+        }],
+        "Version": "2012-10-17",
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+/// The service accounts of kOps-managed addons that get their own IAM role when
+/// `iam.useServiceAccountExternalPermissions` is set, with their permissions.
+fn addon_service_accounts(ctx: &ModelContext) -> Vec<(&'static str, Policy)> {
+    let spec = &ctx.cluster.spec;
+    let aws = spec.cloud_provider.aws.as_ref();
+    let mut out = Vec::new();
+    if !ctx.dns_none() {
+        let mut p = Policy::default();
+        p.add(Statement::allow_all([
+            "route53:ChangeResourceRecordSets",
+            "route53:GetChange",
+            "route53:ListHostedZones",
+            "route53:ListResourceRecordSets",
+        ]));
+        out.push(("dns-controller", p));
+    }
+    let mut ccm = Policy::default();
+    ccm.add(Statement::allow_all([
+        "autoscaling:DescribeAutoScalingGroups",
+        "ec2:DescribeInstances",
+        "ec2:DescribeRegions",
+        "ec2:DescribeRouteTables",
+        "ec2:DescribeSecurityGroups",
+        "ec2:DescribeSubnets",
+        "ec2:DescribeVpcs",
+        "elasticloadbalancing:DescribeLoadBalancers",
+        "elasticloadbalancing:DescribeTargetGroups",
+    ]));
+    out.push(("aws-cloud-controller-manager", ccm));
+    let mut ebs = Policy::default();
+    ebs.add(Statement::allow_all([
+        "ec2:AttachVolume",
+        "ec2:CreateSnapshot",
+        "ec2:CreateVolume",
+        "ec2:DeleteSnapshot",
+        "ec2:DeleteVolume",
+        "ec2:DescribeAvailabilityZones",
+        "ec2:DescribeInstances",
+        "ec2:DescribeSnapshots",
+        "ec2:DescribeVolumes",
+        "ec2:DetachVolume",
+    ]));
+    out.push(("ebs-csi-controller-sa", ebs));
+    if ctx.nth_queue_mode() {
+        let mut p = Policy::default();
+        p.add(Statement::allow_all([
+            "autoscaling:CompleteLifecycleAction",
+            "autoscaling:DescribeAutoScalingInstances",
+            "autoscaling:DescribeTags",
+            "ec2:DescribeInstances",
+            "sqs:DeleteMessage",
+            "sqs:ReceiveMessage",
+        ]));
+        out.push(("aws-node-termination-handler", p));
+    }
+    if aws
+        .and_then(|a| a.load_balancer_controller.as_ref())
+        .and_then(|l| l.enabled)
+        == Some(true)
+    {
+        let mut p = Policy::default();
+        p.add(Statement::allow_all([
+            "ec2:DescribeSubnets",
+            "ec2:DescribeVpcs",
+            "elasticloadbalancing:CreateLoadBalancer",
+            "elasticloadbalancing:CreateTargetGroup",
+            "elasticloadbalancing:DescribeLoadBalancers",
+            "elasticloadbalancing:DescribeTargetGroups",
+        ]));
+        out.push(("aws-load-balancer-controller", p));
+    }
+    if spec.cluster_autoscaler.as_ref().and_then(|c| c.enabled) == Some(true) {
+        let mut p = Policy::default();
+        p.add(Statement::allow_all([
+            "autoscaling:DescribeAutoScalingGroups",
+            "autoscaling:DescribeAutoScalingInstances",
+            "autoscaling:SetDesiredCapacity",
+            "autoscaling:TerminateInstanceInAutoScalingGroup",
+        ]));
+        out.push(("cluster-autoscaler", p));
+    }
+    if spec.karpenter.as_ref().and_then(|k| k.enabled) == Some(true) {
+        let mut p = Policy::default();
+        p.add(Statement::allow_all([
+            "ec2:CreateFleet",
+            "ec2:CreateLaunchTemplate",
+            "ec2:DescribeInstances",
+            "ec2:RunInstances",
+            "ec2:TerminateInstances",
+        ]));
+        out.push(("karpenter", p));
+    }
+    out
+}
+
+fn add_service_account_role(
+    ctx: &ModelContext,
+    m: &mut AwsModel,
+    issuer: &str,
+    name: &str,
+    namespace: &str,
+    policy: Option<String>,
+    managed: &[String],
+) {
+    let role = service_account_role_name(ctx, name, namespace);
+    let role_key = TaskKey::new("IAMRole", &role);
+    let mut tags = ctx.tags(&role);
+    tags.insert("service-account.kops.k8s.io/name".into(), name.to_owned());
+    tags.insert(
+        "service-account.kops.k8s.io/namespace".into(),
+        namespace.to_owned(),
+    );
+    m.add(
+        ctx.task("IAMRole", role.clone(), R::IamRole)
+            .named(role.clone())
+            .attr(
+                "assume_role_policy",
+                Attr::FileAs(
+                    "policy",
+                    service_account_trust_policy(ctx, issuer, name, namespace),
+                ),
+            )
+            .tags(tags),
+    );
+    m.output(
+        format!("{namespace}-{name}_role_arn"),
+        Expr::Ref(role_key.to_ref().with_attr("arn")),
+    );
+    m.output(
+        format!("{namespace}-{name}_role_name"),
+        Expr::Ref(role_key.to_ref().with_attr("name")),
+    );
+    if let Some(doc) = policy {
+        m.add(
+            ctx.task("IAMRolePolicy", role.clone(), R::IamRolePolicy)
+                .named(role.clone())
+                .attr("role", Attr::out(&role_key, "name"))
+                .attr("policy", Attr::File(doc))
+                .find_by(FindBy::Parent {
+                    parent_attr: "role".into(),
+                    match_attrs: vec![],
+                }),
+        );
+    }
+    for arn in managed {
+        m.add(
+            ctx.task(
+                "IAMRolePolicyAttachment",
+                format!("external-{role}-{}", fnv32(arn)),
+                R::IamRolePolicyAttachment,
+            )
+            .attr("policy_arn", arn.as_str())
+            .attr("role", Attr::out(&role_key, "name"))
+            .find_by(FindBy::Parent {
+                parent_attr: "role".into(),
+                match_attrs: vec!["policy_arn".into()],
+            }),
+        );
+    }
+}
+
+fn build_service_accounts(ctx: &ModelContext, m: &mut AwsModel) {
+    let Some(issuer) = oidc_issuer(ctx) else {
+        return;
+    };
+    let iam = ctx.cluster.spec.iam.as_ref();
+    if iam.and_then(|i| i.use_service_account_external_permissions) == Some(true) {
+        for (sa, policy) in addon_service_accounts(ctx) {
+            add_service_account_role(
+                ctx,
+                m,
+                &issuer,
+                sa,
+                "kube-system",
+                Some(policy.to_json()),
+                &[],
+            );
+        }
+    }
+    for p in iam
+        .and_then(|i| i.service_account_external_permissions.clone())
+        .unwrap_or_default()
+    {
+        let (Some(name), Some(ns)) = (p.name.as_deref(), p.namespace.as_deref()) else {
+            continue;
+        };
+        let aws = p.aws.clone().unwrap_or_default();
+        let inline = aws.inline_policy.as_deref().map(additional_policy_json);
+        let managed = aws.policy_arns.clone().unwrap_or_default();
+        add_service_account_role(ctx, m, &issuer, name, ns, inline, &managed);
+    }
 }
 
 /// Adds the IAM tasks.
@@ -267,7 +543,7 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
         .as_ref()
         .and_then(|i| i.permissions_boundary.clone());
     for (prefix, (role, profile)) in roles_in_use(ctx) {
-        let name = ctx.scoped(prefix);
+        let name = instance_role_name(ctx, prefix);
         let profile_key = TaskKey::new("IAMInstanceProfile", &name);
         if let Some(arn) = profile {
             let pname = arn.rsplit('/').next().unwrap_or(&arn).to_owned();
@@ -315,7 +591,7 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
         let policy = match role {
             InstanceGroupRole::ControlPlane => control_plane_policy(ctx),
             InstanceGroupRole::Node => node_policy(ctx),
-            InstanceGroupRole::ApiServer => node_policy(ctx),
+            InstanceGroupRole::ApiServer => api_server_policy(ctx),
             _ => Policy::default(),
         };
         if !policy.is_empty() {
@@ -379,6 +655,8 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             );
         }
     }
+
+    build_service_accounts(ctx, m);
 
     // OIDC provider for IRSA.
     let sad = ctx.cluster.spec.service_account_issuer_discovery.as_ref();

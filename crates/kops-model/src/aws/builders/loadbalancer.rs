@@ -202,19 +202,18 @@ fn build_api(ctx: &ModelContext, m: &mut AwsModel) {
         if has_cert(ctx) {
             m.add(Rule::ingress(&elb_sg, Peer::access(a), Some("tcp"), 8443, 8443).task(ctx));
         }
-        if a.starts_with("pl-") {
-            continue;
-        }
-        if a.contains(':') {
-            m.add(
-                Rule::ingress(&elb_sg, Peer::access(a), Some("icmpv6"), -1, -1)
-                    .named(format!("icmpv6-pmtu-api-elb-{a}"))
-                    .task(ctx),
-            );
-        } else {
+        // A prefix list may hold both families: it gets both PMTU rules.
+        if !a.contains(':') {
             m.add(
                 Rule::ingress(&elb_sg, Peer::access(a), Some("icmp"), 3, 4)
                     .named(format!("icmp-pmtu-api-elb-{a}"))
+                    .task(ctx),
+            );
+        }
+        if a.contains(':') || a.starts_with("pl-") {
+            m.add(
+                Rule::ingress(&elb_sg, Peer::access(a), Some("icmpv6"), -1, -1)
+                    .named(format!("icmpv6-pmtu-api-elb-{a}"))
                     .task(ctx),
             );
         }
@@ -261,7 +260,7 @@ fn build_api(ctx: &ModelContext, m: &mut AwsModel) {
                 8443,
                 8443,
             )
-            .named("tcp-elb-to-master")
+            .named("tcp-api-cp")
             .task(ctx),
         );
     }

@@ -143,10 +143,12 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
         }
     }
     let public_rt = TaskKey::new("RouteTable", name);
+    let external =
+        |s: &kops_api::v1alpha2::ClusterSubnetSpec| s.egress.as_deref() == Some("External");
     let needs_public_rt = subnets
         .iter()
-        .any(|s| s.id.is_none() && is_public_type(subnet_type(s)))
-        || (!all_shared && !has_private);
+        .any(|s| s.id.is_none() && !external(s) && is_public_type(subnet_type(s)))
+        || (!all_shared && !has_private && !all_external);
     if needs_public_rt && !all_shared {
         let mut tags = ctx.tags(name);
         tags.insert("kubernetes.io/kops/role".into(), "public".into());
@@ -257,7 +259,10 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
         m.add(t.tags(tags));
         m.output(format!("subnet_{sname}_id"), Expr::Ref(key.to_ref()));
 
-        // Route table association.
+        // Route table association (none for subnets whose routing is managed outside).
+        if external(s) {
+            continue;
+        }
         let (assoc_name, rt) = if is_public_type(ty) {
             (tname.clone(), public_rt.clone())
         } else {
@@ -290,7 +295,9 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     // Private route tables, NAT gateways and elastic IPs, per zone.
     let private_zones: BTreeSet<String> = subnets
         .iter()
-        .filter(|s| s.id.is_none() && matches!(subnet_type(s), "Private" | "DualStack"))
+        .filter(|s| {
+            s.id.is_none() && !external(s) && matches!(subnet_type(s), "Private" | "DualStack")
+        })
         .filter_map(|s| s.zone.clone())
         .collect();
     let mut egress_by_zone: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -425,7 +432,10 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             } else {
                 "gateway_id"
             };
-            m.add(route_attr(ctx, &format!("{prefix}-{cidr}"), &rt, cidr).attr(attr, target));
+            // kOps names additional routes after the subnet that asks for them.
+            let _ = prefix;
+            let sname = s.name.as_deref().unwrap_or_default();
+            m.add(route_attr(ctx, &format!("route-{sname}-{cidr}"), &rt, cidr).attr(attr, target));
         }
     }
     Ok(())

@@ -850,24 +850,6 @@ resource "aws_security_group_rule" "from-10-0-0-0--8-ingress-tcp-443to443-master
   type              = "ingress"
 }
 
-resource "aws_security_group_rule" "from-10-1-0-0--16-ingress-tcp-30000to32767-nodes-golden-public-example-org" {
-  cidr_blocks       = ["10.1.0.0/16"]
-  from_port         = 30000
-  protocol          = "tcp"
-  security_group_id = aws_security_group.nodes-golden-public-example-org.id
-  to_port           = 32767
-  type              = "ingress"
-}
-
-resource "aws_security_group_rule" "from-10-1-0-0--16-ingress-udp-30000to32767-nodes-golden-public-example-org" {
-  cidr_blocks       = ["10.1.0.0/16"]
-  from_port         = 30000
-  protocol          = "udp"
-  security_group_id = aws_security_group.nodes-golden-public-example-org.id
-  to_port           = 32767
-  type              = "ingress"
-}
-
 resource "aws_security_group_rule" "from-192-168-0-0--16-ingress-tcp-22to22-masters-golden-public-example-org" {
   cidr_blocks       = ["192.168.0.0/16"]
   from_port         = 22
@@ -992,6 +974,24 @@ resource "aws_security_group_rule" "from-nodes-golden-public-example-org-ingress
   source_security_group_id = aws_security_group.nodes-golden-public-example-org.id
   to_port                  = 65535
   type                     = "ingress"
+}
+
+resource "aws_security_group_rule" "nodeport-tcp-external-to-node-10-1-0-0--16" {
+  cidr_blocks       = ["10.1.0.0/16"]
+  from_port         = 30000
+  protocol          = "tcp"
+  security_group_id = aws_security_group.nodes-golden-public-example-org.id
+  to_port           = 32767
+  type              = "ingress"
+}
+
+resource "aws_security_group_rule" "nodeport-udp-external-to-node-10-1-0-0--16" {
+  cidr_blocks       = ["10.1.0.0/16"]
+  from_port         = 30000
+  protocol          = "udp"
+  security_group_id = aws_security_group.nodes-golden-public-example-org.id
+  to_port           = 32767
+  type              = "ingress"
 }
 
 resource "aws_sqs_queue" "golden-public-example-org-nth" {
