@@ -18,7 +18,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::v1alpha2;
+use crate::v1alpha2::{self, Boxed};
 use crate::{Error, Result};
 
 /// One object of a manifest.
@@ -185,6 +185,11 @@ pub fn parse(input: &[u8], source: &str) -> Result<Vec<Object>> {
 }
 
 fn parse_json(value: serde_json::Value, source: &str) -> Result<Vec<Object>> {
+    let decoded = decode_json_items(value, source)?;
+    Ok(decoded.into_iter().map(Decoded::into_object).collect())
+}
+
+fn decode_json_items(value: serde_json::Value, source: &str) -> Result<Vec<Decoded>> {
     let items = match value {
         serde_json::Value::Array(items) => items,
         serde_json::Value::Object(mut map)
@@ -219,21 +224,21 @@ fn parse_json(value: serde_json::Value, source: &str) -> Result<Vec<Object>> {
                 message: "expected an object".to_string(),
             });
         }
-        let object = match classify(source, document, &head)? {
-            Kind::Cluster => Object::Cluster(normalise(decode_json(item, source, document)?)),
+        let decoded = match classify(source, document, &head)? {
+            Kind::Cluster => Decoded::Cluster(decode_json::<Boxed<_>>(item, source, document)?.0),
             Kind::InstanceGroup => {
-                Object::InstanceGroup(normalise_ig(decode_json(item, source, document)?))
+                Decoded::InstanceGroup(decode_json::<Boxed<_>>(item, source, document)?.0)
             }
             Kind::SshCredential => {
-                Object::SshCredential(normalise_ssh(decode_json(item, source, document)?))
+                Decoded::SshCredential(decode_json::<Boxed<_>>(item, source, document)?.0)
             }
-            Kind::Other => Object::Other(OtherObject {
+            Kind::Other => Decoded::Other(OtherObject {
                 api_version: head.api_version.unwrap_or_default(),
                 kind: head.kind.unwrap_or_default(),
                 value: item,
             }),
         };
-        out.push(object);
+        out.push(decoded);
     }
     Ok(out)
 }
@@ -287,30 +292,31 @@ fn position(message: &str) -> Option<(u64, u64)> {
     Some((line, column))
 }
 
-/// Splits a YAML stream into documents, keeping line numbers: each document
-/// is preceded by as many empty lines as came before it in the input, so
-/// positions in errors are positions in the file.
-fn split_documents(text: &str) -> Vec<String> {
+/// Splits a YAML stream into documents, each with the number of lines that
+/// came before it in the input (see [`Document::padded`]).
+fn split_documents(text: &str) -> Vec<Document> {
     let mut docs = Vec::new();
     let mut current = String::new();
+    let mut offset = 0;
     let mut started = false;
     for (line_no, line) in text.split_inclusive('\n').enumerate() {
         let bare = line.trim_end_matches(['\n', '\r']);
-        let is_separator = bare.starts_with("---")
-            && bare[3..]
-                .chars()
-                .next()
-                .is_none_or(|c| c == ' ' || c == '\t');
+        let rest = bare
+            .strip_prefix("---")
+            .filter(|rest| rest.chars().next().is_none_or(|c| c == ' ' || c == '\t'));
         let is_end = bare.trim_end() == "...";
-        if is_separator || is_end {
+        if rest.is_some() || is_end {
             if started || !current.trim().is_empty() {
-                docs.push(std::mem::take(&mut current));
+                docs.push(Document {
+                    offset,
+                    body: std::mem::take(&mut current),
+                });
             }
             started = true;
-            current = "\n".repeat(line_no);
-            if is_separator {
+            offset = line_no;
+            if let Some(rest) = rest {
                 current.push_str("   ");
-                current.push_str(&bare[3..]);
+                current.push_str(rest);
             }
             current.push('\n');
         } else if bare.starts_with('%') {
@@ -319,8 +325,32 @@ fn split_documents(text: &str) -> Vec<String> {
             current.push_str(line);
         }
     }
-    docs.push(current);
+    docs.push(Document {
+        offset,
+        body: current,
+    });
     docs
+}
+
+/// One document of a YAML stream.
+struct Document {
+    /// Lines of the input before the document.
+    offset: usize,
+    /// The document's text (its separator line blanked).
+    body: String,
+}
+
+impl Document {
+    /// The document preceded by as many empty lines as came before it, so
+    /// positions in the parser's errors are positions in the file. Built only
+    /// for a document that is parsed: padding every document up front cost
+    /// memory quadratic in the number of separators.
+    fn padded(&self) -> String {
+        let mut out = String::with_capacity(self.offset + self.body.len());
+        out.extend(std::iter::repeat_n('\n', self.offset));
+        out.push_str(&self.body);
+        out
+    }
 }
 
 fn is_blank_document(doc: &str) -> bool {
@@ -331,12 +361,18 @@ fn is_blank_document(doc: &str) -> bool {
 }
 
 fn parse_yaml(text: &str, source: &str) -> Result<Vec<Object>> {
+    let decoded = decode_yaml_documents(text, source)?;
+    Ok(decoded.into_iter().map(Decoded::into_object).collect())
+}
+
+fn decode_yaml_documents(text: &str, source: &str) -> Result<Vec<Decoded>> {
     let mut out = Vec::new();
     for (i, doc) in split_documents(text).iter().enumerate() {
         let document = i + 1;
-        if is_blank_document(doc) {
+        if is_blank_document(&doc.body) {
             continue;
         }
+        let doc = &doc.padded();
         let head: Option<Head> = serde_saphyr::from_str(doc).map_err(|e| Error::Parse {
             file: source.to_string(),
             document,
@@ -344,21 +380,21 @@ fn parse_yaml(text: &str, source: &str) -> Result<Vec<Object>> {
             message: tidy_message(&e.to_string()),
         })?;
         let Some(head) = head else { continue };
-        let object = match classify(source, document, &head)? {
-            Kind::Cluster => Object::Cluster(normalise(decode_yaml(doc, source, document)?)),
+        let decoded = match classify(source, document, &head)? {
+            Kind::Cluster => Decoded::Cluster(decode_yaml::<Boxed<_>>(doc, source, document)?.0),
             Kind::InstanceGroup => {
-                Object::InstanceGroup(normalise_ig(decode_yaml(doc, source, document)?))
+                Decoded::InstanceGroup(decode_yaml::<Boxed<_>>(doc, source, document)?.0)
             }
             Kind::SshCredential => {
-                Object::SshCredential(normalise_ssh(decode_yaml(doc, source, document)?))
+                Decoded::SshCredential(decode_yaml::<Boxed<_>>(doc, source, document)?.0)
             }
-            Kind::Other => Object::Other(OtherObject {
+            Kind::Other => Decoded::Other(OtherObject {
                 api_version: head.api_version.unwrap_or_default(),
                 kind: head.kind.unwrap_or_default(),
                 value: decode_yaml(doc, source, document)?,
             }),
         };
-        out.push(object);
+        out.push(decoded);
     }
     Ok(out)
 }
@@ -379,19 +415,40 @@ fn decode_yaml<T: DeserializeOwned>(doc: &str, file: &str, document: usize) -> R
     })
 }
 
-fn normalise(mut c: v1alpha2::Cluster) -> v1alpha2::Cluster {
-    c.api_version = v1alpha2::API_VERSION.to_string();
-    c
+/// A decoded kOps object, boxed.
+///
+/// The functions on the decoding path handle only this pointer-sized value,
+/// never an [`Object`] (a `Cluster` is ~18 KB): in debug builds every
+/// temporary of a function gets its own stack slot, and with the nesting of
+/// serde's generic layers that once took over 1 MiB of stack per manifest.
+enum Decoded {
+    Cluster(Box<v1alpha2::Cluster>),
+    InstanceGroup(Box<v1alpha2::InstanceGroup>),
+    SshCredential(Box<v1alpha2::SshCredential>),
+    Other(OtherObject),
 }
 
-fn normalise_ig(mut c: v1alpha2::InstanceGroup) -> v1alpha2::InstanceGroup {
-    c.api_version = v1alpha2::API_VERSION.to_string();
-    c
-}
-
-fn normalise_ssh(mut c: v1alpha2::SshCredential) -> v1alpha2::SshCredential {
-    c.api_version = v1alpha2::API_VERSION.to_string();
-    c
+impl Decoded {
+    /// The object, with `apiVersion` normalised to [`v1alpha2::API_VERSION`]
+    /// (the legacy spelling is accepted on input only).
+    fn into_object(self) -> Object {
+        let api_version = || v1alpha2::API_VERSION.to_string();
+        match self {
+            Decoded::Cluster(mut c) => {
+                c.api_version = api_version();
+                Object::Cluster(*c)
+            }
+            Decoded::InstanceGroup(mut g) => {
+                g.api_version = api_version();
+                Object::InstanceGroup(*g)
+            }
+            Decoded::SshCredential(mut s) => {
+                s.api_version = api_version();
+                Object::SshCredential(*s)
+            }
+            Decoded::Other(o) => Object::Other(o),
+        }
+    }
 }
 
 /// Writes objects as YAML documents separated by `---`.
@@ -439,7 +496,20 @@ mod tests {
     fn splits_documents_and_keeps_lines() {
         let docs = split_documents("a: 1\n---\nb: 2\n--- \nc: 3\n");
         assert_eq!(docs.len(), 3);
-        assert_eq!(docs[1], "\n   \nb: 2\n");
-        assert!(docs[2].ends_with("c: 3\n"));
+        assert_eq!(docs[1].padded(), "\n   \nb: 2\n");
+        assert_eq!(docs[2].offset, 3);
+        assert!(docs[2].padded().ends_with("c: 3\n"));
+    }
+
+    #[test]
+    fn many_separators_cost_linear_memory() {
+        // 200,000 empty documents: padding each with the lines before it
+        // would take 20 GB.
+        let text = "---\n".repeat(200_000);
+        assert!(parse(text.as_bytes(), "seps").unwrap().is_empty());
+        let text = format!("{text}apiVersion: kops.k8s.io/v1alpha2\nkind: Cluster\nfoo: 1\n");
+        let err = parse(text.as_bytes(), "seps").unwrap_err().to_string();
+        assert!(err.contains("document 200000"), "{err}");
+        assert!(err.contains("line 200003"), "{err}");
     }
 }

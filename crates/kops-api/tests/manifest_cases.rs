@@ -69,3 +69,36 @@ fn every_case_parses_and_round_trips_through_yaml_and_json() {
         failures.join("\n")
     );
 }
+
+/// Parses every case, converts it to the internal types and back, and writes it
+/// out again on a thread with `stack` bytes of stack; panics (or aborts on
+/// overflow) when that is not enough.
+fn parse_every_case_with_stack(shared: std::path::PathBuf, stack: usize) {
+    std::thread::Builder::new()
+        .stack_size(stack)
+        .spawn(move || {
+            for dir in common::case_dirs(&shared) {
+                let file = dir.join("in-v1alpha2.yaml");
+                let bytes = std::fs::read(&file).unwrap();
+                let objects = manifest::parse(&bytes, &file.display().to_string()).unwrap();
+                manifest::to_yaml(&objects).unwrap();
+                let json = manifest::to_json(&objects).unwrap();
+                manifest::parse(json.as_bytes(), "json").unwrap();
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+/// Manifests are parsed on async runtimes whose worker threads have 2 MiB of
+/// stack, and often deep inside a caller's own frames: parsing must need a
+/// fraction of that, in debug builds too. (It once needed over 1.25 MiB; it
+/// now fits in 384 KiB.) A stack overflow aborts this test.
+#[test]
+fn every_case_parses_on_a_512_kib_stack() {
+    let Some(shared) = common::shared_dir("every_case_parses_on_a_512_kib_stack") else {
+        return;
+    };
+    parse_every_case_with_stack(shared, 512 << 10);
+}

@@ -24,6 +24,12 @@ EXTRA = {"EtcdClusterSpec": [("volumeSize", "i32", IGNORED_ETCD), ("volumeIops",
          "InstanceGroupSpec": [("rootVolume", "super::IgnoredRootVolume",
     "Not a v1alpha2 field: kOps ignores it when loading; accepted here and ignored the same way "
     "(use `rootVolumeSize`, `rootVolumeType`, ... instead).")]}
+# Structs whose `Deserialize` goes through a private twin with every nested
+# struct field boxed (`#[serde(from = ...)]`). Their values are kilobytes large
+# (ClusterSpec ~18 KB) and serde's generic layers each keep a copy on the stack
+# while decoding, so a manifest needed over 1 MiB of stack in debug builds.
+# The twin keeps the decoding frames small; the public types stay unboxed.
+BOXED_WIRE = {"ClusterSpec", "InstanceGroupSpec", "NetworkingSpec"}
 # Fields holding secrets: typed `Secret` so that `Debug` never prints them.
 SECRET_FIELDS = {"secret", "vSpherePassword"}
 KEYWORDS = {"type", "match", "ref", "mod", "use", "override", "static", "self", "crate", "super", "where",
@@ -124,6 +130,29 @@ def expand(name, structs):
     return out
 
 
+def print_boxed_wire(name, idents, structs):
+    """The private decoding twin of `name`: nested structs boxed."""
+    boxed = lambda rt: rt in structs
+    print(f"/// Decoding form of [`{name}`]: nested structs boxed to keep stack frames small.")
+    print("#[derive(Deserialize)]")
+    print("#[serde(deny_unknown_fields)]")
+    print(f"struct {name}Wire {{")
+    for jname, ident, rt in idents:
+        ty = f"Box<{rt}>" if boxed(rt) else rt
+        print(f"    #[serde(rename = \"{jname}\", default)]")
+        print(f"    {ident}: Option<{ty}>,")
+    print("}\n")
+    print(f"impl From<{name}Wire> for {name} {{")
+    print(f"    fn from(w: {name}Wire) -> Self {{")
+    print("        Self {")
+    for jname, ident, rt in idents:
+        value = f"w.{ident}.map(|b| *b)" if boxed(rt) else f"w.{ident}"
+        print(f"            {ident}: {value},")
+    print("        }")
+    print("    }")
+    print("}\n")
+
+
 def words(jname):
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", jname)
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", s)
@@ -145,6 +174,8 @@ def main():
         fields = expand(name, structs)
         print(f"/// `{name}` of `kops.k8s.io/v1alpha2` ({words(name).lower()}).")
         print("#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]")
+        if name in BOXED_WIRE:
+            print(f"#[serde(from = \"{name}Wire\")]")
         print("#[serde(deny_unknown_fields)]")
         print(f"pub struct {name} {{")
         seen = set()
@@ -153,15 +184,19 @@ def main():
                  f"Wire field `{jname}` ({words(jname).lower()})." + (" Redacted in `Debug`." if jname in SECRET_FIELDS else ""))
                 for gname, gtype, jname in fields]
         rows += EXTRA.get(name, [])
+        idents = []
         for jname, rt, doc in sorted(rows, key=lambda r: r[0]):
             ident = snake(jname)
             while ident in seen:
                 ident += "_"
             seen.add(ident)
+            idents.append((jname, ident, rt))
             print(f"    /// {doc}")
             print(f"    #[serde(rename = \"{jname}\", default, skip_serializing_if = \"Option::is_none\")]")
             print(f"    pub {ident}: Option<{rt}>,")
         print("}\n")
+        if name in BOXED_WIRE:
+            print_boxed_wire(name, idents, structs)
     sys.stdout = real
     text = "".join(body)
     used = sorted(v for v in set(EXTERNAL.values()) if re.search(r"\b%s\b" % v, text))

@@ -29,6 +29,7 @@ pub struct DNSAccessSpec {}
 
 /// `ClusterSpec` of `kops.k8s.io/v1alpha2` (cluster spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(from = "ClusterSpecWire")]
 #[serde(deny_unknown_fields)]
 pub struct ClusterSpec {
     /// Wire field `DisableSubnetTags` (disable subnet tags).
@@ -478,6 +479,250 @@ pub struct ClusterSpec {
     /// Wire field `warmPool` (warm pool).
     #[serde(rename = "warmPool", default, skip_serializing_if = "Option::is_none")]
     pub warm_pool: Option<WarmPoolSpec>,
+}
+
+/// Decoding form of [`ClusterSpec`]: nested structs boxed to keep stack frames small.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterSpecWire {
+    #[serde(rename = "DisableSubnetTags", default)]
+    disable_subnet_tags: Option<bool>,
+    #[serde(rename = "additionalNetworkCIDRs", default)]
+    additional_network_cidrs: Option<Vec<String>>,
+    #[serde(rename = "additionalPolicies", default)]
+    additional_policies: Option<BTreeMap<String, String>>,
+    #[serde(rename = "additionalSans", default)]
+    additional_sans: Option<Vec<String>>,
+    #[serde(rename = "addons", default)]
+    addons: Option<Vec<AddonSpec>>,
+    #[serde(rename = "api", default)]
+    api: Option<Box<APISpec>>,
+    #[serde(rename = "assets", default)]
+    assets: Option<Box<AssetsSpec>>,
+    #[serde(rename = "authentication", default)]
+    authentication: Option<Box<AuthenticationSpec>>,
+    #[serde(rename = "authorization", default)]
+    authorization: Option<Box<AuthorizationSpec>>,
+    #[serde(rename = "awsLoadBalancerController", default)]
+    aws_load_balancer_controller: Option<Box<LoadBalancerControllerSpec>>,
+    #[serde(rename = "certManager", default)]
+    cert_manager: Option<Box<CertManagerConfig>>,
+    #[serde(rename = "channel", default)]
+    channel: Option<String>,
+    #[serde(rename = "cloudConfig", default)]
+    cloud_config: Option<Box<CloudConfiguration>>,
+    #[serde(rename = "cloudControllerManager", default)]
+    cloud_controller_manager: Option<Box<CloudControllerManagerConfig>>,
+    #[serde(rename = "cloudLabels", default)]
+    cloud_labels: Option<BTreeMap<String, String>>,
+    #[serde(rename = "cloudProvider", default)]
+    cloud_provider: Option<String>,
+    #[serde(rename = "clusterAutoscaler", default)]
+    cluster_autoscaler: Option<Box<ClusterAutoscalerConfig>>,
+    #[serde(rename = "clusterDNSDomain", default)]
+    cluster_dns_domain: Option<String>,
+    #[serde(rename = "configBase", default)]
+    config_base: Option<String>,
+    #[serde(rename = "configStore", default)]
+    config_store: Option<String>,
+    #[serde(rename = "containerRuntime", default)]
+    container_runtime: Option<String>,
+    #[serde(rename = "containerd", default)]
+    containerd: Option<Box<ContainerdConfig>>,
+    #[serde(rename = "dnsControllerGossipConfig", default)]
+    dns_controller_gossip_config: Option<Box<DNSControllerGossipConfig>>,
+    #[serde(rename = "dnsZone", default)]
+    dns_zone: Option<String>,
+    #[serde(rename = "docker", default)]
+    docker: Option<Box<DockerConfig>>,
+    #[serde(rename = "egressProxy", default)]
+    egress_proxy: Option<Box<EgressProxySpec>>,
+    #[serde(rename = "encryptionConfig", default)]
+    encryption_config: Option<bool>,
+    #[serde(rename = "etcdClusters", default)]
+    etcd_clusters: Option<Vec<EtcdClusterSpec>>,
+    #[serde(rename = "externalDns", default)]
+    external_dns: Option<Box<ExternalDNSConfig>>,
+    #[serde(rename = "externalPolicies", default)]
+    external_policies: Option<BTreeMap<String, Vec<String>>>,
+    #[serde(rename = "fileAssets", default)]
+    file_assets: Option<Vec<FileAssetSpec>>,
+    #[serde(rename = "gossipConfig", default)]
+    gossip_config: Option<Box<GossipConfig>>,
+    #[serde(rename = "hooks", default)]
+    hooks: Option<Vec<HookSpec>>,
+    #[serde(rename = "iam", default)]
+    iam: Option<Box<IAMSpec>>,
+    #[serde(rename = "isolateMasters", default)]
+    isolate_masters: Option<bool>,
+    #[serde(rename = "karpenter", default)]
+    karpenter: Option<Box<KarpenterConfig>>,
+    #[serde(rename = "keyStore", default)]
+    key_store: Option<String>,
+    #[serde(rename = "kubeAPIServer", default)]
+    kube_api_server: Option<Box<KubeAPIServerConfig>>,
+    #[serde(rename = "kubeControllerManager", default)]
+    kube_controller_manager: Option<Box<KubeControllerManagerConfig>>,
+    #[serde(rename = "kubeDNS", default)]
+    kube_dns: Option<Box<KubeDNSConfig>>,
+    #[serde(rename = "kubeProxy", default)]
+    kube_proxy: Option<Box<KubeProxyConfig>>,
+    #[serde(rename = "kubeScheduler", default)]
+    kube_scheduler: Option<Box<KubeSchedulerConfig>>,
+    #[serde(rename = "kubelet", default)]
+    kubelet: Option<Box<KubeletConfigSpec>>,
+    #[serde(rename = "kubernetesApiAccess", default)]
+    kubernetes_api_access: Option<Vec<String>>,
+    #[serde(rename = "kubernetesVersion", default)]
+    kubernetes_version: Option<String>,
+    #[serde(rename = "masterInternalName", default)]
+    master_internal_name: Option<String>,
+    #[serde(rename = "masterKubelet", default)]
+    master_kubelet: Option<Box<KubeletConfigSpec>>,
+    #[serde(rename = "masterPublicName", default)]
+    master_public_name: Option<String>,
+    #[serde(rename = "metricsServer", default)]
+    metrics_server: Option<Box<MetricsServerConfig>>,
+    #[serde(rename = "networkCIDR", default)]
+    network_cidr: Option<String>,
+    #[serde(rename = "networkID", default)]
+    network_id: Option<String>,
+    #[serde(rename = "networking", default)]
+    networking: Option<Box<NetworkingSpec>>,
+    #[serde(rename = "nodeAuthorization", default)]
+    node_authorization: Option<Box<NodeAuthorizationSpec>>,
+    #[serde(rename = "nodePortAccess", default)]
+    node_port_access: Option<Vec<String>>,
+    #[serde(rename = "nodeProblemDetector", default)]
+    node_problem_detector: Option<Box<NodeProblemDetectorConfig>>,
+    #[serde(rename = "nodeTerminationHandler", default)]
+    node_termination_handler: Option<Box<NodeTerminationHandlerSpec>>,
+    #[serde(rename = "nonMasqueradeCIDR", default)]
+    non_masquerade_cidr: Option<String>,
+    #[serde(rename = "ntp", default)]
+    ntp: Option<Box<NTPConfig>>,
+    #[serde(rename = "packages", default)]
+    packages: Option<Vec<String>>,
+    #[serde(rename = "podCIDR", default)]
+    pod_cidr: Option<String>,
+    #[serde(rename = "podIdentityWebhook", default)]
+    pod_identity_webhook: Option<Box<PodIdentityWebhookSpec>>,
+    #[serde(rename = "project", default)]
+    project: Option<String>,
+    #[serde(rename = "rollingUpdate", default)]
+    rolling_update: Option<Box<RollingUpdate>>,
+    #[serde(rename = "secretStore", default)]
+    secret_store: Option<String>,
+    #[serde(rename = "serviceAccountIssuerDiscovery", default)]
+    service_account_issuer_discovery: Option<Box<ServiceAccountIssuerDiscoveryConfig>>,
+    #[serde(rename = "serviceClusterIPRange", default)]
+    service_cluster_ip_range: Option<String>,
+    #[serde(rename = "serviceOIDCProvider", default)]
+    service_oidc_provider: Option<super::IgnoredServiceOidcProvider>,
+    #[serde(rename = "snapshotController", default)]
+    snapshot_controller: Option<Box<SnapshotControllerConfig>>,
+    #[serde(rename = "sshAccess", default)]
+    ssh_access: Option<Vec<String>>,
+    #[serde(rename = "sshKeyName", default)]
+    ssh_key_name: Option<String>,
+    #[serde(rename = "subnets", default)]
+    subnets: Option<Vec<ClusterSubnetSpec>>,
+    #[serde(rename = "sysctlParameters", default)]
+    sysctl_parameters: Option<Vec<String>>,
+    #[serde(rename = "target", default)]
+    target: Option<Box<TargetSpec>>,
+    #[serde(rename = "topology", default)]
+    topology: Option<Box<TopologySpec>>,
+    #[serde(rename = "updatePolicy", default)]
+    update_policy: Option<String>,
+    #[serde(rename = "useHostCertificates", default)]
+    use_host_certificates: Option<bool>,
+    #[serde(rename = "warmPool", default)]
+    warm_pool: Option<Box<WarmPoolSpec>>,
+}
+
+impl From<ClusterSpecWire> for ClusterSpec {
+    fn from(w: ClusterSpecWire) -> Self {
+        Self {
+            disable_subnet_tags: w.disable_subnet_tags,
+            additional_network_cidrs: w.additional_network_cidrs,
+            additional_policies: w.additional_policies,
+            additional_sans: w.additional_sans,
+            addons: w.addons,
+            api: w.api.map(|b| *b),
+            assets: w.assets.map(|b| *b),
+            authentication: w.authentication.map(|b| *b),
+            authorization: w.authorization.map(|b| *b),
+            aws_load_balancer_controller: w.aws_load_balancer_controller.map(|b| *b),
+            cert_manager: w.cert_manager.map(|b| *b),
+            channel: w.channel,
+            cloud_config: w.cloud_config.map(|b| *b),
+            cloud_controller_manager: w.cloud_controller_manager.map(|b| *b),
+            cloud_labels: w.cloud_labels,
+            cloud_provider: w.cloud_provider,
+            cluster_autoscaler: w.cluster_autoscaler.map(|b| *b),
+            cluster_dns_domain: w.cluster_dns_domain,
+            config_base: w.config_base,
+            config_store: w.config_store,
+            container_runtime: w.container_runtime,
+            containerd: w.containerd.map(|b| *b),
+            dns_controller_gossip_config: w.dns_controller_gossip_config.map(|b| *b),
+            dns_zone: w.dns_zone,
+            docker: w.docker.map(|b| *b),
+            egress_proxy: w.egress_proxy.map(|b| *b),
+            encryption_config: w.encryption_config,
+            etcd_clusters: w.etcd_clusters,
+            external_dns: w.external_dns.map(|b| *b),
+            external_policies: w.external_policies,
+            file_assets: w.file_assets,
+            gossip_config: w.gossip_config.map(|b| *b),
+            hooks: w.hooks,
+            iam: w.iam.map(|b| *b),
+            isolate_masters: w.isolate_masters,
+            karpenter: w.karpenter.map(|b| *b),
+            key_store: w.key_store,
+            kube_api_server: w.kube_api_server.map(|b| *b),
+            kube_controller_manager: w.kube_controller_manager.map(|b| *b),
+            kube_dns: w.kube_dns.map(|b| *b),
+            kube_proxy: w.kube_proxy.map(|b| *b),
+            kube_scheduler: w.kube_scheduler.map(|b| *b),
+            kubelet: w.kubelet.map(|b| *b),
+            kubernetes_api_access: w.kubernetes_api_access,
+            kubernetes_version: w.kubernetes_version,
+            master_internal_name: w.master_internal_name,
+            master_kubelet: w.master_kubelet.map(|b| *b),
+            master_public_name: w.master_public_name,
+            metrics_server: w.metrics_server.map(|b| *b),
+            network_cidr: w.network_cidr,
+            network_id: w.network_id,
+            networking: w.networking.map(|b| *b),
+            node_authorization: w.node_authorization.map(|b| *b),
+            node_port_access: w.node_port_access,
+            node_problem_detector: w.node_problem_detector.map(|b| *b),
+            node_termination_handler: w.node_termination_handler.map(|b| *b),
+            non_masquerade_cidr: w.non_masquerade_cidr,
+            ntp: w.ntp.map(|b| *b),
+            packages: w.packages,
+            pod_cidr: w.pod_cidr,
+            pod_identity_webhook: w.pod_identity_webhook.map(|b| *b),
+            project: w.project,
+            rolling_update: w.rolling_update.map(|b| *b),
+            secret_store: w.secret_store,
+            service_account_issuer_discovery: w.service_account_issuer_discovery.map(|b| *b),
+            service_cluster_ip_range: w.service_cluster_ip_range,
+            service_oidc_provider: w.service_oidc_provider,
+            snapshot_controller: w.snapshot_controller.map(|b| *b),
+            ssh_access: w.ssh_access,
+            ssh_key_name: w.ssh_key_name,
+            subnets: w.subnets,
+            sysctl_parameters: w.sysctl_parameters,
+            target: w.target.map(|b| *b),
+            topology: w.topology.map(|b| *b),
+            update_policy: w.update_policy,
+            use_host_certificates: w.use_host_certificates,
+            warm_pool: w.warm_pool.map(|b| *b),
+        }
+    }
 }
 
 /// `PodIdentityWebhookSpec` of `kops.k8s.io/v1alpha2` (pod identity webhook spec).
@@ -5047,6 +5292,7 @@ pub struct GCPNetworkingSpec {}
 
 /// `NetworkingSpec` of `kops.k8s.io/v1alpha2` (networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(from = "NetworkingSpecWire")]
 #[serde(deny_unknown_fields)]
 pub struct NetworkingSpec {
     /// Wire field `amazonvpc` (amazonvpc).
@@ -5101,6 +5347,67 @@ pub struct NetworkingSpec {
     /// Wire field `weave` (weave).
     #[serde(rename = "weave", default, skip_serializing_if = "Option::is_none")]
     pub weave: Option<WeaveNetworkingSpec>,
+}
+
+/// Decoding form of [`NetworkingSpec`]: nested structs boxed to keep stack frames small.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NetworkingSpecWire {
+    #[serde(rename = "amazonvpc", default)]
+    amazonvpc: Option<Box<AmazonVPCNetworkingSpec>>,
+    #[serde(rename = "calico", default)]
+    calico: Option<Box<CalicoNetworkingSpec>>,
+    #[serde(rename = "canal", default)]
+    canal: Option<Box<CanalNetworkingSpec>>,
+    #[serde(rename = "cilium", default)]
+    cilium: Option<Box<CiliumNetworkingSpec>>,
+    #[serde(rename = "classic", default)]
+    classic: Option<Box<ClassicNetworkingSpec>>,
+    #[serde(rename = "cni", default)]
+    cni: Option<Box<CNINetworkingSpec>>,
+    #[serde(rename = "external", default)]
+    external: Option<Box<ExternalNetworkingSpec>>,
+    #[serde(rename = "flannel", default)]
+    flannel: Option<Box<FlannelNetworkingSpec>>,
+    #[serde(rename = "gce", default)]
+    gce: Option<Box<GCPNetworkingSpec>>,
+    #[serde(rename = "kindnet", default)]
+    kindnet: Option<Box<KindnetNetworkingSpec>>,
+    #[serde(rename = "kopeio", default)]
+    kopeio: Option<Box<KopeioNetworkingSpec>>,
+    #[serde(rename = "kubenet", default)]
+    kubenet: Option<Box<KubenetNetworkingSpec>>,
+    #[serde(rename = "kuberouter", default)]
+    kuberouter: Option<Box<KuberouterNetworkingSpec>>,
+    #[serde(rename = "lyftvpc", default)]
+    lyftvpc: Option<Box<LyftVPCNetworkingSpec>>,
+    #[serde(rename = "romana", default)]
+    romana: Option<Box<RomanaNetworkingSpec>>,
+    #[serde(rename = "weave", default)]
+    weave: Option<Box<WeaveNetworkingSpec>>,
+}
+
+impl From<NetworkingSpecWire> for NetworkingSpec {
+    fn from(w: NetworkingSpecWire) -> Self {
+        Self {
+            amazonvpc: w.amazonvpc.map(|b| *b),
+            calico: w.calico.map(|b| *b),
+            canal: w.canal.map(|b| *b),
+            cilium: w.cilium.map(|b| *b),
+            classic: w.classic.map(|b| *b),
+            cni: w.cni.map(|b| *b),
+            external: w.external.map(|b| *b),
+            flannel: w.flannel.map(|b| *b),
+            gce: w.gce.map(|b| *b),
+            kindnet: w.kindnet.map(|b| *b),
+            kopeio: w.kopeio.map(|b| *b),
+            kubenet: w.kubenet.map(|b| *b),
+            kuberouter: w.kuberouter.map(|b| *b),
+            lyftvpc: w.lyftvpc.map(|b| *b),
+            romana: w.romana.map(|b| *b),
+            weave: w.weave.map(|b| *b),
+        }
+    }
 }
 
 /// `CNINetworkingSpec` of `kops.k8s.io/v1alpha2` (cni networking spec).
@@ -6403,6 +6710,7 @@ pub struct KindnetMasqueradeSpec {
 
 /// `InstanceGroupSpec` of `kops.k8s.io/v1alpha2` (instance group spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(from = "InstanceGroupSpecWire")]
 #[serde(deny_unknown_fields)]
 pub struct InstanceGroupSpec {
     /// Wire field `additionalSecurityGroups` (additional security groups).
@@ -6715,6 +7023,181 @@ pub struct InstanceGroupSpec {
     /// Wire field `zones` (zones).
     #[serde(rename = "zones", default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Vec<String>>,
+}
+
+/// Decoding form of [`InstanceGroupSpec`]: nested structs boxed to keep stack frames small.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstanceGroupSpecWire {
+    #[serde(rename = "additionalSecurityGroups", default)]
+    additional_security_groups: Option<Vec<String>>,
+    #[serde(rename = "additionalUserData", default)]
+    additional_user_data: Option<Vec<UserData>>,
+    #[serde(rename = "associatePublicIp", default)]
+    associate_public_ip: Option<bool>,
+    #[serde(rename = "autoscale", default)]
+    autoscale: Option<bool>,
+    #[serde(rename = "autoscalePriority", default)]
+    autoscale_priority: Option<i16>,
+    #[serde(rename = "capacityRebalance", default)]
+    capacity_rebalance: Option<bool>,
+    #[serde(rename = "cloudLabels", default)]
+    cloud_labels: Option<BTreeMap<String, String>>,
+    #[serde(rename = "compressUserData", default)]
+    compress_user_data: Option<bool>,
+    #[serde(rename = "containerd", default)]
+    containerd: Option<Box<ContainerdConfig>>,
+    #[serde(rename = "cpuCredits", default)]
+    cpu_credits: Option<String>,
+    #[serde(rename = "detailedInstanceMonitoring", default)]
+    detailed_instance_monitoring: Option<bool>,
+    #[serde(rename = "externalLoadBalancers", default)]
+    external_load_balancers: Option<Vec<LoadBalancerSpec>>,
+    #[serde(rename = "fileAssets", default)]
+    file_assets: Option<Vec<FileAssetSpec>>,
+    #[serde(rename = "gcpProvisioningModel", default)]
+    gcp_provisioning_model: Option<String>,
+    #[serde(rename = "guestAccelerators", default)]
+    guest_accelerators: Option<Vec<AcceleratorConfig>>,
+    #[serde(rename = "hooks", default)]
+    hooks: Option<Vec<HookSpec>>,
+    #[serde(rename = "iam", default)]
+    iam: Option<Box<IAMProfileSpec>>,
+    #[serde(rename = "image", default)]
+    image: Option<String>,
+    #[serde(rename = "instanceInterruptionBehavior", default)]
+    instance_interruption_behavior: Option<String>,
+    #[serde(rename = "instanceMetadata", default)]
+    instance_metadata: Option<Box<InstanceMetadataOptions>>,
+    #[serde(rename = "instanceProtection", default)]
+    instance_protection: Option<bool>,
+    #[serde(rename = "kubelet", default)]
+    kubelet: Option<Box<KubeletConfigSpec>>,
+    #[serde(rename = "machineType", default)]
+    machine_type: Option<String>,
+    #[serde(rename = "manager", default)]
+    manager: Option<String>,
+    #[serde(rename = "maxInstanceLifetime", default)]
+    max_instance_lifetime: Option<Duration>,
+    #[serde(rename = "maxPrice", default)]
+    max_price: Option<String>,
+    #[serde(rename = "maxSize", default)]
+    max_size: Option<i32>,
+    #[serde(rename = "minSize", default)]
+    min_size: Option<i32>,
+    #[serde(rename = "mixedInstancesPolicy", default)]
+    mixed_instances_policy: Option<Box<MixedInstancesPolicySpec>>,
+    #[serde(rename = "nodeLabels", default)]
+    node_labels: Option<BTreeMap<String, String>>,
+    #[serde(rename = "packages", default)]
+    packages: Option<Vec<String>>,
+    #[serde(rename = "role", default)]
+    role: Option<String>,
+    #[serde(rename = "rollingUpdate", default)]
+    rolling_update: Option<Box<RollingUpdate>>,
+    #[serde(rename = "rootVolume", default)]
+    root_volume: Option<super::IgnoredRootVolume>,
+    #[serde(rename = "rootVolumeDeleteOnTermination", default)]
+    root_volume_delete_on_termination: Option<bool>,
+    #[serde(rename = "rootVolumeEncryption", default)]
+    root_volume_encryption: Option<bool>,
+    #[serde(rename = "rootVolumeEncryptionKey", default)]
+    root_volume_encryption_key: Option<String>,
+    #[serde(rename = "rootVolumeIops", default)]
+    root_volume_iops: Option<i32>,
+    #[serde(rename = "rootVolumeOptimization", default)]
+    root_volume_optimization: Option<bool>,
+    #[serde(rename = "rootVolumeSize", default)]
+    root_volume_size: Option<i32>,
+    #[serde(rename = "rootVolumeThroughput", default)]
+    root_volume_throughput: Option<i32>,
+    #[serde(rename = "rootVolumeType", default)]
+    root_volume_type: Option<String>,
+    #[serde(rename = "securityGroupOverride", default)]
+    security_group_override: Option<String>,
+    #[serde(rename = "spotDurationInMinutes", default)]
+    spot_duration_in_minutes: Option<i64>,
+    #[serde(rename = "subnets", default)]
+    subnets: Option<Vec<String>>,
+    #[serde(rename = "suspendProcesses", default)]
+    suspend_processes: Option<Vec<String>>,
+    #[serde(rename = "sysctlParameters", default)]
+    sysctl_parameters: Option<Vec<String>>,
+    #[serde(rename = "taints", default)]
+    taints: Option<Vec<String>>,
+    #[serde(rename = "tenancy", default)]
+    tenancy: Option<String>,
+    #[serde(rename = "updatePolicy", default)]
+    update_policy: Option<String>,
+    #[serde(rename = "volumeMounts", default)]
+    volume_mounts: Option<Vec<VolumeMountSpec>>,
+    #[serde(rename = "volumes", default)]
+    volumes: Option<Vec<VolumeSpec>>,
+    #[serde(rename = "warmPool", default)]
+    warm_pool: Option<Box<WarmPoolSpec>>,
+    #[serde(rename = "zones", default)]
+    zones: Option<Vec<String>>,
+}
+
+impl From<InstanceGroupSpecWire> for InstanceGroupSpec {
+    fn from(w: InstanceGroupSpecWire) -> Self {
+        Self {
+            additional_security_groups: w.additional_security_groups,
+            additional_user_data: w.additional_user_data,
+            associate_public_ip: w.associate_public_ip,
+            autoscale: w.autoscale,
+            autoscale_priority: w.autoscale_priority,
+            capacity_rebalance: w.capacity_rebalance,
+            cloud_labels: w.cloud_labels,
+            compress_user_data: w.compress_user_data,
+            containerd: w.containerd.map(|b| *b),
+            cpu_credits: w.cpu_credits,
+            detailed_instance_monitoring: w.detailed_instance_monitoring,
+            external_load_balancers: w.external_load_balancers,
+            file_assets: w.file_assets,
+            gcp_provisioning_model: w.gcp_provisioning_model,
+            guest_accelerators: w.guest_accelerators,
+            hooks: w.hooks,
+            iam: w.iam.map(|b| *b),
+            image: w.image,
+            instance_interruption_behavior: w.instance_interruption_behavior,
+            instance_metadata: w.instance_metadata.map(|b| *b),
+            instance_protection: w.instance_protection,
+            kubelet: w.kubelet.map(|b| *b),
+            machine_type: w.machine_type,
+            manager: w.manager,
+            max_instance_lifetime: w.max_instance_lifetime,
+            max_price: w.max_price,
+            max_size: w.max_size,
+            min_size: w.min_size,
+            mixed_instances_policy: w.mixed_instances_policy.map(|b| *b),
+            node_labels: w.node_labels,
+            packages: w.packages,
+            role: w.role,
+            rolling_update: w.rolling_update.map(|b| *b),
+            root_volume: w.root_volume,
+            root_volume_delete_on_termination: w.root_volume_delete_on_termination,
+            root_volume_encryption: w.root_volume_encryption,
+            root_volume_encryption_key: w.root_volume_encryption_key,
+            root_volume_iops: w.root_volume_iops,
+            root_volume_optimization: w.root_volume_optimization,
+            root_volume_size: w.root_volume_size,
+            root_volume_throughput: w.root_volume_throughput,
+            root_volume_type: w.root_volume_type,
+            security_group_override: w.security_group_override,
+            spot_duration_in_minutes: w.spot_duration_in_minutes,
+            subnets: w.subnets,
+            suspend_processes: w.suspend_processes,
+            sysctl_parameters: w.sysctl_parameters,
+            taints: w.taints,
+            tenancy: w.tenancy,
+            update_policy: w.update_policy,
+            volume_mounts: w.volume_mounts,
+            volumes: w.volumes,
+            warm_pool: w.warm_pool.map(|b| *b),
+            zones: w.zones,
+        }
+    }
 }
 
 /// `InstanceMetadataOptions` of `kops.k8s.io/v1alpha2` (instance metadata options).

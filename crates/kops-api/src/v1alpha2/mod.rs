@@ -31,11 +31,19 @@ fn default_api_version() -> String {
     API_VERSION.to_string()
 }
 
+/// A top-level object decoded straight into a box.
+///
+/// Decoding goes through a private twin whose `spec` is boxed, so serde's
+/// generic layers (and the YAML deserializer's) carry a pointer rather than a
+/// kilobytes-large value: the manifest reader uses this to parse a cluster in
+/// a few hundred KiB of stack in debug builds.
+pub(crate) struct Boxed<T>(pub(crate) Box<T>);
+
 macro_rules! top_level {
-    ($(#[$doc:meta])* $name:ident, $kind:literal, $spec:ty) => {
+    ($(#[$doc:meta])* $name:ident, $wire:ident = $wire_name:literal, $kind:literal, $spec:ty) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields)]
+        #[serde(from = $wire_name)]
         pub struct $name {
             /// `kops.k8s.io/v1alpha2`.
             #[serde(rename = "apiVersion", default = "default_api_version")]
@@ -78,24 +86,57 @@ macro_rules! top_level {
                 }
             }
         }
+
+        /// Decoding form of the object: `spec` boxed (see [`Boxed`]).
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct $wire {
+            #[serde(rename = "apiVersion", default = "default_api_version")]
+            api_version: String,
+            kind: String,
+            #[serde(default)]
+            metadata: ObjectMeta,
+            #[serde(default)]
+            spec: Box<$spec>,
+        }
+
+        impl From<$wire> for $name {
+            fn from(w: $wire) -> Self {
+                Self {
+                    api_version: w.api_version,
+                    kind: w.kind,
+                    metadata: w.metadata,
+                    spec: *w.spec,
+                }
+            }
+        }
+
+        impl<'de> Deserialize<'de> for Boxed<$name> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $wire::deserialize(d).map(|w| Boxed(Box::new($name::from(w))))
+            }
+        }
     };
 }
 
 top_level!(
     /// A kOps cluster (`kind: Cluster`).
     Cluster,
+    ClusterWire = "ClusterWire",
     "Cluster",
     ClusterSpec
 );
 top_level!(
     /// A group of identically configured machines (`kind: InstanceGroup`).
     InstanceGroup,
+    InstanceGroupWire = "InstanceGroupWire",
     "InstanceGroup",
     InstanceGroupSpec
 );
 top_level!(
     /// An SSH public key for the cluster's admin user (`kind: SSHCredential`).
     SshCredential,
+    SshCredentialWire = "SshCredentialWire",
     "SSHCredential",
     SSHCredentialSpec
 );
