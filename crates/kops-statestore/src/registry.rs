@@ -15,7 +15,7 @@
 //! These are kOps' own paths and formats, so a store written by kOps reads
 //! here and the other way round. Two additions of kops-rs live in the same tree:
 //! `history/<id>/config`, the previous versions of `config` (kept on every
-//! update), and `kops-rs.lock`, the lock object while a mutating operation
+//! update; an empty `history/<sequence>` marker claims each number), and `kops-rs.lock`, the lock object while a mutating operation
 //! runs. kOps ignores both when reading; note that kOps' own
 //! `delete cluster` refuses to delete a tree holding files it does not
 //! know, so delete a cluster with history through [`Registry::delete_cluster`].
@@ -177,6 +177,24 @@ pub fn ssh_fingerprint(public_key: &str) -> Result<String> {
         .map_err(|_| invalid("key data is not base64"))?;
     let digest = Md5::digest(&raw);
     Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A parse error for a document holding secret material (a keyset's private
+/// keys, a secret). Parser messages quote the offending input ("invalid type:
+/// string \"MIIE...\"", or a snippet of the line), so only the position is
+/// kept.
+fn secret_parse_error(path: &str, what: &'static str, at: Option<(u64, u64)>) -> Error {
+    let message = match at {
+        Some((line, column)) => format!(
+            "malformed at line {line}, column {column} (details withheld: it holds secret material)"
+        ),
+        None => "malformed (details withheld: it holds secret material)".to_string(),
+    };
+    Error::Parse {
+        path: path.to_string(),
+        what,
+        source: message.into(),
+    }
 }
 
 fn compact_timestamp(t: std::time::SystemTime) -> String {
@@ -347,7 +365,9 @@ impl Registry {
         let prefix = format!("{name}/");
         let objects = self.store.list(&prefix).await?;
         for o in &objects {
-            let rel = &o.path[prefix.len()..];
+            // Every listed path starts with the prefix; anything else is
+            // not ours to judge, so it is refused like a stranger.
+            let rel = o.path.strip_prefix(&prefix).unwrap_or(&o.path);
             let (first, nested) = match rel.split_once('/') {
                 Some((dir, _)) => (dir, true),
                 None => (rel, false),
@@ -376,23 +396,32 @@ impl Registry {
     // ---- history -----------------------------------------------------------
 
     async fn save_history(&self, cluster: &str, data: Bytes) -> Result<()> {
+        let mut next = self
+            .list_history(cluster)
+            .await?
+            .last()
+            .map_or(1, |h| h.sequence + 1);
+        // Entry paths carry a timestamp, so two writers taking the same
+        // number in different seconds would not collide on the entry itself:
+        // each number is first claimed with a create-if-absent marker.
         loop {
-            let next = self
-                .list_history(cluster)
-                .await?
-                .last()
-                .map_or(1, |h| h.sequence + 1);
-            let id = format!("{next:06}-{}", compact_timestamp(self.clock.now()));
-            let path = format!("{cluster}/history/{id}/config");
+            let claim = format!("{cluster}/history/{next:06}");
             match self
                 .store
-                .put(&path, data.clone(), PutOptions::create())
+                .put(&claim, Bytes::new(), PutOptions::create())
                 .await
             {
-                Err(Error::AlreadyExists { .. }) => continue,
-                other => return other.map(|_| ()),
+                Ok(_) => break,
+                Err(Error::AlreadyExists { .. }) => next += 1,
+                Err(e) => return Err(e),
             }
         }
+        let id = format!("{next:06}-{}", compact_timestamp(self.clock.now()));
+        let path = format!("{cluster}/history/{id}/config");
+        self.store
+            .put(&path, data, PutOptions::create())
+            .await
+            .map(|_| ())
     }
 
     /// The saved previous versions of a cluster's `config`, oldest first.
@@ -423,8 +452,10 @@ impl Registry {
     pub async fn prune_history(&self, cluster: &str, keep: usize) -> Result<usize> {
         let history = self.list_history(cluster).await?;
         let excess = history.len().saturating_sub(keep);
-        for h in &history[..excess] {
+        for h in history.iter().take(excess) {
             self.store.delete(&h.path).await?;
+            let claim = format!("{cluster}/history/{:06}", h.sequence);
+            self.store.delete(&claim).await?;
         }
         Ok(excess)
     }
@@ -481,7 +512,9 @@ impl Registry {
         let prefix = format!("{cluster}/instancegroup/");
         let mut out = Vec::new();
         for o in self.store.list(&prefix).await? {
-            let name = &o.path[prefix.len()..];
+            let Some(name) = o.path.strip_prefix(&prefix) else {
+                continue;
+            };
             if name.contains('/') {
                 continue;
             }
@@ -575,10 +608,9 @@ impl Registry {
         check_name("keyset name", name)?;
         let path = Self::keyset_path(cluster, name);
         let got = self.store.get(&path).await?;
-        let value: Keyset = serde_saphyr::from_slice(&got.data).map_err(|e| Error::Parse {
-            path: path.clone(),
-            what: "Keyset",
-            source: e.into(),
+        let value: Keyset = serde_saphyr::from_slice(&got.data).map_err(|e| {
+            let at = e.location().map(|l| (l.line(), l.column()));
+            secret_parse_error(&path, "Keyset", at)
         })?;
         Ok(Versioned {
             value,
@@ -671,10 +703,9 @@ impl Registry {
         check_name("secret name", name)?;
         let path = Self::secret_path(cluster, name);
         let got = self.store.get(&path).await?;
-        serde_json::from_slice(&got.data).map_err(|e| Error::Parse {
-            path,
-            what: "secret",
-            source: e.into(),
+        serde_json::from_slice(&got.data).map_err(|e| {
+            let at = Some((e.line() as u64, e.column() as u64)).filter(|&(l, _)| l > 0);
+            secret_parse_error(&path, "secret", at)
         })
     }
 
@@ -785,6 +816,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{DeleteOptions, GetResult};
 
     #[test]
     fn fingerprints_like_kops() {
@@ -793,5 +825,120 @@ mod tests {
         assert_eq!(id, "693e9af84d3dfcc71e640e005bdc5e2e");
         assert!(ssh_fingerprint("ssh-rsa").is_err());
         assert!(ssh_fingerprint("ssh-rsa !!!").is_err());
+    }
+
+    /// A store that, on the first history entry it is asked to write, lets
+    /// another registry save its own history entry first (a second writer
+    /// racing between this one's listing and its write), one second later.
+    #[derive(Debug)]
+    struct RacingStore {
+        inner: Arc<dyn Store>,
+        raced: std::sync::atomic::AtomicBool,
+    }
+
+    #[async_trait::async_trait]
+    impl Store for RacingStore {
+        async fn get(&self, path: &str) -> Result<GetResult> {
+            self.inner.get(path).await
+        }
+        async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version> {
+            if path.contains("/history/")
+                && !self.raced.swap(true, std::sync::atomic::Ordering::SeqCst)
+            {
+                let other = Registry::new(self.inner.clone(), Arc::new(FixedClock(1_000_001)));
+                other
+                    .save_history("c", Bytes::from_static(b"other"))
+                    .await?;
+            }
+            self.inner.put(path, data, options).await
+        }
+        async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
+            self.inner.delete_opts(path, options).await
+        }
+        async fn list(&self, prefix: &str) -> Result<Vec<crate::ObjectMeta>> {
+            self.inner.list(prefix).await
+        }
+        fn url(&self) -> String {
+            self.inner.url()
+        }
+    }
+
+    #[derive(Debug)]
+    struct FixedClock(u64);
+
+    impl lock::Clock for FixedClock {
+        fn now(&self) -> std::time::SystemTime {
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.0)
+        }
+    }
+
+    #[tokio::test]
+    async fn racing_history_writers_never_share_a_sequence_number() {
+        let inner: Arc<dyn Store> = Arc::new(crate::MemoryStore::new());
+        let racing = Arc::new(RacingStore {
+            inner: inner.clone(),
+            raced: false.into(),
+        });
+        let reg = Registry::new(racing, Arc::new(FixedClock(1_000_000)));
+        reg.save_history("c", Bytes::from_static(b"mine"))
+            .await
+            .unwrap();
+        let history = reg.list_history("c").await.unwrap();
+        let sequences: Vec<u64> = history.iter().map(|h| h.sequence).collect();
+        assert_eq!(sequences, [1, 2], "{history:?}");
+        // The other writer claimed 1 first; ours is 2.
+        assert_eq!(inner.get(&history[1].path).await.unwrap().data, "mine");
+        assert_eq!(reg.prune_history("c", 0).await.unwrap(), 2);
+        assert!(inner.list("c/").await.unwrap().is_empty());
+    }
+
+    /// The whole error chain, as a binary would print it.
+    fn chain(e: &Error) -> String {
+        let mut out = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            out.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn malformed_keysets_and_secrets_do_not_echo_their_content() {
+        let store: Arc<dyn Store> = Arc::new(crate::MemoryStore::new());
+        let reg = Registry::new(store.clone(), Arc::new(lock::SystemClock));
+        let key = "TOPSECRETKEYMATERIAL";
+        let keyset = format!(
+            "apiVersion: kops.k8s.io/v1alpha2\nkind: Keyset\nmetadata:\n  name: ca\n\
+             spec:\n  keys:\n  - id: \"1\"\n    privateMaterial: [{key}]\n"
+        );
+        store
+            .put(
+                "c/pki/private/ca/keyset.yaml",
+                keyset.into(),
+                PutOptions::overwrite(),
+            )
+            .await
+            .unwrap();
+        let err = chain(&reg.get_keyset("c", "ca").await.unwrap_err());
+        assert!(!err.contains(key), "{err}");
+        assert!(
+            err.contains("c/pki/private/ca/keyset.yaml") && err.contains("line 8"),
+            "{err}"
+        );
+
+        // serde_json quotes a mistyped number: "invalid type: integer `...`".
+        let key = "31415926535897932";
+        let secret = format!("{{\"Data\": {key}}}");
+        store
+            .put("c/secrets/admin", secret.into(), PutOptions::overwrite())
+            .await
+            .unwrap();
+        let err = chain(&reg.get_secret("c", "admin").await.unwrap_err());
+        assert!(!err.contains(key), "{err}");
+        assert!(
+            err.contains("c/secrets/admin") && err.contains("line 1"),
+            "{err}"
+        );
     }
 }

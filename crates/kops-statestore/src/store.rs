@@ -42,12 +42,24 @@ impl fmt::Display for Version {
 }
 
 /// An object read from a store: its bytes and the version they belong to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Debug` shows the length of the content, never the content: objects
+/// include private keys (`pki/private/...`) and secrets (`secrets/...`).
+#[derive(Clone, PartialEq, Eq)]
 pub struct GetResult {
     /// The object's content.
     pub data: Bytes,
     /// The version of exactly these bytes.
     pub version: Version,
+}
+
+impl fmt::Debug for GetResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GetResult")
+            .field("data", &format_args!("<{} bytes>", self.data.len()))
+            .field("version", &self.version)
+            .finish()
+    }
 }
 
 /// One entry of a listing.
@@ -319,6 +331,20 @@ pub(crate) fn validate_prefix(prefix: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn get_result_debug_hides_the_content() {
+        let got = GetResult {
+            data: Bytes::from_static(b"-----BEGIN RSA PRIVATE KEY-----"),
+            version: Version::new("v1"),
+        };
+        let shown = format!("{got:?}");
+        assert!(!shown.contains("PRIVATE"), "{shown}");
+        assert!(
+            shown.contains("31 bytes") && shown.contains("v1"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn path_validation() {
