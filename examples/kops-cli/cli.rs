@@ -31,7 +31,7 @@ pub struct Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create a cluster, resources from a manifest, or an SSH public key
-    Create(CreateArgs),
+    Create(Box<CreateArgs>),
     /// Replace cluster resources with the ones in a manifest
     Replace(ReplaceArgs),
     /// List clusters or instance groups
@@ -61,7 +61,7 @@ pub struct CreateArgs {
 #[derive(Debug, Subcommand)]
 pub enum CreateCommand {
     /// Create a cluster specification from flags
-    Cluster(CreateClusterArgs),
+    Cluster(Box<CreateClusterArgs>),
     /// Add an admin SSH public key to a cluster
     Sshpublickey(CreateSshKeyArgs),
 }

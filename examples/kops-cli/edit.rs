@@ -108,8 +108,8 @@ fn write_file(path: &Path, errors: Option<&str>, body: &str) -> anyhow::Result<(
 
 /// One parsed and checked edit.
 enum Edited {
-    Cluster(v1alpha2::Cluster),
-    Group(v1alpha2::InstanceGroup),
+    Cluster(Box<v1alpha2::Cluster>),
+    Group(Box<v1alpha2::InstanceGroup>),
 }
 
 async fn check(st: &State, target: &Target, text: &str, source: &str) -> anyhow::Result<Edited> {
@@ -138,7 +138,7 @@ async fn check(st: &State, target: &Target, text: &str, source: &str) -> anyhow:
                 .map(|g| g.value)
                 .collect();
             spec::check_groups(c, &groups)?;
-            Ok(Edited::Cluster(c.clone()))
+            Ok(Edited::Cluster(Box::new(c.clone())))
         }
         Target::Group(cluster, group) => {
             let [g] = m.groups.as_slice() else {
@@ -168,7 +168,7 @@ async fn check(st: &State, target: &Target, text: &str, source: &str) -> anyhow:
                 }
             }
             spec::check_groups(&c, &groups)?;
-            Ok(Edited::Group(g.clone()))
+            Ok(Edited::Group(Box::new(g.clone())))
         }
     }
 }

@@ -91,7 +91,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             cli::completion(args.shell);
             Ok(0)
         }
-        Command::Create(args) => match (args.command, args.filename) {
+        Command::Create(args) => match (args.command, args.filename.clone()) {
             (Some(CreateCommand::Cluster(c)), _) => {
                 create::create_cluster(&global, &c).await?;
                 Ok(0)

@@ -119,16 +119,16 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
         ctx = ctx.with_ssh_public_key(key);
     }
     for ig in ctx.groups.clone() {
-        if let Some(image) = &ig.spec.image {
-            if !ctx.images.contains_key(image) {
-                let found = api.resolve_image(image).await.with_context(|| {
-                    format!(
-                        "instance group {}: spec.image: resolving {image}",
-                        ig.name()
-                    )
-                })?;
-                ctx = ctx.with_image(image.clone(), found);
-            }
+        if let Some(image) = &ig.spec.image
+            && !ctx.images.contains_key(image)
+        {
+            let found = api.resolve_image(image).await.with_context(|| {
+                format!(
+                    "instance group {}: spec.image: resolving {image}",
+                    ig.name()
+                )
+            })?;
+            ctx = ctx.with_image(image.clone(), found);
         }
     }
     if let Some(vpc) = ctx.cluster.spec.networking.network_id.clone() {
@@ -143,19 +143,19 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
             ctx = ctx.with_internet_gateway(g.id.clone());
         }
     }
-    if !ctx.dns_none() {
-        if let Some(zone) = ctx.cluster.spec.dns_zone.clone() {
-            let found = api
-                .hosted_zones(&ZoneQuery::from_spec(&zone))
-                .await
-                .with_context(|| format!("looking up DNS zone {zone} (spec.dnsZone)"))?;
-            match found.into_iter().next() {
-                Some(z) => ctx = ctx.with_dns_zone(z),
-                None => bail!(
-                    "cluster {name}: spec.dnsZone: DNS zone {zone:?} not found in {}",
-                    cloud.description
-                ),
-            }
+    if !ctx.dns_none()
+        && let Some(zone) = ctx.cluster.spec.dns_zone.clone()
+    {
+        let found = api
+            .hosted_zones(&ZoneQuery::from_spec(&zone))
+            .await
+            .with_context(|| format!("looking up DNS zone {zone} (spec.dnsZone)"))?;
+        match found.into_iter().next() {
+            Some(z) => ctx = ctx.with_dns_zone(z),
+            None => bail!(
+                "cluster {name}: spec.dnsZone: DNS zone {zone:?} not found in {}",
+                cloud.description
+            ),
         }
     }
     Ok(Prepared { cloud, ctx })
