@@ -228,13 +228,13 @@ fn run() -> anyhow::Result<()> {
     let Some(cluster) = cluster else {
         bail!("{}: no Cluster object", input_path.display());
     };
-    if let Some(expected) = &case.cluster_name {
-        if cluster.name() != expected {
-            bail!(
-                "case.yaml names cluster {expected}, the manifest {}",
-                cluster.name()
-            );
-        }
+    if let Some(expected) = &case.cluster_name
+        && cluster.name() != expected
+    {
+        bail!(
+            "case.yaml names cluster {expected}, the manifest {}",
+            cluster.name()
+        );
     }
     if cluster.spec.cloud_provider.aws.is_none() {
         bail!("only AWS clusters are supported by this renderer");
@@ -261,12 +261,12 @@ fn run() -> anyhow::Result<()> {
         ctx = ctx.with_ssh_public_key(key);
     }
     for ig in ctx.groups.clone() {
-        if let Some(image) = &ig.spec.image {
-            if !ctx.images.contains_key(image) {
-                let found = block_on(cloud.resolve_image(image))?
-                    .with_context(|| format!("instance group {}: resolving image", ig.name()))?;
-                ctx = ctx.with_image(image.clone(), found);
-            }
+        if let Some(image) = &ig.spec.image
+            && !ctx.images.contains_key(image)
+        {
+            let found = block_on(cloud.resolve_image(image))?
+                .with_context(|| format!("instance group {}: resolving image", ig.name()))?;
+            ctx = ctx.with_image(image.clone(), found);
         }
     }
     if let Some(vpc) = ctx.cluster.spec.networking.network_id.clone() {

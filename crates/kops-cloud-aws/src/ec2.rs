@@ -1029,16 +1029,16 @@ pub(crate) fn lt_data_to_attrs(d: &t::ResponseLaunchTemplateData) -> Attrs {
             object([("cpu_credits", js(cs.cpu_credits()))]),
         );
     }
-    if let Some(p) = d.placement() {
-        if p.tenancy().is_some() || p.availability_zone().is_some() {
-            a.insert(
-                "placement".into(),
-                object([
-                    ("availability_zone", js(p.availability_zone())),
-                    ("tenancy", js(p.tenancy().map(|t| t.as_str()))),
-                ]),
-            );
-        }
+    if let Some(p) = d.placement()
+        && (p.tenancy().is_some() || p.availability_zone().is_some())
+    {
+        a.insert(
+            "placement".into(),
+            object([
+                ("availability_zone", js(p.availability_zone())),
+                ("tenancy", js(p.tenancy().map(|t| t.as_str()))),
+            ]),
+        );
     }
     if let Some(m) = d.instance_market_options() {
         let spot = m.spot_options().map(|s| {
@@ -1920,27 +1920,27 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             }
         }
     }
-    if let Some(new_tags) = &rq.tags {
-        if rt.is_taggable() {
-            let tag_id = if rt == R::KeyPair {
-                let k = be
-                    .call(
-                        EC2,
-                        "DescribeKeyPairs",
-                        id,
-                        ec2.describe_key_pairs().key_names(id).send(),
-                    )
-                    .await?;
-                k.key_pairs()
-                    .first()
-                    .and_then(|k| k.key_pair_id())
-                    .unwrap_or(id)
-                    .to_owned()
-            } else {
-                id.to_owned()
-            };
-            sync_tags(be, &tag_id, &old.tags, new_tags).await?;
-        }
+    if let Some(new_tags) = &rq.tags
+        && rt.is_taggable()
+    {
+        let tag_id = if rt == R::KeyPair {
+            let k = be
+                .call(
+                    EC2,
+                    "DescribeKeyPairs",
+                    id,
+                    ec2.describe_key_pairs().key_names(id).send(),
+                )
+                .await?;
+            k.key_pairs()
+                .first()
+                .and_then(|k| k.key_pair_id())
+                .unwrap_or(id)
+                .to_owned()
+        } else {
+            id.to_owned()
+        };
+        sync_tags(be, &tag_id, &old.tags, new_tags).await?;
     }
     be.reread(rt, id).await
 }

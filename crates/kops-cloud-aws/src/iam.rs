@@ -696,19 +696,19 @@ pub(crate) async fn delete(be: &AwsBackend, rt: ResourceType, id: &str) -> Resul
             .await?;
         }
         R::IamInstanceProfile => {
-            if let Some(p) = profile(be, id).await? {
-                if let Some(r) = p.attr_str("role") {
-                    be.call(
-                        IAM,
-                        "RemoveRoleFromInstanceProfile",
-                        id,
-                        iam.remove_role_from_instance_profile()
-                            .instance_profile_name(id)
-                            .role_name(r)
-                            .send(),
-                    )
-                    .await?;
-                }
+            if let Some(p) = profile(be, id).await?
+                && let Some(r) = p.attr_str("role")
+            {
+                be.call(
+                    IAM,
+                    "RemoveRoleFromInstanceProfile",
+                    id,
+                    iam.remove_role_from_instance_profile()
+                        .instance_profile_name(id)
+                        .role_name(r)
+                        .send(),
+                )
+                .await?;
             }
             be.call(
                 IAM,

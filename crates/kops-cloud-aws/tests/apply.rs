@@ -1,7 +1,13 @@
 //! End-to-end: the model's AWS tasks applied through `kops_tasks::Executor` (direct mode)
 //! to moto via this backend; then plan, change, re-apply, delete. Uses kOps' conformance
 //! cases from `<repo>/../shared/conformance/cases` (skipped when absent).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::cmp_owned,
+    clippy::nonminimal_bool,
+    clippy::ptr_arg,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
