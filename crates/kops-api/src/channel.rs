@@ -102,19 +102,23 @@ impl Channel {
     /// Parses channel YAML text.
     pub fn parse(text: &str) -> Result<Channel> {
         let mut path = String::new();
-        let result = serde_saphyr::with_deserializer_from_str(text, |de| {
-            serde_path_to_error::deserialize(de).map_err(|e| {
-                path = e.path().to_string();
-                e.into_inner()
-            })
-        });
+        let result = serde_saphyr::with_deserializer_from_str_with_options(
+            text,
+            crate::manifest::yaml_options(),
+            |de| {
+                serde_path_to_error::deserialize(de).map_err(|e| {
+                    path = e.path().to_string();
+                    e.into_inner()
+                })
+            },
+        );
         let channel: Channel = result.map_err(|e| Error::Channel {
             path: if path == "." {
                 String::new()
             } else {
                 path.clone()
             },
-            message: e.to_string(),
+            message: crate::manifest::redact_quoted(e.to_string().trim()),
         })?;
         for (i, image) in channel.spec.images.iter().enumerate() {
             if !image.kubernetes_version.is_empty() {

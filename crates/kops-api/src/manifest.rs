@@ -267,7 +267,18 @@ fn path_string(path: &serde_path_to_error::Path) -> String {
 /// Shortens serde messages: an unknown field is reported as such (with its
 /// position when the parser gives one), without the list of the hundred
 /// fields that would have been accepted.
+/// Parser options for manifests: no source snippet in errors, because the
+/// snippet quotes the offending line, and a value typed into the wrong field
+/// may be a secret. Errors give the field path and the position instead.
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! { with_snippet: false }
+}
+
+/// The parser's message made safe to show: without quoted input values
+/// (serde's "invalid type: string \"...\"" form), and with the position kept.
 fn tidy_message(message: &str) -> String {
+    let message = redact_quoted(message.trim());
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
     if message.contains("unknown field") {
         return match position(message) {
             Some((line, column)) => format!("unknown field (line {line}, column {column})"),
@@ -275,6 +286,32 @@ fn tidy_message(message: &str) -> String {
         };
     }
     message.trim().to_string()
+}
+
+/// Replaces every `"..."` and `` `...` `` span with `"…"`: serde's type
+/// errors quote the input value, and the field path already says where.
+pub(crate) fn redact_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut open: Option<char> = None;
+    for c in message.chars() {
+        match open {
+            Some(q) if c == q => {
+                out.push('…');
+                out.push(c);
+                open = None;
+            }
+            Some(_) => {}
+            None if c == '"' || c == '`' => {
+                out.push(c);
+                open = Some(c);
+            }
+            None => out.push(c),
+        }
+    }
+    if open.is_some() {
+        out.push('…');
+    }
+    out
 }
 
 /// The first "line N column M" in a parser message.
@@ -373,12 +410,13 @@ fn decode_yaml_documents(text: &str, source: &str) -> Result<Vec<Decoded>> {
             continue;
         }
         let doc = &doc.padded();
-        let head: Option<Head> = serde_saphyr::from_str(doc).map_err(|e| Error::Parse {
-            file: source.to_string(),
-            document,
-            path: String::new(),
-            message: tidy_message(&e.to_string()),
-        })?;
+        let head: Option<Head> =
+            serde_saphyr::from_str_with_options(doc, yaml_options()).map_err(|e| Error::Parse {
+                file: source.to_string(),
+                document,
+                path: String::new(),
+                message: tidy_message(&e.to_string()),
+            })?;
         let Some(head) = head else { continue };
         let decoded = match classify(source, document, &head)? {
             Kind::Cluster => Decoded::Cluster(decode_yaml::<Boxed<_>>(doc, source, document)?.0),
@@ -401,7 +439,7 @@ fn decode_yaml_documents(text: &str, source: &str) -> Result<Vec<Decoded>> {
 
 fn decode_yaml<T: DeserializeOwned>(doc: &str, file: &str, document: usize) -> Result<T> {
     let mut path = String::new();
-    let result = serde_saphyr::with_deserializer_from_str(doc, |de| {
+    let result = serde_saphyr::with_deserializer_from_str_with_options(doc, yaml_options(), |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
             path = path_string(e.path());
             e.into_inner()

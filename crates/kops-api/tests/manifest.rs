@@ -97,10 +97,29 @@ fn unknown_field_names_its_path_document_and_source() {
 fn wrong_type_names_its_path() {
     let text = CLUSTER.replace("minSize: 2", "minSize: lots");
     let err = parse_err(&text);
-    let Error::Parse { path, .. } = &err else {
+    let Error::Parse { path, message, .. } = &err else {
         panic!("{err:?}")
     };
     assert_eq!(path, "spec.minSize");
+    assert!(message.contains("i32"), "{message}");
+}
+
+/// A value typed into the wrong field may be a secret: errors name the field
+/// and the expected type, never the value itself.
+#[test]
+fn wrong_type_errors_do_not_echo_the_value() {
+    for (from, to) in [
+        ("minSize: 2", "minSize: s3cr3t-t0ken-value"),
+        ("minSize: 2", "minSize: [s3cr3t-t0ken-value]"),
+        ("minSize: 2", "minSize: {s3cr3t-t0ken-value: 1}"),
+        ("minSize: 2", "minSize: \"s3cr3t-t0ken-value\""),
+    ] {
+        let text = CLUSTER.replace(from, to);
+        assert_ne!(text, CLUSTER);
+        let err = parse_err(&text);
+        let shown = format!("{err} {err:?}");
+        assert!(!shown.contains("s3cr3t"), "{to}: {shown}");
+    }
 }
 
 #[test]
