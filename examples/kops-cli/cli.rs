@@ -322,6 +322,19 @@ pub struct DeleteArgs {
 pub enum DeleteCommand {
     /// Delete a cluster's cloud resources and its state (dry run without --yes)
     Cluster(DeleteClusterArgs),
+    /// Remove an instance group from the spec (dry run without --yes); the next
+    /// `update cluster --yes` deletes its autoscaling group and launch template
+    #[command(alias = "ig")]
+    Instancegroup(DeleteIgArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteIgArgs {
+    /// Instance group name
+    pub group: String,
+    /// Remove it (default: say what would be removed)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,5 +1,6 @@
 //! `delete cluster`: lists (dry run) or deletes everything the cluster owns in the
-//! cloud, then its state-store tree.
+//! cloud, then its state-store tree. `delete instancegroup`: removes a group from the
+//! spec; `update cluster` then plans the deletion of its cloud objects.
 
 use anyhow::{Context as _, bail};
 use kops_cloud_aws::delete::{
@@ -8,7 +9,7 @@ use kops_cloud_aws::delete::{
 use kops_model::aws::cloud::AwsCloud;
 use kops_statestore::LockRequest;
 
-use crate::cli::{DeleteClusterArgs, Global};
+use crate::cli::{DeleteClusterArgs, DeleteIgArgs, Global};
 use crate::cloud::Cloud;
 use crate::get::print_table;
 use crate::output;
@@ -121,5 +122,68 @@ pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow
         .with_context(|| format!("deleting the state of cluster {name} in {}", st.url))?;
     drop(lock);
     println!("Deleted cluster {name} ({n} object(s) in {}).", st.url);
+    Ok(0)
+}
+
+/// `kops delete instancegroup`; returns the exit code (2: a dry run, nothing removed).
+pub async fn delete_instance_group(global: &Global, args: &DeleteIgArgs) -> anyhow::Result<u8> {
+    let name = state::cluster_name(None, global)?;
+    let st = State::open(global).await?;
+    st.cluster(&name).await?;
+    let groups = st
+        .registry
+        .list_instance_groups(&name)
+        .await
+        .with_context(|| format!("listing the instance groups of cluster {name}"))?;
+    let Some(group) = groups.iter().find(|g| g.value.name() == args.group) else {
+        bail!(
+            "instance group {:?} not found in cluster {name} (see `kops --name {name} get ig`)",
+            args.group
+        );
+    };
+    let role = group.value.spec.role.clone().unwrap_or_default();
+    let is_control_plane = matches!(role.as_str(), "ControlPlane" | "Master");
+    if is_control_plane {
+        let left = groups
+            .iter()
+            .filter(|g| g.value.name() != args.group)
+            .filter(|g| {
+                matches!(
+                    g.value.spec.role.as_deref(),
+                    Some("ControlPlane" | "Master")
+                )
+            })
+            .count();
+        if left == 0 {
+            bail!(
+                "instance group {:?} is the last control-plane group of cluster {name}; delete the cluster instead",
+                args.group
+            );
+        }
+    }
+    if !args.yes {
+        println!(
+            "Will remove instance group {:?} ({role}) from cluster {name}.",
+            args.group
+        );
+        println!("Must specify --yes to remove it");
+        return Ok(2);
+    }
+    st.locked(&name, "delete instancegroup", async || {
+        st.registry
+            .delete_instance_group(&name, &args.group)
+            .await
+            .with_context(|| {
+                format!(
+                    "removing instance group {:?} from cluster {name}",
+                    args.group
+                )
+            })
+    })
+    .await?;
+    println!(
+        "Instance group {:?} removed from cluster {name}. Run `kops update cluster {name} --yes` to delete its cloud resources.",
+        args.group
+    );
     Ok(0)
 }

@@ -131,6 +131,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         },
         Command::Delete(args) => match args.command {
             DeleteCommand::Cluster(a) => delete::delete_cluster(&global, &a).await,
+            DeleteCommand::Instancegroup(a) => delete::delete_instance_group(&global, &a).await,
         },
         Command::Toolbox(args) => match args.command {
             cli::ToolboxCommand::Dump(a) => {

@@ -9,6 +9,7 @@ use kops_api::defaults::DnsZoneInfo;
 use kops_api::{internal, v1alpha2};
 use kops_model::aws::builders::{self, ModelContext};
 use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ListQuery, ResourceType, ZoneQuery};
+use kops_model::aws::orphans::{self, DELETION_WAVES, OrphanDeleter};
 use kops_model::aws::terraform::{RenderOptions, render};
 use kops_tasks::{Executor, ExecutorOptions, LifecycleOverrides, Task, TaskGraph};
 
@@ -208,10 +209,16 @@ pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow
         .with_context(|| format!("building the task graph of cluster {name}"))?;
     let api: &dyn AwsCloud = cloud.api.as_ref();
     let executor = Executor::new(ExecutorOptions::default());
-    let plan = executor
+    let mut plan = executor
         .plan(&graph, api)
         .await
         .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
+    // Groups removed from the spec leave their autoscaling group and launch template
+    // behind: plan their deletion too.
+    let owned = orphans::find_group_objects(api, &name)
+        .await
+        .with_context(|| format!("listing the instance-group objects of cluster {name}"))?;
+    plan.add_orphans(&graph, &owned);
 
     if !args.yes {
         match args.output {
@@ -276,7 +283,30 @@ pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow
                     report.failed.len()
                 )));
             }
-            let applied = report.plan;
+            let mut applied = report.plan;
+            // Then the orphans, one wave at a time (groups before their templates).
+            let mut failed = Vec::new();
+            for kinds in DELETION_WAVES {
+                let wave: Vec<_> = owned
+                    .iter()
+                    .filter(|o| kinds.contains(&o.key.kind()))
+                    .cloned()
+                    .collect();
+                failed.extend(
+                    executor
+                        .delete_orphans(&plan, &wave, &OrphanDeleter::new(), api, false)
+                        .await,
+                );
+            }
+            cloud.save().await?;
+            if !failed.is_empty() {
+                let lines: Vec<String> = failed.iter().map(|(k, e)| format!("{k}: {e}")).collect();
+                return Err(anyhow!("{}", lines.join("\n  ")).context(format!(
+                    "deleting objects of cluster {name} no longer in its spec: {} failed",
+                    failed.len()
+                )));
+            }
+            applied.add_orphans(&graph, &owned);
             st.registry
                 .put_completed_spec(&full)
                 .await
@@ -293,8 +323,8 @@ pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow
         PlanFormat::Text => {
             let s = result.summary();
             println!(
-                "Cluster {name} updated: {} created, {} modified, {} unchanged.",
-                s.create, s.update, s.unchanged
+                "Cluster {name} updated: {} created, {} modified, {} deleted, {} unchanged.",
+                s.create, s.update, s.delete, s.unchanged
             );
         }
     }

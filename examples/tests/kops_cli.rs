@@ -558,3 +558,115 @@ fn bad_input_fails_cleanly_and_leaves_the_store_unchanged() {
         .expect_error("locked");
     assert_eq!(env.tree(), locked);
 }
+
+/// An instance group removed from the spec loses its autoscaling group and launch template
+/// on the next `update --yes`: the dry run plans exactly those deletions, other groups are
+/// untouched, and a plan afterwards is empty.
+#[test]
+fn removed_instance_group_is_deleted_by_update() {
+    let env = Env::new();
+    env.create_demo();
+    // A second node group, made from the first.
+    let r = env
+        .kops(&[
+            "--name",
+            CLUSTER,
+            "get",
+            "ig",
+            "nodes-us-test-1a",
+            "-o",
+            "yaml",
+        ])
+        .expect(0);
+    let extra = r.stdout.replace("nodes-us-test-1a", "extra");
+    assert_ne!(extra, r.stdout);
+    std::fs::write(env.path("extra.yaml"), extra).unwrap();
+    env.kops(&["replace", "-f", "extra.yaml", "--force"])
+        .expect(0);
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    env.kops(&["update", "cluster", CLUSTER]).expect(0);
+
+    // Deleting the last control-plane group is refused; the dry run removes nothing.
+    env.kops(&[
+        "--name",
+        CLUSTER,
+        "delete",
+        "ig",
+        "control-plane-us-test-1a",
+        "--yes",
+    ])
+    .expect_error("last control-plane group");
+    let before = env.tree();
+    env.kops(&["--name", CLUSTER, "delete", "ig", "extra"])
+        .expect(2);
+    assert_eq!(env.tree(), before);
+    env.kops(&["--name", CLUSTER, "delete", "ig", "extra", "--yes"])
+        .expect(0);
+    let r = env.kops(&["--name", CLUSTER, "get", "ig"]).expect(0);
+    assert!(!r.stdout.contains("extra"), "{}", r.stdout);
+
+    // The plan deletes exactly the group's autoscaling group and launch template.
+    let r = env
+        .kops(&["update", "cluster", CLUSTER, "-o", "json"])
+        .expect(2);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut changes: Vec<String> = plan["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["action"] != "unchanged")
+        .map(|i| format!("{} {}", i["action"].as_str().unwrap(), i["key"]))
+        .collect();
+    changes.sort();
+    assert_eq!(changes.len(), 2, "{changes:?}\n{}", r.stdout);
+    assert!(
+        changes
+            .iter()
+            .all(|c| c.starts_with("delete ") && c.contains(&format!("extra.{CLUSTER}"))),
+        "{changes:?}"
+    );
+    assert!(
+        changes.iter().any(|c| c.contains("AutoscalingGroup")),
+        "{changes:?}"
+    );
+    assert!(
+        changes.iter().any(|c| c.contains("LaunchTemplate")),
+        "{changes:?}"
+    );
+    let r = env.kops(&["update", "cluster", CLUSTER]).expect(2);
+    assert!(r.stdout.contains("Will delete"), "{}", r.stdout);
+
+    let r = env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    assert!(r.stdout.contains("2 deleted"), "{}", r.stdout);
+    env.kops(&["update", "cluster", CLUSTER]).expect(0);
+    let r = env
+        .kops(&["toolbox", "dump", CLUSTER, "-o", "json"])
+        .expect(0);
+    let dump: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let of_group = |group: &str| -> Vec<(String, String)> {
+        dump["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["tags"]["kops.k8s.io/instancegroup"] == group)
+            .map(|r| {
+                (
+                    r["resource_type"].as_str().unwrap_or_default().to_owned(),
+                    r["attrs"]["state"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    };
+    // Only the group's terminated instances are left (AWS lists them for a while).
+    let extra = of_group("extra");
+    assert!(
+        extra
+            .iter()
+            .all(|(t, state)| t == "Instance" && state == "terminated"),
+        "{extra:?}"
+    );
+    let nodes = of_group("nodes-us-test-1a");
+    for kind in ["AutoscalingGroup", "LaunchTemplate"] {
+        assert!(nodes.iter().any(|(t, _)| t == kind), "{kind}: {nodes:?}");
+    }
+}

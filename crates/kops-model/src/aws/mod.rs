@@ -9,6 +9,7 @@
 pub mod builders;
 pub mod cloud;
 pub mod naming;
+pub mod orphans;
 pub mod task;
 pub mod terraform;
 
