@@ -317,9 +317,18 @@ impl Registry {
             .store
             .put(&path, data, PutOptions::update(expected.clone()))
             .await?;
-        // Only a write that won keeps history. A crash between the two
-        // writes loses one history entry, never the current config.
-        self.save_history(&name, current.data).await?;
+        // Only a write that won keeps history. The new config is stored at
+        // this point, so failing to save the replaced one must not turn the
+        // update into an error (a caller retrying with `expected` would then
+        // get a precondition failure for a write that succeeded): it is a
+        // warning, and at worst one history entry is missing.
+        if let Err(e) = self.save_history(&name, current.data).await {
+            tracing::warn!(
+                cluster = %name,
+                error = %e,
+                "cluster config updated, but its previous version could not be saved to history"
+            );
+        }
         Ok(Versioned { value: *c, version })
     }
 

@@ -627,3 +627,70 @@ async fn registry_concurrent_modifications_lose_nothing_body() {
     assert_eq!(seqs, (1..=2 * N as u64).collect::<Vec<_>>());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A store whose writes under `history/` fail, as a store with a narrower
+/// write permission or a full disk might.
+#[derive(Debug)]
+struct NoHistory(MemoryStore);
+
+#[async_trait::async_trait]
+impl Store for NoHistory {
+    async fn get(&self, path: &str) -> kops_statestore::Result<kops_statestore::GetResult> {
+        self.0.get(path).await
+    }
+    async fn put(
+        &self,
+        path: &str,
+        data: Bytes,
+        options: PutOptions,
+    ) -> kops_statestore::Result<kops_statestore::Version> {
+        if path.contains("/history/") {
+            return Err(Error::Invalid {
+                what: path.to_string(),
+                reason: "history writes are refused by this test store".into(),
+            });
+        }
+        self.0.put(path, data, options).await
+    }
+    async fn delete_opts(
+        &self,
+        path: &str,
+        options: kops_statestore::DeleteOptions,
+    ) -> kops_statestore::Result<()> {
+        self.0.delete_opts(path, options).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+    ) -> kops_statestore::Result<Vec<kops_statestore::ObjectMeta>> {
+        self.0.list(prefix).await
+    }
+    fn url(&self) -> String {
+        self.0.url()
+    }
+}
+
+/// An update that was stored is reported as done even when saving the
+/// replaced version to history fails: the caller must not retry a write that won.
+#[test]
+fn update_succeeds_when_history_cannot_be_saved() {
+    run(update_succeeds_when_history_cannot_be_saved_body);
+}
+
+async fn update_succeeds_when_history_cannot_be_saved_body() {
+    let store: Arc<dyn Store> = Arc::new(NoHistory(MemoryStore::new()));
+    write_kops_tree(store.as_ref()).await;
+    let reg = registry(store.clone());
+    let v0 = reg.get_cluster(NAME).await.unwrap();
+    let mut c = v0.value.clone();
+    c.spec.kubernetes_version = Some("v1.35.0".into());
+    let v1 = reg.update_cluster(&c, &v0.version).await.unwrap();
+    assert_ne!(v1.version, v0.version);
+    let now = reg.get_cluster(NAME).await.unwrap();
+    assert_eq!(now.version, v1.version);
+    assert_eq!(
+        now.value.spec.kubernetes_version.as_deref(),
+        Some("v1.35.0")
+    );
+    assert!(reg.list_history(NAME).await.unwrap().is_empty());
+}
