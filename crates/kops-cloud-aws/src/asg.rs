@@ -677,6 +677,33 @@ pub(crate) async fn delete(be: &AwsBackend, rt: ResourceType, id: &str) -> Resul
     let asg = &be.inner.asg;
     match rt {
         R::AutoscalingGroup => {
+            // AWS deletes a group's lifecycle hooks with the group; moto keeps them (and
+            // still describes them under the deleted group's name), so they are deleted
+            // first. On AWS this costs one describe per deleted group and changes nothing.
+            let hooks = be
+                .call_opt(
+                    ASG,
+                    "DescribeLifecycleHooks",
+                    id,
+                    asg.describe_lifecycle_hooks()
+                        .auto_scaling_group_name(id)
+                        .send(),
+                )
+                .await?;
+            for h in hooks.iter().flat_map(|o| o.lifecycle_hooks()) {
+                if let Some(name) = h.lifecycle_hook_name() {
+                    be.call_opt(
+                        ASG,
+                        "DeleteLifecycleHook",
+                        id,
+                        asg.delete_lifecycle_hook()
+                            .auto_scaling_group_name(id)
+                            .lifecycle_hook_name(name)
+                            .send(),
+                    )
+                    .await?;
+                }
+            }
             be.call(
                 ASG,
                 "DeleteAutoScalingGroup",

@@ -400,6 +400,18 @@ impl AwsCloud for AwsBackend {
 
     async fn list(&self, query: &ListQuery) -> Result<Vec<Resource>> {
         let rt = query.resource_type;
+        // A record's zone may be named with or without `/hostedzone/`; records carry the
+        // long form.
+        let normalized;
+        let query = match &query.parent {
+            Some(p) if rt == ResourceType::RecordSet && !p.starts_with("/hostedzone/") => {
+                let mut q = query.clone();
+                q.parent = Some(format!("/hostedzone/{p}"));
+                normalized = q;
+                &normalized
+            }
+            _ => query,
+        };
         let scope = Scope::of(query);
         // A cached list of everything answers any query of the type.
         let cell = {

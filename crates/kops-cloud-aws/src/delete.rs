@@ -11,11 +11,23 @@
 //! associations, inline policies, listeners, hooks, targets) go with their parent, whose
 //! delete detaches them first; security-group rules that reference another group are
 //! revoked before any group is deleted, so groups that reference each other can go.
+//!
+//! DNS records carry no tags; as kOps does, the `A` and `AAAA` records with the names the
+//! cluster gives its endpoints (`api.<cluster>`, `api.internal.<cluster>`,
+//! `kops-controller.internal.<cluster>`, `bastion.<cluster>`, `etcd-*.<cluster>`) in the
+//! hosted zones the cluster name lies in are the cluster's; other records and the zones
+//! themselves are never touched. Clusters with gossip names (`*.k8s.local`) have none.
+//!
+//! The state store's files (cluster spec, keys, secrets, instance groups) are not cloud
+//! resources and are not deleted here: kOps removes them through its state store after the
+//! cloud resources are gone, which is `kops-statestore`'s business.
 
 use std::fmt;
 use std::time::Duration;
 
-use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ListQuery, Resource, ResourceType};
+use kops_model::aws::cloud::{
+    AwsCloud, AwsCloudExt, HostedZone, ListQuery, Resource, ResourceType, ZoneQuery,
+};
 use kops_tasks::{Error, Result};
 
 use ResourceType as R;
@@ -138,9 +150,63 @@ pub fn is_owned(r: &Resource, cluster: &str) -> bool {
     }
 }
 
+/// Whether a DNS record named `name` (with or without the trailing dot) is one kOps
+/// creates for `cluster`'s endpoints.
+pub fn is_cluster_record(name: &str, cluster: &str) -> bool {
+    let name = name.trim_end_matches('.');
+    let cluster = cluster.trim_end_matches('.');
+    let Some(prefix) = name.strip_suffix(cluster).and_then(|p| p.strip_suffix('.')) else {
+        return false;
+    };
+    matches!(
+        prefix,
+        "api" | "api.internal" | "kops-controller.internal" | "bastion"
+    ) || (prefix.starts_with("etcd-") && !prefix.contains('.'))
+}
+
+/// The hosted zones `cluster`'s name lies in (`example.com.` for `a.example.com`).
+async fn cluster_zones(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<HostedZone>> {
+    let cluster = cluster.trim_end_matches('.');
+    if cluster.ends_with(".k8s.local") {
+        return Ok(Vec::new());
+    }
+    let mut zones: Vec<HostedZone> = Vec::new();
+    let mut rest = cluster;
+    while let Some((_, parent)) = rest.split_once('.') {
+        for name in [rest, parent] {
+            for z in cloud
+                .hosted_zones(&ZoneQuery::Name(name.to_owned()))
+                .await?
+            {
+                if !zones.iter().any(|x| x.id == z.id) {
+                    zones.push(z);
+                }
+            }
+        }
+        rest = parent;
+    }
+    Ok(zones)
+}
+
+/// The cluster's DNS records (see the module docs).
+async fn cluster_records(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<Resource>> {
+    let mut out = Vec::new();
+    for z in cluster_zones(cloud, cluster).await? {
+        let records = cloud
+            .list(&ListQuery::new(R::RecordSet).with_parent(z.id.clone()))
+            .await?;
+        out.extend(records.into_iter().filter(|r| {
+            matches!(r.attr_str("type"), Some("A" | "AAAA"))
+                && r.attr_str("name")
+                    .is_some_and(|n| is_cluster_record(n, cluster))
+        }));
+    }
+    Ok(out)
+}
+
 /// Everything `cluster` owns, in deletion order: the dry run of [`delete_cluster`].
 pub async fn find_cluster_resources(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<Resource>> {
-    let mut out = Vec::new();
+    let mut out = cluster_records(cloud, cluster).await?;
     let mut groups: Vec<String> = Vec::new();
     for &rt in DELETE_ORDER {
         if rt == R::SecurityGroupRule {
@@ -254,6 +320,31 @@ mod tests {
         assert!(is_owned(&legacy, c));
         assert!(!is_owned(&other, c));
         assert!(!is_owned(&untagged, c));
+    }
+
+    #[test]
+    fn cluster_records_are_the_endpoint_names() {
+        let c = "a.example.com";
+        for n in [
+            "api.a.example.com",
+            "api.a.example.com.",
+            "api.internal.a.example.com",
+            "kops-controller.internal.a.example.com",
+            "bastion.a.example.com",
+            "etcd-main-1.a.example.com",
+        ] {
+            assert!(is_cluster_record(n, c), "{n}");
+        }
+        for n in [
+            "a.example.com",
+            "api.b.example.com",
+            "www.a.example.com",
+            "api.xa.example.com",
+            "x.etcd-1.a.example.com",
+            "example.com",
+        ] {
+            assert!(!is_cluster_record(n, c), "{n}");
+        }
     }
 
     #[test]

@@ -1654,8 +1654,12 @@ fn permission(a: &Attrs) -> IpPermission {
         proto.as_str(),
         "tcp" | "udp" | "icmp" | "icmpv6" | "6" | "17" | "1" | "58"
     );
+    // AWS ignores ports for protocols other than TCP, UDP and ICMP, so they may be sent
+    // either way; moto fails (HTTP 500) when they are missing for a numbered protocol
+    // such as 4 (IP-in-IP), so they are sent for everything but "all" (-1).
+    let send_ports = !portless || proto != "-1";
     let mut p = IpPermission::builder().ip_protocol(proto);
-    if !portless {
+    if send_ports {
         p = p
             .set_from_port(i32_(a, "from_port"))
             .set_to_port(i32_(a, "to_port"));

@@ -444,9 +444,12 @@ async fn list_records(be: &AwsBackend, scope: &Scope) -> Result<Vec<Resource>> {
             for r in p.resource_record_sets() {
                 let name = r.name().trim_end_matches('.');
                 let ty = r.r#type().as_str();
+                // Parent and zone_id in the `/hostedzone/...` form HostedZone IDs have
+                // (what tasks hold); the record's own ID uses the short form.
+                let full = format!("/hostedzone/{z}");
                 let mut x = Resource::new(R::RecordSet, record_id(&z, name, ty))
-                    .with_parent(z.as_str())
-                    .with_attr("zone_id", z.as_str())
+                    .with_parent(full.as_str())
+                    .with_attr("zone_id", full.as_str())
                     .with_attr("name", name)
                     .with_attr("type", ty);
                 if let Some(ttl) = r.ttl() {

@@ -23,8 +23,10 @@ use kops_model::aws::cloud::{
     AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
     ResourceType, UpdateRequest, ZoneQuery,
 };
-use kops_model::aws::{ModelContext, build_tasks};
-use kops_tasks::{Error, Executor, ExecutorOptions, Plan, TaskGraph, async_trait};
+use kops_model::aws::{AwsTask, ModelContext, build_tasks, builders};
+use kops_tasks::{
+    Context, Error, Executor, ExecutorOptions, Plan, Results, TaskGraph, TokioClock, async_trait,
+};
 
 /// An image moto knows (its built-in Ubuntu AMI).
 const MOTO_AMI: &str = "ami-1e749f67";
@@ -108,6 +110,7 @@ fn load_case(dir: &PathBuf, region: &str, bucket: &str) -> Case {
     let text = text
         .replace("us-test-1", region)
         .replace("memfs://clusters.example.com", &format!("s3://{bucket}"))
+        .replace("memfs://tests", &format!("s3://{bucket}"))
         // moto cannot launch instances whose template maps instance-store (ephemeral)
         // devices, which m3.medium has; AWS can.
         .replace("machineType: m3.medium", "machineType: t3.medium")
@@ -148,11 +151,34 @@ async fn context(cloud: &dyn AwsCloud, case: &Case, region: &str) -> ModelContex
     if let Some(k) = &case.ssh_key {
         ctx = ctx.with_ssh_public_key(k.trim().to_owned());
     }
-    ctx.with_dns_zone(HostedZone::new(
-        "/hostedzone/Z1AFAKE1ZON3YO",
-        "example.com.",
-        false,
-    ))
+    ctx.with_dns_zone(example_zone(cloud).await)
+}
+
+/// The public zone `example.com.` the cases' DNS names live in, created when missing.
+async fn example_zone(cloud: &dyn AwsCloud) -> HostedZone {
+    let q = ZoneQuery::Name("example.com".into());
+    if let Some(z) = cloud.hosted_zones(&q).await.unwrap().into_iter().next() {
+        return z;
+    }
+    let ep = std::env::var("KOPS_TEST_S3_ENDPOINT").unwrap();
+    let sdk = aws_config::SdkConfig::builder()
+        .behavior_version(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(ep)
+        .credentials_provider(aws_sdk_s3::config::SharedCredentialsProvider::new(
+            aws_sdk_s3::config::Credentials::new("testing", "testing", None, None, "test"),
+        ))
+        .build();
+    let r53 = aws_sdk_route53::Client::new(&sdk);
+    let z = r53
+        .create_hosted_zone()
+        .name("example.com.")
+        .caller_reference(format!("kops-cloud-aws-tests-{}", std::process::id()))
+        .send()
+        .await
+        .unwrap();
+    let z = z.hosted_zone().unwrap();
+    HostedZone::new(z.id(), z.name(), false)
 }
 
 /// Deletes what an earlier, interrupted run left (the server is shared, never reset).
@@ -264,6 +290,8 @@ fn minimal_aws_apply_plan_change_delete() {
         // Every task's object exists: a plan right after apply has nothing to do.
         let p = plan(cloud, &g).await;
         assert_converged(&p, "after apply");
+        let tasks = builders::build(&ctx).unwrap().tasks;
+        let mut created = assert_named_and_tagged(cloud, &tasks, &g).await;
         be.clear_cache();
         be.reset_api_calls();
         let p = plan(cloud, &g).await;
@@ -355,6 +383,8 @@ fn minimal_aws_apply_plan_change_delete() {
         apply(cloud, &g2).await;
         let p = plan(cloud, &g2).await;
         assert_converged(&p, "after the change");
+        let tasks2 = builders::build(&ctx2).unwrap().tasks;
+        created.extend(assert_named_and_tagged(cloud, &tasks2, &g2).await);
 
         // Delete: everything the cluster owns goes; shared objects stay.
         let dry = find_cluster_resources(cloud, &name).await.unwrap();
@@ -383,6 +413,7 @@ fn minimal_aws_apply_plan_change_delete() {
                 .is_empty()
         );
         be.clear_cache();
+        assert_gone(cloud, &created).await;
         let p = plan(cloud, &g2).await;
         assert!(
             p.changes().count() > 0,
@@ -604,4 +635,204 @@ fn noop_plan_calls_do_not_grow_with_instance_groups() {
             "EC2 calls must not depend on the number of groups"
         );
     });
+}
+
+/// Every managed task's object is found (tasks in dependency order, each `find` seeing
+/// the outputs of the ones before, as the executor does); looked up again independently by
+/// its ID, it carries the task's cloud name and exactly its tags. Returns (task key, type,
+/// ID) of each.
+async fn assert_named_and_tagged(
+    cloud: &dyn AwsCloud,
+    tasks: &[AwsTask],
+    g: &TaskGraph<dyn AwsCloud>,
+) -> Vec<(String, ResourceType, String)> {
+    let by_key: BTreeMap<String, &AwsTask> = tasks
+        .iter()
+        .map(|t| (t.task_key().to_string(), t))
+        .collect();
+    let results = Results::new();
+    let clock = TokioClock::new();
+    let mut out = Vec::new();
+    let mut checked = 0;
+    for &i in g.topological_order() {
+        let node = g.node(i).unwrap();
+        let key = node.key().clone();
+        let cx = Context::new(cloud, &key, &results, &clock);
+        let found = node
+            .task()
+            .find(&cx)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{key}: no object found after apply"));
+        let id = found.outputs.get("id").unwrap_or_default().to_owned();
+        results.insert(key.clone(), found.outputs);
+        let t = by_key[&key.to_string()];
+        if t.is_shared() {
+            continue;
+        }
+        let rt = t.resource_type();
+        out.push((key.to_string(), rt, id.clone()));
+        if !rt.is_taggable() && t.cloud_name().is_none() {
+            continue;
+        }
+        let found = cloud
+            .list(&ListQuery::new(rt).with_ids([id.clone()]))
+            .await
+            .unwrap();
+        assert_eq!(
+            found.len(),
+            1,
+            "{key}: {rt} {id} listed {} times",
+            found.len()
+        );
+        let r = &found[0];
+        if let Some(n) = t.cloud_name() {
+            assert_eq!(r.name.as_deref(), Some(n), "{key}: name of {id}");
+        }
+        if rt.is_taggable()
+            && let Some(tags) = t.expected_tags()
+        {
+            assert_eq!(&r.tags, tags, "{key}: tags of {id}");
+        }
+        checked += 1;
+    }
+    assert!(
+        checked > 10,
+        "only {checked} objects had names or tags to check"
+    );
+    out
+}
+
+/// Every object of `created` (but the state store's files) is gone.
+async fn assert_gone(cloud: &dyn AwsCloud, created: &[(String, ResourceType, String)]) {
+    for (key, rt, id) in created {
+        if *rt == ResourceType::S3Object {
+            // State-store files are not cloud resources: delete_cluster leaves them to
+            // the state store (see its docs).
+            continue;
+        }
+        let left = cloud
+            .list(&ListQuery::new(*rt).with_ids([id.clone()]))
+            .await
+            .unwrap();
+        assert!(left.is_empty(), "{key}: {rt} {id} survived delete");
+    }
+}
+
+/// Applies a conformance case to moto with a pre-existing shared VPC and subnet and an
+/// untagged VPC around it: every object exists with kOps' names and tags, a plan right
+/// after is empty, and delete removes every object the cluster created and nothing else.
+async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
+    let Some(ep) = endpoint() else { return };
+    let Some(dir) = case_dir(case_name) else {
+        return;
+    };
+    make_bucket(&ep, bucket).await;
+    let be = backend(&ep, region);
+    let cloud: &dyn AwsCloud = &be;
+    let case = load_case(&dir, region, bucket);
+    let name = case.cluster.name().to_string();
+    cleanup(cloud, &name).await;
+
+    let shared = BTreeMap::from([(format!("kubernetes.io/cluster/{name}"), "shared".to_owned())]);
+    let shared_vpc = cloud
+        .create(
+            &CreateRequest::new(ResourceType::Vpc)
+                .with_tags(shared.clone())
+                .with_attrs(BTreeMap::from([(
+                    "cidr_block".into(),
+                    "10.9.0.0/16".into(),
+                )])),
+        )
+        .await
+        .unwrap();
+    let shared_subnet = cloud
+        .create(
+            &CreateRequest::new(ResourceType::Subnet)
+                .with_tags(shared.clone())
+                .with_attrs(BTreeMap::from([
+                    ("cidr_block".into(), "10.9.1.0/24".into()),
+                    ("vpc_id".into(), shared_vpc.id.clone().into()),
+                    ("availability_zone".into(), format!("{region}a").into()),
+                ])),
+        )
+        .await
+        .unwrap();
+    let untagged_vpc = cloud
+        .create(
+            &CreateRequest::new(ResourceType::Vpc).with_attrs(BTreeMap::from([(
+                "cidr_block".into(),
+                "10.8.0.0/16".into(),
+            )])),
+        )
+        .await
+        .unwrap();
+
+    let ctx = context(cloud, &case, region).await;
+    let tasks = builders::build(&ctx).unwrap().tasks;
+    let g = graph(&ctx);
+    apply(cloud, &g).await;
+    be.clear_cache();
+    let p = plan(cloud, &g).await;
+    assert_converged(&p, "after apply");
+    let created = assert_named_and_tagged(cloud, &tasks, &g).await;
+    let kinds: BTreeSet<ResourceType> = created.iter().map(|c| c.1).collect();
+    eprintln!(
+        "{case_name}: {} objects of {} types exist with kOps' names and tags",
+        created.len(),
+        kinds.len()
+    );
+
+    let dry = find_cluster_resources(cloud, &name).await.unwrap();
+    for id in [&shared_vpc.id, &shared_subnet.id, &untagged_vpc.id] {
+        assert!(!dry.iter().any(|r| &r.id == id), "dry run lists {id}");
+    }
+    let report = delete_cluster(
+        cloud,
+        &name,
+        &DeleteOptions::default()
+            .with_retry_delay(Duration::from_millis(200))
+            .with_max_rounds(10),
+    )
+    .await
+    .unwrap();
+    assert!(report.is_complete(), "{report}");
+    be.clear_cache();
+    assert_gone(cloud, &created).await;
+    for (rt, id) in [
+        (ResourceType::Vpc, &shared_vpc.id),
+        (ResourceType::Subnet, &shared_subnet.id),
+        (ResourceType::Vpc, &untagged_vpc.id),
+    ] {
+        let left = cloud
+            .list(&ListQuery::new(rt).with_ids([id.clone()]))
+            .await
+            .unwrap();
+        assert_eq!(left.len(), 1, "pre-existing {rt} {id} was deleted");
+    }
+    for (rt, id) in [
+        (ResourceType::Subnet, &shared_subnet.id),
+        (ResourceType::Vpc, &untagged_vpc.id),
+        (ResourceType::Vpc, &shared_vpc.id),
+    ] {
+        cloud.delete(rt, id).await.unwrap();
+    }
+}
+
+#[test]
+fn privatecalico_apply_check_delete() {
+    run(apply_check_delete(
+        "privatecalico",
+        "us-west-2",
+        "kops-cloud-aws-e2e-privatecalico",
+    ));
+}
+
+#[test]
+fn ha_apply_check_delete() {
+    run(apply_check_delete(
+        "ha",
+        "eu-west-1",
+        "kops-cloud-aws-e2e-ha",
+    ));
 }

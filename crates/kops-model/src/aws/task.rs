@@ -292,6 +292,21 @@ impl AwsTask {
         &self.key
     }
 
+    /// The type of cloud object the task manages.
+    pub fn resource_type(&self) -> ResourceType {
+        self.resource_type
+    }
+
+    /// The object's cloud name ([`Resource::name`]), when the type has one.
+    pub fn cloud_name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The tags the object should carry, when the task sets them.
+    pub fn expected_tags(&self) -> Option<&BTreeMap<String, String>> {
+        self.tags.as_ref()
+    }
+
     /// Sets an attribute (replacing an earlier one with the same name).
     pub fn attr(mut self, name: &str, value: impl Into<Attr>) -> Self {
         self.set(name, value);
@@ -482,6 +497,16 @@ fn json_to_value(j: &Json) -> Value {
 fn align(expected: &Value, actual: Value) -> Value {
     match (expected, actual) {
         (Value::Text(_), Value::String(s)) => Value::Text(s),
+        // Terraform writes some numbers and flags as strings (`deregistration_delay =
+        // "30"`); APIs answer with the typed value.
+        (Value::String(_), Value::Bool(b)) => Value::String(b.to_string()),
+        (Value::String(_), Value::Int(i)) => Value::String(i.to_string()),
+        // A single nested block is a one-element list in the APIs (a listener's
+        // `default_action`).
+        (Value::Object(_), Value::List(mut l)) if l.len() == 1 => {
+            let only = l.remove(0);
+            align(expected, only)
+        }
         (Value::Map(_), Value::Object(f)) => {
             Value::Map(f.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect())
         }
