@@ -37,7 +37,7 @@ async fn groups(be: &AwsBackend, scope: &Scope) -> Result<Vec<t::AutoScalingGrou
                     .build(),
             );
         }
-        Scope::All => {}
+        Scope::All | Scope::Digests(_) => {}
     }
     let mut out = Vec::new();
     let mut st = r.into_paginator().send();

@@ -33,6 +33,9 @@ pub(crate) enum Scope {
     Names(Vec<String>),
     /// Children of one parent.
     Parent(String),
+    /// The objects of one S3 bucket, with content digests in place of content where S3's
+    /// listing gives them ([`AwsCloud::list_digests`]).
+    Digests(String),
 }
 
 impl Scope {
@@ -421,6 +424,27 @@ impl AwsCloud for AwsBackend {
                 _ => cache.entry((rt, scope.clone())).or_default().clone(),
             }
         };
+        let all = cell
+            .get_or_try_init(|| async { self.fetch(rt, &scope).await.map(Arc::new) })
+            .await?;
+        let mut out: Vec<Resource> = all.iter().filter(|r| query.matches(r)).cloned().collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(out)
+    }
+
+    async fn list_digests(&self, query: &ListQuery) -> Result<Vec<Resource>> {
+        let (ResourceType::S3Object, Some(bucket), true) =
+            (query.resource_type, &query.parent, query.ids.is_empty())
+        else {
+            return self.list(query).await;
+        };
+        let rt = query.resource_type;
+        let scope = Scope::Digests(bucket.clone());
+        let cell = self
+            .lock_cache()
+            .entry((rt, scope.clone()))
+            .or_default()
+            .clone();
         let all = cell
             .get_or_try_init(|| async { self.fetch(rt, &scope).await.map(Arc::new) })
             .await?;

@@ -1656,13 +1656,17 @@ fn permission(a: &Attrs) -> IpPermission {
     );
     // AWS ignores ports for protocols other than TCP, UDP and ICMP, so they may be sent
     // either way; moto fails (HTTP 500) when they are missing for a numbered protocol
-    // such as 4 (IP-in-IP), so they are sent for everything but "all" (-1).
-    let send_ports = !portless || proto != "-1";
+    // such as 4 (IP-in-IP), so for those 0-0 is sent when none is given.
+    let numbered_portless = portless && proto != "-1";
     let mut p = IpPermission::builder().ip_protocol(proto);
-    if send_ports {
+    if !portless {
         p = p
             .set_from_port(i32_(a, "from_port"))
             .set_to_port(i32_(a, "to_port"));
+    } else if numbered_portless {
+        p = p
+            .from_port(i32_(a, "from_port").unwrap_or(0))
+            .to_port(i32_(a, "to_port").unwrap_or(0));
     }
     for cidr in strs(a, "cidr_blocks") {
         p = p.ip_ranges(IpRange::builder().cidr_ip(cidr).build());

@@ -100,9 +100,56 @@ async fn get_object(be: &AwsBackend, bucket: &str, key: &str) -> Result<Option<R
     Ok(Some(r))
 }
 
+/// Whether an ETag is the plain MD5 of an object's content: 32 hex digits, no `-<parts>`
+/// suffix (S3 gives multipart uploads and SSE-KMS/SSE-C objects other ETags).
+fn etag_md5(etag: &str) -> Option<String> {
+    let e = etag.trim_matches('"');
+    (e.len() == 32 && e.bytes().all(|b| b.is_ascii_hexdigit())).then(|| e.to_ascii_lowercase())
+}
+
+/// One bucket's objects from `ListObjectsV2` pages alone where the ETag is the content's
+/// MD5: such an object is reported with `content_md5` and, as S3 has encrypted every new
+/// object with SSE-S3 at least since January 2023 and gives SSE-KMS and SSE-C objects
+/// other ETags, `server_side_encryption = AES256`. Objects with other ETags are read.
+async fn list_object_digests(be: &AwsBackend, bucket: &str) -> Result<Vec<Resource>> {
+    let mut out = Vec::new();
+    let mut read = Vec::new();
+    let mut st = be
+        .inner
+        .s3
+        .list_objects_v2()
+        .bucket(bucket)
+        .into_paginator()
+        .send();
+    while let Some(p) = be
+        .page(Service::S3, "ListObjectsV2", bucket, st.next())
+        .await?
+    {
+        for o in p.contents() {
+            let Some(k) = o.key() else { continue };
+            match o.e_tag().and_then(etag_md5) {
+                Some(md5) => out.push(
+                    Resource::new(R::S3Object, format!("{bucket}/{k}"))
+                        .with_parent(bucket)
+                        .with_attr("bucket", bucket)
+                        .with_attr("key", k)
+                        .with_attr("content_md5", md5)
+                        .with_attr("server_side_encryption", "AES256"),
+                ),
+                None => read.push(k.to_owned()),
+            }
+        }
+    }
+    for k in read {
+        out.extend(get_object(be, bucket, &k).await?);
+    }
+    Ok(out)
+}
+
 async fn list_objects(be: &AwsBackend, scope: &Scope) -> Result<Vec<Resource>> {
     let mut keys: Vec<(String, String)> = Vec::new();
     match scope {
+        Scope::Digests(bucket) => return list_object_digests(be, bucket).await,
         Scope::Ids(ids) => {
             for id in ids {
                 if let Some((b, k)) = id.split_once('/') {

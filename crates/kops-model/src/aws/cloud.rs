@@ -786,6 +786,15 @@ pub trait AwsCloud: Send + Sync + fmt::Debug + 'static {
     /// type and run should be enough for discovery; see [`ListQuery`].
     async fn list(&self, query: &ListQuery) -> Result<Vec<Resource>>;
 
+    /// Like [`AwsCloud::list`], for finding objects to compare with what a task expects:
+    /// an [`ResourceType::S3Object`] may come without `content` but with `content_md5`
+    /// (the lowercase hex MD5 of the content), which a backend can learn from one listing
+    /// (S3's ETag) instead of reading every object. Tasks compare the digest of the
+    /// content they expect. Other types, and by default everything, as `list`.
+    async fn list_digests(&self, query: &ListQuery) -> Result<Vec<Resource>> {
+        self.list(query).await
+    }
+
     /// Creates an object and returns it as the cloud now holds it (with its new ID).
     async fn create(&self, request: &CreateRequest) -> Result<Resource>;
 
