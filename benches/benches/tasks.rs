@@ -1,6 +1,7 @@
 //! Task-engine benchmarks: graph build (reference resolution, cycle check, topological
-//! order), diff/plan of 1k / 10k / 100k tasks with 10 % changes, level ordering, a planning
-//! pass through the executor, and Terraform rendering of 10k resources.
+//! order), diff/plan of 1k / 10k / 100k tasks with 10 % changes (from a `HashMap` of found
+//! objects, and from a `FoundSet`), level ordering, a planning pass through the executor,
+//! and Terraform rendering of 10k resources.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use kops_benches::{boxed, synthetic};
 use kops_tasks::terraform::{TerraformWriter, render_graph};
-use kops_tasks::{Executor, ExecutorOptions, ManualClock, Plan, TaskGraph};
+use kops_tasks::{Executor, ExecutorOptions, FoundSet, ManualClock, Plan, TaskGraph};
 
 /// Graph sizes. Under `cargo test` (no `--bench` flag) only the smallest size runs, once,
 /// so `cargo test --workspace --all-targets` stays fast.
@@ -45,6 +46,17 @@ fn graph_and_diff(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("diff", n), &n, |b, _| {
             b.iter(|| black_box(Plan::from_state(&graph, &actual).unwrap()))
         });
+        // The same diff from a `FoundSet` (the actual state stored by node in an arena),
+        // and what filling that set from the map costs (done once, as a backend would while
+        // listing objects; not part of `diff_found`).
+        group.bench_with_input(BenchmarkId::new("found_set", n), &n, |b, _| {
+            b.iter(|| black_box(FoundSet::from_map(&graph, &actual).unwrap()))
+        });
+        let found = FoundSet::from_map(&graph, &actual).unwrap();
+        group.bench_with_input(BenchmarkId::new("diff_found", n), &n, |b, _| {
+            b.iter(|| black_box(Plan::from_found(&found).unwrap()))
+        });
+        drop(found);
         group.bench_with_input(BenchmarkId::new("build_and_diff", n), &n, |b, _| {
             b.iter_batched(
                 || boxed(&tasks),

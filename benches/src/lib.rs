@@ -169,6 +169,17 @@ mod tests {
     }
 
     #[test]
+    fn synthetic_workload_plans_the_same_from_a_found_set() {
+        let (tasks, actual) = synthetic(2000, 100);
+        let graph = TaskGraph::build(boxed(&tasks)).unwrap();
+        let found = kops_tasks::FoundSet::from_map(&graph, &actual).unwrap();
+        assert_eq!(found.len(), 2000);
+        let plan = Plan::from_found(&found).unwrap();
+        assert_eq!(plan, Plan::from_state(&graph, &actual).unwrap());
+        assert!(plan.summary().update > 0);
+    }
+
+    #[test]
     fn synthetic_workload_renders_terraform() {
         let (tasks, _) = synthetic(300, 0);
         let graph = TaskGraph::build(boxed(&tasks)).unwrap();

@@ -88,7 +88,7 @@ pub(crate) fn diff_fields_with<R: Resolver + ?Sized>(
 
 /// The change record of one differing field (cold: most fields match).
 #[cold]
-fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldChange {
+pub(crate) fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldChange {
     let diff = match (a, e) {
         (Some(Value::Text(old) | Value::String(old)), Value::Text(new)) => {
             Some(text_diff(old, new))

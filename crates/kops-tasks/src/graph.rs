@@ -8,6 +8,7 @@ use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::error::{Error, Result};
+use crate::found::Expected;
 use crate::key::{KeyBuildHasher, TaskKey};
 use crate::lifecycle::{Lifecycle, LifecycleOverrides};
 use crate::task::Task;
@@ -60,6 +61,8 @@ pub struct TaskGraph<C: ?Sized + Sync> {
     /// resolves the graph's own references through this instead of a map lookup.
     refs: Vec<(usize, usize)>,
     ref_start: Vec<usize>,
+    /// The expected fields again, encoded for [`crate::Plan::from_found`].
+    expected: Expected,
     deps: Vec<Vec<usize>>,
     dependents: Vec<Vec<usize>>,
     order: Vec<usize>,
@@ -92,8 +95,11 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         tasks.sort_by(|a, b| a.key().cmp(b.key()));
         let mut nodes = Vec::with_capacity(tasks.len());
         let mut index = HashMap::with_capacity_and_hasher(tasks.len(), KeyBuildHasher::default());
-        for task in tasks {
-            let key = task.key().clone();
+        // The nodes' keys are copied into allocations of their own, made one after another
+        // in node order: plan items clone and drop them (an atomic count each) while walking
+        // the nodes, so they should lie in memory in that order, next to each other.
+        let keys: Vec<TaskKey> = tasks.iter().map(|t| t.key().detached()).collect();
+        for (task, key) in tasks.into_iter().zip(keys) {
             if index.insert(key.clone(), nodes.len()).is_some() {
                 return Err(Error::DuplicateTask { key });
             }
@@ -108,6 +114,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         }
 
         let mut refs: Vec<(usize, usize)> = Vec::new();
+        let mut expected = Expected::default();
         let mut ref_start: Vec<usize> = Vec::with_capacity(nodes.len() + 1);
         let mut deps: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
         let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
@@ -126,12 +133,18 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                         to: to.clone(),
                     })
             };
-            ref_start.push(refs.len());
+            let first = refs.len();
+            ref_start.push(first);
             for r in node.fields.refs() {
                 let j = lookup(&r.key)?;
                 refs.push((r.key.addr(), j));
                 mine.push(j);
             }
+            let own = refs.get(first..).unwrap_or_default();
+            expected.push(&node.fields, |r| {
+                let addr = r.key.addr();
+                own.iter().find(|(a, _)| *a == addr).map(|&(_, j)| j)
+            })?;
             for k in node.task.dependencies() {
                 mine.push(lookup(&k)?);
             }
@@ -172,6 +185,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             index,
             refs,
             ref_start,
+            expected,
             deps,
             dependents,
             order,
@@ -215,6 +229,11 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             (Some(&a), Some(&b)) => self.refs.get(a..b).unwrap_or_default(),
             _ => &[],
         }
+    }
+
+    /// The expected fields in arena form.
+    pub(crate) fn expected(&self) -> &Expected {
+        &self.expected
     }
 
     /// The key -> node index map.

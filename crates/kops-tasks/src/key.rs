@@ -73,6 +73,23 @@ impl TaskKey {
         TaskRef::new(self.clone())
     }
 
+    /// The same key in an allocation of its own (the text copied, the hash kept). The
+    /// graph gives its nodes such copies, made in node order, so that the keys plan items
+    /// clone and drop lie next to each other in memory instead of wherever the tasks were
+    /// created.
+    pub(crate) fn detached(&self) -> TaskKey {
+        TaskKey {
+            text: Arc::from(&*self.text),
+            kind_len: self.kind_len,
+            hash: self.hash,
+        }
+    }
+
+    /// The first byte of the key's text (a read of the shared allocation, for warming it).
+    pub(crate) fn first_byte(&self) -> u8 {
+        self.text.as_bytes().first().copied().unwrap_or(0)
+    }
+
     /// The address of the shared key text: two keys with the same address are equal (they
     /// share one allocation). Used to recognise a graph's own references without comparing
     /// text; only meaningful while a key holding that allocation is alive.
