@@ -15,7 +15,7 @@ use kops_tasks::{Error, Result};
 use serde_json::Value as Json;
 
 use crate::backend::{AwsBackend, Scope};
-use crate::convert::{Attrs, b, i, immutable, jlist, obj, object, req, s, strs, tag_diff};
+use crate::convert::{Attrs, b, i, immutable, jlist, obj, object, objs, req, s, strs, tag_diff};
 
 use ResourceType as R;
 
@@ -417,6 +417,65 @@ async fn hosted_zones_all(be: &AwsBackend) -> Result<Vec<HostedZone>> {
     Ok(out)
 }
 
+/// Creates a hosted zone (private when `vpc` names a VPC) and tags it; returns its ID.
+async fn create_zone(be: &AwsBackend, rq: &CreateRequest) -> Result<String> {
+    use aws_sdk_route53::types::{Tag as R53Tag, TagResourceType, Vpc, VpcRegion};
+    let a = &rq.attrs;
+    let name = rq
+        .name
+        .clone()
+        .or_else(|| s(a, "name"))
+        .ok_or_else(|| Error::invalid("aws_route53_zone.name", "is required"))?;
+    // Route53 wants a caller reference unique per request; a retry with the same one
+    // would be answered with the zone the first attempt created.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut c = be
+        .inner
+        .r53
+        .create_hosted_zone()
+        .name(&name)
+        .caller_reference(format!("kops-rs-{name}-{nanos}"));
+    if let Some(v) = objs(a, "vpc").first() {
+        let region = s(v, "vpc_region").unwrap_or_else(|| be.inner.region.clone());
+        c = c.vpc(
+            Vpc::builder()
+                .set_vpc_id(s(v, "vpc_id"))
+                .vpc_region(VpcRegion::from(region.as_str()))
+                .build(),
+        );
+    }
+    let o = be
+        .call(Service::Route53, "CreateHostedZone", &name, c.send())
+        .await?;
+    let id = o
+        .hosted_zone()
+        .map(|z| z.id().to_owned())
+        .ok_or_else(|| Error::retryable(format!("CreateHostedZone {name} returned no zone")))?;
+    if !rq.tags.is_empty() {
+        let tags: Vec<R53Tag> = rq
+            .tags
+            .iter()
+            .map(|(k, v)| R53Tag::builder().key(k).value(v).build())
+            .collect();
+        be.call(
+            Service::Route53,
+            "ChangeTagsForResource",
+            &id,
+            be.inner
+                .r53
+                .change_tags_for_resource()
+                .resource_type(TagResourceType::Hostedzone)
+                .resource_id(short_zone(&id))
+                .set_add_tags(Some(tags))
+                .send(),
+        )
+        .await?;
+    }
+    Ok(id)
+}
+
 pub(crate) async fn hosted_zones(be: &AwsBackend, q: &ZoneQuery) -> Result<Vec<HostedZone>> {
     let mut out = Vec::new();
     for z in hosted_zones_all(be).await? {
@@ -672,6 +731,7 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
             change_record(be, &zone, ChangeAction::Create, a).await?;
             record_id(&zone, &req(a, "name", rt)?, &req(a, "type", rt)?)
         }
+        R::HostedZone => create_zone(be, rq).await?,
         other => return Err(not_impl("create", other)),
     };
     be.reread(rt, &id).await
@@ -824,6 +884,15 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
 
 pub(crate) async fn delete(be: &AwsBackend, rt: ResourceType, id: &str) -> Result<()> {
     match rt {
+        R::HostedZone => {
+            be.call(
+                Service::Route53,
+                "DeleteHostedZone",
+                id,
+                be.inner.r53.delete_hosted_zone().id(short_zone(id)).send(),
+            )
+            .await?;
+        }
         R::S3Object => {
             let (bucket, key) = id
                 .split_once('/')

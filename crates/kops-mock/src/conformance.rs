@@ -21,6 +21,17 @@ use crate::Tags;
 
 type R = ResourceType;
 
+/// A well-formed OpenSSH RSA public key (AWS and moto reject malformed key material);
+/// its private half was never kept.
+const TEST_PUBLIC_KEY: &str = concat!(
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCM/O+4uTXlglTw9QR/RE4l5UX6tMAGWC",
+    "cKgihNY2O0O5X9d2iT6zizIe9VghQBRIzteAebX2040cSx6amnqu60Pj5qaamfDLVwTUN3",
+    "lGviJjJYyNVwtUZcK1UYiP3k/JuF5s+mXWch6mbm08KvNA/b1pLganXsk9jmmclc7m0wWa",
+    "cwP1cthH500DApK9s71TghBQr3L4Kmhgl0o9sB0UIyixyyqSUigoUXMHPwzBcYV0mOJB9y",
+    "cd3TunrIw78Ca1IAB+fSzCACtu7oghStTW4DY5uJFO8dR+1YlRRHR4xcGBTQwEdnfoX0o8",
+    "Am3CXmVs/r2yIF8Ogsdlz5eQTkcz3F conformance@example",
+);
+
 /// kOps' tags for an object `name` owned by `cluster`.
 pub fn owned_tags(cluster: &str, name: &str) -> Tags {
     [
@@ -517,10 +528,7 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
         owned_tags(cluster, &key_name),
         attrs([
             ("key_name", json!(key_name)),
-            (
-                "public_key",
-                json!("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 test@example"),
-            ),
+            ("public_key", json!(TEST_PUBLIC_KEY)),
         ]),
     )
     .await?;

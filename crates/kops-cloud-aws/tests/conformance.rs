@@ -1,0 +1,179 @@
+//! The cloud conformance suite that `kops-mock` passes (`kops_mock::conformance`), run
+//! against this backend on moto: the real backend and the mock answer the same checks.
+//! One test per family, each under fresh names, so a failure names the family.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use kops_cloud_aws::{AwsBackend, StaticCredentials};
+use kops_mock::conformance;
+use kops_model::aws::cloud::AwsCloud;
+
+fn endpoint() -> Option<String> {
+    match std::env::var("KOPS_TEST_S3_ENDPOINT") {
+        Ok(e) if !e.is_empty() => Some(e),
+        _ => {
+            assert!(
+                std::env::var("KOPS_TEST_REQUIRE_EMULATORS").as_deref() != Ok("1"),
+                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_S3_ENDPOINT is not set"
+            );
+            eprintln!("skipping: KOPS_TEST_S3_ENDPOINT is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+/// A name prefix no earlier run on the same (never reset) server used.
+fn prefix(family: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{family}{:x}", nanos % 0xffff_ffff)
+}
+
+type Check = for<'a> fn(
+    &'a AwsBackend,
+    &'a str,
+) -> Pin<Box<dyn Future<Output = kops_tasks::Result<()>> + Send + 'a>>;
+
+/// Runs one family of the suite on a large-stack runtime (the SDK's futures are deep in
+/// debug builds).
+fn run(family: &'static str, region: &'static str, check: Check) {
+    let Some(ep) = endpoint() else { return };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(32 << 20)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        tokio::spawn(async move {
+            let be = AwsBackend::builder()
+                .region(region)
+                .endpoint(&ep)
+                .credentials(StaticCredentials::new("testing", "testing"))
+                .build()
+                .unwrap();
+            let p = prefix(family);
+            if let Err(e) = check(&be, &p).await {
+                panic!("conformance {family} on moto: {e}");
+            }
+        })
+        .await
+        .unwrap();
+    });
+}
+
+#[test]
+fn conformance_account_and_zones() {
+    run("acct", "us-east-2", |be, _| {
+        Box::pin(conformance::account_and_zones(be as &dyn AwsCloud))
+    });
+}
+
+#[test]
+fn conformance_not_found() {
+    run("nf", "us-east-2", |be, _| {
+        Box::pin(conformance::not_found(be as &dyn AwsCloud))
+    });
+}
+
+#[test]
+fn conformance_network() {
+    run("net", "us-east-2", |be, p| {
+        Box::pin(async move {
+            conformance::network(be as &dyn AwsCloud, &format!("net-{p}.example.com")).await
+        })
+    });
+}
+
+#[test]
+fn conformance_iam() {
+    run("iam", "us-east-2", |be, p| {
+        Box::pin(async move {
+            conformance::iam(be as &dyn AwsCloud, &format!("iam-{p}.example.com")).await
+        })
+    });
+}
+
+#[test]
+fn conformance_compute() {
+    run("cmp", "us-east-2", |be, p| {
+        Box::pin(async move {
+            conformance::compute(be as &dyn AwsCloud, &format!("cmp-{p}.example.com")).await
+        })
+    });
+}
+
+#[test]
+fn conformance_load_balancer() {
+    run("lb", "us-east-2", |be, p| {
+        Box::pin(async move {
+            conformance::load_balancer(be as &dyn AwsCloud, &format!("lb-{p}.example.com"), p).await
+        })
+    });
+}
+
+#[test]
+fn conformance_dns() {
+    run("dns", "us-east-2", |be, p| {
+        Box::pin(async move {
+            conformance::dns(be as &dyn AwsCloud, &format!("dns-{p}.example.com")).await
+        })
+    });
+}
+
+#[test]
+fn conformance_messaging() {
+    run("msg", "us-east-2", |be, p| {
+        Box::pin(async move {
+            conformance::messaging(be as &dyn AwsCloud, &format!("msg-{p}.example.com")).await
+        })
+    });
+}
+
+#[test]
+fn conformance_objects() {
+    run("obj", "us-east-2", |be, p| {
+        Box::pin(async move {
+            let bucket = "kops-cloud-aws-conformance";
+            make_bucket(be, bucket).await;
+            conformance::objects(be as &dyn AwsCloud, bucket, &format!("obj-{p}")).await
+        })
+    });
+}
+
+#[test]
+fn conformance_cluster_isolation() {
+    run("iso", "us-east-2", |be, p| {
+        Box::pin(async move {
+            conformance::cluster_isolation(
+                be as &dyn AwsCloud,
+                &format!("a-{p}.example.com"),
+                &format!("b-{p}.example.com"),
+            )
+            .await
+        })
+    });
+}
+
+async fn make_bucket(_be: &AwsBackend, bucket: &str) {
+    let ep = std::env::var("KOPS_TEST_S3_ENDPOINT").unwrap();
+    let sdk = aws_config::SdkConfig::builder()
+        .behavior_version(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(ep)
+        .credentials_provider(aws_sdk_s3::config::SharedCredentialsProvider::new(
+            aws_sdk_s3::config::Credentials::new("testing", "testing", None, None, "test"),
+        ))
+        .build();
+    let s3 = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(&sdk)
+            .force_path_style(true)
+            .build(),
+    );
+    let _ = s3.create_bucket().bucket(bucket).send().await;
+}
