@@ -34,7 +34,13 @@ fn main() {
     let iters: usize = args.next().map_or(10, |s| s.parse().unwrap());
     let mode = args.next().unwrap_or_else(|| "map".into());
     let (tasks, actual) = synthetic(n, 100);
-    let graph = TaskGraph::build(boxed(&tasks)).unwrap();
+    let boxed_tasks = boxed(&tasks);
+    let t = Instant::now();
+    let graph = TaskGraph::build(boxed_tasks).unwrap();
+    println!(
+        "n={n} TaskGraph::build: {:.2} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
     let found = mode.starts_with("found").then(|| {
         let t = Instant::now();
         let set = if mode == "found-sorted" {

@@ -28,33 +28,50 @@ use crate::value::{Fields, Outputs, Sensitive, Value};
 /// "None" for slot positions and name numbers.
 const NONE: u32 = u32::MAX;
 
-/// A byte range in an arena's string buffer.
+/// A range in one of an arena's buffers: string bytes, or (for containers) slots.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Span {
     start: u32,
     len: u32,
 }
 
-/// One value in an arena (16 bytes). Containers (`List`, `Map`, `Object`) are followed by
-/// their `len` [`Slot::Entry`] slots, each naming a child (an interned map key or field
-/// name, [`NONE`] for list items) and pointing to the child's own slot.
+/// One value, 12 bytes: scalars in place, containers as the range of their children's
+/// slots (which are contiguous).
 #[derive(Clone, Copy, Debug)]
-enum Slot {
+enum Val {
     Null,
     Bool(bool),
-    Int(i64),
+    /// An `i64` as two halves, so the type needs only 4-byte alignment.
+    Int([u32; 2]),
     Str(Span),
     Text(Span),
     Sensitive(Span),
-    List(u32),
-    Map(u32),
-    Object(u32),
     /// Index into [`Arena::refs`].
     Ref(u32),
-    Entry {
-        name: u32,
-        value: u32,
-    },
+    List(Span),
+    Map(Span),
+    Object(Span),
+}
+
+fn int(i: i64) -> Val {
+    let b = i.to_le_bytes();
+    Val::Int([
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+    ])
+}
+
+fn int_value(h: [u32; 2]) -> i64 {
+    let (lo, hi) = (h[0].to_le_bytes(), h[1].to_le_bytes());
+    i64::from_le_bytes([lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]])
+}
+
+/// One named value in an arena (16 bytes): a field of an object (named by its interned
+/// field name), an entry of a map (its interned key) or an item of a list ([`NONE`]).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    name: u32,
+    val: Val,
 }
 
 fn too_large() -> Error {
@@ -117,7 +134,8 @@ impl Names {
     }
 }
 
-/// Values encoded as [`Slot`]s and string bytes.
+/// Values encoded as [`Slot`]s and string bytes. A container's children take
+/// consecutive slots; the slots of nested containers' children come after them.
 #[derive(Default)]
 struct Arena {
     slots: Vec<Slot>,
@@ -126,136 +144,140 @@ struct Arena {
 }
 
 impl Arena {
-    fn push_slot(&mut self, s: Slot) -> Result<u32> {
-        let pos = len32(self.slots.len())?;
-        self.slots.push(s);
-        Ok(pos)
+    /// Reserves `n` consecutive slots (filled by [`Arena::set`]).
+    fn reserve(&mut self, n: usize) -> Result<Span> {
+        let start = len32(self.slots.len())?;
+        let len = len32(n)?;
+        len32(self.slots.len() + n)?;
+        self.slots.extend(std::iter::repeat_n(
+            Slot {
+                name: NONE,
+                val: Val::Null,
+            },
+            n,
+        ));
+        Ok(Span { start, len })
     }
 
-    /// Pushes a container header and its entry slots (values not yet set).
-    fn open(&mut self, header: Slot, names: impl Iterator<Item = Result<u32>>) -> Result<u32> {
-        let pos = self.push_slot(header)?;
-        for name in names {
-            self.push_slot(Slot::Entry {
-                name: name?,
-                value: NONE,
-            })?;
-        }
-        Ok(pos)
-    }
-
-    fn set_entry(&mut self, header: u32, k: usize, child: u32) {
-        if let Some(Slot::Entry { value, .. }) = self.slots.get_mut(header as usize + 1 + k) {
-            *value = child;
+    fn set(&mut self, at: u32, name: u32, val: Val) {
+        if let Some(slot) = self.slots.get_mut(at as usize) {
+            *slot = Slot { name, val };
         }
     }
 
+    /// Encodes an object's fields; returns the range of their slots.
     fn encode_fields(
         &mut self,
         fields: &Fields,
         intern: &mut dyn FnMut(&str) -> Result<u32>,
-    ) -> Result<u32> {
-        let pos = self.open(
-            Slot::Object(len32(fields.len())?),
-            fields.iter().map(|(n, _)| intern(n)),
-        )?;
-        for (k, v) in fields.values().enumerate() {
-            let child = self.encode(v, intern)?;
-            self.set_entry(pos, k, child);
+    ) -> Result<Span> {
+        let span = self.reserve(fields.len())?;
+        for (at, (name, v)) in (span.start..).zip(fields.iter()) {
+            let name = intern(name)?;
+            let val = self.encode(v, intern)?;
+            self.set(at, name, val);
         }
-        Ok(pos)
+        Ok(span)
     }
 
-    fn encode(&mut self, v: &Value, intern: &mut dyn FnMut(&str) -> Result<u32>) -> Result<u32> {
-        let slot = match v {
-            Value::Null => Slot::Null,
-            Value::Bool(b) => Slot::Bool(*b),
-            Value::Int(i) => Slot::Int(*i),
-            Value::String(s) => Slot::Str(push_str(&mut self.text, s)?),
-            Value::Text(s) => Slot::Text(push_str(&mut self.text, s)?),
-            Value::Sensitive(s) => Slot::Sensitive(push_str(&mut self.text, s.expose())?),
+    fn encode(&mut self, v: &Value, intern: &mut dyn FnMut(&str) -> Result<u32>) -> Result<Val> {
+        Ok(match v {
+            Value::Null => Val::Null,
+            Value::Bool(b) => Val::Bool(*b),
+            Value::Int(i) => int(*i),
+            Value::String(s) => Val::Str(push_str(&mut self.text, s)?),
+            Value::Text(s) => Val::Text(push_str(&mut self.text, s)?),
+            Value::Sensitive(s) => Val::Sensitive(push_str(&mut self.text, s.expose())?),
             Value::Ref(r) => {
                 let i = len32(self.refs.len())?;
                 self.refs.push(r.clone());
-                Slot::Ref(i)
+                Val::Ref(i)
             }
             Value::List(items) => {
-                let pos = self.open(
-                    Slot::List(len32(items.len())?),
-                    items.iter().map(|_| Ok(NONE)),
-                )?;
-                for (k, item) in items.iter().enumerate() {
-                    let child = self.encode(item, intern)?;
-                    self.set_entry(pos, k, child);
+                let span = self.reserve(items.len())?;
+                for (at, item) in (span.start..).zip(items) {
+                    let val = self.encode(item, intern)?;
+                    self.set(at, NONE, val);
                 }
-                return Ok(pos);
+                Val::List(span)
             }
             Value::Map(m) => {
-                let pos =
-                    self.open(Slot::Map(len32(m.len())?), m.iter().map(|(k, _)| intern(k)))?;
-                for (k, item) in m.values().enumerate() {
-                    let child = self.encode(item, intern)?;
-                    self.set_entry(pos, k, child);
+                let span = self.reserve(m.len())?;
+                for (at, (k, item)) in (span.start..).zip(m.iter()) {
+                    let name = intern(k)?;
+                    let val = self.encode(item, intern)?;
+                    self.set(at, name, val);
                 }
-                return Ok(pos);
+                Val::Map(span)
             }
-            Value::Object(f) => return self.encode_fields(f, intern),
-        };
-        self.push_slot(slot)
-    }
-
-    fn slot(&self, p: u32) -> Slot {
-        self.slots.get(p as usize).copied().unwrap_or(Slot::Null)
+            Value::Object(f) => Val::Object(self.encode_fields(f, intern)?),
+        })
     }
 
     fn bytes(&self, s: Span) -> &[u8] {
         span_bytes(&self.text, s)
     }
 
-    /// The entries (name, value slot) of the container whose header is at `header`.
-    fn entries(&self, header: u32, len: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let start = header as usize + 1;
+    /// The slots in `span`.
+    fn children(&self, span: Span) -> &[Slot] {
+        let start = span.start as usize;
         self.slots
-            .get(start..start + len as usize)
+            .get(start..start + span.len as usize)
             .unwrap_or_default()
-            .iter()
-            .map(|s| match *s {
-                Slot::Entry { name, value } => (name, value),
-                _ => (NONE, NONE),
-            })
     }
 
-    /// The field named `name` of the object at `header` (`len` fields), trying position
-    /// `hint` first (expected and actual fields usually come in the same order).
-    fn field(&self, header: u32, len: u32, name: u32, hint: usize) -> Option<u32> {
-        if hint < len as usize
-            && let Some(&Slot::Entry { name: n, value }) =
-                self.slots.get(header as usize + 1 + hint)
-            && n == name
-        {
-            return Some(value);
-        }
-        self.entries(header, len)
-            .find(|&(n, _)| n == name)
-            .map(|(_, v)| v)
-    }
-
-    /// The object header at `p`, with its field count.
-    fn object(&self, p: u32) -> Option<(u32, u32)> {
-        match self.slot(p) {
-            Slot::Object(n) if p != NONE => Some((p, n)),
-            _ => None,
+    /// The field named `name` among the object slots `span`, trying position `hint` first
+    /// (expected and actual fields usually come in the same order).
+    fn field(&self, span: Span, name: u32, hint: usize) -> Option<Val> {
+        let fields = self.children(span);
+        match fields.get(hint) {
+            Some(s) if s.name == name => Some(s.val),
+            _ => fields.iter().find(|s| s.name == name).map(|s| s.val),
         }
     }
 }
 
+/// A value of `arena`, rebuilt as a [`Value`] (equal to the one encoded); `name` gives the
+/// text of an interned name.
+fn rebuild(arena: &Arena, v: Val, name: &dyn Fn(u32) -> String) -> Value {
+    let text = |s: Span| String::from_utf8_lossy(arena.bytes(s)).into_owned();
+    let named = |span: Span| {
+        arena
+            .children(span)
+            .iter()
+            .map(move |c| (name(c.name), rebuild(arena, c.val, name)))
+    };
+    match v {
+        Val::Null => Value::Null,
+        Val::Bool(b) => Value::Bool(b),
+        Val::Int(i) => Value::Int(int_value(i)),
+        Val::Str(s) => Value::String(text(s)),
+        Val::Text(s) => Value::Text(text(s)),
+        Val::Sensitive(s) => Value::Sensitive(Sensitive::new(text(s))),
+        Val::Ref(i) => arena
+            .refs
+            .get(i as usize)
+            .cloned()
+            .map_or(Value::Null, Value::Ref),
+        Val::List(span) => Value::List(
+            arena
+                .children(span)
+                .iter()
+                .map(|c| rebuild(arena, c.val, name))
+                .collect(),
+        ),
+        Val::Map(span) => Value::Map(named(span).collect()),
+        Val::Object(span) => Value::Object(named(span).collect()),
+    }
+}
+
 /// A graph's expected fields in arena form, built with the graph: node `i`'s fields are
-/// the object at `roots[i]`; references carry the node index they resolve to.
+/// the slots `roots[i]`; references carry the node index they resolve to.
 #[derive(Default)]
 pub(crate) struct Expected {
     arena: Arena,
     names: Names,
-    roots: Vec<u32>,
+    roots: Vec<Span>,
     /// For each of `arena.refs`, the referenced node.
     ref_targets: Vec<usize>,
 }
@@ -286,21 +308,18 @@ impl Expected {
 /// Per node: where its object's slots and string bytes are, and its `id` output.
 #[derive(Clone, Copy, Debug)]
 struct NodeState {
-    /// The slot of the object's fields ([`Slot::Object`]), or [`NONE`] when not found.
-    fields: u32,
-    /// How many slots the object's fields take (from `fields` on).
-    slots: u32,
+    /// The slots of the object's fields, if the object was found.
+    fields: Option<Span>,
+    /// All slots of the object (its fields, then nested values).
+    slots: Span,
     /// The object's string bytes (its `id` output last).
     text: Span,
-    /// The object's `id` output, if it has one.
-    id: Option<Span>,
 }
 
 const ABSENT: NodeState = NodeState {
-    fields: NONE,
-    slots: 0,
+    fields: None,
+    slots: Span { start: 0, len: 0 },
     text: Span { start: 0, len: 0 },
-    id: None,
 };
 
 /// Bytes per cache line, the stride [`FoundSet::warm`] reads at.
@@ -335,6 +354,9 @@ const LINE: usize = 64;
 pub struct FoundSet<'g, C: ?Sized + Sync> {
     graph: &'g TaskGraph<C>,
     nodes: Vec<NodeState>,
+    /// Each node's `id` output (apart from [`NodeState`]: references read these at
+    /// random, and a dense array of them mostly stays in cache).
+    ids: Vec<Option<Span>>,
     found: Vec<Option<Found>>,
     count: usize,
     arena: Arena,
@@ -359,6 +381,7 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         FoundSet {
             graph,
             nodes: vec![ABSENT; graph.len()],
+            ids: vec![None; graph.len()],
             found: std::iter::repeat_with(|| None).take(graph.len()).collect(),
             count: 0,
             arena: Arena::default(),
@@ -389,11 +412,15 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         let base = len32(known.len())?;
         let FoundSet { arena, names, .. } = self;
         let text_start = len32(arena.text.len())?;
+        let slots_start = len32(arena.slots.len())?;
         let fields = arena.encode_fields(&found.fields, &mut |s| match known.get(s) {
             Some(id) => Ok(id),
             None => base.checked_add(names.intern(s)?).ok_or_else(too_large),
         })?;
-        let slots = len32(arena.slots.len())? - fields;
+        let slots = Span {
+            start: slots_start,
+            len: len32(arena.slots.len())? - slots_start,
+        };
         let id = match found.outputs.get(TaskRef::ID) {
             Some(id) => Some(push_str(&mut arena.text, id)?),
             None => None,
@@ -402,13 +429,17 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             start: text_start,
             len: len32(arena.text.len())? - text_start,
         };
-        if let (Some(state), Some(slot)) = (self.nodes.get_mut(i), self.found.get_mut(i)) {
+        if let (Some(state), Some(slot), Some(id_slot)) = (
+            self.nodes.get_mut(i),
+            self.found.get_mut(i),
+            self.ids.get_mut(i),
+        ) {
             *state = NodeState {
-                fields,
+                fields: Some(fields),
                 slots,
                 text,
-                id,
             };
+            *id_slot = id;
             if slot.replace(found).is_none() {
                 self.count += 1;
             }
@@ -453,7 +484,12 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
 
     /// The `id` output of node `i`'s object.
     fn id(&self, i: usize) -> Option<&[u8]> {
-        Some(self.arena.bytes(self.nodes.get(i)?.id?))
+        Some(self.arena.bytes((*self.ids.get(i)?)?))
+    }
+
+    /// Whether node `i`'s object was found.
+    pub(crate) fn is_found(&self, i: usize) -> bool {
+        self.nodes.get(i).is_some_and(|s| s.fields.is_some())
     }
 
     /// The value output `attr` of node `t` stands for.
@@ -485,55 +521,21 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         self.output(*x.ref_targets.get(i as usize)?, &r.attr)
     }
 
-    /// The value at slot `p`, rebuilt (for the old value of a change).
-    fn to_value(&self, p: u32) -> Value {
-        let text = |s: Span| String::from_utf8_lossy(self.arena.bytes(s)).into_owned();
-        match self.arena.slot(p) {
-            Slot::Null | Slot::Entry { .. } => Value::Null,
-            Slot::Bool(b) => Value::Bool(b),
-            Slot::Int(i) => Value::Int(i),
-            Slot::Str(s) => Value::String(text(s)),
-            Slot::Text(s) => Value::Text(text(s)),
-            Slot::Sensitive(s) => Value::Sensitive(Sensitive::new(text(s))),
-            Slot::Ref(i) => self
-                .arena
-                .refs
-                .get(i as usize)
-                .cloned()
-                .map_or(Value::Null, Value::Ref),
-            Slot::List(n) => Value::List(
-                self.arena
-                    .entries(p, n)
-                    .map(|(_, v)| self.to_value(v))
-                    .collect(),
-            ),
-            Slot::Map(n) => Value::Map(
-                self.arena
-                    .entries(p, n)
-                    .map(|(k, v)| (self.name(k), self.to_value(v)))
-                    .collect(),
-            ),
-            Slot::Object(n) => Value::Object(
-                self.arena
-                    .entries(p, n)
-                    .map(|(k, v)| (self.name(k), self.to_value(v)))
-                    .collect(),
-            ),
-        }
+    /// A found value, rebuilt (for the old value of a change).
+    fn to_value(&self, v: Val) -> Value {
+        rebuild(&self.arena, v, &|id| self.name(id))
     }
 
-    /// Whether expected slot `e` matches found slot `a`, under the rules of
+    /// Whether expected value `e` matches found value `a`, under the rules of
     /// [`crate::diff::values_equal`].
-    fn matches(&self, x: &Expected, e: u32, a: u32) -> bool {
-        match (x.arena.slot(e), self.arena.slot(a)) {
-            (Slot::Str(e), Slot::Str(a)) => x.arena.bytes(e) == self.arena.bytes(a),
-            (Slot::Int(e), Slot::Int(a)) => e == a,
-            (Slot::Bool(e), Slot::Bool(a)) => e == a,
-            (Slot::Null, _) => true,
-            (Slot::Ref(e), Slot::Str(a)) => {
-                self.resolve_expected(x, e) == Some(self.arena.bytes(a))
-            }
-            (Slot::Ref(i), Slot::Ref(j)) => {
+    fn matches(&self, x: &Expected, e: Val, a: Val) -> bool {
+        match (e, a) {
+            (Val::Str(e), Val::Str(a)) => x.arena.bytes(e) == self.arena.bytes(a),
+            (Val::Int(e), Val::Int(a)) => e == a,
+            (Val::Bool(e), Val::Bool(a)) => e == a,
+            (Val::Null, _) => true,
+            (Val::Ref(e), Val::Str(a)) => self.resolve_expected(x, e) == Some(self.arena.bytes(a)),
+            (Val::Ref(i), Val::Ref(j)) => {
                 match (
                     x.arena.refs.get(i as usize),
                     self.arena.refs.get(j as usize),
@@ -545,31 +547,33 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
                     _ => false,
                 }
             }
-            (Slot::Map(n), Slot::Map(m)) => {
-                n == m
+            (Val::Map(e), Val::Map(a)) => {
+                e.len == a.len
                     && x.arena
-                        .entries(e, n)
-                        .zip(self.arena.entries(a, m))
-                        .all(|((ek, ev), (ak, av))| ek == ak && self.matches(x, ev, av))
+                        .children(e)
+                        .iter()
+                        .zip(self.arena.children(a))
+                        .all(|(ec, ac)| ec.name == ac.name && self.matches(x, ec.val, ac.val))
             }
-            (Slot::List(n), Slot::List(m)) => {
-                n == m
+            (Val::List(e), Val::List(a)) => {
+                e.len == a.len
                     && x.arena
-                        .entries(e, n)
-                        .zip(self.arena.entries(a, m))
-                        .all(|((_, ev), (_, av))| self.matches(x, ev, av))
+                        .children(e)
+                        .iter()
+                        .zip(self.arena.children(a))
+                        .all(|(ec, ac)| self.matches(x, ec.val, ac.val))
             }
-            (Slot::Object(n), Slot::Object(m)) => {
-                x.arena.entries(e, n).enumerate().all(|(k, (name, ev))| {
-                    matches!(x.arena.slot(ev), Slot::Null)
+            (Val::Object(e), Val::Object(a)) => {
+                x.arena.children(e).iter().enumerate().all(|(k, ec)| {
+                    matches!(ec.val, Val::Null)
                         || self
                             .arena
-                            .field(a, m, name, k)
-                            .is_some_and(|av| self.matches(x, ev, av))
+                            .field(a, ec.name, k)
+                            .is_some_and(|av| self.matches(x, ec.val, av))
                 })
             }
-            (Slot::Str(e) | Slot::Text(e), Slot::Str(a) | Slot::Text(a))
-            | (Slot::Sensitive(e), Slot::Sensitive(a)) => x.arena.bytes(e) == self.arena.bytes(a),
+            (Val::Str(e) | Val::Text(e), Val::Str(a) | Val::Text(a))
+            | (Val::Sensitive(e), Val::Sensitive(a)) => x.arena.bytes(e) == self.arena.bytes(a),
             _ => false,
         }
     }
@@ -590,13 +594,14 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             let Some(s) = self.nodes.get(i) else {
                 continue;
             };
-            if s.fields != NONE {
-                let (start, end) = (s.fields as usize, s.fields as usize + s.slots as usize);
-                for p in (start..end).step_by(per_line) {
-                    if let Some(Slot::Entry { value, .. } | Slot::Object(value)) =
-                        self.arena.slots.get(p)
-                    {
-                        acc = acc.wrapping_add(u64::from(*value));
+            if s.fields.is_some() {
+                let (start, end) = (
+                    s.slots.start as usize,
+                    s.slots.start as usize + s.slots.len as usize,
+                );
+                for p in (start..end).step_by(per_line).chain(end.checked_sub(1)) {
+                    if let Some(slot) = self.arena.slots.get(p) {
+                        acc = acc.wrapping_add(u64::from(slot.name));
                     }
                 }
                 let (start, end) = (s.text.start as usize, (s.text.start + s.text.len) as usize);
@@ -612,7 +617,7 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
                 acc = acc.wrapping_add(u64::from(node.key().first_byte()));
             }
             for &(_, t) in self.graph.resolved_refs(i) {
-                if let Some(id) = self.nodes.get(t).and_then(|s| s.id) {
+                if let Some(&Some(id)) = self.ids.get(t) {
                     let (a, b) = (id.start as usize, (id.start + id.len) as usize);
                     acc = acc.wrapping_add(byte(a) ^ byte(b.saturating_sub(1)));
                 }
@@ -621,31 +626,31 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         acc
     }
 
-    /// The changes needed to turn node `i`'s found object into its expected fields
-    /// (`expected`, which the graph also holds encoded), as [`crate::diff::diff_fields`]
-    /// computes them.
-    pub(crate) fn diff_node(&self, i: usize, expected: &Fields) -> Vec<FieldChange> {
+    /// The changes needed to turn node `i`'s found object into its expected fields (as the
+    /// graph holds them encoded), as [`crate::diff::diff_fields`] computes them.
+    pub(crate) fn diff_node(&self, i: usize) -> Vec<FieldChange> {
         let x = self.graph.expected();
-        let Some((eroot, en)) = x.roots.get(i).and_then(|&r| x.arena.object(r)) else {
+        let Some(&eroot) = x.roots.get(i) else {
             return Vec::new();
         };
-        let aroot = self.nodes.get(i).and_then(|s| self.arena.object(s.fields));
+        let aroot = self.nodes.get(i).and_then(|s| s.fields);
         let mut out = Vec::new();
-        for (k, (name, ev)) in x.arena.entries(eroot, en).enumerate() {
-            if matches!(x.arena.slot(ev), Slot::Null) {
+        for (k, ec) in x.arena.children(eroot).iter().enumerate() {
+            if matches!(ec.val, Val::Null) {
                 continue;
             }
-            let av = aroot.and_then(|(header, n)| self.arena.field(header, n, name, k));
-            if av.is_some_and(|av| self.matches(x, ev, av)) {
+            let av = aroot.and_then(|a| self.arena.field(a, ec.name, k));
+            if av.is_some_and(|av| self.matches(x, ec.val, av)) {
                 continue;
             }
-            if let Some((field, e)) = expected.iter().nth(k) {
-                out.push(field_change(
-                    field,
-                    av.map(|av| self.to_value(av)).as_ref(),
-                    e,
-                ));
-            }
+            // A change (the cold path): rebuild both values from the arenas, which are
+            // in cache, rather than read the expected `Fields` tree.
+            let known = |id| String::from_utf8_lossy(x.names.bytes(id)).into_owned();
+            out.push(field_change(
+                &known(ec.name),
+                av.map(|av| self.to_value(av)).as_ref(),
+                &rebuild(&x.arena, ec.val, &known),
+            ));
         }
         out
     }

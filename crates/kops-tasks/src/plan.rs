@@ -443,11 +443,11 @@ fn found_block<C: ?Sized + Sync>(
         let item = if node.lifecycle() == Lifecycle::Ignore {
             Ok(ignored(node.key()))
         } else {
-            let actual = found.found_at(i);
-            let changes = found.diff_node(i, node.fields());
-            decide(node.key(), node.lifecycle(), actual.is_some(), changes).and_then(|item| {
+            let changes = found.diff_node(i);
+            decide(node.key(), node.lifecycle(), found.is_found(i), changes).and_then(|item| {
                 if matches!(item.action, Action::Create | Action::Update) {
-                    node.task().check_changes(actual, &item.changes)?;
+                    node.task()
+                        .check_changes(found.found_at(i), &item.changes)?;
                 }
                 Ok(item)
             })
