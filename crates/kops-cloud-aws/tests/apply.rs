@@ -838,9 +838,61 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
     apply(cloud, &g).await;
     assert_converged(&plan(cloud, &g).await, "after restoring the file");
 
+    // Records in the cluster's zone that are not the cluster's endpoints: kept.
+    let zone = example_zone(cloud).await;
+    let mut foreign = Vec::new();
+    for (rec, ty, value) in [
+        (format!("www.{name}"), "A", "203.0.113.7"),
+        (format!("api.other-{name}"), "A", "203.0.113.8"),
+        // An endpoint name, but a type kOps never writes there.
+        (format!("bastion.{name}"), "CNAME", "example.org"),
+    ] {
+        let r = cloud
+            .create(
+                &CreateRequest::new(ResourceType::RecordSet)
+                    .with_parent(zone.id.clone())
+                    .with_attrs(BTreeMap::from([
+                        ("zone_id".into(), zone.id.clone().into()),
+                        ("name".into(), rec.into()),
+                        ("type".into(), ty.into()),
+                        ("ttl".into(), 60.into()),
+                        ("records".into(), serde_json::json!([value])),
+                    ])),
+            )
+            .await
+            .unwrap();
+        foreign.push(r.id);
+    }
     let dry = find_cluster_resources(cloud, &name).await.unwrap();
-    for id in [&shared_vpc.id, &shared_subnet.id, &untagged_vpc.id] {
+    for id in [&shared_vpc.id, &shared_subnet.id, &untagged_vpc.id]
+        .into_iter()
+        .chain(&foreign)
+    {
         assert!(!dry.iter().any(|r| &r.id == id), "dry run lists {id}");
+    }
+    // The dry run lists every object the cluster created, DNS records included (the
+    // state store's files are not cloud resources; see delete_cluster's docs).
+    for (key, rt, id) in &created {
+        let child = matches!(
+            rt,
+            ResourceType::Route
+                | ResourceType::RouteTableAssociation
+                | ResourceType::SecurityGroupRule
+                | ResourceType::IamRolePolicy
+                | ResourceType::IamRolePolicyAttachment
+                | ResourceType::LifecycleHook
+                | ResourceType::WarmPool
+                | ResourceType::Listener
+                | ResourceType::EventTarget
+                | ResourceType::DhcpOptionsAssociation
+                | ResourceType::S3Object
+        );
+        if !child {
+            assert!(
+                dry.iter().any(|r| &r.id == id),
+                "dry run misses {key} ({rt} {id})"
+            );
+        }
     }
     let report = delete_cluster(
         cloud,
@@ -864,6 +916,25 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
             .await
             .unwrap();
         assert_eq!(left.len(), 1, "pre-existing {rt} {id} was deleted");
+    }
+    for id in &foreign {
+        let left = cloud
+            .list(&ListQuery::new(ResourceType::RecordSet).with_ids([id.clone()]))
+            .await
+            .unwrap();
+        assert_eq!(left.len(), 1, "unrelated record {id} was deleted");
+    }
+    assert!(
+        cloud
+            .hosted_zones(&ZoneQuery::Id(zone.id.clone()))
+            .await
+            .unwrap()
+            .iter()
+            .any(|z| z.id == zone.id),
+        "the zone itself was deleted"
+    );
+    for id in &foreign {
+        cloud.delete(ResourceType::RecordSet, id).await.unwrap();
     }
     for (rt, id) in [
         (ResourceType::Subnet, &shared_subnet.id),
