@@ -305,25 +305,21 @@ impl Expected {
     }
 }
 
-/// Per node: where its object's slots and string bytes are, and its `id` output.
+/// Per node: where its object's fields are.
 #[derive(Clone, Copy, Debug)]
 struct NodeState {
     /// The slots of the object's fields, if the object was found.
     fields: Option<Span>,
-    /// All slots of the object (its fields, then nested values).
-    slots: Span,
-    /// The object's string bytes (its `id` output last).
-    text: Span,
 }
 
-const ABSENT: NodeState = NodeState {
-    fields: None,
-    slots: Span { start: 0, len: 0 },
-    text: Span { start: 0, len: 0 },
-};
+const ABSENT: NodeState = NodeState { fields: None };
 
-/// Bytes per cache line, the stride [`FoundSet::warm`] reads at.
+/// Bytes per cache line, the stride [`FoundSet::warm_segment`] reads at.
 const LINE: usize = 64;
+
+/// Nodes per arena segment of a [`FoundSet`]: a segment's objects (a few hundred KiB)
+/// fit in a core's L2 cache.
+pub(crate) const SEGMENT: usize = 1024;
 
 /// The actual state of a [`TaskGraph`]'s objects, stored by node for a fast diff
 /// ([`crate::Plan::from_found`]).
@@ -354,12 +350,16 @@ const LINE: usize = 64;
 pub struct FoundSet<'g, C: ?Sized + Sync> {
     graph: &'g TaskGraph<C>,
     nodes: Vec<NodeState>,
-    /// Each node's `id` output (apart from [`NodeState`]: references read these at
-    /// random, and a dense array of them mostly stays in cache).
+    /// Each node's `id` output, in `id_text`: references read these at random, so they
+    /// are kept apart, densely, where they mostly stay in cache.
     ids: Vec<Option<Span>>,
+    id_text: String,
     found: Vec<Option<Found>>,
     count: usize,
-    arena: Arena,
+    /// The found values, one arena per [`SEGMENT`] consecutive nodes: objects are stored
+    /// in the order they are listed, and a segment keeps each node's object near its
+    /// neighbours', so that the planner can read a segment in one sequential sweep.
+    segs: Vec<Arena>,
     /// Names the graph's expected fields do not use, numbered after the graph's.
     names: Names,
     extra: HashMap<TaskKey, Outputs>,
@@ -382,9 +382,12 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             graph,
             nodes: vec![ABSENT; graph.len()],
             ids: vec![None; graph.len()],
+            id_text: String::new(),
             found: std::iter::repeat_with(|| None).take(graph.len()).collect(),
             count: 0,
-            arena: Arena::default(),
+            segs: std::iter::repeat_with(Arena::default)
+                .take(graph.len().div_ceil(SEGMENT))
+                .collect(),
             names: Names::default(),
             extra: HashMap::new(),
         }
@@ -410,24 +413,22 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         };
         let known = &self.graph.expected().names;
         let base = len32(known.len())?;
-        let FoundSet { arena, names, .. } = self;
-        let text_start = len32(arena.text.len())?;
-        let slots_start = len32(arena.slots.len())?;
+        let FoundSet {
+            segs,
+            names,
+            id_text,
+            ..
+        } = self;
+        let Some(arena) = segs.get_mut(i / SEGMENT) else {
+            return Ok(false);
+        };
         let fields = arena.encode_fields(&found.fields, &mut |s| match known.get(s) {
             Some(id) => Ok(id),
             None => base.checked_add(names.intern(s)?).ok_or_else(too_large),
         })?;
-        let slots = Span {
-            start: slots_start,
-            len: len32(arena.slots.len())? - slots_start,
-        };
         let id = match found.outputs.get(TaskRef::ID) {
-            Some(id) => Some(push_str(&mut arena.text, id)?),
+            Some(id) => Some(push_str(id_text, id)?),
             None => None,
-        };
-        let text = Span {
-            start: text_start,
-            len: len32(arena.text.len())? - text_start,
         };
         if let (Some(state), Some(slot), Some(id_slot)) = (
             self.nodes.get_mut(i),
@@ -436,8 +437,6 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         ) {
             *state = NodeState {
                 fields: Some(fields),
-                slots,
-                text,
             };
             *id_slot = id;
             if slot.replace(found).is_none() {
@@ -484,7 +483,17 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
 
     /// The `id` output of node `i`'s object.
     fn id(&self, i: usize) -> Option<&[u8]> {
-        Some(self.arena.bytes((*self.ids.get(i)?)?))
+        Some(span_bytes(&self.id_text, (*self.ids.get(i)?)?))
+    }
+
+    /// The arena holding node `i`'s object.
+    fn seg(&self, i: usize) -> &Arena {
+        static EMPTY: Arena = Arena {
+            slots: Vec::new(),
+            text: String::new(),
+            refs: Vec::new(),
+        };
+        self.segs.get(i / SEGMENT).unwrap_or(&EMPTY)
     }
 
     /// Whether node `i`'s object was found.
@@ -522,24 +531,34 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
     }
 
     /// A found value, rebuilt (for the old value of a change).
-    fn to_value(&self, v: Val) -> Value {
-        rebuild(&self.arena, v, &|id| self.name(id))
+    fn to_value(&self, fa: &Arena, v: Val) -> Value {
+        rebuild(fa, v, &|id| self.name(id))
+    }
+
+    /// [`FoundSet::matches`], with the common scalar cases inline.
+    #[inline(always)]
+    fn same(&self, x: &Expected, fa: &Arena, e: Val, a: Val) -> bool {
+        match (e, a) {
+            (Val::Str(e), Val::Str(a)) => e.len == a.len && x.arena.bytes(e) == fa.bytes(a),
+            (Val::Int(e), Val::Int(a)) => e == a,
+            (Val::Bool(e), Val::Bool(a)) => e == a,
+            (Val::Null, _) => true,
+            _ => self.matches(x, fa, e, a),
+        }
     }
 
     /// Whether expected value `e` matches found value `a`, under the rules of
     /// [`crate::diff::values_equal`].
-    fn matches(&self, x: &Expected, e: Val, a: Val) -> bool {
+    #[inline(never)]
+    fn matches(&self, x: &Expected, fa: &Arena, e: Val, a: Val) -> bool {
         match (e, a) {
-            (Val::Str(e), Val::Str(a)) => x.arena.bytes(e) == self.arena.bytes(a),
+            (Val::Str(e), Val::Str(a)) => x.arena.bytes(e) == fa.bytes(a),
             (Val::Int(e), Val::Int(a)) => e == a,
             (Val::Bool(e), Val::Bool(a)) => e == a,
             (Val::Null, _) => true,
-            (Val::Ref(e), Val::Str(a)) => self.resolve_expected(x, e) == Some(self.arena.bytes(a)),
+            (Val::Ref(e), Val::Str(a)) => self.resolve_expected(x, e) == Some(fa.bytes(a)),
             (Val::Ref(i), Val::Ref(j)) => {
-                match (
-                    x.arena.refs.get(i as usize),
-                    self.arena.refs.get(j as usize),
-                ) {
+                match (x.arena.refs.get(i as usize), fa.refs.get(j as usize)) {
                     (Some(er), Some(ar)) => {
                         er == ar
                             || matches!((self.resolve_expected(x, i), self.resolve(ar)), (Some(p), Some(q)) if p == q)
@@ -552,65 +571,61 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
                     && x.arena
                         .children(e)
                         .iter()
-                        .zip(self.arena.children(a))
-                        .all(|(ec, ac)| ec.name == ac.name && self.matches(x, ec.val, ac.val))
+                        .zip(fa.children(a))
+                        .all(|(ec, ac)| ec.name == ac.name && self.same(x, fa, ec.val, ac.val))
             }
             (Val::List(e), Val::List(a)) => {
                 e.len == a.len
                     && x.arena
                         .children(e)
                         .iter()
-                        .zip(self.arena.children(a))
-                        .all(|(ec, ac)| self.matches(x, ec.val, ac.val))
+                        .zip(fa.children(a))
+                        .all(|(ec, ac)| self.same(x, fa, ec.val, ac.val))
             }
             (Val::Object(e), Val::Object(a)) => {
                 x.arena.children(e).iter().enumerate().all(|(k, ec)| {
                     matches!(ec.val, Val::Null)
-                        || self
-                            .arena
+                        || fa
                             .field(a, ec.name, k)
-                            .is_some_and(|av| self.matches(x, ec.val, av))
+                            .is_some_and(|av| self.same(x, fa, ec.val, av))
                 })
             }
             (Val::Str(e) | Val::Text(e), Val::Str(a) | Val::Text(a))
-            | (Val::Sensitive(e), Val::Sensitive(a)) => x.arena.bytes(e) == self.arena.bytes(a),
+            | (Val::Sensitive(e), Val::Sensitive(a)) => x.arena.bytes(e) == fa.bytes(a),
             _ => false,
         }
     }
 
-    /// Reads every cache line of the found state of nodes `block` (their slots, their
-    /// string bytes, the `id`s their references resolve to) in one tight loop, returning
-    /// a value built from the bytes read so the loads are kept. Objects are stored in the
-    /// order they were listed, not in node order, so each node's state is a few cache
-    /// misses; issued back to back, those misses overlap, where the comparison, one node
-    /// after another, would wait for each in turn. (The expected side needs no warming:
-    /// the graph stores it in node order, which the hardware prefetcher follows.)
+    /// Reads the whole arena of segment `seg` in one sequential sweep (a read per cache
+    /// line), returning a value built from what was read so the loads are kept. Objects
+    /// are stored in the order they were listed, not in node order; read one by one while
+    /// diffing, each would be a few cache misses taken in turn. Swept, the hardware
+    /// prefetcher streams the segment, which then stays in cache while its nodes are
+    /// diffed. (The expected side needs no sweep: the graph stores it in node order.)
+    pub(crate) fn warm_segment(&self, seg: usize) -> u64 {
+        let Some(arena) = self.segs.get(seg) else {
+            return 0;
+        };
+        let per_line = LINE / std::mem::size_of::<Slot>();
+        let mut acc = arena
+            .slots
+            .iter()
+            .step_by(per_line)
+            .fold(0u64, |acc, s| acc.wrapping_add(u64::from(s.name)));
+        acc = arena
+            .text
+            .as_bytes()
+            .iter()
+            .step_by(LINE)
+            .fold(acc, |acc, &b| acc.wrapping_add(u64::from(b)));
+        acc
+    }
+
+    /// Reads what the diff of nodes `block` reads at random outside their segment (the
+    /// `id`s their references resolve to, and the keys plan items clone) in one tight
+    /// loop, so that those cache misses overlap instead of being taken one by one.
     pub(crate) fn warm(&self, block: std::ops::Range<usize>) -> u64 {
         let mut acc = 0u64;
-        let per_line = LINE / std::mem::size_of::<Slot>();
-        let bytes = self.arena.text.as_bytes();
-        let byte = |p: usize| u64::from(bytes.get(p).copied().unwrap_or(0));
-        for i in block.clone() {
-            let Some(s) = self.nodes.get(i) else {
-                continue;
-            };
-            if s.fields.is_some() {
-                let (start, end) = (
-                    s.slots.start as usize,
-                    s.slots.start as usize + s.slots.len as usize,
-                );
-                for p in (start..end).step_by(per_line).chain(end.checked_sub(1)) {
-                    if let Some(slot) = self.arena.slots.get(p) {
-                        acc = acc.wrapping_add(u64::from(slot.name));
-                    }
-                }
-                let (start, end) = (s.text.start as usize, (s.text.start + s.text.len) as usize);
-                for p in (start..end).step_by(LINE) {
-                    acc = acc.wrapping_add(byte(p));
-                }
-                acc = acc.wrapping_add(byte(end.saturating_sub(1)));
-            }
-        }
         for i in block {
             // The key the plan item will clone (its reference count is next to its text).
             if let Some(node) = self.graph.node(i) {
@@ -618,6 +633,8 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             }
             for &(_, t) in self.graph.resolved_refs(i) {
                 if let Some(&Some(id)) = self.ids.get(t) {
+                    let bytes = self.id_text.as_bytes();
+                    let byte = |p: usize| u64::from(bytes.get(p).copied().unwrap_or(0));
                     let (a, b) = (id.start as usize, (id.start + id.len) as usize);
                     acc = acc.wrapping_add(byte(a) ^ byte(b.saturating_sub(1)));
                 }
@@ -634,13 +651,14 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             return Vec::new();
         };
         let aroot = self.nodes.get(i).and_then(|s| s.fields);
+        let fa = self.seg(i);
         let mut out = Vec::new();
         for (k, ec) in x.arena.children(eroot).iter().enumerate() {
             if matches!(ec.val, Val::Null) {
                 continue;
             }
-            let av = aroot.and_then(|a| self.arena.field(a, ec.name, k));
-            if av.is_some_and(|av| self.matches(x, ec.val, av)) {
+            let av = aroot.and_then(|a| fa.field(a, ec.name, k));
+            if av.is_some_and(|av| self.same(x, fa, ec.val, av)) {
                 continue;
             }
             // A change (the cold path): rebuild both values from the arenas, which are
@@ -648,7 +666,7 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             let known = |id| String::from_utf8_lossy(x.names.bytes(id)).into_owned();
             out.push(field_change(
                 &known(ec.name),
-                av.map(|av| self.to_value(av)).as_ref(),
+                av.map(|av| self.to_value(fa, av)).as_ref(),
                 &rebuild(&x.arena, ec.val, &known),
             ));
         }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diff::{FieldChange, Resolver, diff_fields_with};
 use crate::error::{Error, Result};
-use crate::found::FoundSet;
+use crate::found::{FoundSet, SEGMENT};
 use crate::graph::TaskGraph;
 use crate::key::{TaskKey, TaskRef};
 use crate::lifecycle::Lifecycle;
@@ -194,9 +194,16 @@ impl Plan {
         let graph = found.graph();
         plan_nodes(graph.len(), &|range, items, failures| {
             let mut start = range.start;
+            let mut swept = None;
             while start < range.end {
                 let block = start..(start + WARM_BLOCK).min(range.end);
                 start = block.end;
+                for seg in [block.start / SEGMENT, (block.end - 1) / SEGMENT] {
+                    if swept < Some(seg) {
+                        std::hint::black_box(found.warm_segment(seg));
+                        swept = Some(seg);
+                    }
+                }
                 std::hint::black_box(found.warm(block.clone()));
                 found_block(found, block, items, failures);
             }
