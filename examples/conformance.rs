@@ -10,7 +10,6 @@
 //! images come from `fixtures/channels/stable`. `OUT_DIR` receives `kubernetes.tf` and
 //! `data/`. Exits non-zero with the error chain when the case cannot be rendered.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -20,15 +19,14 @@ use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
 use kops_api::validation::validate_all;
+use kops_mock::fixture::Fixture;
+use kops_mock::{MockAws, Seed};
+use kops_model::aws::builders::files::MEMFS_BUCKET;
 use kops_model::aws::builders::{self, ModelContext};
-use kops_model::aws::cloud::{
-    AccountInfo, AwsCloud, AwsCloudExt, CreateRequest, HostedZone, Image, ImageQuery, ListQuery,
-    Resource, ResourceType, UpdateRequest, ZoneQuery,
-};
+use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ListQuery, ResourceType, ZoneQuery};
 use kops_model::aws::terraform::{RenderOptions, render};
 use kops_tasks::LifecycleOverrides;
 use serde::Deserialize;
-use serde_json::Value as Json;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -41,141 +39,25 @@ struct CaseFile {
     lifecycle_overrides: Vec<String>,
 }
 
-/// A cloud answering lookups from the conformance fixture (`mock-cloud.yaml`); writes are
-/// refused (the Terraform target never writes).
-#[derive(Debug, Default)]
-struct FixtureCloud {
-    account: AccountInfo,
-    zones: Vec<String>,
-    images: Vec<Image>,
-    hosted_zones: Vec<HostedZone>,
-    resources: Vec<Resource>,
-}
-
-impl FixtureCloud {
-    fn load(path: &Path) -> anyhow::Result<Self> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let doc: Json =
-            serde_saphyr::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-        let aws = &doc["aws"];
-        let s = |v: &Json| v.as_str().unwrap_or_default().to_owned();
-        let region = s(&aws["region"]);
-        let mut c = FixtureCloud {
-            account: AccountInfo::new("123456789012", "aws-test", region),
-            zones: aws["zones"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(s)
-                .collect(),
-            ..FixtureCloud::default()
-        };
-        for i in aws["ec2"]["images"].as_array().into_iter().flatten() {
-            c.images.push(
-                Image::new(s(&i["imageId"]), s(&i["name"]), s(&i["ownerId"]))
-                    .with_root_device_name(s(&i["rootDeviceName"]))
-                    .with_architecture(s(&i["architecture"]))
-                    .with_creation_date(s(&i["creationDate"])),
-            );
-        }
-        for z in aws["route53"]["hostedZones"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            c.hosted_zones.push(
-                HostedZone::new(
-                    s(&z["id"]),
-                    s(&z["name"]),
-                    z["private"].as_bool().unwrap_or(false),
-                )
-                .with_vpcs(z["vpcs"].as_array().into_iter().flatten().map(s)),
-            );
-        }
-        let tags = |v: &Json| -> BTreeMap<String, String> {
-            v.as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), s(v)))
-                .collect()
-        };
-        for v in aws["ec2"]["vpcs"].as_array().into_iter().flatten() {
-            let mut r = Resource::new(ResourceType::Vpc, s(&v["id"]))
-                .with_attr("cidr_block", s(&v["cidrBlock"]));
-            r.tags = tags(&v["tags"]);
-            c.resources.push(r);
-        }
-        for g in aws["ec2"]["internetGateways"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            c.resources.push(
-                Resource::new(ResourceType::InternetGateway, s(&g["id"]))
-                    .with_attr("vpc_id", s(&g["attachedTo"])),
-            );
-        }
-        for n in aws["ec2"]["subnets"].as_array().into_iter().flatten() {
-            c.resources.push(
-                Resource::new(ResourceType::Subnet, s(&n["id"]))
-                    .with_attr("vpc_id", s(&n["vpcId"]))
-                    .with_attr("availability_zone", s(&n["availabilityZone"]))
-                    .with_attr("cidr_block", s(&n["cidrBlock"])),
-            );
-        }
-        Ok(c)
+/// The mock cloud seeded from `fixtures/mock-cloud.yaml`, with the partition kOps' test
+/// harness reports (`aws-test`) and the state-store bucket.
+fn seeded_cloud(fixtures: &Path) -> anyhow::Result<MockAws> {
+    let path = fixtures.join("mock-cloud.yaml");
+    if !path.is_file() {
+        bail!(
+            "the mock-cloud fixture {} is missing (expected CASE_DIR/../../fixtures/mock-cloud.yaml)",
+            path.display()
+        );
     }
-
-    fn refused(op: &str) -> kops_tasks::Error {
-        kops_tasks::Error::NotImplemented {
-            operation: op.to_owned(),
-            implementer: "the conformance fixture cloud (lookups only)".to_owned(),
-        }
-    }
-}
-
-#[kops_tasks::async_trait]
-impl AwsCloud for FixtureCloud {
-    async fn account(&self) -> kops_tasks::Result<AccountInfo> {
-        Ok(self.account.clone())
-    }
-    async fn zones(&self) -> kops_tasks::Result<Vec<String>> {
-        Ok(self.zones.clone())
-    }
-    async fn list(&self, query: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
-        Ok(self
-            .resources
-            .iter()
-            .filter(|r| query.matches(r))
-            .cloned()
-            .collect())
-    }
-    async fn create(&self, _request: &CreateRequest) -> kops_tasks::Result<Resource> {
-        Err(Self::refused("create"))
-    }
-    async fn update(&self, _request: &UpdateRequest) -> kops_tasks::Result<Resource> {
-        Err(Self::refused("update"))
-    }
-    async fn delete(&self, _t: ResourceType, _id: &str) -> kops_tasks::Result<()> {
-        Err(Self::refused("delete"))
-    }
-    async fn images(&self, query: &ImageQuery) -> kops_tasks::Result<Vec<Image>> {
-        Ok(self
-            .images
-            .iter()
-            .filter(|i| query.matches(i))
-            .cloned()
-            .collect())
-    }
-    async fn hosted_zones(&self, query: &ZoneQuery) -> kops_tasks::Result<Vec<HostedZone>> {
-        Ok(self
-            .hosted_zones
-            .iter()
-            .filter(|z| query.matches(z))
-            .cloned()
-            .collect())
-    }
+    let fixture = Fixture::from_file(&path)?;
+    let cloud = MockAws::with_options(fixture.options().with_partition("aws-test"));
+    fixture
+        .apply(&cloud)
+        .with_context(|| format!("seeding the mock cloud from {}", path.display()))?;
+    cloud
+        .seed(Seed::Bucket(MEMFS_BUCKET.to_owned()))
+        .context("seeding the state-store bucket")?;
+    Ok(cloud)
 }
 
 fn main() -> ExitCode {
@@ -214,7 +96,7 @@ fn run() -> anyhow::Result<()> {
     let channel_text = std::fs::read_to_string(fixtures.join("channels/stable"))
         .context("reading the stable channel")?;
     let channel = Channel::parse(&channel_text).context("parsing the stable channel")?;
-    let cloud = FixtureCloud::load(&fixtures.join("mock-cloud.yaml"))?;
+    let cloud = seeded_cloud(&fixtures)?;
 
     let mut cluster = None;
     let mut groups = Vec::new();

@@ -351,7 +351,8 @@ impl MockAws {
         spec: AutoScalingGroupSpec,
         tags: BTreeMap<String, (String, bool)>,
     ) -> Result<AutoScalingGroup> {
-        let (region, account) = (
+        let (partition, region, account) = (
+            self.options().partition.clone(),
             self.options().region.clone(),
             self.options().account_id.clone(),
         );
@@ -363,7 +364,7 @@ impl MockAws {
             let n = st.ids.next_number("asg-arn");
             let g = AutoScalingGroup {
                 arn: format!(
-                    "arn:aws:autoscaling:{region}:{account}:autoScalingGroup:{n:08}-0000-0000-0000-000000000000:autoScalingGroupName/{}",
+                    "arn:{partition}:autoscaling:{region}:{account}:autoScalingGroup:{n:08}-0000-0000-0000-000000000000:autoScalingGroupName/{}",
                     spec.name
                 ),
                 propagate_at_launch: tags

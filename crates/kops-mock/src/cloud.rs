@@ -2769,7 +2769,7 @@ impl AwsCloud for MockAws {
     async fn account(&self) -> TResult<AccountInfo> {
         Ok(AccountInfo::new(
             self.options().account_id.clone(),
-            "aws",
+            self.options().partition.clone(),
             self.options().region.clone(),
         ))
     }

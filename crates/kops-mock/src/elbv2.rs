@@ -311,7 +311,8 @@ fn or_default(s: String, d: &str) -> String {
 impl MockAws {
     /// `CreateLoadBalancer`.
     pub fn create_load_balancer(&self, req: CreateLoadBalancer) -> Result<LoadBalancer> {
-        let (region, account) = (
+        let (partition, region, account) = (
+            self.options().partition.clone(),
             self.options().region.clone(),
             self.options().account_id.clone(),
         );
@@ -331,7 +332,7 @@ impl MockAws {
             let short = if ty == "network" { "net" } else { "app" };
             let lb = LoadBalancer {
                 arn: format!(
-                    "arn:aws:elasticloadbalancing:{region}:{account}:loadbalancer/{short}/{}/{n:016x}",
+                    "arn:{partition}:elasticloadbalancing:{region}:{account}:loadbalancer/{short}/{}/{n:016x}",
                     req.name
                 ),
                 dns_name: format!("{}-{n:010x}.elb.{region}.amazonaws.com", req.name),
@@ -440,7 +441,8 @@ impl MockAws {
 
     /// `CreateTargetGroup`.
     pub fn create_target_group(&self, req: CreateTargetGroup) -> Result<TargetGroup> {
-        let (region, account) = (
+        let (partition, region, account) = (
+            self.options().partition.clone(),
             self.options().region.clone(),
             self.options().account_id.clone(),
         );
@@ -458,7 +460,7 @@ impl MockAws {
             let n = st.ids.next_number("elbv2");
             let tg = TargetGroup {
                 arn: format!(
-                    "arn:aws:elasticloadbalancing:{region}:{account}:targetgroup/{}/{n:016x}",
+                    "arn:{partition}:elasticloadbalancing:{region}:{account}:targetgroup/{}/{n:016x}",
                     req.name
                 ),
                 name: req.name,

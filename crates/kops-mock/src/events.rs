@@ -78,7 +78,8 @@ impl MockAws {
 
     /// `PutRule`: creates or updates; returns the ARN.
     pub fn put_rule(&self, req: PutRule) -> Result<String> {
-        let (region, account) = (
+        let (partition, region, account) = (
+            self.options().partition.clone(),
             self.options().region.clone(),
             self.options().account_id.clone(),
         );
@@ -99,7 +100,10 @@ impl MockAws {
                 .rules
                 .entry(req.name.clone())
                 .or_insert_with(|| Rule {
-                    arn: format!("arn:aws:events:{region}:{account}:rule/{}", req.name),
+                    arn: format!(
+                        "arn:{partition}:events:{region}:{account}:rule/{}",
+                        req.name
+                    ),
                     name: req.name.clone(),
                     tags: req.tags,
                     ..Rule::default()

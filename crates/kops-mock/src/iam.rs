@@ -157,11 +157,17 @@ fn oidc_mut<'a>(st: &'a mut State, op: &str, arn: &str) -> Result<&'a mut OidcPr
         .ok_or_else(|| Error::not_found(op, "oidc-provider", arn))
 }
 
-pub(crate) fn new_role(st: &mut State, account: &str, req: CreateRole, path: String) -> Role {
+pub(crate) fn new_role(
+    st: &mut State,
+    partition: &str,
+    account: &str,
+    req: CreateRole,
+    path: String,
+) -> Role {
     let n = st.ids.next_number("iam-role");
     Role {
         id: format!("AROAMOCK{n:012}"),
-        arn: format!("arn:aws:iam::{account}:role{path}{}", req.name),
+        arn: format!("arn:{partition}:iam::{account}:role{path}{}", req.name),
         name: req.name,
         path,
         assume_role_policy_document: req.assume_role_policy_document,
@@ -174,6 +180,7 @@ pub(crate) fn new_role(st: &mut State, account: &str, req: CreateRole, path: Str
 
 pub(crate) fn new_profile(
     st: &mut State,
+    partition: &str,
     account: &str,
     name: &str,
     path: String,
@@ -182,7 +189,7 @@ pub(crate) fn new_profile(
     let n = st.ids.next_number("iam-profile");
     InstanceProfile {
         id: format!("AIPAMOCK{n:012}"),
-        arn: format!("arn:aws:iam::{account}:instance-profile{path}{name}"),
+        arn: format!("arn:{partition}:iam::{account}:instance-profile{path}{name}"),
         name: name.to_owned(),
         path,
         roles: Vec::new(),
@@ -193,7 +200,10 @@ pub(crate) fn new_profile(
 impl MockAws {
     /// `CreateRole`.
     pub fn create_role(&self, req: CreateRole) -> Result<Role> {
-        let account = self.options().account_id.clone();
+        let (partition, account) = (
+            self.options().partition.clone(),
+            self.options().account_id.clone(),
+        );
         self.call("iam:CreateRole", |st, op| {
             check_name(op, &req.name, 64)?;
             let path = check_path(op, &req.path)?;
@@ -207,7 +217,7 @@ impl MockAws {
                     "is required",
                 ));
             }
-            let role = new_role(st, &account, req, path);
+            let role = new_role(st, &partition, &account, req, path);
             st.iam.roles.insert(role.name.clone(), role.clone());
             Ok(role)
         })
@@ -452,14 +462,17 @@ impl MockAws {
         path: &str,
         tags: Tags,
     ) -> Result<InstanceProfile> {
-        let account = self.options().account_id.clone();
+        let (partition, account) = (
+            self.options().partition.clone(),
+            self.options().account_id.clone(),
+        );
         self.call("iam:CreateInstanceProfile", |st, op| {
             check_name(op, name, 128)?;
             let path = check_path(op, path)?;
             if st.iam.profiles.contains_key(name) {
                 return Err(Error::exists(op, "instance-profile", name));
             }
-            let p = new_profile(st, &account, name, path, tags);
+            let p = new_profile(st, &partition, &account, name, path, tags);
             st.iam.profiles.insert(name.to_owned(), p.clone());
             Ok(p)
         })
@@ -562,12 +575,15 @@ impl MockAws {
         thumbprints: Vec<String>,
         tags: Tags,
     ) -> Result<OidcProvider> {
-        let account = self.options().account_id.clone();
+        let (partition, account) = (
+            self.options().partition.clone(),
+            self.options().account_id.clone(),
+        );
         self.call("iam:CreateOpenIDConnectProvider", |st, op| {
             let host = url.strip_prefix("https://").ok_or_else(|| {
                 Error::invalid(op, "Url", format!("{url:?} must start with https://"))
             })?;
-            let arn = format!("arn:aws:iam::{account}:oidc-provider/{host}");
+            let arn = format!("arn:{partition}:iam::{account}:oidc-provider/{host}");
             if st.iam.oidc.contains_key(&arn) {
                 return Err(Error::exists(op, "oidc-provider", arn));
             }

@@ -92,6 +92,9 @@ pub struct MockOptions {
     pub region: String,
     /// Account id, used in ARNs (default `123456789012`).
     pub account_id: String,
+    /// Partition, used in ARNs and reported by `account()` (default `aws`; kOps' test
+    /// harness uses `aws-test`).
+    pub partition: String,
     /// Zones of the region; subnets and volumes must use one (default
     /// `us-test-1a`..`us-test-1c`; empty accepts any).
     pub zones: Vec<String>,
@@ -105,6 +108,7 @@ impl Default for MockOptions {
         MockOptions {
             region: "us-test-1".into(),
             account_id: "123456789012".into(),
+            partition: "aws".into(),
             zones: ["a", "b", "c"]
                 .iter()
                 .map(|z| format!("us-test-1{z}"))
@@ -138,6 +142,12 @@ impl MockOptions {
     /// Sets the account id.
     pub fn with_account_id(mut self, account_id: impl Into<String>) -> Self {
         self.account_id = account_id.into();
+        self
+    }
+
+    /// Sets the partition.
+    pub fn with_partition(mut self, partition: impl Into<String>) -> Self {
+        self.partition = partition.into();
         self
     }
 

@@ -109,6 +109,7 @@ fn need_vpc(st: &State, vpc: &str) -> Result<()> {
 }
 
 pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result<()> {
+    let partition = options.partition.as_str();
     let account = options.account_id.as_str();
     let region = options.region.as_str();
     match seed {
@@ -259,7 +260,7 @@ pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result
             if t.arn.is_empty() {
                 let n = st.ids.next_number("elbv2");
                 t.arn = format!(
-                    "arn:aws:elasticloadbalancing:{region}:{account}:targetgroup/{}/{n:016x}",
+                    "arn:{partition}:elasticloadbalancing:{region}:{account}:targetgroup/{}/{n:016x}",
                     t.name
                 );
             }
@@ -278,6 +279,7 @@ pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result
             if r.arn.is_empty() || r.id.is_empty() {
                 let made = crate::iam::new_role(
                     st,
+                    partition,
                     account,
                     crate::iam::CreateRole {
                         name: r.name.clone(),
@@ -309,6 +311,7 @@ pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result
             if p.arn.is_empty() || p.id.is_empty() {
                 let made = crate::iam::new_profile(
                     st,
+                    partition,
                     account,
                     &p.name,
                     p.path.clone(),

@@ -48,7 +48,8 @@ impl MockAws {
         attributes: BTreeMap<String, String>,
         tags: Tags,
     ) -> Result<Queue> {
-        let (region, account) = (
+        let (partition, region, account) = (
+            self.options().partition.clone(),
             self.options().region.clone(),
             self.options().account_id.clone(),
         );
@@ -75,7 +76,7 @@ impl MockAws {
             let q = Queue {
                 name: name.to_owned(),
                 url: format!("https://sqs.{region}.amazonaws.com/{account}/{name}"),
-                arn: format!("arn:aws:sqs:{region}:{account}:{name}"),
+                arn: format!("arn:{partition}:sqs:{region}:{account}:{name}"),
                 attributes,
                 tags,
             };

@@ -120,19 +120,26 @@ impl Rule {
             None => (0, 0, "-1".to_owned()),
             Some(p) => (self.from_port, self.to_port, p.to_owned()),
         };
+        // AWS keeps a port range only for TCP, UDP, ICMP and ICMPv6; for other protocols
+        // the range is Terraform's notation alone, neither sent nor compared.
+        let has_ports = matches!(
+            proto.as_str(),
+            "tcp" | "udp" | "icmp" | "icmpv6" | "6" | "17" | "1" | "58"
+        );
         let mut t = ctx
             .task("SecurityGroupRule", self.task_name(), R::SecurityGroupRule)
             .attr("type", if self.egress { "egress" } else { "ingress" })
             .attr("security_group_id", Attr::id(&sg))
-            .attr("protocol", proto)
-            .attr("from_port", from)
-            .attr("to_port", to);
-        let mut match_attrs = vec![
-            "type".to_owned(),
-            "protocol".to_owned(),
-            "from_port".to_owned(),
-            "to_port".to_owned(),
-        ];
+            .attr("protocol", proto);
+        let mut match_attrs = vec!["type".to_owned(), "protocol".to_owned()];
+        if has_ports {
+            t = t.attr("from_port", from).attr("to_port", to);
+            match_attrs.extend(["from_port".to_owned(), "to_port".to_owned()]);
+        } else {
+            t = t
+                .render_attr("from_port", Attr::Int(from))
+                .render_attr("to_port", Attr::Int(to));
+        }
         match &self.peer {
             Peer::Group(g) => {
                 t.set(
@@ -176,14 +183,124 @@ pub fn add_egress(ctx: &ModelContext, m: &mut AwsModel, group: &str) {
     m.add(Rule::egress_all(group, "::/0").task(ctx));
 }
 
-/// TCP port ranges from nodes to the control plane: everything but etcd's ports.
+/// One security group of a role as kOps lists them (`GetSecurityGroups`): each distinct
+/// `securityGroupOverride` of the role's instance groups (a shared group, task name
+/// `<id>-<Role>`, rule-name suffix `-<id>`), then the cluster's own group when some
+/// instance group of the role has no override.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleGroup {
+    /// The task name: the AWS group name of the cluster's own group.
+    pub name: String,
+    /// `""` for the cluster's own group, `-<id>` for an override.
+    pub suffix: String,
+    /// The override's ID.
+    pub shared_id: Option<String>,
+    description: &'static str,
+}
+
+impl RoleGroup {
+    /// The group's task key.
+    pub fn key(&self) -> TaskKey {
+        TaskKey::new("SecurityGroup", &self.name)
+    }
+
+    /// The group's task: a shared reference for an override, else the cluster's group.
+    pub fn task(&self, ctx: &ModelContext) -> AwsTask {
+        match &self.shared_id {
+            Some(id) => ctx
+                .task("SecurityGroup", self.name.clone(), R::SecurityGroup)
+                .shared(id.clone()),
+            None => security_group(ctx, &self.name, self.description),
+        }
+    }
+}
+
+/// The role as kOps spells it in override group names.
+fn role_label(role: &InstanceGroupRole) -> &str {
+    match role {
+        InstanceGroupRole::ControlPlane => "ControlPlane",
+        InstanceGroupRole::Node => "Node",
+        InstanceGroupRole::Bastion => "Bastion",
+        InstanceGroupRole::ApiServer => "APIServer",
+        InstanceGroupRole::Unknown(s) => s,
+    }
+}
+
+/// The security groups of a role (see [`RoleGroup`]).
+pub fn role_groups(ctx: &ModelContext, role: &InstanceGroupRole) -> Vec<RoleGroup> {
+    let description = match role {
+        InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer => {
+            "Security group for masters"
+        }
+        InstanceGroupRole::Bastion => "Security group for bastion",
+        _ => "Security group for nodes",
+    };
+    let mut out: Vec<RoleGroup> = Vec::new();
+    let mut all_overridden = true;
+    for ig in ctx.groups_with(role) {
+        let Some(id) = ig.spec.security_group_override.as_deref() else {
+            all_overridden = false;
+            continue;
+        };
+        if out.iter().any(|g| g.shared_id.as_deref() == Some(id)) {
+            continue;
+        }
+        out.push(RoleGroup {
+            name: format!("{id}-{}", role_label(role)),
+            suffix: format!("-{id}"),
+            shared_id: Some(id.to_owned()),
+            description,
+        });
+    }
+    if !all_overridden {
+        out.push(RoleGroup {
+            name: ctx.sg_name(role),
+            suffix: String::new(),
+            shared_id: None,
+            description,
+        });
+    }
+    out
+}
+
+/// kOps' suffix for a rule between two groups: empty when neither is an override,
+/// else both suffixes with `-default` standing for the cluster's own group.
+pub fn join_suffixes(src: &RoleGroup, dst: &RoleGroup) -> String {
+    if src.suffix.is_empty() && dst.suffix.is_empty() {
+        return String::new();
+    }
+    let part = |g: &RoleGroup| {
+        if g.suffix.is_empty() {
+            "-default".to_owned()
+        } else {
+            g.suffix.clone()
+        }
+    };
+    format!("{}{}", part(src), part(dst))
+}
+
+/// TCP port ranges from nodes to the control plane: everything but etcd's client and
+/// peer ports (and the leases cluster's, and Cilium's etcd peer port when kOps manages
+/// Cilium's etcd).
 pub fn node_to_master_tcp_ranges(ctx: &ModelContext) -> Vec<(i64, i64)> {
     let mut blocked = vec![2380, 2381, 4001, 4002];
-    let etcd = ctx.cluster.spec.etcd_clusters.iter().flatten();
-    for e in etcd {
-        if let Some("cilium") = e.name.as_deref() {
-            blocked.push(2382)
-        }
+    let spec = &ctx.cluster.spec;
+    if spec
+        .etcd_clusters
+        .iter()
+        .flatten()
+        .any(|e| e.name.as_deref() == Some("leases"))
+    {
+        blocked.extend([2383, 4004]);
+    }
+    if spec
+        .networking
+        .cilium
+        .as_ref()
+        .and_then(|c| c.etcd_managed)
+        .unwrap_or(false)
+    {
+        blocked.push(2382);
     }
     blocked.sort_unstable();
     blocked.dedup();
@@ -203,59 +320,88 @@ pub fn node_to_master_tcp_ranges(ctx: &ModelContext) -> Vec<(i64, i64)> {
 
 /// Adds security groups and rules for masters and nodes plus external access.
 pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
-    let masters = ctx.sg_name(&InstanceGroupRole::ControlPlane);
-    let nodes = ctx.sg_name(&InstanceGroupRole::Node);
-    m.add(security_group(ctx, &masters, "Security group for masters"));
-    m.add(security_group(ctx, &nodes, "Security group for nodes"));
-    m.output_item(
-        "master_security_group_ids",
-        kops_tasks::terraform::Expr::Ref(TaskKey::new("SecurityGroup", &masters).to_ref()),
-    );
-    m.output_item(
-        "node_security_group_ids",
-        kops_tasks::terraform::Expr::Ref(TaskKey::new("SecurityGroup", &nodes).to_ref()),
-    );
-    add_egress(ctx, m, &masters);
-    add_egress(ctx, m, &nodes);
+    let masters = role_groups(ctx, &InstanceGroupRole::ControlPlane);
+    let nodes = role_groups(ctx, &InstanceGroupRole::Node);
+    for g in nodes.iter().chain(&masters) {
+        m.add(g.task(ctx));
+    }
+    for g in &masters {
+        m.output_item(
+            "master_security_group_ids",
+            kops_tasks::terraform::Expr::Ref(g.key().to_ref()),
+        );
+    }
+    for g in &nodes {
+        m.output_item(
+            "node_security_group_ids",
+            kops_tasks::terraform::Expr::Ref(g.key().to_ref()),
+        );
+    }
+    let peer = |g: &RoleGroup| Peer::Group(g.name.clone());
 
-    let group = |g: &str| Peer::Group(g.to_owned());
-    m.add(Rule::ingress(&masters, group(&masters), None, 0, 0).task(ctx));
-    m.add(Rule::ingress(&nodes, group(&masters), None, 0, 0).task(ctx));
-    m.add(Rule::ingress(&nodes, group(&nodes), None, 0, 0).task(ctx));
+    // Nodes: egress everywhere, node to node.
+    for src in &nodes {
+        add_egress(ctx, m, &src.name);
+        for dst in &nodes {
+            m.add(Rule::ingress(&dst.name, peer(src), None, 0, 0).task(ctx));
+        }
+    }
+    // Control plane: egress everywhere, to each other and to nodes.
+    for src in &masters {
+        add_egress(ctx, m, &src.name);
+        for dst in masters.iter().chain(&nodes) {
+            m.add(Rule::ingress(&dst.name, peer(src), None, 0, 0).task(ctx));
+        }
+    }
 
+    // Nodes to the control plane: all but etcd.
     let net = &ctx.cluster.spec.networking;
+    let tcp = node_to_master_tcp_ranges(ctx);
+    let ipip = net.calico.is_some() || net.kuberouter.is_some();
+    for cp in &masters {
+        for node in &nodes {
+            m.add(Rule::ingress(&cp.name, peer(node), Some("udp"), 1, 65535).task(ctx));
+            for &(from, to) in &tcp {
+                m.add(Rule::ingress(&cp.name, peer(node), Some("tcp"), from, to).task(ctx));
+            }
+            if ipip {
+                m.add(Rule::ingress(&cp.name, peer(node), Some("4"), 0, 65535).task(ctx));
+            }
+        }
+    }
     if net.amazonvpc.is_some() {
-        m.add(Rule::ingress(&masters, group(&nodes), None, 0, 0).task(ctx));
-    }
-    for (from, to) in node_to_master_tcp_ranges(ctx) {
-        m.add(Rule::ingress(&masters, group(&nodes), Some("tcp"), from, to).task(ctx));
-    }
-    m.add(Rule::ingress(&masters, group(&nodes), Some("udp"), 1, 65535).task(ctx));
-    if net.calico.is_some() || net.kuberouter.is_some() {
-        m.add(Rule::ingress(&masters, group(&nodes), Some("4"), 0, 65535).task(ctx));
+        for node in &nodes {
+            for cp in &masters {
+                m.add(Rule::ingress(&cp.name, peer(node), None, 0, 0).task(ctx));
+            }
+        }
     }
 
     // External access.
-    let has_bastion = ctx.has_role(&InstanceGroupRole::Bastion);
-    if !has_bastion {
+    if !ctx.has_role(&InstanceGroupRole::Bastion) {
         for a in ctx.cluster.spec.ssh_access.iter().flatten() {
-            m.add(Rule::ingress(&masters, Peer::access(a), Some("tcp"), 22, 22).task(ctx));
-            m.add(Rule::ingress(&nodes, Peer::access(a), Some("tcp"), 22, 22).task(ctx));
+            for g in masters.iter().chain(&nodes) {
+                m.add(Rule::ingress(&g.name, Peer::access(a), Some("tcp"), 22, 22).task(ctx));
+            }
         }
     }
     let (np_from, np_to) = node_port_range(ctx);
     for a in ctx.cluster.spec.node_port_access.iter().flatten() {
-        for proto in ["tcp", "udp"] {
-            m.add(
-                Rule::ingress(&nodes, Peer::access(a), Some(proto), np_from, np_to)
-                    .named(format!("nodeport-{proto}-external-to-node-{a}"))
-                    .task(ctx),
-            );
+        for g in &nodes {
+            for proto in ["tcp", "udp"] {
+                m.add(
+                    Rule::ingress(&g.name, Peer::access(a), Some(proto), np_from, np_to)
+                        .named(format!("nodeport-{proto}-external-to-node-{a}{}", g.suffix))
+                        .task(ctx),
+                );
+            }
         }
     }
     if !ctx.has_api_lb() {
         for a in ctx.cluster.spec.api.access.iter().flatten() {
-            m.add(Rule::ingress(&masters, Peer::access(a), Some("tcp"), 443, 443).task(ctx));
+            for g in &masters {
+                m.add(Rule::ingress(&g.name, Peer::access(a), Some("tcp"), 443, 443).task(ctx));
+            }
         }
     }
     Ok(())

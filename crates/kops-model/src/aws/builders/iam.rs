@@ -54,8 +54,10 @@ impl Statement {
 }
 
 /// A policy document; statements with equal resource and condition are merged.
+/// Statements given as written ([`Policy::push`]) come first, unmerged.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Policy {
+    written: Vec<Json>,
     statements: Vec<Statement>,
 }
 
@@ -73,15 +75,25 @@ impl Policy {
         }
     }
 
+    /// Adds a statement exactly as written (rendered before the merged ones).
+    pub fn push(&mut self, statement: Json) {
+        self.written.push(statement);
+    }
+
     /// Whether the policy has no statement.
     pub fn is_empty(&self) -> bool {
-        self.statements.is_empty()
+        self.statements.is_empty() && self.written.is_empty()
     }
 
     /// The JSON document, pretty-printed with two-space indentation.
     pub fn to_json(&self) -> String {
         let doc = json!({
-            "Statement": self.statements.iter().map(Statement::to_json).collect::<Vec<_>>(),
+            "Statement": self
+                .written
+                .iter()
+                .cloned()
+                .chain(self.statements.iter().map(Statement::to_json))
+                .collect::<Vec<_>>(),
             "Version": "2012-10-17",
         });
         serde_json::to_string_pretty(&doc).unwrap_or_default()
@@ -93,93 +105,446 @@ pub fn ec2_assume_role_policy() -> String {
     "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [\n    {\n      \"Effect\": \"Allow\",\n      \"Principal\": { \"Service\": \"ec2.amazonaws.com\"},\n      \"Action\": \"sts:AssumeRole\"\n    }\n  ]\n}\n".to_owned()
 }
 
-fn config_base_path(ctx: &ModelContext) -> (String, String) {
-    super::files::state_location(ctx)
+/// The S3 location of a store URL as IAM sees it (`bucket/key`): in-memory and file
+/// stores stand in with kOps' placeholder buckets.
+fn iam_s3_path(url: &str, write: bool) -> (String, String) {
+    let url = url.trim_end_matches('/');
+    if let Some(rest) = url.strip_prefix("s3://") {
+        let bucket = rest.split('/').next().unwrap_or_default().to_owned();
+        return (bucket, rest.to_owned());
+    }
+    let placeholder = if write && url.starts_with("memfs://") {
+        "placeholder-write-bucket"
+    } else {
+        "placeholder-read-bucket"
+    };
+    let location = url.split_once("://").map_or(url, |(_, r)| r);
+    (placeholder.to_owned(), format!("{placeholder}/{location}"))
 }
 
-/// The control-plane policy.
+/// Actions collected by kind, rendered as kOps renders a policy: statements as written,
+/// then the KMS grant and data-plane statements, then actions on every resource, on the
+/// cluster's tagged resources, and on resources created with the cluster's tag.
+#[derive(Default)]
+struct PolicyParts {
+    written: Vec<Json>,
+    kms_grant: bool,
+    kms_data: BTreeSet<&'static str>,
+    any: BTreeSet<&'static str>,
+    tagged: BTreeSet<&'static str>,
+    tagged_create: BTreeSet<&'static str>,
+}
+
+impl PolicyParts {
+    /// kOps' EC2 create actions: tagging at creation and later tag changes on the
+    /// cluster's own resources of these types.
+    fn ec2_create(
+        &mut self,
+        partition: &str,
+        cluster: &str,
+        actions: &[&'static str],
+        types: &[&str],
+    ) {
+        let mut sorted: Vec<String> = types
+            .iter()
+            .map(|t| format!("arn:{partition}:ec2:*:*:{t}/*"))
+            .collect();
+        sorted.sort();
+        for a in actions {
+            self.tagged_create.insert(match *a {
+                "CopyVolumes" => "ec2:CopyVolumes",
+                "CreateVolume" => "ec2:CreateVolume",
+                "CreateSnapshot" => "ec2:CreateSnapshot",
+                _ => "ec2:CreateSecurityGroup",
+            });
+        }
+        self.written.push(json!({
+            "Action": "ec2:CreateTags",
+            "Condition": {"StringEquals": {
+                "aws:RequestTag/KubernetesCluster": cluster,
+                "ec2:CreateAction": actions,
+            }},
+            "Effect": "Allow",
+            "Resource": sorted,
+        }));
+        self.written.push(json!({
+            "Action": ["ec2:CreateTags", "ec2:DeleteTags"],
+            "Condition": {
+                "Null": {"aws:RequestTag/KubernetesCluster": "true"},
+                "StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster},
+            },
+            "Effect": "Allow",
+            "Resource": sorted,
+        }));
+    }
+
+    fn kms(&mut self, direct: bool) {
+        const DATA: [&str; 5] = [
+            "kms:Decrypt",
+            "kms:DescribeKey",
+            "kms:Encrypt",
+            "kms:GenerateDataKey*",
+            "kms:ReEncrypt*",
+        ];
+        self.kms_grant = true;
+        if direct {
+            self.any.extend(DATA);
+        } else {
+            self.kms_data.extend(DATA);
+        }
+    }
+
+    fn into_policy(self, partition: &str, cluster: &str, region: &str) -> Policy {
+        let one_or_list = |set: &BTreeSet<&str>| -> Json {
+            if set.len() == 1 {
+                json!(set.iter().next())
+            } else {
+                json!(set.iter().collect::<Vec<_>>())
+            }
+        };
+        let mut pol = Policy::default();
+        for w in self.written {
+            pol.push(w);
+        }
+        if self.kms_grant {
+            pol.push(json!({
+                "Action": "kms:CreateGrant",
+                "Condition": {"Bool": {"kms:GrantIsForAWSResource": "true"}},
+                "Effect": "Allow",
+                "Resource": "*",
+            }));
+        }
+        if !self.kms_data.is_empty() {
+            pol.push(json!({
+                "Action": one_or_list(&self.kms_data),
+                "Condition": {"StringLike": {"kms:ViaService": [
+                    format!("ec2.{region}.amazonaws.com"),
+                    "s3.*.amazonaws.com",
+                ]}},
+                "Effect": "Allow",
+                "Resource": "*",
+            }));
+        }
+        if !self.any.is_empty() {
+            pol.push(json!({"Action": one_or_list(&self.any), "Effect": "Allow", "Resource": "*"}));
+        }
+        if !self.tagged.is_empty() {
+            pol.push(json!({
+                "Action": one_or_list(&self.tagged),
+                "Condition": {"StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster}},
+                "Effect": "Allow",
+                "Resource": "*",
+            }));
+        }
+        if !self.tagged_create.is_empty() {
+            pol.push(json!({
+                "Action": one_or_list(&self.tagged_create),
+                "Condition": {"StringEquals": {"aws:RequestTag/KubernetesCluster": cluster}},
+                "Effect": "Allow",
+                "Resource": "*",
+            }));
+            if self.tagged_create.contains("ec2:CreateSecurityGroup") {
+                pol.push(json!({
+                    "Action": "ec2:CreateSecurityGroup",
+                    "Effect": "Allow",
+                    "Resource": format!("arn:{partition}:ec2:*:*:vpc/*"),
+                }));
+            }
+        }
+        pol
+    }
+}
+
+/// The control-plane policy, as kOps builds it for the masters role: etcd-manager,
+/// kops-controller and nodeup, the state store, KMS, and (unless service accounts carry
+/// their own permissions) dns-controller, the EBS CSI driver, the cloud controller
+/// manager, the cluster autoscaler and the node-termination-handler queue; then the CNI's.
 pub fn control_plane_policy(ctx: &ModelContext) -> Policy {
-    let p = &ctx.account.partition;
-    let name = ctx.name();
-    let mut pol = Policy::default();
-    pol.add(Statement {
-        actions: ["ec2:AttachVolume".to_owned()].into(),
-        resource: json!(["*"]),
-        condition: Some(json!({"StringEquals": {
-            "aws:ResourceTag/KubernetesCluster": name,
-            "aws:ResourceTag/k8s.io/role/master": "1"
-        }})),
-    });
-    let (_, prefix) = config_base_path(ctx);
-    pol.add(Statement {
-        actions: ["s3:Get*".to_owned()].into(),
-        resource: json!(format!("arn:{p}:s3:::placeholder-read-bucket/{prefix}/*")),
-        condition: None,
-    });
-    pol.add(Statement::allow_all([
-        "autoscaling:DescribeAutoScalingGroups",
-        "autoscaling:DescribeAutoScalingInstances",
-        "ec2:DescribeAccountAttributes",
-        "ec2:DescribeInstanceTypes",
-        "ec2:DescribeInstances",
-        "ec2:DescribeRegions",
-        "ec2:DescribeRouteTables",
-        "ec2:DescribeSecurityGroups",
-        "ec2:DescribeSubnets",
-        "ec2:DescribeTags",
-        "ec2:DescribeVolumes",
-        "ec2:DescribeVpcs",
-        "elasticloadbalancing:DescribeListeners",
-        "elasticloadbalancing:DescribeLoadBalancers",
-        "elasticloadbalancing:DescribeTargetGroups",
-        "elasticloadbalancing:DescribeTargetHealth",
-        "iam:GetServerCertificate",
-        "iam:ListServerCertificates",
-        "kms:DescribeKey",
-        "kms:GenerateRandom",
-        "route53:GetChange",
-        "route53:ListHostedZones",
-        "route53:ListResourceRecordSets",
-    ]));
-    pol.add(Statement {
-        actions: [
-            "ec2:CreateTags".to_owned(),
-            "ec2:DeleteTags".to_owned(),
-            "ec2:ModifyInstanceAttribute".to_owned(),
-        ]
-        .into(),
-        resource: json!("*"),
-        condition: Some(json!({"StringEquals": {"aws:ResourceTag/KubernetesCluster": name}})),
-    });
-    pol
-}
+    let partition = ctx.account.partition.as_str();
+    let cluster = ctx.name();
+    let spec = &ctx.cluster.spec;
+    let net = &spec.networking;
+    let mut p = PolicyParts::default();
 
-/// The policy of dedicated API-server nodes: the node policy plus what the API server
-/// reads from EC2.
-pub fn api_server_policy(ctx: &ModelContext) -> Policy {
-    let mut pol = node_policy(ctx);
-    pol.add(Statement::allow_all([
-        "ec2:DescribeInstances",
-        "ec2:DescribeRegions",
-        "iam:GetServerCertificate",
-        "iam:ListServerCertificates",
-    ]));
-    pol
-}
+    // etcd-manager
+    p.any
+        .extend(["ec2:DescribeInstances", "ec2:DescribeVolumes"]);
+    p.written.push(json!({
+        "Action": "ec2:AttachVolume",
+        "Condition": {"StringEquals": {
+            "aws:ResourceTag/KubernetesCluster": cluster,
+            "aws:ResourceTag/k8s.io/role/master": "1",
+        }},
+        "Effect": "Allow",
+        "Resource": ["*"],
+    }));
+    // kops-controller
+    p.any.insert("ec2:DescribeInstances");
+    // nodeup
+    let cilium_eni = net
+        .cilium
+        .as_ref()
+        .and_then(|c| c.ipam.as_deref())
+        .is_some_and(|i| i.eq_ignore_ascii_case("eni"));
+    if nvidia_gpu(ctx, &InstanceGroupRole::ControlPlane) || net.amazonvpc.is_some() || cilium_eni {
+        p.any.insert("ec2:DescribeInstanceTypes");
+    }
+    if ctx.is_ipv6_only() {
+        p.any
+            .extend(["ec2:AssignIpv6Addresses", "ec2:DescribeNetworkInterfaces"]);
+    }
 
-/// The node policy; empty unless the spec needs node permissions.
-pub fn node_policy(ctx: &ModelContext) -> Policy {
-    let mut pol = Policy::default();
-    let net = &ctx.cluster.spec.networking;
-    if ctx
-        .cluster
-        .spec
+    // The state store: read below the cluster's roots, write the etcd backups.
+    let store = &spec.config_store;
+    let mut locations: Vec<String> = [&store.keypairs, &store.secrets, &store.base]
+        .into_iter()
+        .flatten()
+        .filter(|l| !l.is_empty())
+        .map(|l| format!("{}/", l.trim_end_matches('/')))
+        .collect();
+    locations.dedup();
+    let mut roots: Vec<String> = locations
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| {
+            !locations
+                .iter()
+                .enumerate()
+                .any(|(j, other)| *i != j && l.starts_with(other.as_str()) && *l != other)
+        })
+        .map(|(_, l)| l.clone())
+        .collect();
+    roots.sort();
+    roots.dedup();
+    let mut buckets: BTreeSet<String> = BTreeSet::new();
+    for root in &roots {
+        let (bucket, path) = iam_s3_path(root, false);
+        buckets.insert(bucket);
+        p.written.push(json!({
+            "Action": ["s3:Get*"],
+            "Effect": "Allow",
+            "Resource": format!("arn:{partition}:s3:::{path}/*"),
+        }));
+    }
+    let mut stores: Vec<String> = Vec::new();
+    for e in spec.etcd_clusters.iter().flatten() {
+        if let Some(b) = e.backups.as_ref().and_then(|b| b.backup_store.clone())
+            && !b.is_empty()
+            && !stores.contains(&b)
+        {
+            stores.push(b);
+        }
+    }
+    for st in &stores {
+        let (bucket, path) = iam_s3_path(st, true);
+        buckets.insert(bucket);
+        p.written.push(json!({
+            "Action": ["s3:DeleteObject", "s3:DeleteObjectVersion", "s3:GetObject", "s3:PutObject"],
+            "Effect": "Allow",
+            "Resource": format!("arn:{partition}:s3:::{path}/*"),
+        }));
+    }
+    for b in &buckets {
+        p.written.push(json!({
+            "Action": [
+                "s3:GetBucketLocation",
+                "s3:GetEncryptionConfiguration",
+                "s3:ListBucket",
+                "s3:ListBucketVersions",
+            ],
+            "Effect": "Allow",
+            "Resource": [format!("arn:{partition}:s3:::{b}")],
+        }));
+    }
+
+    p.kms(spec.encryption_config == Some(true));
+
+    let external = spec
         .iam
         .as_ref()
-        .and_then(|i| i.allow_container_registry)
-        == Some(true)
-    {
-        pol.add(Statement::allow_all([
+        .and_then(|i| i.use_service_account_external_permissions)
+        == Some(true);
+    if !external {
+        // dns-controller
+        if let Some(zone) = ctx.dns_zone.as_ref().filter(|_| !ctx.dns_none()) {
+            let id = zone
+                .id
+                .trim_start_matches('/')
+                .trim_start_matches("hostedzone/");
+            p.written.push(json!({
+                "Action": [
+                    "route53:ChangeResourceRecordSets",
+                    "route53:GetHostedZone",
+                    "route53:ListResourceRecordSets",
+                ],
+                "Effect": "Allow",
+                "Resource": [format!("arn:{partition}:route53:::hostedzone/{id}")],
+            }));
+            p.written.push(json!({
+                "Action": ["route53:GetChange"],
+                "Effect": "Allow",
+                "Resource": [format!("arn:{partition}:route53:::change/*")],
+            }));
+            p.written.push(json!({
+                "Action": ["route53:ListHostedZones", "route53:ListTagsForResource"],
+                "Effect": "Allow",
+                "Resource": ["*"],
+            }));
+        }
+        // EBS CSI driver
+        p.kms(false);
+        let snapshots = spec.snapshot_controller.as_ref().and_then(|s| s.enabled) == Some(true);
+        if snapshots {
+            p.any.extend([
+                "ec2:CreateSnapshot",
+                "ec2:DescribeAvailabilityZones",
+                "ec2:DescribeSnapshots",
+            ]);
+            p.tagged
+                .extend(["ec2:DeleteSnapshot", "ec2:EnableFastSnapshotRestores"]);
+            p.ec2_create(
+                partition,
+                cluster,
+                &["CreateSnapshot"],
+                &["volume", "snapshot"],
+            );
+            p.written.push(json!({
+                "Action": "ec2:CreateVolume",
+                "Condition": {"StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster}},
+                "Effect": "Allow",
+                "Resource": [format!("arn:{partition}:ec2:*:*:snapshot/*")],
+            }));
+        }
+        p.any.extend([
+            "ec2:DescribeAvailabilityZones",
+            "ec2:DescribeInstanceTypes",
+            "ec2:DescribeInstances",
+            "ec2:DescribeTags",
+            "ec2:DescribeVolumeStatus",
+            "ec2:DescribeVolumes",
+            "ec2:DescribeVolumesModifications",
+        ]);
+        p.tagged.extend([
+            "ec2:AttachVolume",
+            "ec2:DeleteVolume",
+            "ec2:DetachVolume",
+            "ec2:ModifyVolume",
+        ]);
+        p.ec2_create(
+            partition,
+            cluster,
+            &["CopyVolumes", "CreateVolume"],
+            &["volume", "snapshot"],
+        );
+        // cloud controller manager
+        p.any.extend([
+            "autoscaling:DescribeAutoScalingGroups",
+            "autoscaling:DescribeTags",
+            "ec2:DescribeAvailabilityZones",
+            "ec2:DescribeInstanceTopology",
+            "ec2:DescribeInstances",
+            "ec2:DescribeRegions",
+            "ec2:DescribeRouteTables",
+            "ec2:DescribeSecurityGroups",
+            "ec2:DescribeSubnets",
+            "ec2:DescribeVpcs",
+            "elasticloadbalancing:DescribeListeners",
+            "elasticloadbalancing:DescribeLoadBalancerAttributes",
+            "elasticloadbalancing:DescribeLoadBalancerPolicies",
+            "elasticloadbalancing:DescribeLoadBalancers",
+            "elasticloadbalancing:DescribeTargetGroupAttributes",
+            "elasticloadbalancing:DescribeTargetGroups",
+            "elasticloadbalancing:DescribeTargetHealth",
+            "iam:CreateServiceLinkedRole",
+            "kms:DescribeKey",
+        ]);
+        p.tagged.extend([
+            "ec2:AuthorizeSecurityGroupIngress",
+            "ec2:DeleteSecurityGroup",
+            "ec2:ModifyInstanceAttribute",
+            "ec2:RevokeSecurityGroupIngress",
+            "elasticloadbalancing:AddTags",
+            "elasticloadbalancing:ApplySecurityGroupsToLoadBalancer",
+            "elasticloadbalancing:AttachLoadBalancerToSubnets",
+            "elasticloadbalancing:ConfigureHealthCheck",
+            "elasticloadbalancing:CreateLoadBalancerListeners",
+            "elasticloadbalancing:CreateLoadBalancerPolicy",
+            "elasticloadbalancing:DeleteListener",
+            "elasticloadbalancing:DeleteLoadBalancer",
+            "elasticloadbalancing:DeleteLoadBalancerListeners",
+            "elasticloadbalancing:DeleteTargetGroup",
+            "elasticloadbalancing:DeregisterInstancesFromLoadBalancer",
+            "elasticloadbalancing:DeregisterTargets",
+            "elasticloadbalancing:DetachLoadBalancerFromSubnets",
+            "elasticloadbalancing:ModifyListener",
+            "elasticloadbalancing:ModifyLoadBalancerAttributes",
+            "elasticloadbalancing:ModifyTargetGroup",
+            "elasticloadbalancing:ModifyTargetGroupAttributes",
+            "elasticloadbalancing:RegisterInstancesWithLoadBalancer",
+            "elasticloadbalancing:RegisterTargets",
+            "elasticloadbalancing:SetLoadBalancerPoliciesForBackendServer",
+            "elasticloadbalancing:SetLoadBalancerPoliciesOfListener",
+        ]);
+        let nlb_sg_managed = spec
+            .cloud_provider
+            .aws
+            .as_ref()
+            .and_then(|a| a.nlb_security_group_mode.as_deref())
+            == Some("Managed");
+        if nlb_sg_managed {
+            p.tagged.insert("elasticloadbalancing:SetSecurityGroups");
+        }
+        p.tagged_create.extend([
+            "elasticloadbalancing:CreateListener",
+            "elasticloadbalancing:CreateLoadBalancer",
+            "elasticloadbalancing:CreateTargetGroup",
+        ]);
+        p.ec2_create(
+            partition,
+            cluster,
+            &["CreateSecurityGroup"],
+            &["security-group"],
+        );
+        if net.kubenet.is_some() {
+            p.tagged.extend(["ec2:CreateRoute", "ec2:DeleteRoute"]);
+        }
+        // cluster autoscaler
+        p.tagged.extend([
+            "autoscaling:SetDesiredCapacity",
+            "autoscaling:TerminateInstanceInAutoScalingGroup",
+        ]);
+        p.any.extend([
+            "autoscaling:DescribeAutoScalingGroups",
+            "autoscaling:DescribeAutoScalingInstances",
+            "autoscaling:DescribeLaunchConfigurations",
+            "autoscaling:DescribeScalingActivities",
+            "ec2:DescribeImages",
+            "ec2:DescribeLaunchTemplateVersions",
+            "ec2:GetInstanceTypesFromInstanceRequirements",
+        ]);
+        let static_list = spec
+            .cluster_autoscaler
+            .as_ref()
+            .and_then(|c| c.aws_use_static_instance_list)
+            == Some(true);
+        if !static_list {
+            p.any.insert("ec2:DescribeInstanceTypes");
+        }
+        // node-termination-handler
+        if ctx.nth_queue_mode() {
+            p.any.extend([
+                "autoscaling:DescribeAutoScalingInstances",
+                "autoscaling:DescribeTags",
+                "ec2:DescribeInstances",
+                "sqs:DeleteMessage",
+                "sqs:ReceiveMessage",
+            ]);
+            p.tagged.insert("autoscaling:CompleteLifecycleAction");
+        }
+    }
+
+    if spec.iam.as_ref().and_then(|i| i.allow_container_registry) == Some(true) {
+        p.any.extend([
             "ecr:BatchCheckLayerAvailability",
             "ecr:BatchGetImage",
             "ecr:DescribeRepositories",
@@ -187,21 +552,23 @@ pub fn node_policy(ctx: &ModelContext) -> Policy {
             "ecr:GetDownloadUrlForLayer",
             "ecr:GetRepositoryPolicy",
             "ecr:ListImages",
-        ]));
+        ]);
     }
-    if net.calico.is_some() {
-        pol.add(Statement::allow_all([
-            "ec2:DescribeInstances",
-            "ec2:ModifyNetworkInterfaceAttribute",
-        ]));
-    }
-    let cilium_eni = net
-        .cilium
+    if spec
+        .containerd
         .as_ref()
-        .and_then(|c| c.ipam.as_deref())
-        .is_some_and(|i| i.eq_ignore_ascii_case("eni"));
-    if net.amazonvpc.is_some() || cilium_eni {
-        pol.add(Statement::allow_all([
+        .and_then(|c| c.use_ecr_credentials_for_mirrors)
+        == Some(true)
+    {
+        p.any.extend([
+            "ecr:BatchImportUpstreamImage",
+            "ecr:CreateRepository",
+            "ecr:ReplicateImage",
+            "ecr:TagResource",
+        ]);
+    }
+    if net.amazonvpc.is_some() {
+        p.any.extend([
             "ec2:AssignPrivateIpAddresses",
             "ec2:AttachNetworkInterface",
             "ec2:CreateNetworkInterface",
@@ -215,34 +582,202 @@ pub fn node_policy(ctx: &ModelContext) -> Policy {
             "ec2:DetachNetworkInterface",
             "ec2:ModifyNetworkInterfaceAttribute",
             "ec2:UnassignPrivateIpAddresses",
-        ]));
+        ]);
+        p.written.push(json!({
+            "Action": ["ec2:CreateTags"],
+            "Effect": "Allow",
+            "Resource": [format!("arn:{partition}:ec2:*:*:network-interface/*")],
+        }));
+    }
+    if cilium_eni {
+        p.any.extend([
+            "ec2:AssignPrivateIpAddresses",
+            "ec2:AttachNetworkInterface",
+            "ec2:CreateNetworkInterface",
+            "ec2:CreateTags",
+            "ec2:DeleteNetworkInterface",
+            "ec2:DescribeInstances",
+            "ec2:DescribeNetworkInterfaces",
+            "ec2:DescribeRouteTables",
+            "ec2:DescribeSecurityGroups",
+            "ec2:DescribeSubnets",
+            "ec2:DescribeTags",
+            "ec2:DescribeVpcs",
+            "ec2:ModifyNetworkInterfaceAttribute",
+            "ec2:UnassignPrivateIpAddresses",
+        ]);
+    }
+    let calico_src_dst = net
+        .calico
+        .as_ref()
+        .is_some_and(|c| c.aws_src_dst_check.as_deref() != Some("DoNothing"));
+    if calico_src_dst && !ctx.is_ipv6_only() {
+        p.any.extend([
+            "ec2:DescribeInstances",
+            "ec2:ModifyNetworkInterfaceAttribute",
+        ]);
     }
     if net.kindnet.is_some() {
-        pol.add(Statement::allow_all(["ec2:ModifyInstanceAttribute"]));
+        p.tagged.insert("ec2:ModifyInstanceAttribute");
     }
-    if ctx.is_ipv6_only() {
-        pol.add(Statement::allow_all(["ec2:AssignIpv6Addresses"]));
-    }
-    let warm_hooks = ctx.groups.iter().any(|g| {
+    p.into_policy(partition, cluster, &ctx.region)
+}
+
+/// The policy of dedicated API-server nodes: the node policy plus what the API server
+/// reads from EC2.
+pub fn api_server_policy(ctx: &ModelContext) -> Policy {
+    let mut pol = node_like_policy(ctx, &InstanceGroupRole::ApiServer);
+    pol.add(Statement::allow_all([
+        "ec2:DescribeInstances",
+        "ec2:DescribeRegions",
+        "iam:GetServerCertificate",
+        "iam:ListServerCertificates",
+    ]));
+    pol
+}
+
+/// Whether Nvidia GPU support is on for the cluster or for some instance group of `role`
+/// (all groups of a role share one IAM role, so one group is enough).
+fn nvidia_gpu(ctx: &ModelContext, role: &InstanceGroupRole) -> bool {
+    let on = |c: Option<&kops_api::v1alpha2::ContainerdConfig>| {
+        c.and_then(|c| c.nvidia_gpu.as_ref())
+            .and_then(|n| n.enabled)
+            .unwrap_or(false)
+    };
+    on(ctx.cluster.spec.containerd.as_ref())
+        || ctx
+            .groups_with(role)
+            .any(|g| on(g.spec.containerd.as_ref()))
+}
+
+/// Whether some instance group runs warm-pool lifecycle hooks.
+fn warm_pool_hooks(ctx: &ModelContext) -> bool {
+    let cluster_default = ctx
+        .cluster
+        .spec
+        .cloud_provider
+        .aws
+        .as_ref()
+        .and_then(|a| a.warm_pool.as_ref());
+    ctx.groups.iter().any(|g| {
         g.spec
             .warm_pool
             .as_ref()
-            .or(ctx
-                .cluster
-                .spec
-                .cloud_provider
-                .aws
-                .as_ref()
-                .and_then(|a| a.warm_pool.as_ref()))
+            .or(cluster_default)
             .is_some_and(|w| w.enable_lifecycle_hook == Some(true))
-    });
-    if warm_hooks {
-        pol.add(Statement::allow_all([
-            "autoscaling:CompleteLifecycleAction",
-            "autoscaling:DescribeLifecycleHooks",
-        ]));
+    })
+}
+
+/// The policy of a node-like role (nodes, or the node part of API servers): what nodeup
+/// calls on the instance plus what the CNI needs. kOps writes statements with their own
+/// resources first, then the actions on every resource, then the actions limited to the
+/// cluster's tagged resources. Empty when the spec needs no node permissions.
+fn node_like_policy(ctx: &ModelContext, role: &InstanceGroupRole) -> Policy {
+    let spec = &ctx.cluster.spec;
+    let net = &spec.networking;
+    let mut explicit: Vec<Json> = Vec::new();
+    let mut any: BTreeSet<&str> = BTreeSet::new();
+    let mut tagged: BTreeSet<&str> = BTreeSet::new();
+
+    // nodeup
+    if warm_pool_hooks(ctx) {
+        tagged.insert("autoscaling:CompleteLifecycleAction");
+        any.insert("autoscaling:DescribeLifecycleHooks");
+    }
+    let cilium_eni = net
+        .cilium
+        .as_ref()
+        .and_then(|c| c.ipam.as_deref())
+        .is_some_and(|i| i.eq_ignore_ascii_case("eni"));
+    if nvidia_gpu(ctx, role) || net.amazonvpc.is_some() || cilium_eni {
+        any.insert("ec2:DescribeInstanceTypes");
+    }
+    if ctx.is_ipv6_only() {
+        any.insert("ec2:AssignIpv6Addresses");
+    }
+
+    if spec.iam.as_ref().and_then(|i| i.allow_container_registry) == Some(true) {
+        any.extend([
+            "ecr:BatchCheckLayerAvailability",
+            "ecr:BatchGetImage",
+            "ecr:DescribeRepositories",
+            "ecr:GetAuthorizationToken",
+            "ecr:GetDownloadUrlForLayer",
+            "ecr:GetRepositoryPolicy",
+            "ecr:ListImages",
+        ]);
+    }
+    if spec
+        .containerd
+        .as_ref()
+        .and_then(|c| c.use_ecr_credentials_for_mirrors)
+        == Some(true)
+    {
+        any.extend([
+            "ecr:BatchImportUpstreamImage",
+            "ecr:CreateRepository",
+            "ecr:ReplicateImage",
+            "ecr:TagResource",
+        ]);
+    }
+    if net.amazonvpc.is_some() {
+        any.extend([
+            "ec2:AssignPrivateIpAddresses",
+            "ec2:AttachNetworkInterface",
+            "ec2:CreateNetworkInterface",
+            "ec2:DeleteNetworkInterface",
+            "ec2:DescribeInstanceTypes",
+            "ec2:DescribeInstances",
+            "ec2:DescribeNetworkInterfaces",
+            "ec2:DescribeSecurityGroups",
+            "ec2:DescribeSubnets",
+            "ec2:DescribeTags",
+            "ec2:DetachNetworkInterface",
+            "ec2:ModifyNetworkInterfaceAttribute",
+            "ec2:UnassignPrivateIpAddresses",
+        ]);
+        explicit.push(json!({
+            "Action": ["ec2:CreateTags"],
+            "Effect": "Allow",
+            "Resource": [format!("arn:{}:ec2:*:*:network-interface/*", ctx.account.partition)],
+        }));
+    }
+    let calico_src_dst = net
+        .calico
+        .as_ref()
+        .is_some_and(|c| c.aws_src_dst_check.as_deref() != Some("DoNothing"));
+    if calico_src_dst && !ctx.is_ipv6_only() {
+        any.extend([
+            "ec2:DescribeInstances",
+            "ec2:ModifyNetworkInterfaceAttribute",
+        ]);
+    }
+    if net.kuberouter.is_some() || net.kindnet.is_some() {
+        tagged.insert("ec2:ModifyInstanceAttribute");
+    }
+
+    let mut pol = Policy::default();
+    for s in explicit {
+        pol.push(s);
+    }
+    if !any.is_empty() {
+        pol.add(Statement::allow_all(any));
+    }
+    if !tagged.is_empty() {
+        pol.add(Statement {
+            actions: tagged.into_iter().map(str::to_owned).collect(),
+            resource: json!("*"),
+            condition: Some(json!({"StringEquals": {
+                "aws:ResourceTag/KubernetesCluster": ctx.name()
+            }})),
+        });
     }
     pol
+}
+
+/// The node policy; empty unless the spec needs node permissions.
+pub fn node_policy(ctx: &ModelContext) -> Policy {
+    node_like_policy(ctx, &InstanceGroupRole::Node)
 }
 
 /// The roles used by the cluster's groups (control plane, nodes, bastions, API servers),

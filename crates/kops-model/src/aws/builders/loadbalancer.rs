@@ -5,7 +5,7 @@
 use kops_api::internal::{InstanceGroup, InstanceGroupRole};
 use kops_tasks::TaskKey;
 
-use super::firewall::{Peer, Rule, add_egress, security_group};
+use super::firewall::{Peer, Rule, add_egress, role_groups, security_group};
 use super::{AwsModel, ModelContext};
 use crate::aws::cloud::ResourceType as R;
 use crate::aws::naming::resource_name_32;
@@ -20,13 +20,29 @@ fn has_cert(ctx: &ModelContext) -> bool {
     lb_settings(ctx).is_some_and(|l| l.ssl_certificate.as_ref().is_some_and(|c| !c.is_empty()))
 }
 
+/// Whether kOps manages Cilium's etcd (`networking.cilium.etcdManaged`).
+pub(crate) fn cilium_etcd_managed(ctx: &ModelContext) -> bool {
+    ctx.cluster
+        .spec
+        .networking
+        .cilium
+        .as_ref()
+        .and_then(|c| c.etcd_managed)
+        .unwrap_or(false)
+}
+
 /// Target groups an instance group's ASG registers with.
 pub fn target_groups_for(ctx: &ModelContext, ig: &InstanceGroup) -> Vec<TaskKey> {
     let mut out = Vec::new();
     match ig.spec.role {
-        Some(InstanceGroupRole::ControlPlane) if ctx.has_api_lb() => {
-            if ctx.dns_none() {
+        Some(InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer)
+            if ctx.has_api_lb() =>
+        {
+            if ctx.dns_none() && ig.spec.role == Some(InstanceGroupRole::ControlPlane) {
                 out.push(tg_key(ctx, "kops-controller"));
+                if cilium_etcd_managed(ctx) {
+                    out.push(tg_key(ctx, "etcd-cilium"));
+                }
             }
             out.push(tg_key(ctx, "tcp"));
             if has_cert(ctx) {
@@ -177,8 +193,8 @@ fn build_api(ctx: &ModelContext, m: &mut AwsModel) {
     let Some(lbs) = lb_settings(ctx) else {
         return;
     };
-    let masters = ctx.sg_name(&InstanceGroupRole::ControlPlane);
-    let nodes = ctx.sg_name(&InstanceGroupRole::Node);
+    let masters = role_groups(ctx, &InstanceGroupRole::ControlPlane);
+    let nodes = role_groups(ctx, &InstanceGroupRole::Node);
     let internal = lbs.type_.as_deref() == Some("Internal");
     let lb_task = ctx.scoped("api");
     let lb_key = TaskKey::new("NetworkLoadBalancer", &lb_task);
@@ -218,51 +234,53 @@ fn build_api(ctx: &ModelContext, m: &mut AwsModel) {
             );
         }
     }
-    m.add(
-        Rule::ingress(&masters, Peer::Group(elb_sg.clone()), Some("tcp"), 443, 443)
-            .named("https-elb-to-master")
-            .task(ctx),
-    );
-    m.add(
-        Rule::ingress(&elb_sg, Peer::Group(masters.clone()), Some("icmp"), 3, 4)
-            .named("icmp-pmtu-cp-to-elb")
-            .task(ctx),
-    );
-    m.add(
-        Rule::ingress(&masters, Peer::Group(elb_sg.clone()), Some("icmp"), 3, 4)
-            .named("icmp-pmtu-elb-to-cp")
-            .task(ctx),
-    );
-    if ctx.dns_none() {
+    for cp in &masters {
+        let sfx = &cp.suffix;
+        let from_elb = |proto: &str, from: i64, to: i64, name: String| {
+            Rule::ingress(&cp.name, Peer::Group(elb_sg.clone()), Some(proto), from, to)
+                .named(name)
+                .task(ctx)
+        };
+        m.add(from_elb(
+            "tcp",
+            443,
+            443,
+            format!("https-elb-to-master{sfx}"),
+        ));
+        m.add(from_elb("icmp", 3, 4, format!("icmp-pmtu-elb-to-cp{sfx}")));
         m.add(
-            Rule::ingress(
-                &masters,
-                Peer::Group(elb_sg.clone()),
-                Some("tcp"),
-                3988,
-                3988,
-            )
-            .named("kops-controller-elb-to-cp")
-            .task(ctx),
-        );
-        m.add(
-            Rule::ingress(&elb_sg, Peer::Group(nodes.clone()), None, 0, 0)
-                .named("node-to-elb")
+            Rule::ingress(&elb_sg, Peer::Group(cp.name.clone()), Some("icmp"), 3, 4)
+                .named(format!("icmp-pmtu-cp{sfx}-to-elb"))
                 .task(ctx),
         );
+        if ctx.dns_none() {
+            m.add(from_elb(
+                "tcp",
+                3988,
+                3988,
+                format!("kops-controller-elb-to-cp{sfx}"),
+            ));
+            if cilium_etcd_managed(ctx) {
+                m.add(from_elb(
+                    "tcp",
+                    4003,
+                    4003,
+                    format!("etcd-cilium-elb-to-cp{sfx}"),
+                ));
+            }
+        }
+        if has_cert(ctx) {
+            m.add(from_elb("tcp", 8443, 8443, format!("tcp-api-cp{sfx}")));
+        }
     }
-    if has_cert(ctx) {
-        m.add(
-            Rule::ingress(
-                &masters,
-                Peer::Group(elb_sg.clone()),
-                Some("tcp"),
-                8443,
-                8443,
-            )
-            .named("tcp-api-cp")
-            .task(ctx),
-        );
+    if ctx.dns_none() {
+        for node in &nodes {
+            m.add(
+                Rule::ingress(&elb_sg, Peer::Group(node.name.clone()), None, 0, 0)
+                    .named(format!("node{}-to-elb", node.suffix))
+                    .task(ctx),
+            );
+        }
     }
 
     // Target groups and listeners.
@@ -288,6 +306,13 @@ fn build_api(ctx: &ModelContext, m: &mut AwsModel) {
         let kc = tg_key(ctx, "kops-controller");
         m.add(target_group(ctx, "kops-controller", 3988, "TCP", true));
         m.add(listener(&lb_key, &lb_task, ctx, 3988, "TCP", &kc));
+        if cilium_etcd_managed(ctx) {
+            let ec = tg_key(ctx, "etcd-cilium");
+            m.add(target_group(ctx, "etcd-cilium", 4003, "TCP", false));
+            // kOps names this listener after an `etcd-cilium` load balancer.
+            let name = ctx.scoped("etcd-cilium");
+            m.add(listener(&lb_key, &name, ctx, 4003, "TCP", &ec));
+        }
     }
 
     // The load balancer.
@@ -323,7 +348,9 @@ fn build_api(ctx: &ModelContext, m: &mut AwsModel) {
         .named(lb_name)
         .attr(
             "enable_cross_zone_load_balancing",
-            lbs.cross_zone_load_balancing.unwrap_or(false),
+            // Nodes reach kops-controller through the load balancer without DNS: kOps
+            // turns cross-zone balancing on then.
+            ctx.dns_none() || lbs.cross_zone_load_balancing.unwrap_or(false),
         )
         .attr("internal", internal)
         .attr("load_balancer_type", "network")
@@ -360,44 +387,67 @@ fn build_bastion(ctx: &ModelContext, m: &mut AwsModel) {
     if !ctx.has_role(&InstanceGroupRole::Bastion) {
         return;
     }
-    let bastion = ctx.sg_name(&InstanceGroupRole::Bastion);
-    let masters = ctx.sg_name(&InstanceGroupRole::ControlPlane);
-    let nodes = ctx.sg_name(&InstanceGroupRole::Node);
+    let bastions = role_groups(ctx, &InstanceGroupRole::Bastion);
+    let masters = role_groups(ctx, &InstanceGroupRole::ControlPlane);
+    let nodes = role_groups(ctx, &InstanceGroupRole::Node);
     let elb = ctx.scoped("bastion-elb");
-    m.add(security_group(ctx, &bastion, "Security group for bastion"));
+    for g in &bastions {
+        m.add(g.task(ctx));
+        m.output_item(
+            "bastion_security_group_ids",
+            kops_tasks::terraform::Expr::Ref(g.key().to_ref()),
+        );
+        add_egress(ctx, m, &g.name);
+    }
     m.add(security_group(ctx, &elb, "Security group for bastion ELB"));
-    m.output_item(
-        "bastion_security_group_ids",
-        kops_tasks::terraform::Expr::Ref(TaskKey::new("SecurityGroup", &bastion).to_ref()),
-    );
-    add_egress(ctx, m, &bastion);
     add_egress(ctx, m, &elb);
-    m.add(Rule::ingress(&masters, Peer::Group(bastion.clone()), Some("tcp"), 22, 22).task(ctx));
-    m.add(Rule::ingress(&nodes, Peer::Group(bastion.clone()), Some("tcp"), 22, 22).task(ctx));
-    m.add(Rule::ingress(&bastion, Peer::Group(elb.clone()), Some("tcp"), 22, 22).task(ctx));
-    m.add(Rule::ingress(&bastion, Peer::Group(elb.clone()), Some("icmp"), 3, 4).task(ctx));
-    m.add(Rule::ingress(&elb, Peer::Group(bastion.clone()), Some("icmp"), 3, 4).task(ctx));
-    let mut sources: Vec<String> = ctx.cluster.spec.ssh_access.clone().unwrap_or_default();
+    for b in &bastions {
+        let from_bastion = || Peer::Group(b.name.clone());
+        for dst in masters.iter().chain(&nodes) {
+            m.add(Rule::ingress(&dst.name, from_bastion(), Some("tcp"), 22, 22).task(ctx));
+        }
+        m.add(Rule::ingress(&b.name, Peer::Group(elb.clone()), Some("tcp"), 22, 22).task(ctx));
+        m.add(Rule::ingress(&b.name, Peer::Group(elb.clone()), Some("icmp"), 3, 4).task(ctx));
+        m.add(Rule::ingress(&elb, from_bastion(), Some("icmp"), 3, 4).task(ctx));
+    }
+    let bastion_internal = ctx
+        .cluster
+        .spec
+        .networking
+        .topology
+        .as_ref()
+        .and_then(|t| t.bastion.as_ref())
+        .and_then(|b| b.load_balancer.as_ref())
+        .and_then(|l| l.type_.as_deref())
+        == Some("Internal");
+    // SSH reaches the load balancer from the subnets it may sit in and from sshAccess.
+    let mut sources: Vec<String> = Vec::new();
     for s in ctx.subnets() {
-        if s.type_.as_deref() == Some("Utility")
-            && let Some(c) = &s.cidr
-        {
+        let ty = s.type_.as_deref().unwrap_or("Public");
+        let eligible = if bastion_internal {
+            matches!(ty, "Private" | "DualStack")
+        } else {
+            matches!(ty, "Public" | "Utility")
+        };
+        if eligible && let Some(c) = &s.cidr {
             sources.push(c.clone());
         }
     }
+    sources.extend(ctx.cluster.spec.ssh_access.iter().flatten().cloned());
+    sources.sort();
     sources.dedup();
     for a in &sources {
         m.add(Rule::ingress(&elb, Peer::access(a), Some("tcp"), 22, 22).task(ctx));
-        if a.starts_with("pl-") {
-            continue;
-        }
-        if a.contains(':') {
+        // A prefix list may hold both families: it gets both PMTU rules.
+        let prefix_list = a.starts_with("pl-");
+        if a.contains(':') || prefix_list {
             m.add(
                 Rule::ingress(&elb, Peer::access(a), Some("icmpv6"), -1, -1)
                     .named(format!("icmpv6-pmtu-ssh-nlb-{a}"))
                     .task(ctx),
             );
-        } else {
+        }
+        if !a.contains(':') {
             m.add(
                 Rule::ingress(&elb, Peer::access(a), Some("icmp"), 3, 4)
                     .named(format!("icmp-pmtu-ssh-nlb-{a}"))

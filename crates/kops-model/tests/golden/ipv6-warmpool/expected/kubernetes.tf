@@ -774,7 +774,7 @@ resource "aws_launch_template" "warm-golden-ipv6-example-org" {
 }
 
 resource "aws_lb" "api-golden-ipv6-example-org" {
-  enable_cross_zone_load_balancing = false
+  enable_cross_zone_load_balancing = true
   internal                         = false
   ip_address_type                  = "dualstack"
   load_balancer_type               = "network"
