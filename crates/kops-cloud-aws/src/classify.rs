@@ -1,7 +1,7 @@
 //! Classification of AWS errors by their error code into the executor's error kinds.
 //!
 //! The rules are plain functions of `(operation, code, message)` so they can be tested
-//! without a network; [`from_sdk`] feeds them from an SDK error.
+//! without a network; `from_sdk` feeds them from an SDK error.
 
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use kops_tasks::Error;

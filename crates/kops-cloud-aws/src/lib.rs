@@ -23,6 +23,19 @@
 //! counted ([`AwsBackend::api_calls`]); the SDK's standard retry (exponential backoff)
 //! runs underneath. Launch-template updates create a new version with the complete data.
 //!
+//! Finding objects to compare ([`AwsCloud::list_digests`](kops_model::aws::cloud::AwsCloud::list_digests))
+//! reads a bucket's files from one `ListObjectsV2` listing, comparing the MD5 ETags with
+//! the expected content instead of reading every object, so a no-op plan costs the same
+//! calls for 2 or 50 instance groups except one `DescribeLifecycleHooks` per group with
+//! hooks (that API takes one group name).
+//!
+//! # Differences from moto
+//!
+//! The tests run against moto; where moto differs from AWS the backend does what works on
+//! both and says so where it does it: lifecycle hooks are deleted before their group
+//! (moto keeps them), numbered protocols without ports are sent as 0-0 (moto fails
+//! without ports), and the full launch-template data goes with every new version.
+//!
 //! # Example
 //!
 //! ```no_run

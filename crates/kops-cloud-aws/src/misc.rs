@@ -728,7 +728,10 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
                 .parent
                 .clone()
                 .map_or_else(|| req(a, "zone_id", rt), Ok)?;
-            change_record(be, &zone, ChangeAction::Create, a).await?;
+            // UPSERT, as kOps writes its records: it also keeps moto from refusing a
+            // CREATE identical to an earlier one in its change journal (it then checks a
+            // listing that starts at the name, so any record sorting after it counts).
+            change_record(be, &zone, ChangeAction::Upsert, a).await?;
             record_id(&zone, &req(a, "name", rt)?, &req(a, "type", rt)?)
         }
         R::HostedZone => create_zone(be, rq).await?,

@@ -847,6 +847,19 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
         // An endpoint name, but a type kOps never writes there.
         (format!("bastion.{name}"), "CNAME", "example.org"),
     ] {
+        // Left by an interrupted run.
+        for old in cloud
+            .list(&ListQuery::new(ResourceType::RecordSet).with_parent(zone.id.clone()))
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.attr_str("name") == Some(rec.as_str()))
+        {
+            cloud
+                .delete(ResourceType::RecordSet, &old.id)
+                .await
+                .unwrap();
+        }
         let r = cloud
             .create(
                 &CreateRequest::new(ResourceType::RecordSet)
@@ -935,6 +948,11 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
     );
     for id in &foreign {
         cloud.delete(ResourceType::RecordSet, id).await.unwrap();
+        let left = cloud
+            .list(&ListQuery::new(ResourceType::RecordSet).with_ids([id.clone()]))
+            .await
+            .unwrap();
+        assert!(left.is_empty(), "record {id} survived its delete");
     }
     for (rt, id) in [
         (ResourceType::Subnet, &shared_subnet.id),
