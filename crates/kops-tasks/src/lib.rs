@@ -23,6 +23,9 @@
 //!   `ExistsAndValidates`, `ExistsAndWarnIfChanges`, as in kOps.
 //! - **Plan** ([`Plan`]): one [`PlanItem`] per task (create / update / unchanged / ignored /
 //!   drift) plus deletions of owned orphans ([`Plan::add_orphans`]), each with a reason.
+//!   [`Plan::from_state`] plans against a map of found objects; for large graphs a
+//!   [`FoundSet`] (found objects stored by node in a compact arena, filled while listing)
+//!   gives the same plan through [`Plan::from_found`] with far fewer memory accesses.
 //!   `Display` prints kOps' dry-run report; [`Plan::to_json`] serialises it;
 //!   [`Plan::exit_code`] follows the convention 0 = no changes, 2 = changes pending
 //!   (1 = error, [`plan::EXIT_ERROR`]).
@@ -66,7 +69,7 @@
 //! - [`task`]: the [`Task`] trait, [`Context`], [`Found`], [`Change`], [`Results`], deletions.
 //! - [`graph`]: the [`TaskGraph`].
 //! - [`diff`]: field comparison.
-//! - [`plan`]: [`Plan`], the printer, exit codes.
+//! - [`plan`]: [`Plan`], the printer, exit codes; [`FoundSet`] (the actual state by node).
 //! - [`executor`]: [`Executor`], [`ExecutorOptions`], [`Event`], [`Report`].
 //! - [`clock`]: [`Clock`], [`TokioClock`], [`ManualClock`].
 //! - [`terraform`]: the HCL2 emitter and writer.
