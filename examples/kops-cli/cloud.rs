@@ -122,6 +122,9 @@ impl AwsCloud for JournaledCloud {
     async fn list(&self, query: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
         self.inner.list(query).await
     }
+    async fn list_digests(&self, query: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
+        self.inner.list_digests(query).await
+    }
     async fn create(&self, request: &CreateRequest) -> kops_tasks::Result<Resource> {
         let r = self.inner.create(request).await?;
         self.record(Entry::Create {

@@ -2910,6 +2910,12 @@ impl<C: AwsCloud + ?Sized> AwsCloud for FaultyCloud<C> {
         self.inner.list(query).await
     }
 
+    async fn list_digests(&self, query: &ListQuery) -> TResult<Vec<Resource>> {
+        let rt = query.resource_type;
+        self.check(service_prefix(rt), format_args!("List{rt:?}"))?;
+        self.inner.list_digests(query).await
+    }
+
     async fn create(&self, request: &CreateRequest) -> TResult<Resource> {
         let rt = request.resource_type;
         self.check(service_prefix(rt), format_args!("Create{rt:?}"))?;
@@ -2993,6 +2999,12 @@ impl<C: AwsCloud + ?Sized> AwsCloud for CountingCloud<C> {
         let rt = query.resource_type;
         self.count(service_prefix(rt), format_args!("List{rt:?}"));
         self.inner.list(query).await
+    }
+
+    async fn list_digests(&self, query: &ListQuery) -> TResult<Vec<Resource>> {
+        let rt = query.resource_type;
+        self.count(service_prefix(rt), format_args!("List{rt:?}"));
+        self.inner.list_digests(query).await
     }
 
     async fn create(&self, request: &CreateRequest) -> TResult<Resource> {
