@@ -451,6 +451,19 @@ fn found_block<C: ?Sized + Sync>(
             Ok(ignored(node.key()))
         } else {
             let changes = found.diff_node(i);
+            if changes.is_empty() && found.is_found(i) {
+                // The common case, built in place: the object exists and matches.
+                items.push(PlanItem {
+                    key: node.key().clone(),
+                    action: Action::Unchanged,
+                    reason: Cow::Borrowed("matches"),
+                    lifecycle: node.lifecycle(),
+                    changes,
+                    id: None,
+                    deferred: false,
+                });
+                continue;
+            }
             decide(node.key(), node.lifecycle(), found.is_found(i), changes).and_then(|item| {
                 if matches!(item.action, Action::Create | Action::Update) {
                     node.task()
