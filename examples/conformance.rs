@@ -96,7 +96,9 @@ fn run() -> anyhow::Result<()> {
     let channel_text = std::fs::read_to_string(fixtures.join("channels/stable"))
         .context("reading the stable channel")?;
     let channel = Channel::parse(&channel_text).context("parsing the stable channel")?;
-    let cloud = seeded_cloud(&fixtures)?;
+    let mock = seeded_cloud(&fixtures)?;
+    // Through the cloud trait (MockAws' own methods are the AWS operations).
+    let cloud: &dyn AwsCloud = &mock;
 
     let mut cluster = None;
     let mut groups = Vec::new();

@@ -107,7 +107,8 @@ pub fn group_tags(ctx: &ModelContext, ig: &InstanceGroup) -> BTreeMap<String, St
             .and_then(|a| a.node_termination_handler.as_ref())
             .and_then(|n| n.managed_asg_tag.clone())
             .unwrap_or_else(|| "aws-node-termination-handler/managed".to_owned());
-        t.insert(tag, String::new());
+        // A managed tag naming one of the cluster's own tags keeps that tag's value.
+        t.entry(tag).or_default();
     }
     let label_prefix = "k8s.io/cluster-autoscaler/node-template/label/";
     let mut labels: BTreeMap<String, String> = BTreeMap::new();
@@ -201,15 +202,22 @@ fn subnet_refs(ctx: &ModelContext, ig: &InstanceGroup) -> Vec<Attr> {
         .collect()
 }
 
+/// kOps decides by the group's first subnet: instances in a public or utility subnet get
+/// a public address unless the group says otherwise; in a private or dual-stack subnet
+/// they never do, whatever the group says.
 fn public_ip(ctx: &ModelContext, ig: &InstanceGroup) -> bool {
-    if let Some(v) = ig.spec.associate_public_ip {
-        return v;
+    let first = ig
+        .spec
+        .subnets
+        .iter()
+        .flatten()
+        .next()
+        .and_then(|s| ctx.subnet(s))
+        .map(|sp| sp.type_.as_deref().unwrap_or("Public"));
+    match first {
+        Some("Public" | "Utility") => ig.spec.associate_public_ip.unwrap_or(true),
+        _ => false,
     }
-    ig.spec.subnets.iter().flatten().all(|s| {
-        ctx.subnet(s)
-            .and_then(|sp| sp.type_.as_deref())
-            .is_some_and(|t| matches!(t, "Public" | "Utility"))
-    })
 }
 
 fn uses_ipv6(ctx: &ModelContext, ig: &InstanceGroup) -> bool {
@@ -325,6 +333,19 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
         Some(sg) => Attr::s(sg.as_str()),
         None => Attr::id(&ctx.sg_key(&role)),
     }];
+    // Instances behind the API load balancer also join its additional groups.
+    let runs_api_server = matches!(
+        role,
+        InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer
+    );
+    if runs_api_server
+        && let Some(lb) = &ctx.cluster.spec.api.load_balancer
+        && lb.class.as_deref().unwrap_or("Network") == "Network"
+    {
+        for s in lb.additional_security_groups.iter().flatten() {
+            sgs.push(Attr::s(s.as_str()));
+        }
+    }
     for s in ig.spec.additional_security_groups.iter().flatten() {
         sgs.push(Attr::s(s.as_str()));
     }

@@ -508,6 +508,107 @@ pub fn control_plane_policy(ctx: &ModelContext) -> Policy {
         if net.kubenet.is_some() {
             p.tagged.extend(["ec2:CreateRoute", "ec2:DeleteRoute"]);
         }
+        // AWS load balancer controller
+        if let Some(lbc) = spec
+            .cloud_provider
+            .aws
+            .as_ref()
+            .and_then(|a| a.load_balancer_controller.as_ref())
+            .filter(|l| l.enabled == Some(true))
+        {
+            p.any.extend([
+                "acm:DescribeCertificate",
+                "acm:ListCertificates",
+                "cognito-idp:DescribeUserPoolClient",
+                "ec2:DescribeAccountAttributes",
+                "ec2:DescribeAvailabilityZones",
+                "ec2:DescribeInstances",
+                "ec2:DescribeInternetGateways",
+                "ec2:DescribeNetworkInterfaces",
+                "ec2:DescribeSecurityGroups",
+                "ec2:DescribeSubnets",
+                "ec2:DescribeVpcPeeringConnections",
+                "ec2:DescribeVpcs",
+                "ec2:GetSecurityGroupsForVpc",
+                "elasticloadbalancing:DescribeCapacityReservation",
+                "elasticloadbalancing:DescribeListenerAttributes",
+                "elasticloadbalancing:DescribeListenerCertificates",
+                "elasticloadbalancing:DescribeListeners",
+                "elasticloadbalancing:DescribeLoadBalancerAttributes",
+                "elasticloadbalancing:DescribeLoadBalancers",
+                "elasticloadbalancing:DescribeRules",
+                "elasticloadbalancing:DescribeTags",
+                "elasticloadbalancing:DescribeTargetGroupAttributes",
+                "elasticloadbalancing:DescribeTargetGroups",
+                "elasticloadbalancing:DescribeTargetHealth",
+                "elasticloadbalancing:DescribeTrustStores",
+                "elasticloadbalancing:SetRulePriorities",
+            ]);
+            if lbc.enable_waf == Some(true) {
+                p.any.extend([
+                    "elasticloadbalancing:SetWebACL",
+                    "waf-regional:AssociateWebACL",
+                    "waf-regional:DisassociateWebACL",
+                    "waf-regional:GetWebACL",
+                    "waf-regional:GetWebACLForResource",
+                ]);
+            }
+            if lbc.enable_wa_fv2 == Some(true) {
+                p.any.extend([
+                    "elasticloadbalancing:SetWebACL",
+                    "wafv2:AssociateWebACL",
+                    "wafv2:DisassociateWebACL",
+                    "wafv2:GetWebACL",
+                    "wafv2:GetWebACLForResource",
+                ]);
+            }
+            if lbc.enable_shield == Some(true) {
+                p.any.extend([
+                    "shield:CreateProtection",
+                    "shield:DeleteProtection",
+                    "shield:DescribeProtection",
+                    "shield:GetSubscriptionState",
+                ]);
+            }
+            p.tagged.extend([
+                "ec2:AuthorizeSecurityGroupIngress",
+                "ec2:DeleteSecurityGroup",
+                "ec2:RevokeSecurityGroupIngress",
+                "elasticloadbalancing:AddListenerCertificates",
+                "elasticloadbalancing:AddTags",
+                "elasticloadbalancing:DeleteListener",
+                "elasticloadbalancing:DeleteLoadBalancer",
+                "elasticloadbalancing:DeleteRule",
+                "elasticloadbalancing:DeleteTargetGroup",
+                "elasticloadbalancing:DeregisterTargets",
+                "elasticloadbalancing:ModifyCapacityReservation",
+                "elasticloadbalancing:ModifyListener",
+                "elasticloadbalancing:ModifyListenerAttributes",
+                "elasticloadbalancing:ModifyLoadBalancerAttributes",
+                "elasticloadbalancing:ModifyRule",
+                "elasticloadbalancing:ModifyTargetGroup",
+                "elasticloadbalancing:ModifyTargetGroupAttributes",
+                "elasticloadbalancing:RegisterTargets",
+                "elasticloadbalancing:RemoveListenerCertificates",
+                "elasticloadbalancing:RemoveTags",
+                "elasticloadbalancing:SetIpAddressType",
+                "elasticloadbalancing:SetSecurityGroups",
+                "elasticloadbalancing:SetSubnets",
+            ]);
+            p.tagged_create.extend([
+                "elasticloadbalancing:CreateListener",
+                "elasticloadbalancing:CreateLoadBalancer",
+                "elasticloadbalancing:CreateRule",
+                "elasticloadbalancing:CreateTargetGroup",
+            ]);
+            // kOps adds the security-group tagging statements a second time here.
+            p.ec2_create(
+                partition,
+                cluster,
+                &["CreateSecurityGroup"],
+                &["security-group"],
+            );
+        }
         // cluster autoscaler
         p.tagged.extend([
             "autoscaling:SetDesiredCapacity",
@@ -986,7 +1087,7 @@ fn add_service_account_role(
     tags.insert("service-account.kops.k8s.io/name".into(), name.to_owned());
     tags.insert(
         "service-account.kops.k8s.io/namespace".into(),
-        namespace.to_owned(),
+        namespace.replace('*', "wildcard"),
     );
     m.add(
         ctx.task("IAMRole", role.clone(), R::IamRole)
@@ -1000,12 +1101,14 @@ fn add_service_account_role(
             )
             .tags(tags),
     );
+    // Output names are Terraform identifiers: a `*` in the namespace is `wildcard`.
+    let ns = namespace.replace('*', "wildcard");
     m.output(
-        format!("{namespace}-{name}_role_arn"),
+        format!("{ns}-{name}_role_arn"),
         Expr::Ref(role_key.to_ref().with_attr("arn")),
     );
     m.output(
-        format!("{namespace}-{name}_role_name"),
+        format!("{ns}-{name}_role_name"),
         Expr::Ref(role_key.to_ref().with_attr("name")),
     );
     if let Some(doc) = policy {

@@ -201,6 +201,7 @@ fn build_api(ctx: &ModelContext, m: &mut AwsModel) {
 
     // Security group and rules.
     let elb_sg = ctx.scoped("api-elb");
+    // An overriding group is shared (not managed), but kOps still opens its egress.
     let elb_sg_key = if let Some(o) = &lbs.security_group_override {
         m.add(
             ctx.task("SecurityGroup", elb_sg.clone(), R::SecurityGroup)
@@ -209,9 +210,9 @@ fn build_api(ctx: &ModelContext, m: &mut AwsModel) {
         TaskKey::new("SecurityGroup", &elb_sg)
     } else {
         m.add(security_group(ctx, &elb_sg, "Security group for api ELB"));
-        add_egress(ctx, m, &elb_sg);
         TaskKey::new("SecurityGroup", &elb_sg)
     };
+    add_egress(ctx, m, &elb_sg);
     let api_port = 443;
     for a in ctx.cluster.spec.api.access.iter().flatten() {
         m.add(Rule::ingress(&elb_sg, Peer::access(a), Some("tcp"), api_port, api_port).task(ctx));

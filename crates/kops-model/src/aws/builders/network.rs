@@ -250,6 +250,15 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
                 }
                 _ => {}
             }
+            // Karpenter finds its groups' subnets by tag.
+            for ig in ctx.groups.iter().filter(|g| ModelContext::is_karpenter(g)) {
+                if ig.spec.subnets.iter().flatten().any(|n| n == sname) {
+                    tags.insert(
+                        format!("kops.k8s.io/instance-group/{}", ig.name()),
+                        "true".into(),
+                    );
+                }
+            }
         } else {
             tags.remove("Name");
             tags.remove("KubernetesCluster");
