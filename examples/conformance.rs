@@ -124,6 +124,17 @@ fn run() -> anyhow::Result<()> {
         bail!("only AWS clusters are supported by this renderer");
     }
 
+    // Shared subnets named only by ID take their zone from the cloud, as kOps does.
+    let mut cluster = cluster;
+    for sn in cluster.spec.networking.subnets.iter_mut().flatten() {
+        if sn.zone.is_none()
+            && let Some(id) = sn.id.clone()
+            && let Some(found) = block_on(cloud.get(ResourceType::Subnet, &id))??
+        {
+            sn.zone = found.attr_str("availability_zone").map(str::to_owned);
+        }
+    }
+
     let mut opts = PopulateOptions::default().with_channel(channel);
     if let Some(vpc) = &cluster.spec.networking.network_id {
         let found = block_on(cloud.get(ResourceType::Vpc, vpc))??;

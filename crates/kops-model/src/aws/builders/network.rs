@@ -224,7 +224,19 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             t.set("enable_resource_name_dns_a_record_on_launch", true);
         }
         if let Some(c) = &s.ipv6_cidr {
-            t.set("ipv6_cidr_block", c.as_str());
+            match c.strip_prefix("/64#") {
+                // `/64#N`: the N-th /64 of the VPC's IPv6 block, which exists only once the
+                // VPC does; Terraform computes it (the direct target leaves it unset).
+                Some(n) => {
+                    t = t.render_attr(
+                        "ipv6_cidr_block",
+                        Attr::Raw(format!(
+                            "cidrsubnet(local.vpc_ipv6_cidr_block, 64 - local.vpc_ipv6_cidr_length, {n})"
+                        )),
+                    );
+                }
+                None => t.set("ipv6_cidr_block", c.as_str()),
+            }
             t.set("assign_ipv6_address_on_creation", true);
             t.set("enable_resource_name_dns_aaaa_record_on_launch", true);
             if ipv6_native {

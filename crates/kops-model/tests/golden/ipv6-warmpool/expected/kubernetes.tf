@@ -1380,7 +1380,7 @@ resource "aws_subnet" "eu-west-9a-golden-ipv6-example-org" {
   availability_zone                              = "eu-west-9a"
   enable_dns64                                   = true
   enable_resource_name_dns_aaaa_record_on_launch = true
-  ipv6_cidr_block                                = "/64#1"
+  ipv6_cidr_block                                = cidrsubnet(local.vpc_ipv6_cidr_block, 64 - local.vpc_ipv6_cidr_length, 1)
   ipv6_native                                    = true
   private_dns_hostname_type_on_launch            = "resource-name"
   tags = {
@@ -1398,7 +1398,7 @@ resource "aws_subnet" "utility-eu-west-9a-golden-ipv6-example-org" {
   cidr_block                                     = "10.40.0.0/22"
   enable_resource_name_dns_a_record_on_launch    = true
   enable_resource_name_dns_aaaa_record_on_launch = true
-  ipv6_cidr_block                                = "/64#2"
+  ipv6_cidr_block                                = cidrsubnet(local.vpc_ipv6_cidr_block, 64 - local.vpc_ipv6_cidr_length, 2)
   private_dns_hostname_type_on_launch            = "resource-name"
   tags = {
     "KubernetesCluster"                             = "golden-ipv6.example.org"
