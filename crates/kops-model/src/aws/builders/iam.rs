@@ -255,6 +255,313 @@ impl PolicyParts {
     }
 }
 
+/// dns-controller: changes to the cluster's hosted zone.
+fn dns_controller_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
+    let partition = ctx.account.partition.as_str();
+    if let Some(zone) = ctx.dns_zone.as_ref().filter(|_| !ctx.dns_none()) {
+        let id = zone
+            .id
+            .trim_start_matches('/')
+            .trim_start_matches("hostedzone/");
+        p.written.push(json!({
+            "Action": [
+                "route53:ChangeResourceRecordSets",
+                "route53:GetHostedZone",
+                "route53:ListResourceRecordSets",
+            ],
+            "Effect": "Allow",
+            "Resource": [format!("arn:{partition}:route53:::hostedzone/{id}")],
+        }));
+        p.written.push(json!({
+            "Action": ["route53:GetChange"],
+            "Effect": "Allow",
+            "Resource": [format!("arn:{partition}:route53:::change/*")],
+        }));
+        p.written.push(json!({
+            "Action": ["route53:ListHostedZones", "route53:ListTagsForResource"],
+            "Effect": "Allow",
+            "Resource": ["*"],
+        }));
+    }
+}
+
+/// The EBS CSI driver: volumes, and snapshots when the snapshot controller runs.
+fn ebs_csi_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
+    let partition = ctx.account.partition.as_str();
+    let cluster = ctx.name();
+    let spec = &ctx.cluster.spec;
+    p.kms(false);
+    let snapshots = spec.snapshot_controller.as_ref().and_then(|s| s.enabled) == Some(true);
+    if snapshots {
+        p.any.extend([
+            "ec2:CreateSnapshot",
+            "ec2:DescribeAvailabilityZones",
+            "ec2:DescribeSnapshots",
+        ]);
+        p.tagged
+            .extend(["ec2:DeleteSnapshot", "ec2:EnableFastSnapshotRestores"]);
+        p.ec2_create(
+            partition,
+            cluster,
+            &["CreateSnapshot"],
+            &["volume", "snapshot"],
+        );
+        p.written.push(json!({
+            "Action": "ec2:CreateVolume",
+            "Condition": {"StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster}},
+            "Effect": "Allow",
+            "Resource": [format!("arn:{partition}:ec2:*:*:snapshot/*")],
+        }));
+    }
+    p.any.extend([
+        "ec2:DescribeAvailabilityZones",
+        "ec2:DescribeInstanceTypes",
+        "ec2:DescribeInstances",
+        "ec2:DescribeTags",
+        "ec2:DescribeVolumeStatus",
+        "ec2:DescribeVolumes",
+        "ec2:DescribeVolumesModifications",
+    ]);
+    p.tagged.extend([
+        "ec2:AttachVolume",
+        "ec2:DeleteVolume",
+        "ec2:DetachVolume",
+        "ec2:ModifyVolume",
+    ]);
+    p.ec2_create(
+        partition,
+        cluster,
+        &["CopyVolumes", "CreateVolume"],
+        &["volume", "snapshot"],
+    );
+}
+
+/// The AWS cloud controller manager: instances, routes and load balancers.
+fn ccm_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
+    let partition = ctx.account.partition.as_str();
+    let cluster = ctx.name();
+    let spec = &ctx.cluster.spec;
+    let net = &ctx.cluster.spec.networking;
+    p.any.extend([
+        "autoscaling:DescribeAutoScalingGroups",
+        "autoscaling:DescribeTags",
+        "ec2:DescribeAvailabilityZones",
+        "ec2:DescribeInstanceTopology",
+        "ec2:DescribeInstances",
+        "ec2:DescribeRegions",
+        "ec2:DescribeRouteTables",
+        "ec2:DescribeSecurityGroups",
+        "ec2:DescribeSubnets",
+        "ec2:DescribeVpcs",
+        "elasticloadbalancing:DescribeListeners",
+        "elasticloadbalancing:DescribeLoadBalancerAttributes",
+        "elasticloadbalancing:DescribeLoadBalancerPolicies",
+        "elasticloadbalancing:DescribeLoadBalancers",
+        "elasticloadbalancing:DescribeTargetGroupAttributes",
+        "elasticloadbalancing:DescribeTargetGroups",
+        "elasticloadbalancing:DescribeTargetHealth",
+        "iam:CreateServiceLinkedRole",
+        "kms:DescribeKey",
+    ]);
+    p.tagged.extend([
+        "ec2:AuthorizeSecurityGroupIngress",
+        "ec2:DeleteSecurityGroup",
+        "ec2:ModifyInstanceAttribute",
+        "ec2:RevokeSecurityGroupIngress",
+        "elasticloadbalancing:AddTags",
+        "elasticloadbalancing:ApplySecurityGroupsToLoadBalancer",
+        "elasticloadbalancing:AttachLoadBalancerToSubnets",
+        "elasticloadbalancing:ConfigureHealthCheck",
+        "elasticloadbalancing:CreateLoadBalancerListeners",
+        "elasticloadbalancing:CreateLoadBalancerPolicy",
+        "elasticloadbalancing:DeleteListener",
+        "elasticloadbalancing:DeleteLoadBalancer",
+        "elasticloadbalancing:DeleteLoadBalancerListeners",
+        "elasticloadbalancing:DeleteTargetGroup",
+        "elasticloadbalancing:DeregisterInstancesFromLoadBalancer",
+        "elasticloadbalancing:DeregisterTargets",
+        "elasticloadbalancing:DetachLoadBalancerFromSubnets",
+        "elasticloadbalancing:ModifyListener",
+        "elasticloadbalancing:ModifyLoadBalancerAttributes",
+        "elasticloadbalancing:ModifyTargetGroup",
+        "elasticloadbalancing:ModifyTargetGroupAttributes",
+        "elasticloadbalancing:RegisterInstancesWithLoadBalancer",
+        "elasticloadbalancing:RegisterTargets",
+        "elasticloadbalancing:SetLoadBalancerPoliciesForBackendServer",
+        "elasticloadbalancing:SetLoadBalancerPoliciesOfListener",
+    ]);
+    let nlb_sg_managed = spec
+        .cloud_provider
+        .aws
+        .as_ref()
+        .and_then(|a| a.nlb_security_group_mode.as_deref())
+        == Some("Managed");
+    if nlb_sg_managed {
+        p.tagged.insert("elasticloadbalancing:SetSecurityGroups");
+    }
+    p.tagged_create.extend([
+        "elasticloadbalancing:CreateListener",
+        "elasticloadbalancing:CreateLoadBalancer",
+        "elasticloadbalancing:CreateTargetGroup",
+    ]);
+    p.ec2_create(
+        partition,
+        cluster,
+        &["CreateSecurityGroup"],
+        &["security-group"],
+    );
+    if net.kubenet.is_some() {
+        p.tagged.extend(["ec2:CreateRoute", "ec2:DeleteRoute"]);
+    }
+}
+
+/// The AWS load balancer controller, when enabled.
+fn lb_controller_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
+    let partition = ctx.account.partition.as_str();
+    let cluster = ctx.name();
+    let spec = &ctx.cluster.spec;
+    if let Some(lbc) = spec
+        .cloud_provider
+        .aws
+        .as_ref()
+        .and_then(|a| a.load_balancer_controller.as_ref())
+        .filter(|l| l.enabled == Some(true))
+    {
+        p.any.extend([
+            "acm:DescribeCertificate",
+            "acm:ListCertificates",
+            "cognito-idp:DescribeUserPoolClient",
+            "ec2:DescribeAccountAttributes",
+            "ec2:DescribeAvailabilityZones",
+            "ec2:DescribeInstances",
+            "ec2:DescribeInternetGateways",
+            "ec2:DescribeNetworkInterfaces",
+            "ec2:DescribeSecurityGroups",
+            "ec2:DescribeSubnets",
+            "ec2:DescribeVpcPeeringConnections",
+            "ec2:DescribeVpcs",
+            "ec2:GetSecurityGroupsForVpc",
+            "elasticloadbalancing:DescribeCapacityReservation",
+            "elasticloadbalancing:DescribeListenerAttributes",
+            "elasticloadbalancing:DescribeListenerCertificates",
+            "elasticloadbalancing:DescribeListeners",
+            "elasticloadbalancing:DescribeLoadBalancerAttributes",
+            "elasticloadbalancing:DescribeLoadBalancers",
+            "elasticloadbalancing:DescribeRules",
+            "elasticloadbalancing:DescribeTags",
+            "elasticloadbalancing:DescribeTargetGroupAttributes",
+            "elasticloadbalancing:DescribeTargetGroups",
+            "elasticloadbalancing:DescribeTargetHealth",
+            "elasticloadbalancing:DescribeTrustStores",
+            "elasticloadbalancing:SetRulePriorities",
+        ]);
+        if lbc.enable_waf == Some(true) {
+            p.any.extend([
+                "elasticloadbalancing:SetWebACL",
+                "waf-regional:AssociateWebACL",
+                "waf-regional:DisassociateWebACL",
+                "waf-regional:GetWebACL",
+                "waf-regional:GetWebACLForResource",
+            ]);
+        }
+        if lbc.enable_wa_fv2 == Some(true) {
+            p.any.extend([
+                "elasticloadbalancing:SetWebACL",
+                "wafv2:AssociateWebACL",
+                "wafv2:DisassociateWebACL",
+                "wafv2:GetWebACL",
+                "wafv2:GetWebACLForResource",
+            ]);
+        }
+        if lbc.enable_shield == Some(true) {
+            p.any.extend([
+                "shield:CreateProtection",
+                "shield:DeleteProtection",
+                "shield:DescribeProtection",
+                "shield:GetSubscriptionState",
+            ]);
+        }
+        p.tagged.extend([
+            "ec2:AuthorizeSecurityGroupIngress",
+            "ec2:DeleteSecurityGroup",
+            "ec2:RevokeSecurityGroupIngress",
+            "elasticloadbalancing:AddListenerCertificates",
+            "elasticloadbalancing:AddTags",
+            "elasticloadbalancing:DeleteListener",
+            "elasticloadbalancing:DeleteLoadBalancer",
+            "elasticloadbalancing:DeleteRule",
+            "elasticloadbalancing:DeleteTargetGroup",
+            "elasticloadbalancing:DeregisterTargets",
+            "elasticloadbalancing:ModifyCapacityReservation",
+            "elasticloadbalancing:ModifyListener",
+            "elasticloadbalancing:ModifyListenerAttributes",
+            "elasticloadbalancing:ModifyLoadBalancerAttributes",
+            "elasticloadbalancing:ModifyRule",
+            "elasticloadbalancing:ModifyTargetGroup",
+            "elasticloadbalancing:ModifyTargetGroupAttributes",
+            "elasticloadbalancing:RegisterTargets",
+            "elasticloadbalancing:RemoveListenerCertificates",
+            "elasticloadbalancing:RemoveTags",
+            "elasticloadbalancing:SetIpAddressType",
+            "elasticloadbalancing:SetSecurityGroups",
+            "elasticloadbalancing:SetSubnets",
+        ]);
+        p.tagged_create.extend([
+            "elasticloadbalancing:CreateListener",
+            "elasticloadbalancing:CreateLoadBalancer",
+            "elasticloadbalancing:CreateRule",
+            "elasticloadbalancing:CreateTargetGroup",
+        ]);
+        // kOps adds the security-group tagging statements a second time here.
+        p.ec2_create(
+            partition,
+            cluster,
+            &["CreateSecurityGroup"],
+            &["security-group"],
+        );
+    }
+}
+
+/// The cluster autoscaler: scaling the cluster's groups.
+fn cluster_autoscaler_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
+    let spec = &ctx.cluster.spec;
+    p.tagged.extend([
+        "autoscaling:SetDesiredCapacity",
+        "autoscaling:TerminateInstanceInAutoScalingGroup",
+    ]);
+    p.any.extend([
+        "autoscaling:DescribeAutoScalingGroups",
+        "autoscaling:DescribeAutoScalingInstances",
+        "autoscaling:DescribeLaunchConfigurations",
+        "autoscaling:DescribeScalingActivities",
+        "ec2:DescribeImages",
+        "ec2:DescribeLaunchTemplateVersions",
+        "ec2:GetInstanceTypesFromInstanceRequirements",
+    ]);
+    let static_list = spec
+        .cluster_autoscaler
+        .as_ref()
+        .and_then(|c| c.aws_use_static_instance_list)
+        == Some(true);
+    if !static_list {
+        p.any.insert("ec2:DescribeInstanceTypes");
+    }
+}
+
+/// node-termination-handler in queue mode: the queue and lifecycle hooks.
+fn nth_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
+    if ctx.nth_queue_mode() {
+        p.any.extend([
+            "autoscaling:DescribeAutoScalingInstances",
+            "autoscaling:DescribeTags",
+            "ec2:DescribeInstances",
+            "sqs:DeleteMessage",
+            "sqs:ReceiveMessage",
+        ]);
+        p.tagged.insert("autoscaling:CompleteLifecycleAction");
+    }
+}
+
 /// The control-plane policy, as kOps builds it for the masters role: etcd-manager,
 /// kops-controller and nodeup, the state store, KMS, and (unless service accounts carry
 /// their own permissions) dns-controller, the EBS CSI driver, the cloud controller
@@ -365,283 +672,12 @@ pub fn control_plane_policy(ctx: &ModelContext) -> Policy {
         .and_then(|i| i.use_service_account_external_permissions)
         == Some(true);
     if !external {
-        // dns-controller
-        if let Some(zone) = ctx.dns_zone.as_ref().filter(|_| !ctx.dns_none()) {
-            let id = zone
-                .id
-                .trim_start_matches('/')
-                .trim_start_matches("hostedzone/");
-            p.written.push(json!({
-                "Action": [
-                    "route53:ChangeResourceRecordSets",
-                    "route53:GetHostedZone",
-                    "route53:ListResourceRecordSets",
-                ],
-                "Effect": "Allow",
-                "Resource": [format!("arn:{partition}:route53:::hostedzone/{id}")],
-            }));
-            p.written.push(json!({
-                "Action": ["route53:GetChange"],
-                "Effect": "Allow",
-                "Resource": [format!("arn:{partition}:route53:::change/*")],
-            }));
-            p.written.push(json!({
-                "Action": ["route53:ListHostedZones", "route53:ListTagsForResource"],
-                "Effect": "Allow",
-                "Resource": ["*"],
-            }));
-        }
-        // EBS CSI driver
-        p.kms(false);
-        let snapshots = spec.snapshot_controller.as_ref().and_then(|s| s.enabled) == Some(true);
-        if snapshots {
-            p.any.extend([
-                "ec2:CreateSnapshot",
-                "ec2:DescribeAvailabilityZones",
-                "ec2:DescribeSnapshots",
-            ]);
-            p.tagged
-                .extend(["ec2:DeleteSnapshot", "ec2:EnableFastSnapshotRestores"]);
-            p.ec2_create(
-                partition,
-                cluster,
-                &["CreateSnapshot"],
-                &["volume", "snapshot"],
-            );
-            p.written.push(json!({
-                "Action": "ec2:CreateVolume",
-                "Condition": {"StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster}},
-                "Effect": "Allow",
-                "Resource": [format!("arn:{partition}:ec2:*:*:snapshot/*")],
-            }));
-        }
-        p.any.extend([
-            "ec2:DescribeAvailabilityZones",
-            "ec2:DescribeInstanceTypes",
-            "ec2:DescribeInstances",
-            "ec2:DescribeTags",
-            "ec2:DescribeVolumeStatus",
-            "ec2:DescribeVolumes",
-            "ec2:DescribeVolumesModifications",
-        ]);
-        p.tagged.extend([
-            "ec2:AttachVolume",
-            "ec2:DeleteVolume",
-            "ec2:DetachVolume",
-            "ec2:ModifyVolume",
-        ]);
-        p.ec2_create(
-            partition,
-            cluster,
-            &["CopyVolumes", "CreateVolume"],
-            &["volume", "snapshot"],
-        );
-        // cloud controller manager
-        p.any.extend([
-            "autoscaling:DescribeAutoScalingGroups",
-            "autoscaling:DescribeTags",
-            "ec2:DescribeAvailabilityZones",
-            "ec2:DescribeInstanceTopology",
-            "ec2:DescribeInstances",
-            "ec2:DescribeRegions",
-            "ec2:DescribeRouteTables",
-            "ec2:DescribeSecurityGroups",
-            "ec2:DescribeSubnets",
-            "ec2:DescribeVpcs",
-            "elasticloadbalancing:DescribeListeners",
-            "elasticloadbalancing:DescribeLoadBalancerAttributes",
-            "elasticloadbalancing:DescribeLoadBalancerPolicies",
-            "elasticloadbalancing:DescribeLoadBalancers",
-            "elasticloadbalancing:DescribeTargetGroupAttributes",
-            "elasticloadbalancing:DescribeTargetGroups",
-            "elasticloadbalancing:DescribeTargetHealth",
-            "iam:CreateServiceLinkedRole",
-            "kms:DescribeKey",
-        ]);
-        p.tagged.extend([
-            "ec2:AuthorizeSecurityGroupIngress",
-            "ec2:DeleteSecurityGroup",
-            "ec2:ModifyInstanceAttribute",
-            "ec2:RevokeSecurityGroupIngress",
-            "elasticloadbalancing:AddTags",
-            "elasticloadbalancing:ApplySecurityGroupsToLoadBalancer",
-            "elasticloadbalancing:AttachLoadBalancerToSubnets",
-            "elasticloadbalancing:ConfigureHealthCheck",
-            "elasticloadbalancing:CreateLoadBalancerListeners",
-            "elasticloadbalancing:CreateLoadBalancerPolicy",
-            "elasticloadbalancing:DeleteListener",
-            "elasticloadbalancing:DeleteLoadBalancer",
-            "elasticloadbalancing:DeleteLoadBalancerListeners",
-            "elasticloadbalancing:DeleteTargetGroup",
-            "elasticloadbalancing:DeregisterInstancesFromLoadBalancer",
-            "elasticloadbalancing:DeregisterTargets",
-            "elasticloadbalancing:DetachLoadBalancerFromSubnets",
-            "elasticloadbalancing:ModifyListener",
-            "elasticloadbalancing:ModifyLoadBalancerAttributes",
-            "elasticloadbalancing:ModifyTargetGroup",
-            "elasticloadbalancing:ModifyTargetGroupAttributes",
-            "elasticloadbalancing:RegisterInstancesWithLoadBalancer",
-            "elasticloadbalancing:RegisterTargets",
-            "elasticloadbalancing:SetLoadBalancerPoliciesForBackendServer",
-            "elasticloadbalancing:SetLoadBalancerPoliciesOfListener",
-        ]);
-        let nlb_sg_managed = spec
-            .cloud_provider
-            .aws
-            .as_ref()
-            .and_then(|a| a.nlb_security_group_mode.as_deref())
-            == Some("Managed");
-        if nlb_sg_managed {
-            p.tagged.insert("elasticloadbalancing:SetSecurityGroups");
-        }
-        p.tagged_create.extend([
-            "elasticloadbalancing:CreateListener",
-            "elasticloadbalancing:CreateLoadBalancer",
-            "elasticloadbalancing:CreateTargetGroup",
-        ]);
-        p.ec2_create(
-            partition,
-            cluster,
-            &["CreateSecurityGroup"],
-            &["security-group"],
-        );
-        if net.kubenet.is_some() {
-            p.tagged.extend(["ec2:CreateRoute", "ec2:DeleteRoute"]);
-        }
-        // AWS load balancer controller
-        if let Some(lbc) = spec
-            .cloud_provider
-            .aws
-            .as_ref()
-            .and_then(|a| a.load_balancer_controller.as_ref())
-            .filter(|l| l.enabled == Some(true))
-        {
-            p.any.extend([
-                "acm:DescribeCertificate",
-                "acm:ListCertificates",
-                "cognito-idp:DescribeUserPoolClient",
-                "ec2:DescribeAccountAttributes",
-                "ec2:DescribeAvailabilityZones",
-                "ec2:DescribeInstances",
-                "ec2:DescribeInternetGateways",
-                "ec2:DescribeNetworkInterfaces",
-                "ec2:DescribeSecurityGroups",
-                "ec2:DescribeSubnets",
-                "ec2:DescribeVpcPeeringConnections",
-                "ec2:DescribeVpcs",
-                "ec2:GetSecurityGroupsForVpc",
-                "elasticloadbalancing:DescribeCapacityReservation",
-                "elasticloadbalancing:DescribeListenerAttributes",
-                "elasticloadbalancing:DescribeListenerCertificates",
-                "elasticloadbalancing:DescribeListeners",
-                "elasticloadbalancing:DescribeLoadBalancerAttributes",
-                "elasticloadbalancing:DescribeLoadBalancers",
-                "elasticloadbalancing:DescribeRules",
-                "elasticloadbalancing:DescribeTags",
-                "elasticloadbalancing:DescribeTargetGroupAttributes",
-                "elasticloadbalancing:DescribeTargetGroups",
-                "elasticloadbalancing:DescribeTargetHealth",
-                "elasticloadbalancing:DescribeTrustStores",
-                "elasticloadbalancing:SetRulePriorities",
-            ]);
-            if lbc.enable_waf == Some(true) {
-                p.any.extend([
-                    "elasticloadbalancing:SetWebACL",
-                    "waf-regional:AssociateWebACL",
-                    "waf-regional:DisassociateWebACL",
-                    "waf-regional:GetWebACL",
-                    "waf-regional:GetWebACLForResource",
-                ]);
-            }
-            if lbc.enable_wa_fv2 == Some(true) {
-                p.any.extend([
-                    "elasticloadbalancing:SetWebACL",
-                    "wafv2:AssociateWebACL",
-                    "wafv2:DisassociateWebACL",
-                    "wafv2:GetWebACL",
-                    "wafv2:GetWebACLForResource",
-                ]);
-            }
-            if lbc.enable_shield == Some(true) {
-                p.any.extend([
-                    "shield:CreateProtection",
-                    "shield:DeleteProtection",
-                    "shield:DescribeProtection",
-                    "shield:GetSubscriptionState",
-                ]);
-            }
-            p.tagged.extend([
-                "ec2:AuthorizeSecurityGroupIngress",
-                "ec2:DeleteSecurityGroup",
-                "ec2:RevokeSecurityGroupIngress",
-                "elasticloadbalancing:AddListenerCertificates",
-                "elasticloadbalancing:AddTags",
-                "elasticloadbalancing:DeleteListener",
-                "elasticloadbalancing:DeleteLoadBalancer",
-                "elasticloadbalancing:DeleteRule",
-                "elasticloadbalancing:DeleteTargetGroup",
-                "elasticloadbalancing:DeregisterTargets",
-                "elasticloadbalancing:ModifyCapacityReservation",
-                "elasticloadbalancing:ModifyListener",
-                "elasticloadbalancing:ModifyListenerAttributes",
-                "elasticloadbalancing:ModifyLoadBalancerAttributes",
-                "elasticloadbalancing:ModifyRule",
-                "elasticloadbalancing:ModifyTargetGroup",
-                "elasticloadbalancing:ModifyTargetGroupAttributes",
-                "elasticloadbalancing:RegisterTargets",
-                "elasticloadbalancing:RemoveListenerCertificates",
-                "elasticloadbalancing:RemoveTags",
-                "elasticloadbalancing:SetIpAddressType",
-                "elasticloadbalancing:SetSecurityGroups",
-                "elasticloadbalancing:SetSubnets",
-            ]);
-            p.tagged_create.extend([
-                "elasticloadbalancing:CreateListener",
-                "elasticloadbalancing:CreateLoadBalancer",
-                "elasticloadbalancing:CreateRule",
-                "elasticloadbalancing:CreateTargetGroup",
-            ]);
-            // kOps adds the security-group tagging statements a second time here.
-            p.ec2_create(
-                partition,
-                cluster,
-                &["CreateSecurityGroup"],
-                &["security-group"],
-            );
-        }
-        // cluster autoscaler
-        p.tagged.extend([
-            "autoscaling:SetDesiredCapacity",
-            "autoscaling:TerminateInstanceInAutoScalingGroup",
-        ]);
-        p.any.extend([
-            "autoscaling:DescribeAutoScalingGroups",
-            "autoscaling:DescribeAutoScalingInstances",
-            "autoscaling:DescribeLaunchConfigurations",
-            "autoscaling:DescribeScalingActivities",
-            "ec2:DescribeImages",
-            "ec2:DescribeLaunchTemplateVersions",
-            "ec2:GetInstanceTypesFromInstanceRequirements",
-        ]);
-        let static_list = spec
-            .cluster_autoscaler
-            .as_ref()
-            .and_then(|c| c.aws_use_static_instance_list)
-            == Some(true);
-        if !static_list {
-            p.any.insert("ec2:DescribeInstanceTypes");
-        }
-        // node-termination-handler
-        if ctx.nth_queue_mode() {
-            p.any.extend([
-                "autoscaling:DescribeAutoScalingInstances",
-                "autoscaling:DescribeTags",
-                "ec2:DescribeInstances",
-                "sqs:DeleteMessage",
-                "sqs:ReceiveMessage",
-            ]);
-            p.tagged.insert("autoscaling:CompleteLifecycleAction");
-        }
+        dns_controller_permissions(ctx, &mut p);
+        ebs_csi_permissions(ctx, &mut p);
+        ccm_permissions(ctx, &mut p);
+        lb_controller_permissions(ctx, &mut p);
+        cluster_autoscaler_permissions(ctx, &mut p);
+        nth_permissions(ctx, &mut p);
     }
 
     if spec.iam.as_ref().and_then(|i| i.allow_container_registry) == Some(true) {
@@ -982,81 +1018,32 @@ fn service_account_trust_policy(
 fn addon_service_accounts(ctx: &ModelContext) -> Vec<(&'static str, Policy)> {
     let spec = &ctx.cluster.spec;
     let aws = spec.cloud_provider.aws.as_ref();
+    let policy = |add: fn(&ModelContext, &mut PolicyParts)| {
+        let mut p = PolicyParts::default();
+        add(ctx, &mut p);
+        p.into_policy(&ctx.account.partition, ctx.name(), &ctx.region)
+    };
     let mut out = Vec::new();
     if !ctx.dns_none() {
-        let mut p = Policy::default();
-        p.add(Statement::allow_all([
-            "route53:ChangeResourceRecordSets",
-            "route53:GetChange",
-            "route53:ListHostedZones",
-            "route53:ListResourceRecordSets",
-        ]));
-        out.push(("dns-controller", p));
+        out.push(("dns-controller", policy(dns_controller_permissions)));
     }
-    let mut ccm = Policy::default();
-    ccm.add(Statement::allow_all([
-        "autoscaling:DescribeAutoScalingGroups",
-        "ec2:DescribeInstances",
-        "ec2:DescribeRegions",
-        "ec2:DescribeRouteTables",
-        "ec2:DescribeSecurityGroups",
-        "ec2:DescribeSubnets",
-        "ec2:DescribeVpcs",
-        "elasticloadbalancing:DescribeLoadBalancers",
-        "elasticloadbalancing:DescribeTargetGroups",
-    ]));
-    out.push(("aws-cloud-controller-manager", ccm));
-    let mut ebs = Policy::default();
-    ebs.add(Statement::allow_all([
-        "ec2:AttachVolume",
-        "ec2:CreateSnapshot",
-        "ec2:CreateVolume",
-        "ec2:DeleteSnapshot",
-        "ec2:DeleteVolume",
-        "ec2:DescribeAvailabilityZones",
-        "ec2:DescribeInstances",
-        "ec2:DescribeSnapshots",
-        "ec2:DescribeVolumes",
-        "ec2:DetachVolume",
-    ]));
-    out.push(("ebs-csi-controller-sa", ebs));
+    out.push(("aws-cloud-controller-manager", policy(ccm_permissions)));
+    out.push(("ebs-csi-controller-sa", policy(ebs_csi_permissions)));
     if ctx.nth_queue_mode() {
-        let mut p = Policy::default();
-        p.add(Statement::allow_all([
-            "autoscaling:CompleteLifecycleAction",
-            "autoscaling:DescribeAutoScalingInstances",
-            "autoscaling:DescribeTags",
-            "ec2:DescribeInstances",
-            "sqs:DeleteMessage",
-            "sqs:ReceiveMessage",
-        ]));
-        out.push(("aws-node-termination-handler", p));
+        out.push(("aws-node-termination-handler", policy(nth_permissions)));
     }
     if aws
         .and_then(|a| a.load_balancer_controller.as_ref())
         .and_then(|l| l.enabled)
         == Some(true)
     {
-        let mut p = Policy::default();
-        p.add(Statement::allow_all([
-            "ec2:DescribeSubnets",
-            "ec2:DescribeVpcs",
-            "elasticloadbalancing:CreateLoadBalancer",
-            "elasticloadbalancing:CreateTargetGroup",
-            "elasticloadbalancing:DescribeLoadBalancers",
-            "elasticloadbalancing:DescribeTargetGroups",
-        ]));
-        out.push(("aws-load-balancer-controller", p));
+        out.push((
+            "aws-load-balancer-controller",
+            policy(lb_controller_permissions),
+        ));
     }
     if spec.cluster_autoscaler.as_ref().and_then(|c| c.enabled) == Some(true) {
-        let mut p = Policy::default();
-        p.add(Statement::allow_all([
-            "autoscaling:DescribeAutoScalingGroups",
-            "autoscaling:DescribeAutoScalingInstances",
-            "autoscaling:SetDesiredCapacity",
-            "autoscaling:TerminateInstanceInAutoScalingGroup",
-        ]));
-        out.push(("cluster-autoscaler", p));
+        out.push(("cluster-autoscaler", policy(cluster_autoscaler_permissions)));
     }
     if spec.karpenter.as_ref().and_then(|k| k.enabled) == Some(true) {
         let mut p = Policy::default();
