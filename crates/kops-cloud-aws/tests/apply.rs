@@ -256,32 +256,12 @@ fn minimal_aws_apply_plan_change_delete() {
         let name = case.cluster.name().to_string();
         cleanup(cloud, &name).await;
 
-        // A pre-existing VPC and subnet shared with the cluster, and an untagged VPC.
-        let shared =
-            BTreeMap::from([(format!("kubernetes.io/cluster/{name}"), "shared".to_owned())]);
-        let shared_vpc = cloud
-            .create(
-                &CreateRequest::new(ResourceType::Vpc)
-                    .with_tags(shared.clone())
-                    .with_attrs(BTreeMap::from([(
-                        "cidr_block".into(),
-                        "10.9.0.0/16".into(),
-                    )])),
-            )
-            .await
-            .unwrap();
-        let shared_subnet = cloud
-            .create(
-                &CreateRequest::new(ResourceType::Subnet)
-                    .with_tags(shared.clone())
-                    .with_attrs(BTreeMap::from([
-                        ("cidr_block".into(), "10.9.1.0/24".into()),
-                        ("vpc_id".into(), shared_vpc.id.clone().into()),
-                        ("availability_zone".into(), format!("{region}a").into()),
-                    ])),
-            )
-            .await
-            .unwrap();
+        // A pre-existing VPC and subnet shared with the cluster.
+        let Foreign {
+            shared_vpc,
+            shared_subnet,
+            ..
+        } = foreign_network(cloud, &name, region).await;
 
         let ctx = context(cloud, &case, region).await;
         let g = graph(&ctx);
@@ -429,7 +409,7 @@ fn minimal_aws_apply_plan_change_delete() {
             .await
             .unwrap();
         assert_eq!(sn.len(), 1, "shared subnet deleted");
-        assert_eq!(sn[0].tags, shared);
+        assert_eq!(sn[0].tags, shared_subnet.tags);
     });
 }
 
@@ -748,39 +728,11 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
     let name = case.cluster.name().to_string();
     cleanup(cloud, &name).await;
 
-    let shared = BTreeMap::from([(format!("kubernetes.io/cluster/{name}"), "shared".to_owned())]);
-    let shared_vpc = cloud
-        .create(
-            &CreateRequest::new(ResourceType::Vpc)
-                .with_tags(shared.clone())
-                .with_attrs(BTreeMap::from([(
-                    "cidr_block".into(),
-                    "10.9.0.0/16".into(),
-                )])),
-        )
-        .await
-        .unwrap();
-    let shared_subnet = cloud
-        .create(
-            &CreateRequest::new(ResourceType::Subnet)
-                .with_tags(shared.clone())
-                .with_attrs(BTreeMap::from([
-                    ("cidr_block".into(), "10.9.1.0/24".into()),
-                    ("vpc_id".into(), shared_vpc.id.clone().into()),
-                    ("availability_zone".into(), format!("{region}a").into()),
-                ])),
-        )
-        .await
-        .unwrap();
-    let untagged_vpc = cloud
-        .create(
-            &CreateRequest::new(ResourceType::Vpc).with_attrs(BTreeMap::from([(
-                "cidr_block".into(),
-                "10.8.0.0/16".into(),
-            )])),
-        )
-        .await
-        .unwrap();
+    let Foreign {
+        shared_vpc,
+        shared_subnet,
+        untagged_vpc,
+    } = foreign_network(cloud, &name, region).await;
 
     let ctx = context(cloud, &case, region).await;
     let tasks = builders::build(&ctx).unwrap().tasks;
@@ -979,4 +931,44 @@ fn ha_apply_check_delete() {
         "eu-west-1",
         "kops-cloud-aws-e2e-ha",
     ));
+}
+
+/// Objects that exist before the cluster and must survive its delete.
+struct Foreign {
+    /// A VPC tagged `kubernetes.io/cluster/<name>=shared`.
+    shared_vpc: Resource,
+    /// A subnet of that VPC, tagged the same way.
+    shared_subnet: Resource,
+    /// A VPC with no tags at all.
+    untagged_vpc: Resource,
+}
+
+async fn foreign_network(cloud: &dyn AwsCloud, name: &str, region: &str) -> Foreign {
+    let shared = BTreeMap::from([(format!("kubernetes.io/cluster/{name}"), "shared".to_owned())]);
+    let vpc = |cidr: &str| {
+        CreateRequest::new(ResourceType::Vpc)
+            .with_attrs(BTreeMap::from([("cidr_block".into(), cidr.into())]))
+    };
+    let shared_vpc = cloud
+        .create(&vpc("10.9.0.0/16").with_tags(shared.clone()))
+        .await
+        .unwrap();
+    let shared_subnet = cloud
+        .create(
+            &CreateRequest::new(ResourceType::Subnet)
+                .with_tags(shared)
+                .with_attrs(BTreeMap::from([
+                    ("cidr_block".into(), "10.9.1.0/24".into()),
+                    ("vpc_id".into(), shared_vpc.id.clone().into()),
+                    ("availability_zone".into(), format!("{region}a").into()),
+                ])),
+        )
+        .await
+        .unwrap();
+    let untagged_vpc = cloud.create(&vpc("10.8.0.0/16")).await.unwrap();
+    Foreign {
+        shared_vpc,
+        shared_subnet,
+        untagged_vpc,
+    }
 }
