@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kops_api::internal::InstanceGroupRole;
+use kops_api::internal::{ClusterSpec, InstanceGroupRole};
 use kops_tasks::TaskKey;
 use kops_tasks::terraform::Expr;
 use serde_json::{Value as Json, json};
@@ -680,30 +680,7 @@ pub fn control_plane_policy(ctx: &ModelContext) -> Policy {
         nth_permissions(ctx, &mut p);
     }
 
-    if spec.iam.as_ref().and_then(|i| i.allow_container_registry) == Some(true) {
-        p.any.extend([
-            "ecr:BatchCheckLayerAvailability",
-            "ecr:BatchGetImage",
-            "ecr:DescribeRepositories",
-            "ecr:GetAuthorizationToken",
-            "ecr:GetDownloadUrlForLayer",
-            "ecr:GetRepositoryPolicy",
-            "ecr:ListImages",
-        ]);
-    }
-    if spec
-        .containerd
-        .as_ref()
-        .and_then(|c| c.use_ecr_credentials_for_mirrors)
-        == Some(true)
-    {
-        p.any.extend([
-            "ecr:BatchImportUpstreamImage",
-            "ecr:CreateRepository",
-            "ecr:ReplicateImage",
-            "ecr:TagResource",
-        ]);
-    }
+    p.any.extend(ecr_actions(spec));
     if net.amazonvpc.is_some() {
         p.any.extend([
             "ec2:AssignPrivateIpAddresses",
@@ -833,30 +810,7 @@ fn node_like_policy(ctx: &ModelContext, role: &InstanceGroupRole) -> Policy {
         any.insert("ec2:AssignIpv6Addresses");
     }
 
-    if spec.iam.as_ref().and_then(|i| i.allow_container_registry) == Some(true) {
-        any.extend([
-            "ecr:BatchCheckLayerAvailability",
-            "ecr:BatchGetImage",
-            "ecr:DescribeRepositories",
-            "ecr:GetAuthorizationToken",
-            "ecr:GetDownloadUrlForLayer",
-            "ecr:GetRepositoryPolicy",
-            "ecr:ListImages",
-        ]);
-    }
-    if spec
-        .containerd
-        .as_ref()
-        .and_then(|c| c.use_ecr_credentials_for_mirrors)
-        == Some(true)
-    {
-        any.extend([
-            "ecr:BatchImportUpstreamImage",
-            "ecr:CreateRepository",
-            "ecr:ReplicateImage",
-            "ecr:TagResource",
-        ]);
-    }
+    any.extend(ecr_actions(spec));
     if net.amazonvpc.is_some() {
         any.extend([
             "ec2:AssignPrivateIpAddresses",
@@ -1334,6 +1288,38 @@ fn additional_policy_json(doc: &str) -> String {
         .unwrap_or_else(|_| doc.to_owned()),
         _ => doc.to_owned(),
     }
+}
+
+/// The ECR actions an instance needs: pulling from the registry when
+/// `iam.allowContainerRegistry`, and pull-through mirroring when containerd uses ECR
+/// credentials for mirrors.
+fn ecr_actions(spec: &ClusterSpec) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if spec.iam.as_ref().and_then(|i| i.allow_container_registry) == Some(true) {
+        out.extend([
+            "ecr:BatchCheckLayerAvailability",
+            "ecr:BatchGetImage",
+            "ecr:DescribeRepositories",
+            "ecr:GetAuthorizationToken",
+            "ecr:GetDownloadUrlForLayer",
+            "ecr:GetRepositoryPolicy",
+            "ecr:ListImages",
+        ]);
+    }
+    if spec
+        .containerd
+        .as_ref()
+        .and_then(|c| c.use_ecr_credentials_for_mirrors)
+        == Some(true)
+    {
+        out.extend([
+            "ecr:BatchImportUpstreamImage",
+            "ecr:CreateRepository",
+            "ecr:ReplicateImage",
+            "ecr:TagResource",
+        ]);
+    }
+    out
 }
 
 #[cfg(test)]
