@@ -682,21 +682,7 @@ pub fn control_plane_policy(ctx: &ModelContext) -> Policy {
 
     p.any.extend(ecr_actions(spec));
     if net.amazonvpc.is_some() {
-        p.any.extend([
-            "ec2:AssignPrivateIpAddresses",
-            "ec2:AttachNetworkInterface",
-            "ec2:CreateNetworkInterface",
-            "ec2:DeleteNetworkInterface",
-            "ec2:DescribeInstanceTypes",
-            "ec2:DescribeInstances",
-            "ec2:DescribeNetworkInterfaces",
-            "ec2:DescribeSecurityGroups",
-            "ec2:DescribeSubnets",
-            "ec2:DescribeTags",
-            "ec2:DetachNetworkInterface",
-            "ec2:ModifyNetworkInterfaceAttribute",
-            "ec2:UnassignPrivateIpAddresses",
-        ]);
+        p.any.extend(AMAZON_VPC_CNI_ACTIONS);
         p.written.push(json!({
             "Action": ["ec2:CreateTags"],
             "Effect": "Allow",
@@ -812,21 +798,7 @@ fn node_like_policy(ctx: &ModelContext, role: &InstanceGroupRole) -> Policy {
 
     any.extend(ecr_actions(spec));
     if net.amazonvpc.is_some() {
-        any.extend([
-            "ec2:AssignPrivateIpAddresses",
-            "ec2:AttachNetworkInterface",
-            "ec2:CreateNetworkInterface",
-            "ec2:DeleteNetworkInterface",
-            "ec2:DescribeInstanceTypes",
-            "ec2:DescribeInstances",
-            "ec2:DescribeNetworkInterfaces",
-            "ec2:DescribeSecurityGroups",
-            "ec2:DescribeSubnets",
-            "ec2:DescribeTags",
-            "ec2:DetachNetworkInterface",
-            "ec2:ModifyNetworkInterfaceAttribute",
-            "ec2:UnassignPrivateIpAddresses",
-        ]);
+        any.extend(AMAZON_VPC_CNI_ACTIONS);
         explicit.push(json!({
             "Action": ["ec2:CreateTags"],
             "Effect": "Allow",
@@ -1289,6 +1261,23 @@ fn additional_policy_json(doc: &str) -> String {
         _ => doc.to_owned(),
     }
 }
+
+/// What the Amazon VPC CNI calls on every instance that runs it.
+const AMAZON_VPC_CNI_ACTIONS: [&str; 13] = [
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:AttachNetworkInterface",
+    "ec2:CreateNetworkInterface",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DescribeInstanceTypes",
+    "ec2:DescribeInstances",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSecurityGroups",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeTags",
+    "ec2:DetachNetworkInterface",
+    "ec2:ModifyNetworkInterfaceAttribute",
+    "ec2:UnassignPrivateIpAddresses",
+];
 
 /// The ECR actions an instance needs: pulling from the registry when
 /// `iam.allowContainerRegistry`, and pull-through mirroring when containerd uses ECR
