@@ -89,7 +89,12 @@ pub(crate) fn diff_fields_with<R: Resolver + ?Sized>(
 /// The change record of one differing field (cold: most fields match).
 #[cold]
 pub(crate) fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldChange {
-    let diff = match (a, e) {
+    owned_field_change(name.to_owned(), a.cloned(), e.clone())
+}
+
+/// [`field_change`] for values the caller already owns (no copies).
+pub(crate) fn owned_field_change(field: String, old: Option<Value>, new: Value) -> FieldChange {
+    let diff = match (&old, &new) {
         (Some(Value::Text(old) | Value::String(old)), Value::Text(new)) => {
             Some(text_diff(old, new))
         }
@@ -97,9 +102,9 @@ pub(crate) fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldCha
         _ => None,
     };
     FieldChange {
-        field: name.to_owned(),
-        old: a.cloned(),
-        new: e.clone(),
+        field,
+        old,
+        new,
         diff,
     }
 }

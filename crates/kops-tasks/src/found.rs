@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use crate::diff::{FieldChange, field_change};
+use crate::diff::{FieldChange, owned_field_change};
 use crate::error::{Error, Result};
 use crate::graph::TaskGraph;
 use crate::key::{KeyBuildHasher, TaskKey, TaskRef};
@@ -664,10 +664,10 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             // A change (the cold path): rebuild both values from the arenas, which are
             // in cache, rather than read the expected `Fields` tree.
             let known = |id| String::from_utf8_lossy(x.names.bytes(id)).into_owned();
-            out.push(field_change(
-                &known(ec.name),
-                av.map(|av| self.to_value(fa, av)).as_ref(),
-                &rebuild(&x.arena, ec.val, &known),
+            out.push(owned_field_change(
+                known(ec.name),
+                av.map(|av| self.to_value(fa, av)),
+                rebuild(&x.arena, ec.val, &known),
             ));
         }
         out

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::diff::{FieldChange, Resolver, diff_fields_with};
@@ -153,34 +154,42 @@ impl Plan {
     ) -> Result<Plan> {
         let n = graph.len();
         let found = join_state(graph, actual);
-        let threads = planning_threads(n);
-        let chunk = n.div_ceil(threads).max(1);
         // The `id` output of every found object, gathered up front so the diff's reference
         // lookups do not each chase a found object's outputs.
-        let mut ids: Vec<Option<&str>> = vec![None; n];
-        if threads <= 1 {
-            gather_ids(&mut ids, &found);
-        } else {
-            std::thread::scope(|s| {
-                let mut parts = ids.chunks_mut(chunk).zip(found.chunks(chunk));
-                let first = parts.next();
-                for part in parts {
-                    s.spawn(move || gather_ids(part.0, part.1));
-                }
-                if let Some((ids, found)) = first {
-                    gather_ids(ids, found);
-                }
-            });
+        fn id_of<'a>(f: &Option<&'a Found>) -> Option<&'a str> {
+            f.and_then(|f| f.outputs.get(TaskRef::ID))
         }
+        let ids: Vec<Option<&str>> = if in_parallel(n) {
+            let mut ids = Vec::with_capacity(n);
+            found
+                .par_iter()
+                .with_min_len(TASKS_PER_THREAD)
+                .map(id_of)
+                .collect_into_vec(&mut ids);
+            ids
+        } else {
+            found.iter().map(id_of).collect()
+        };
         let state = StatePlanner {
             graph,
             found: &found,
             ids: &ids,
             actual,
         };
-        plan_nodes(n, &|range, items, failures| {
-            state.plan_range(range, items, failures);
-        })
+        plan_nodes(
+            n,
+            || ((Vec::new(), Vec::new()), 0),
+            |(levels, ahead), i| {
+                // Read ahead one block of nodes at a time (each rayon job runs a contiguous,
+                // ascending range of nodes with its own state).
+                if i >= *ahead {
+                    let block = i..(i + WARM_BLOCK).min(n);
+                    *ahead = block.end;
+                    state.warm(block, levels);
+                }
+                state.plan_node(i)
+            },
+        )
     }
 
     /// Plans a graph against the actual state in a [`FoundSet`] (objects stored by graph
@@ -191,23 +200,26 @@ impl Plan {
     /// [`crate::Task::check_changes`], and lifecycle violations and rejected changes are
     /// all reported in one [`Error::Failed`].
     pub fn from_found<C: ?Sized + Sync>(found: &FoundSet<'_, C>) -> Result<Plan> {
-        let graph = found.graph();
-        plan_nodes(graph.len(), &|range, items, failures| {
-            let mut start = range.start;
-            let mut swept = None;
-            while start < range.end {
-                let block = start..(start + WARM_BLOCK).min(range.end);
-                start = block.end;
-                for seg in [block.start / SEGMENT, (block.end - 1) / SEGMENT] {
-                    if swept < Some(seg) {
-                        std::hint::black_box(found.warm_segment(seg));
-                        swept = Some(seg);
+        let n = found.graph().len();
+        plan_nodes(
+            n,
+            || (None, 0),
+            |(swept, ahead), i| {
+                // As in `from_state`: read ahead per block, and sweep each segment once.
+                if i >= *ahead {
+                    let block = i..(i + WARM_BLOCK).min(n);
+                    *ahead = block.end;
+                    for seg in [block.start / SEGMENT, (block.end - 1) / SEGMENT] {
+                        if *swept < Some(seg) {
+                            std::hint::black_box(found.warm_segment(seg));
+                            *swept = Some(seg);
+                        }
                     }
+                    std::hint::black_box(found.warm(block));
                 }
-                std::hint::black_box(found.warm(block.clone()));
-                found_block(found, block, items, failures);
-            }
-        })
+                found_node(found, i)
+            },
+        )
     }
 
     /// Adds a deletion for every owned object whose key no task in `graph` has.
@@ -372,58 +384,54 @@ fn differ_reason(n: usize) -> Cow<'static, str> {
     }
 }
 
-/// Graphs smaller than this are planned on the calling thread: a thread costs tens of
-/// microseconds to start, about the time planning a few hundred tasks takes.
+/// Graphs smaller than this are planned on the calling thread: handing work to other
+/// threads costs tens of microseconds, about the time planning a few hundred tasks takes.
+/// It is also the smallest share of a larger graph one thread takes.
 const TASKS_PER_THREAD: usize = 4096;
 
-/// How many threads [`Plan::from_state`] uses for `n` tasks.
-fn planning_threads(n: usize) -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from));
-    cores.min(n / TASKS_PER_THREAD).max(1)
+/// Whether `n` tasks are planned on rayon's thread pool.
+fn in_parallel(n: usize) -> bool {
+    n >= 2 * TASKS_PER_THREAD && rayon::current_num_threads() > 1
 }
 
-/// Tasks that could not be planned, with why.
-type Failures = Vec<(TaskKey, Error)>;
+/// A task that could not be planned, with why.
+type Failure = (TaskKey, Error);
 
-/// Plans nodes `0..n` with `plan_range` (which appends items in node order and failures),
-/// on [`planning_threads`] scoped threads, each taking one contiguous range. Items come
-/// out in node order, which is key order.
-fn plan_nodes<F>(n: usize, plan_range: &F) -> Result<Plan>
+/// Plans nodes `0..n` with `plan_one`, in parallel for large graphs. Each thread plans
+/// contiguous, ascending ranges of nodes with its own state from `init`, and writes their
+/// items straight into their places in the plan (no per-thread vectors to join). Items
+/// come out in node order, which is key order.
+fn plan_nodes<S, I, F>(n: usize, init: I, plan_one: F) -> Result<Plan>
 where
-    F: Fn(std::ops::Range<usize>, &mut Vec<PlanItem>, &mut Failures) + Sync,
+    I: Fn() -> S + Sync + Send,
+    F: Fn(&mut S, usize) -> std::result::Result<PlanItem, Failure> + Sync + Send,
 {
-    let threads = planning_threads(n);
-    let chunk = n.div_ceil(threads).max(1);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let one = |state: &mut S, i: usize| {
+        plan_one(state, i).unwrap_or_else(|(key, e)| {
+            // The plan is discarded when anything failed; the slot only keeps the order.
+            let item = PlanItem::new(key.clone(), Action::Unchanged, "");
+            failures
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((key, e));
+            item
+        })
+    };
     let mut items = Vec::with_capacity(n);
-    let mut failures = Vec::new();
-    if threads <= 1 {
-        plan_range(0..n, &mut items, &mut failures);
+    if in_parallel(n) {
+        (0..n)
+            .into_par_iter()
+            .with_min_len(TASKS_PER_THREAD)
+            .map_init(&init, one)
+            .collect_into_vec(&mut items);
     } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (1..threads)
-                .map(|t| {
-                    let range = (t * chunk).min(n)..((t + 1) * chunk).min(n);
-                    s.spawn(move || {
-                        let (mut items, mut failures) =
-                            (Vec::with_capacity(range.len()), Vec::new());
-                        plan_range(range, &mut items, &mut failures);
-                        (items, failures)
-                    })
-                })
-                .collect();
-            plan_range(0..chunk.min(n), &mut items, &mut failures);
-            for h in handles {
-                match h.join() {
-                    Ok((i, f)) => {
-                        items.extend(i);
-                        failures.extend(f);
-                    }
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        });
+        let mut state = init();
+        items.extend((0..n).map(|i| one(&mut state, i)));
     }
+    let mut failures = failures
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if failures.is_empty() {
         // Graph nodes are stored sorted by key, so the items already are.
         Ok(Plan {
@@ -431,59 +439,47 @@ where
             warnings: Vec::new(),
         })
     } else {
+        failures.sort_by(|a, b| a.0.cmp(&b.0));
         Err(Error::Failed { failures })
     }
 }
 
-/// Plans nodes `block` against a [`FoundSet`], appending items and failures.
-fn found_block<C: ?Sized + Sync>(
+/// Plans node `i` against a [`FoundSet`].
+fn found_node<C: ?Sized + Sync>(
     found: &FoundSet<'_, C>,
-    block: std::ops::Range<usize>,
-    items: &mut Vec<PlanItem>,
-    failures: &mut Vec<(TaskKey, Error)>,
-) {
-    let graph = found.graph();
-    for i in block {
-        let Some(node) = graph.node(i) else {
-            continue;
-        };
-        let item = if node.lifecycle() == Lifecycle::Ignore {
-            Ok(ignored(node.key()))
-        } else {
-            let changes = found.diff_node(i);
-            if changes.is_empty() && found.is_found(i) {
-                // The common case, built in place: the object exists and matches.
-                items.push(PlanItem {
-                    key: node.key().clone(),
-                    action: Action::Unchanged,
-                    reason: Cow::Borrowed("matches"),
-                    lifecycle: node.lifecycle(),
-                    changes,
-                    id: None,
-                    deferred: false,
-                });
-                continue;
+    i: usize,
+) -> std::result::Result<PlanItem, Failure> {
+    let Some(node) = found.graph().node(i) else {
+        return Err((
+            TaskKey::new("node", i.to_string()),
+            Error::invalid("plan", "node index out of range"),
+        ));
+    };
+    if node.lifecycle() == Lifecycle::Ignore {
+        return Ok(ignored(node.key()));
+    }
+    let changes = found.diff_node(i);
+    if changes.is_empty() && found.is_found(i) {
+        // The common case, built in place: the object exists and matches.
+        return Ok(PlanItem {
+            key: node.key().clone(),
+            action: Action::Unchanged,
+            reason: Cow::Borrowed("matches"),
+            lifecycle: node.lifecycle(),
+            changes,
+            id: None,
+            deferred: false,
+        });
+    }
+    decide(node.key(), node.lifecycle(), found.is_found(i), changes)
+        .and_then(|item| {
+            if matches!(item.action, Action::Create | Action::Update) {
+                node.task()
+                    .check_changes(found.found_at(i), &item.changes)?;
             }
-            decide(node.key(), node.lifecycle(), found.is_found(i), changes).and_then(|item| {
-                if matches!(item.action, Action::Create | Action::Update) {
-                    node.task()
-                        .check_changes(found.found_at(i), &item.changes)?;
-                }
-                Ok(item)
-            })
-        };
-        match item {
-            Ok(item) => items.push(item),
-            Err(e) => failures.push((node.key().clone(), e)),
-        }
-    }
-}
-
-/// Sets each node's `id` output from its found object.
-fn gather_ids<'a>(ids: &mut [Option<&'a str>], found: &[Option<&'a Found>]) {
-    for (id, f) in ids.iter_mut().zip(found) {
-        *id = f.and_then(|f| f.outputs.get(TaskRef::ID));
-    }
+            Ok(item)
+        })
+        .map_err(|e| (node.key().clone(), e))
 }
 
 /// For every graph node, the object found for it in `actual`.
@@ -524,23 +520,6 @@ struct StatePlanner<'a, C: ?Sized + Sync> {
 }
 
 impl<C: ?Sized + Sync> StatePlanner<'_, C> {
-    /// Plans the nodes in `range`, appending their items (in node order) and failures.
-    fn plan_range(
-        &self,
-        range: std::ops::Range<usize>,
-        items: &mut Vec<PlanItem>,
-        failures: &mut Vec<(TaskKey, Error)>,
-    ) {
-        let mut levels = (Vec::new(), Vec::new());
-        let mut start = range.start;
-        while start < range.end {
-            let block = start..(start + WARM_BLOCK).min(range.end);
-            start = block.end;
-            self.warm(block.clone(), &mut levels);
-            self.plan_block(block, items, failures);
-        }
-    }
-
     /// Reads the actual state the diff of nodes `block` will compare (found fields, the
     /// strings and containers inside them, the referenced objects' IDs) one nesting level
     /// at a time across the whole block. That state is a tree of small heap objects
@@ -576,42 +555,35 @@ impl<C: ?Sized + Sync> StatePlanner<'_, C> {
         std::hint::black_box(acc);
     }
 
-    /// Plans the nodes in `block`, appending to `items` and `failures`.
-    fn plan_block(
-        &self,
-        block: std::ops::Range<usize>,
-        items: &mut Vec<PlanItem>,
-        failures: &mut Vec<(TaskKey, Error)>,
-    ) {
-        for i in block {
-            let Some(node) = self.graph.node(i) else {
-                continue;
-            };
-            let found = self.found.get(i).copied().flatten();
-            let resolver = NodeResolver {
-                refs: self.graph.resolved_refs(i),
-                found: self.found,
-                ids: self.ids,
-                actual: self.actual,
-            };
-            let item = evaluate(
-                node.key(),
-                node.lifecycle(),
-                node.fields(),
-                found,
-                &resolver,
-            )
-            .and_then(|item| {
-                if matches!(item.action, Action::Create | Action::Update) {
-                    node.task().check_changes(found, &item.changes)?;
-                }
-                Ok(item)
-            });
-            match item {
-                Ok(item) => items.push(item),
-                Err(e) => failures.push((node.key().clone(), e)),
+    /// Plans node `i`.
+    fn plan_node(&self, i: usize) -> std::result::Result<PlanItem, Failure> {
+        let Some(node) = self.graph.node(i) else {
+            return Err((
+                TaskKey::new("node", i.to_string()),
+                Error::invalid("plan", "node index out of range"),
+            ));
+        };
+        let found = self.found.get(i).copied().flatten();
+        let resolver = NodeResolver {
+            refs: self.graph.resolved_refs(i),
+            found: self.found,
+            ids: self.ids,
+            actual: self.actual,
+        };
+        evaluate(
+            node.key(),
+            node.lifecycle(),
+            node.fields(),
+            found,
+            &resolver,
+        )
+        .and_then(|item| {
+            if matches!(item.action, Action::Create | Action::Update) {
+                node.task().check_changes(found, &item.changes)?;
             }
-        }
+            Ok(item)
+        })
+        .map_err(|e| (node.key().clone(), e))
     }
 }
 
