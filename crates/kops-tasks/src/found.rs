@@ -279,7 +279,7 @@ pub(crate) struct Expected {
     names: Names,
     roots: Vec<Span>,
     /// For each of `arena.refs`, the referenced node.
-    ref_targets: Vec<usize>,
+    ref_targets: Vec<RefTarget>,
 }
 
 impl Expected {
@@ -299,9 +299,40 @@ impl Expected {
         roots.push(arena.encode_fields(fields, &mut |s| names.intern(s))?);
         for r in arena.refs.get(first_ref..).unwrap_or_default() {
             // The graph resolved every reference before calling this.
-            ref_targets.push(target(r).unwrap_or(usize::MAX));
+            ref_targets.push(RefTarget {
+                node: target(r).unwrap_or(usize::MAX),
+                id: r.attr == TaskRef::ID,
+            });
         }
         Ok(())
+    }
+}
+
+/// What an expected reference points at.
+#[derive(Clone, Copy, Debug)]
+struct RefTarget {
+    /// The referenced node.
+    node: usize,
+    /// Whether the reference is to the node's `id` output.
+    id: bool,
+}
+
+/// Numbers for the IDs of a [`FoundSet`]'s objects and for the found strings that stand
+/// for such IDs: the same text always gets the same number, so two of them are equal
+/// exactly when their numbers are.
+#[derive(Default)]
+struct IdNumbers {
+    numbers: HashMap<Box<str>, u32>,
+}
+
+impl IdNumbers {
+    fn number(&mut self, text: &str) -> Result<u32> {
+        if let Some(&n) = self.numbers.get(text) {
+            return Ok(n);
+        }
+        let n = len32(self.numbers.len())?;
+        self.numbers.insert(text.into(), n);
+        Ok(n)
     }
 }
 
@@ -354,6 +385,13 @@ pub struct FoundSet<'g, C: ?Sized + Sync> {
     /// are kept apart, densely, where they mostly stay in cache.
     ids: Vec<Option<Span>>,
     id_text: String,
+    /// Each node's `id` output as a number: equal IDs, equal numbers (see [`IdNumbers`]).
+    id_nums: Vec<u32>,
+    /// For each of the graph's expected references to an `id` (numbered as in
+    /// [`Expected`]) that is a top-level field: the number of the string the found object
+    /// has in that field, or [`NONE`].
+    ref_nums: Vec<u32>,
+    id_numbers: IdNumbers,
     found: Vec<Option<Found>>,
     count: usize,
     /// The found values, one arena per [`SEGMENT`] consecutive nodes: objects are stored
@@ -383,6 +421,9 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             nodes: vec![ABSENT; graph.len()],
             ids: vec![None; graph.len()],
             id_text: String::new(),
+            id_nums: vec![NONE; graph.len()],
+            ref_nums: vec![NONE; graph.expected().arena.refs.len()],
+            id_numbers: IdNumbers::default(),
             found: std::iter::repeat_with(|| None).take(graph.len()).collect(),
             count: 0,
             segs: std::iter::repeat_with(Arena::default)
@@ -413,10 +454,13 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         };
         let known = &self.graph.expected().names;
         let base = len32(known.len())?;
+        let x = self.graph.expected();
         let FoundSet {
             segs,
             names,
             id_text,
+            id_numbers,
+            ref_nums,
             ..
         } = self;
         let Some(arena) = segs.get_mut(i / SEGMENT) else {
@@ -430,15 +474,42 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             Some(id) => Some(push_str(id_text, id)?),
             None => None,
         };
-        if let (Some(state), Some(slot), Some(id_slot)) = (
+        // Number the ID, and the strings found where the task expects another task's ID:
+        // a reference is then compared as two numbers, read from small dense arrays,
+        // rather than as the referenced object's ID text read from wherever it lies.
+        let id_num = match found.outputs.get(TaskRef::ID) {
+            Some(id) => id_numbers.number(id)?,
+            None => NONE,
+        };
+        if let Some(&eroot) = x.roots.get(i) {
+            for (k, ec) in x.arena.children(eroot).iter().enumerate() {
+                let Val::Ref(e) = ec.val else { continue };
+                if !x.ref_targets.get(e as usize).is_some_and(|t| t.id) {
+                    continue;
+                }
+                let num = match arena.field(fields, ec.name, k) {
+                    Some(Val::Str(a)) => match std::str::from_utf8(arena.bytes(a)) {
+                        Ok(text) => id_numbers.number(text)?,
+                        Err(_) => NONE,
+                    },
+                    _ => NONE,
+                };
+                if let Some(slot) = ref_nums.get_mut(e as usize) {
+                    *slot = num;
+                }
+            }
+        }
+        if let (Some(state), Some(slot), Some(id_slot), Some(num_slot)) = (
             self.nodes.get_mut(i),
             self.found.get_mut(i),
             self.ids.get_mut(i),
+            self.id_nums.get_mut(i),
         ) {
             *state = NodeState {
                 fields: Some(fields),
             };
             *id_slot = id;
+            *num_slot = id_num;
             if slot.replace(found).is_none() {
                 self.count += 1;
             }
@@ -526,8 +597,12 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
 
     /// The value expected reference number `i` stands for.
     fn resolve_expected(&self, x: &Expected, i: u32) -> Option<&[u8]> {
-        let r = x.arena.refs.get(i as usize)?;
-        self.output(*x.ref_targets.get(i as usize)?, &r.attr)
+        let target = x.ref_targets.get(i as usize)?;
+        if target.id {
+            // The usual case, decided without reading the reference itself.
+            return self.id(target.node);
+        }
+        self.output(target.node, &x.arena.refs.get(i as usize)?.attr)
     }
 
     /// A found value, rebuilt (for the old value of a change).
@@ -556,7 +631,17 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             (Val::Int(e), Val::Int(a)) => e == a,
             (Val::Bool(e), Val::Bool(a)) => e == a,
             (Val::Null, _) => true,
-            (Val::Ref(e), Val::Str(a)) => self.resolve_expected(x, e) == Some(fa.bytes(a)),
+            (Val::Ref(e), Val::Str(a)) => match self.ref_nums.get(e as usize) {
+                // Numbered when the object was inserted (a top-level field): the found
+                // string is the referenced object's ID exactly when their numbers agree.
+                Some(&num) if num != NONE => {
+                    x.ref_targets
+                        .get(e as usize)
+                        .and_then(|t| self.id_nums.get(t.node))
+                        == Some(&num)
+                }
+                _ => self.resolve_expected(x, e) == Some(fa.bytes(a)),
+            },
             (Val::Ref(i), Val::Ref(j)) => {
                 match (x.arena.refs.get(i as usize), fa.refs.get(j as usize)) {
                     (Some(er), Some(ar)) => {
@@ -622,8 +707,8 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
     }
 
     /// Reads what the diff of nodes `block` reads at random outside their segment (the
-    /// `id`s their references resolve to, and the keys plan items clone) in one tight
-    /// loop, so that those cache misses overlap instead of being taken one by one.
+    /// numbers of the IDs their references point at, and the keys plan items clone) in one
+    /// tight loop, so that those cache misses overlap instead of being taken one by one.
     pub(crate) fn warm(&self, block: std::ops::Range<usize>) -> u64 {
         let mut acc = 0u64;
         for i in block {
@@ -632,11 +717,8 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
                 acc = acc.wrapping_add(u64::from(node.key().first_byte()));
             }
             for &(_, t) in self.graph.resolved_refs(i) {
-                if let Some(&Some(id)) = self.ids.get(t) {
-                    let bytes = self.id_text.as_bytes();
-                    let byte = |p: usize| u64::from(bytes.get(p).copied().unwrap_or(0));
-                    let (a, b) = (id.start as usize, (id.start + id.len) as usize);
-                    acc = acc.wrapping_add(byte(a) ^ byte(b.saturating_sub(1)));
+                if let Some(&num) = self.id_nums.get(t) {
+                    acc = acc.wrapping_add(u64::from(num));
                 }
             }
         }

@@ -239,7 +239,22 @@ proptest! {
         }
         let graph = TaskGraph::build(boxed(&tasks)).unwrap();
         let set = FoundSet::from_map(&graph, &actual).unwrap();
-        prop_assert_eq!(outcome(Plan::from_found(&set)), outcome(Plan::from_state(&graph, &actual)));
+        let expected = outcome(Plan::from_state(&graph, &actual));
+        prop_assert_eq!(outcome(Plan::from_found(&set)), expected.clone());
+
+        // Objects inserted again replace the earlier ones, whatever those were (here every
+        // value and every ID is the same string) and in whatever order they come.
+        let mut replaced = FoundSet::new(&graph);
+        for (key, found) in &actual {
+            let stale: Fields = found.fields.iter().map(|(k, _)| (k.to_owned(), Value::string("stale"))).collect();
+            replaced.insert(key.clone(), Found::new(stale, Outputs::id("stale"))).unwrap();
+        }
+        let mut keys: Vec<&TaskKey> = actual.keys().collect();
+        keys.sort();
+        for key in keys.into_iter().rev() {
+            replaced.insert(key.clone(), actual[key].clone()).unwrap();
+        }
+        prop_assert_eq!(outcome(Plan::from_found(&replaced)), expected);
     }
 
     #[test]
