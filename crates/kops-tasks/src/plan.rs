@@ -288,6 +288,20 @@ impl Plan {
     }
 }
 
+impl Drop for Plan {
+    /// A large plan (thousands of items) is freed on rayon's pool, a share per thread, like
+    /// it was planned: the items and their changes are then mostly freed by the threads that
+    /// allocated them, and in parallel.
+    fn drop(&mut self) {
+        if in_parallel(self.items.len()) {
+            std::mem::take(&mut self.items)
+                .into_par_iter()
+                .with_min_len(TASKS_PER_THREAD)
+                .for_each(drop);
+        }
+    }
+}
+
 /// Decides what to do with one task given what was found.
 pub(crate) fn evaluate<R: Resolver + ?Sized>(
     key: &TaskKey,
