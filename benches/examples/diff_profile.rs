@@ -47,6 +47,7 @@ fn main() {
         "n={n} TaskGraph::build: {:.2} ms",
         t.elapsed().as_secs_f64() * 1e3
     );
+    compare_fills(n, &graph, &actual);
     let found = mode.starts_with("found").then(|| {
         let t = Instant::now();
         let set = if mode == "found-sorted" {
@@ -104,6 +105,37 @@ fn main() {
         total_cpu / iters as f64,
         total_wall / iters as f64
     );
+}
+
+/// Prints what filling each kind of actual state costs for the same objects: the
+/// `HashMap` that `Plan::from_state` takes and the `FoundSet` that `Plan::from_found`
+/// takes, each from objects already owned (as a backend has them after listing), and each
+/// dropped after.
+fn compare_fills(n: usize, graph: &TaskGraph<()>, actual: &HashMap<TaskKey, Found>) {
+    let owned = || -> Vec<(TaskKey, Found)> {
+        actual.iter().map(|(k, f)| (k.clone(), f.clone())).collect()
+    };
+    let timed = |what: &str, f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        println!("n={n} {what}: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+    };
+    let mut objects = Some(owned());
+    let mut map: HashMap<TaskKey, Found> = HashMap::new();
+    timed("HashMap: insert owned objects", &mut || {
+        map = objects.take().unwrap_or_default().into_iter().collect();
+    });
+    timed("HashMap: drop", &mut || drop(std::mem::take(&mut map)));
+    let mut objects = Some(owned());
+    let mut set = Some(FoundSet::new(graph));
+    timed("FoundSet: insert owned objects", &mut || {
+        if let Some(set) = set.as_mut() {
+            for (k, f) in objects.take().unwrap_or_default() {
+                set.insert(k, f).unwrap();
+            }
+        }
+    });
+    timed("FoundSet: drop", &mut || drop(set.take()));
 }
 
 /// User + system CPU time of the whole process (all threads, including finished ones) in

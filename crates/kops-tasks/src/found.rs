@@ -17,6 +17,7 @@
 //! same plan as `Plan::from_state` on the same objects.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use crate::diff::{FieldChange, owned_field_change};
 use crate::error::{Error, Result};
@@ -280,6 +281,9 @@ pub(crate) struct Expected {
     roots: Vec<Span>,
     /// For each of `arena.refs`, the referenced node.
     ref_targets: Vec<RefTarget>,
+    /// For each [`SEGMENT`] of nodes: how many slots and text bytes its expected fields
+    /// take (what a [`FoundSet`] reserves for the segment's found objects).
+    seg_sizes: Vec<(usize, usize)>,
 }
 
 impl Expected {
@@ -294,9 +298,18 @@ impl Expected {
             names,
             roots,
             ref_targets,
+            seg_sizes,
         } = self;
         let first_ref = arena.refs.len();
+        let before = (arena.slots.len(), arena.text.len());
         roots.push(arena.encode_fields(fields, &mut |s| names.intern(s))?);
+        if roots.len() % SEGMENT == 1 {
+            seg_sizes.push((0, 0));
+        }
+        if let Some(size) = seg_sizes.last_mut() {
+            size.0 += arena.slots.len() - before.0;
+            size.1 += arena.text.len() - before.1;
+        }
         for r in arena.refs.get(first_ref..).unwrap_or_default() {
             // The graph resolved every reference before calling this.
             ref_targets.push(RefTarget {
@@ -319,19 +332,50 @@ struct RefTarget {
 
 /// Numbers for the IDs of a [`FoundSet`]'s objects and for the found strings that stand
 /// for such IDs: the same text always gets the same number, so two of them are equal
-/// exactly when their numbers are.
-#[derive(Default)]
+/// exactly when their numbers are. The texts are kept in one buffer, looked up through a
+/// table of numbers (no allocation per text).
 struct IdNumbers {
-    numbers: HashMap<Box<str>, u32>,
+    text: String,
+    spans: Vec<Span>,
+    table: hashbrown::HashTable<u32>,
+    /// IDs are made by the cloud, not chosen by an adversary: no per-table seed.
+    hasher: KeyBuildHasher,
 }
 
 impl IdNumbers {
+    /// Room for about `n` texts.
+    fn with_capacity(n: usize) -> Self {
+        IdNumbers {
+            text: String::new(),
+            spans: Vec::with_capacity(n),
+            table: hashbrown::HashTable::with_capacity(n),
+            hasher: KeyBuildHasher::default(),
+        }
+    }
+
     fn number(&mut self, text: &str) -> Result<u32> {
-        if let Some(&n) = self.numbers.get(text) {
+        let IdNumbers {
+            text: buf,
+            spans,
+            table,
+            hasher,
+        } = self;
+        let hash = hasher.hash_one(text.as_bytes());
+        let eq = |&n: &u32| {
+            spans
+                .get(n as usize)
+                .is_some_and(|&s| span_bytes(buf, s) == text.as_bytes())
+        };
+        if let Some(&n) = table.find(hash, eq) {
             return Ok(n);
         }
-        let n = len32(self.numbers.len())?;
-        self.numbers.insert(text.into(), n);
+        let n = len32(spans.len())?;
+        spans.push(push_str(buf, text)?);
+        let rehash = |&m: &u32| {
+            let s = spans.get(m as usize).copied().unwrap_or_default();
+            hasher.hash_one(span_bytes(buf, s))
+        };
+        table.insert_unique(hash, n, rehash);
         Ok(n)
     }
 }
@@ -423,7 +467,7 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             id_text: String::new(),
             id_nums: vec![NONE; graph.len()],
             ref_nums: vec![NONE; graph.expected().arena.refs.len()],
-            id_numbers: IdNumbers::default(),
+            id_numbers: IdNumbers::with_capacity(graph.len()),
             found: std::iter::repeat_with(|| None).take(graph.len()).collect(),
             count: 0,
             segs: std::iter::repeat_with(Arena::default)
@@ -466,6 +510,15 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         let Some(arena) = segs.get_mut(i / SEGMENT) else {
             return Ok(false);
         };
+        if arena.slots.capacity() == 0 {
+            // Room for the segment's objects, sized after their expected fields (found
+            // objects hold about as many values, and IDs where references are expected),
+            // so the arena is not copied over and over while it grows.
+            let (slots, text) = x.seg_sizes.get(i / SEGMENT).copied().unwrap_or_default();
+            let refs = x.ref_targets.len().div_ceil(x.roots.len().max(1));
+            arena.slots.reserve(slots + slots / 4);
+            arena.text.reserve(text + text / 4 + refs * SEGMENT * 32);
+        }
         let fields = arena.encode_fields(&found.fields, &mut |s| match known.get(s) {
             Some(id) => Ok(id),
             None => base.checked_add(names.intern(s)?).ok_or_else(too_large),
