@@ -436,6 +436,8 @@ pub struct FoundSet<'g, C: ?Sized + Sync> {
     /// has in that field, or [`NONE`].
     ref_nums: Vec<u32>,
     id_numbers: IdNumbers,
+    /// The names (as numbers) the last inserted object used, in the order it used them.
+    recent: Vec<u32>,
     found: Vec<Option<Found>>,
     count: usize,
     /// The found values, one arena per [`SEGMENT`] consecutive nodes: objects are stored
@@ -468,6 +470,7 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             id_nums: vec![NONE; graph.len()],
             ref_nums: vec![NONE; graph.expected().arena.refs.len()],
             id_numbers: IdNumbers::with_capacity(graph.len()),
+            recent: Vec::new(),
             found: std::iter::repeat_with(|| None).take(graph.len()).collect(),
             count: 0,
             segs: std::iter::repeat_with(Arena::default)
@@ -505,6 +508,7 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             id_text,
             id_numbers,
             ref_nums,
+            recent,
             ..
         } = self;
         let Some(arena) = segs.get_mut(i / SEGMENT) else {
@@ -519,9 +523,30 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             arena.slots.reserve(slots + slots / 4);
             arena.text.reserve(text + text / 4 + refs * SEGMENT * 32);
         }
-        let fields = arena.encode_fields(&found.fields, &mut |s| match known.get(s) {
-            Some(id) => Ok(id),
-            None => base.checked_add(names.intern(s)?).ok_or_else(too_large),
+        // Objects of a kind name their fields and tag keys alike, in the same order: each
+        // name is first compared with the one the previous object had at its position.
+        let mut pos = 0;
+        let fields = arena.encode_fields(&found.fields, &mut |s| {
+            let at = pos;
+            pos += 1;
+            if let Some(&id) = recent.get(at) {
+                let text = match id.checked_sub(base) {
+                    Some(own) => names.bytes(own),
+                    None => known.bytes(id),
+                };
+                if text == s.as_bytes() {
+                    return Ok(id);
+                }
+            }
+            let id = match known.get(s) {
+                Some(id) => id,
+                None => base.checked_add(names.intern(s)?).ok_or_else(too_large)?,
+            };
+            match recent.get_mut(at) {
+                Some(slot) => *slot = id,
+                None => recent.push(id),
+            }
+            Ok(id)
         })?;
         let id = match found.outputs.get(TaskRef::ID) {
             Some(id) => Some(push_str(id_text, id)?),
