@@ -81,6 +81,11 @@ pub(crate) fn diff_fields_with<R: Resolver + ?Sized>(
         if actual.is_some() && values_equal_with(e, a, resolver) {
             continue;
         }
+        if out.is_empty() {
+            // A missing object changes every field; a found one usually only one. Sized to
+            // fit: a large plan holds thousands of these lists.
+            out.reserve_exact(if actual.is_some() { 1 } else { expected.len() });
+        }
         out.push(field_change(name, a, e));
     }
     out

@@ -824,6 +824,15 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
             // A change (the cold path): rebuild both values from the arenas, which are
             // in cache, rather than read the expected `Fields` tree.
             let known = |id| String::from_utf8_lossy(x.names.bytes(id)).into_owned();
+            if out.is_empty() {
+                // A missing object changes every field; a found one usually only one. Sized
+                // to fit: a large plan holds thousands of these lists.
+                out.reserve_exact(if aroot.is_some() {
+                    1
+                } else {
+                    x.arena.children(eroot).len()
+                });
+            }
             out.push(owned_field_change(
                 known(ec.name),
                 av.map(|av| self.to_value(fa, av)),
