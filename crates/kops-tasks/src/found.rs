@@ -380,14 +380,23 @@ impl IdNumbers {
     }
 }
 
-/// Per node: where its object's fields are.
+/// Per node: where its found object is (one record, so that storing an object writes one
+/// place per node).
 #[derive(Clone, Copy, Debug)]
 struct NodeState {
-    /// The slots of the object's fields, if the object was found.
-    fields: Option<Span>,
+    /// The slots of the object's fields.
+    fields: Span,
+    /// The object's `id` output, in `FoundSet::id_text`.
+    id: Option<Span>,
+    /// The object's position in `FoundSet::found`, or [`NONE`] when none was found.
+    found: u32,
 }
 
-const ABSENT: NodeState = NodeState { fields: None };
+const ABSENT: NodeState = NodeState {
+    fields: Span { start: 0, len: 0 },
+    id: None,
+    found: NONE,
+};
 
 /// Bytes per cache line, the stride [`FoundSet::warm_segment`] reads at.
 const LINE: usize = 64;
@@ -425,9 +434,7 @@ pub(crate) const SEGMENT: usize = 1024;
 pub struct FoundSet<'g, C: ?Sized + Sync> {
     graph: &'g TaskGraph<C>,
     nodes: Vec<NodeState>,
-    /// Each node's `id` output, in `id_text`: references read these at random, so they
-    /// are kept apart, densely, where they mostly stay in cache.
-    ids: Vec<Option<Span>>,
+    /// The text of the found objects' `id` outputs.
     id_text: String,
     /// Each node's `id` output as a number: equal IDs, equal numbers (see [`IdNumbers`]).
     id_nums: Vec<u32>,
@@ -438,7 +445,8 @@ pub struct FoundSet<'g, C: ?Sized + Sync> {
     id_numbers: IdNumbers,
     /// The names (as numbers) the last inserted object used, in the order it used them.
     recent: Vec<u32>,
-    found: Vec<Option<Found>>,
+    /// The found objects, in the order they were first inserted.
+    found: Vec<Found>,
     count: usize,
     /// The found values, one arena per [`SEGMENT`] consecutive nodes: objects are stored
     /// in the order they are listed, and a segment keeps each node's object near its
@@ -465,13 +473,12 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         FoundSet {
             graph,
             nodes: vec![ABSENT; graph.len()],
-            ids: vec![None; graph.len()],
             id_text: String::new(),
             id_nums: vec![NONE; graph.len()],
             ref_nums: vec![NONE; graph.expected().arena.refs.len()],
             id_numbers: IdNumbers::with_capacity(graph.len()),
             recent: Vec::new(),
-            found: std::iter::repeat_with(|| None).take(graph.len()).collect(),
+            found: Vec::new(),
             count: 0,
             segs: std::iter::repeat_with(Arena::default)
                 .take(graph.len().div_ceil(SEGMENT))
@@ -577,20 +584,26 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
                 }
             }
         }
-        if let (Some(state), Some(slot), Some(id_slot), Some(num_slot)) = (
-            self.nodes.get_mut(i),
-            self.found.get_mut(i),
-            self.ids.get_mut(i),
-            self.id_nums.get_mut(i),
-        ) {
-            *state = NodeState {
-                fields: Some(fields),
+        if let (Some(state), Some(num_slot)) = (self.nodes.get_mut(i), self.id_nums.get_mut(i)) {
+            let at = match self.found.get_mut(state.found as usize) {
+                // Found again: the new object replaces the old one in place.
+                Some(old) => {
+                    *old = found;
+                    state.found
+                }
+                None => {
+                    let at = len32(self.found.len())?;
+                    self.found.push(found);
+                    self.count += 1;
+                    at
+                }
             };
-            *id_slot = id;
+            *state = NodeState {
+                fields,
+                id,
+                found: at,
+            };
             *num_slot = id_num;
-            if slot.replace(found).is_none() {
-                self.count += 1;
-            }
         }
         Ok(true)
     }
@@ -617,7 +630,8 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
 
     /// The object found for node `i`.
     pub(crate) fn found_at(&self, i: usize) -> Option<&Found> {
-        self.found.get(i).and_then(Option::as_ref)
+        let at = self.nodes.get(i)?.found;
+        self.found.get(at as usize)
     }
 
     /// The text of name number `id`.
@@ -632,7 +646,7 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
 
     /// The `id` output of node `i`'s object.
     fn id(&self, i: usize) -> Option<&[u8]> {
-        Some(span_bytes(&self.id_text, (*self.ids.get(i)?)?))
+        Some(span_bytes(&self.id_text, self.nodes.get(i)?.id?))
     }
 
     /// The arena holding node `i`'s object.
@@ -647,7 +661,7 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
 
     /// Whether node `i`'s object was found.
     pub(crate) fn is_found(&self, i: usize) -> bool {
-        self.nodes.get(i).is_some_and(|s| s.fields.is_some())
+        self.nodes.get(i).is_some_and(|s| s.found != NONE)
     }
 
     /// The value output `attr` of node `t` stands for.
@@ -810,7 +824,11 @@ impl<'g, C: ?Sized + Sync> FoundSet<'g, C> {
         let Some(&eroot) = x.roots.get(i) else {
             return Vec::new();
         };
-        let aroot = self.nodes.get(i).and_then(|s| s.fields);
+        let aroot = self
+            .nodes
+            .get(i)
+            .filter(|s| s.found != NONE)
+            .map(|s| s.fields);
         let fa = self.seg(i);
         let mut out = Vec::new();
         for (k, ec) in x.arena.children(eroot).iter().enumerate() {
