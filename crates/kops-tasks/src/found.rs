@@ -10,8 +10,11 @@
 //! copies the values the diff compares into contiguous arrays (value slots and string
 //! bytes), with field names and map keys interned. The graph keeps its expected fields in
 //! the same form ([`Expected`], built with the graph, references already resolved to node
-//! indices), so the comparison walks two compact arrays and compares names by number. The
-//! original [`Found`] values are kept too, for [`crate::Task::check_changes`].
+//! indices), so the comparison walks two compact arrays and compares names by number. IDs
+//! are numbered as they are inserted (the same text, the same number), and so is the
+//! string a found object has where its task expects another task's ID: such a reference
+//! is compared as two numbers. The original [`Found`] values are kept too, for
+//! [`crate::Task::check_changes`].
 //!
 //! The comparison rules are exactly those of [`crate::diff`]; `Plan::from_found` gives the
 //! same plan as `Plan::from_state` on the same objects.
