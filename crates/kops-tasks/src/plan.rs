@@ -118,6 +118,9 @@ pub struct Summary {
 }
 
 /// The plan for a whole graph: one item per task (sorted by key) plus deletions.
+///
+/// A plan of many thousands of items is freed in parallel when dropped (see its `Drop`), so
+/// its fields cannot be moved out by destructuring; take them with [`std::mem::take`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// Every item, sorted by key (deletions last).
