@@ -25,7 +25,9 @@
 //!   drift) plus deletions of owned orphans ([`Plan::add_orphans`]), each with a reason.
 //!   [`Plan::from_state`] plans against a map of found objects; for large graphs a
 //!   [`FoundSet`] (found objects stored by node in a compact arena, filled while listing)
-//!   gives the same plan through [`Plan::from_found`] with far fewer memory accesses.
+//!   gives the same plan through [`Plan::from_found`] with far fewer memory accesses, at
+//!   the price of a costlier fill (worth it when the same objects are planned repeatedly).
+//!   Both plan large graphs on rayon's thread pool.
 //!   `Display` prints kOps' dry-run report; [`Plan::to_json`] serialises it;
 //!   [`Plan::exit_code`] follows the convention 0 = no changes, 2 = changes pending
 //!   (1 = error, [`plan::EXIT_ERROR`]).
