@@ -4,13 +4,16 @@
 //! and Terraform rendering of 10k resources.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use kops_benches::{boxed, synthetic};
 use kops_tasks::terraform::{TerraformWriter, render_graph};
-use kops_tasks::{Executor, ExecutorOptions, FoundSet, ManualClock, Plan, TaskGraph};
+use kops_tasks::{
+    Executor, ExecutorOptions, Found, FoundSet, ManualClock, Plan, TaskGraph, TaskKey,
+};
 
 /// Graph sizes. Under `cargo test` (no `--bench` flag) only the smallest size runs, once,
 /// so `cargo test --workspace --all-targets` stays fast.
@@ -51,6 +54,17 @@ fn graph_and_diff(c: &mut Criterion) {
         // listing objects; not part of `diff_found`).
         group.bench_with_input(BenchmarkId::new("found_set", n), &n, |b, _| {
             b.iter(|| black_box(FoundSet::from_map(&graph, &actual).unwrap()))
+        });
+        // The same copy into the map `diff` takes, for comparison with `found_set`.
+        group.bench_with_input(BenchmarkId::new("fill_map", n), &n, |b, _| {
+            b.iter(|| {
+                black_box(
+                    actual
+                        .iter()
+                        .map(|(k, f)| (k.clone(), f.clone()))
+                        .collect::<HashMap<TaskKey, Found>>(),
+                )
+            })
         });
         let found = FoundSet::from_map(&graph, &actual).unwrap();
         group.bench_with_input(BenchmarkId::new("diff_found", n), &n, |b, _| {
