@@ -92,7 +92,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         // Nodes are stored sorted by key: plans and renderers walk them in that order, and
         // the cached fields are then laid out in memory in the same order.
         let mut tasks = tasks;
-        tasks.sort_by(|a, b| a.key().cmp(b.key()));
+        tasks.sort_by_cached_key(|t| t.key().clone());
         let mut nodes = Vec::with_capacity(tasks.len());
         let mut index = HashMap::with_capacity_and_hasher(tasks.len(), KeyBuildHasher::default());
         // The nodes' keys are copied into allocations of their own, made one after another
