@@ -17,8 +17,8 @@ use std::time::Duration;
 use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
+use kops_cloud_aws::AwsBackend;
 use kops_cloud_aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
-use kops_cloud_aws::{AwsBackend, StaticCredentials};
 use kops_model::aws::cloud::{
     AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
     ResourceType, UpdateRequest, ZoneQuery,
@@ -28,34 +28,11 @@ use kops_tasks::{
     Context, Error, Executor, ExecutorOptions, Plan, Results, TaskGraph, TokioClock, async_trait,
 };
 
+mod common;
+use common::{backend, endpoint, make_bucket, run};
+
 /// An image moto knows (its built-in Ubuntu AMI).
 const MOTO_AMI: &str = "ami-1e749f67";
-
-/// Runs a test body on worker threads with large stacks (the SDK's futures are deep in
-/// debug builds).
-fn run(f: impl std::future::Future<Output = ()> + Send + 'static) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_stack_size(32 << 20)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async { tokio::spawn(f).await.unwrap() });
-}
-
-fn endpoint() -> Option<String> {
-    match std::env::var("KOPS_TEST_S3_ENDPOINT") {
-        Ok(e) if !e.is_empty() => Some(e),
-        _ => {
-            assert!(
-                std::env::var("KOPS_TEST_REQUIRE_EMULATORS").as_deref() != Ok("1"),
-                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_S3_ENDPOINT is not set"
-            );
-            eprintln!("skipping: KOPS_TEST_S3_ENDPOINT is not set (run scripts/test)");
-            None
-        }
-    }
-}
 
 fn case_dir(name: &str) -> Option<PathBuf> {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -70,32 +47,6 @@ fn case_dir(name: &str) -> Option<PathBuf> {
         );
         None
     }
-}
-
-fn backend(endpoint: &str, region: &str) -> AwsBackend {
-    AwsBackend::builder()
-        .region(region)
-        .endpoint(endpoint)
-        .credentials(StaticCredentials::new("testing", "testing"))
-        .build()
-        .unwrap()
-}
-
-async fn make_bucket(endpoint: &str, bucket: &str) {
-    let sdk = aws_config::SdkConfig::builder()
-        .behavior_version(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(endpoint)
-        .credentials_provider(aws_sdk_s3::config::SharedCredentialsProvider::new(
-            aws_sdk_s3::config::Credentials::new("testing", "testing", None, None, "test"),
-        ))
-        .build();
-    let s3 = aws_sdk_s3::Client::from_conf(
-        aws_sdk_s3::config::Builder::from(&sdk)
-            .force_path_style(true)
-            .build(),
-    );
-    let _ = s3.create_bucket().bucket(bucket).send().await;
 }
 
 /// The case's spec with its fake region replaced and its config base in `bucket`.
@@ -161,15 +112,7 @@ async fn example_zone(cloud: &dyn AwsCloud) -> HostedZone {
         return z;
     }
     let ep = std::env::var("KOPS_TEST_S3_ENDPOINT").unwrap();
-    let sdk = aws_config::SdkConfig::builder()
-        .behavior_version(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(ep)
-        .credentials_provider(aws_sdk_s3::config::SharedCredentialsProvider::new(
-            aws_sdk_s3::config::Credentials::new("testing", "testing", None, None, "test"),
-        ))
-        .build();
-    let r53 = aws_sdk_route53::Client::new(&sdk);
+    let r53 = aws_sdk_route53::Client::new(&common::sdk_config(&ep));
     let z = r53
         .create_hosted_zone()
         .name("example.com.")

@@ -7,23 +7,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use kops_cloud_aws::{AwsBackend, StaticCredentials};
+use kops_cloud_aws::AwsBackend;
 use kops_mock::conformance;
 use kops_model::aws::cloud::AwsCloud;
 
-fn endpoint() -> Option<String> {
-    match std::env::var("KOPS_TEST_S3_ENDPOINT") {
-        Ok(e) if !e.is_empty() => Some(e),
-        _ => {
-            assert!(
-                std::env::var("KOPS_TEST_REQUIRE_EMULATORS").as_deref() != Ok("1"),
-                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_S3_ENDPOINT is not set"
-            );
-            eprintln!("skipping: KOPS_TEST_S3_ENDPOINT is not set (run scripts/test)");
-            None
-        }
-    }
-}
+mod common;
+use common::{backend, endpoint, make_bucket};
 
 /// A name prefix no earlier run on the same (never reset) server used.
 fn prefix(family: &str) -> String {
@@ -43,27 +32,12 @@ type Check = for<'a> fn(
 /// debug builds).
 fn run(family: &'static str, region: &'static str, check: Check) {
     let Some(ep) = endpoint() else { return };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_stack_size(32 << 20)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        tokio::spawn(async move {
-            let be = AwsBackend::builder()
-                .region(region)
-                .endpoint(&ep)
-                .credentials(StaticCredentials::new("testing", "testing"))
-                .build()
-                .unwrap();
-            let p = prefix(family);
-            if let Err(e) = check(&be, &p).await {
-                panic!("conformance {family} on moto: {e}");
-            }
-        })
-        .await
-        .unwrap();
+    common::run(async move {
+        let be = backend(&ep, region);
+        let p = prefix(family);
+        if let Err(e) = check(&be, &p).await {
+            panic!("conformance {family} on moto: {e}");
+        }
     });
 }
 
@@ -140,7 +114,8 @@ fn conformance_objects() {
     run("obj", "us-east-2", |be, p| {
         Box::pin(async move {
             let bucket = "kops-cloud-aws-conformance";
-            make_bucket(be, bucket).await;
+            // The run has an endpoint: `run` returned early otherwise.
+            make_bucket(&endpoint().unwrap(), bucket).await;
             conformance::objects(be as &dyn AwsCloud, bucket, &format!("obj-{p}")).await
         })
     });
@@ -158,22 +133,4 @@ fn conformance_cluster_isolation() {
             .await
         })
     });
-}
-
-async fn make_bucket(_be: &AwsBackend, bucket: &str) {
-    let ep = std::env::var("KOPS_TEST_S3_ENDPOINT").unwrap();
-    let sdk = aws_config::SdkConfig::builder()
-        .behavior_version(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(ep)
-        .credentials_provider(aws_sdk_s3::config::SharedCredentialsProvider::new(
-            aws_sdk_s3::config::Credentials::new("testing", "testing", None, None, "test"),
-        ))
-        .build();
-    let s3 = aws_sdk_s3::Client::from_conf(
-        aws_sdk_s3::config::Builder::from(&sdk)
-            .force_path_style(true)
-            .build(),
-    );
-    let _ = s3.create_bucket().bucket(bucket).send().await;
 }

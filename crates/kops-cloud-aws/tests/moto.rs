@@ -8,36 +8,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use kops_cloud_aws::AwsBackend;
 use kops_cloud_aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
-use kops_cloud_aws::{AwsBackend, StaticCredentials};
 use kops_model::aws::cloud::{
     AwsCloud, AwsCloudExt, CreateRequest, ListQuery, Resource, ResourceType as R, TagFilter,
     UpdateRequest,
 };
 use serde_json::{Value as Json, json};
 
-fn endpoint() -> Option<String> {
-    match std::env::var("KOPS_TEST_S3_ENDPOINT") {
-        Ok(e) if !e.is_empty() => Some(e),
-        _ => {
-            assert!(
-                std::env::var("KOPS_TEST_REQUIRE_EMULATORS").as_deref() != Ok("1"),
-                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_S3_ENDPOINT is not set"
-            );
-            eprintln!("skipping: KOPS_TEST_S3_ENDPOINT is not set (run scripts/test)");
-            None
-        }
-    }
-}
-
-fn backend(endpoint: &str, region: &str) -> AwsBackend {
-    AwsBackend::builder()
-        .region(region)
-        .endpoint(endpoint)
-        .credentials(StaticCredentials::new("testing", "testing"))
-        .build()
-        .unwrap()
-}
+mod common;
+use common::{backend, endpoint};
 
 fn tags(cluster: &str, name: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
@@ -571,19 +551,7 @@ async fn files_queues_and_rules_round_trip() {
     let cloud = backend(&ep, "us-east-1");
     fresh(&cloud, cluster).await;
     // The state-store bucket exists before a cluster is created.
-    let sdk = aws_config::SdkConfig::builder()
-        .behavior_version(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(ep.clone())
-        .credentials_provider(aws_sdk_s3::config::SharedCredentialsProvider::new(
-            aws_sdk_s3::config::Credentials::new("testing", "testing", None, None, "test"),
-        ))
-        .build();
-    let s3 = aws_sdk_s3::Client::from_conf(
-        aws_sdk_s3::config::Builder::from(&sdk)
-            .force_path_style(true)
-            .build(),
-    );
+    let s3 = common::s3_client(&ep);
     let bucket = "kops-cloud-aws-files-test";
     let _ = s3.create_bucket().bucket(bucket).send().await;
 
