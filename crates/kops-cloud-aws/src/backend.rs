@@ -217,6 +217,23 @@ impl AwsBackend {
         self.lock_cache().clear();
     }
 
+    /// Answers `query` from the cached list in `cell`, fetching `scope` into it first when
+    /// it is empty; sorted by ID.
+    async fn answer(
+        &self,
+        cell: &Cell,
+        rt: ResourceType,
+        scope: &Scope,
+        query: &ListQuery,
+    ) -> Result<Vec<Resource>> {
+        let all = cell
+            .get_or_try_init(|| async { self.fetch(rt, scope).await.map(Arc::new) })
+            .await?;
+        let mut out: Vec<Resource> = all.iter().filter(|r| query.matches(r)).cloned().collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(out)
+    }
+
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<(ResourceType, Scope), Cell>> {
         match self.inner.cache.lock() {
             Ok(g) => g,
@@ -424,12 +441,7 @@ impl AwsCloud for AwsBackend {
                 _ => cache.entry((rt, scope.clone())).or_default().clone(),
             }
         };
-        let all = cell
-            .get_or_try_init(|| async { self.fetch(rt, &scope).await.map(Arc::new) })
-            .await?;
-        let mut out: Vec<Resource> = all.iter().filter(|r| query.matches(r)).cloned().collect();
-        out.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(out)
+        self.answer(&cell, rt, &scope, query).await
     }
 
     async fn list_digests(&self, query: &ListQuery) -> Result<Vec<Resource>> {
@@ -445,12 +457,7 @@ impl AwsCloud for AwsBackend {
             .entry((rt, scope.clone()))
             .or_default()
             .clone();
-        let all = cell
-            .get_or_try_init(|| async { self.fetch(rt, &scope).await.map(Arc::new) })
-            .await?;
-        let mut out: Vec<Resource> = all.iter().filter(|r| query.matches(r)).cloned().collect();
-        out.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(out)
+        self.answer(&cell, rt, &scope, query).await
     }
 
     async fn create(&self, request: &CreateRequest) -> Result<Resource> {

@@ -114,6 +114,28 @@ fn etag_md5(etag: &str) -> Option<String> {
 async fn list_object_digests(be: &AwsBackend, bucket: &str) -> Result<Vec<Resource>> {
     let mut out = Vec::new();
     let mut read = Vec::new();
+    for (k, etag) in list_keys(be, bucket).await? {
+        match etag.as_deref().and_then(etag_md5) {
+            Some(md5) => out.push(
+                Resource::new(R::S3Object, format!("{bucket}/{k}"))
+                    .with_parent(bucket)
+                    .with_attr("bucket", bucket)
+                    .with_attr("key", k.as_str())
+                    .with_attr("content_md5", md5)
+                    .with_attr("server_side_encryption", "AES256"),
+            ),
+            None => read.push(k),
+        }
+    }
+    for k in read {
+        out.extend(get_object(be, bucket, &k).await?);
+    }
+    Ok(out)
+}
+
+/// Every object in `bucket` (all `ListObjectsV2` pages): its key and ETag.
+async fn list_keys(be: &AwsBackend, bucket: &str) -> Result<Vec<(String, Option<String>)>> {
+    let mut out = Vec::new();
     let mut st = be
         .inner
         .s3
@@ -125,23 +147,11 @@ async fn list_object_digests(be: &AwsBackend, bucket: &str) -> Result<Vec<Resour
         .page(Service::S3, "ListObjectsV2", bucket, st.next())
         .await?
     {
-        for o in p.contents() {
-            let Some(k) = o.key() else { continue };
-            match o.e_tag().and_then(etag_md5) {
-                Some(md5) => out.push(
-                    Resource::new(R::S3Object, format!("{bucket}/{k}"))
-                        .with_parent(bucket)
-                        .with_attr("bucket", bucket)
-                        .with_attr("key", k)
-                        .with_attr("content_md5", md5)
-                        .with_attr("server_side_encryption", "AES256"),
-                ),
-                None => read.push(k.to_owned()),
-            }
-        }
-    }
-    for k in read {
-        out.extend(get_object(be, bucket, &k).await?);
+        out.extend(
+            p.contents()
+                .iter()
+                .filter_map(|o| Some((o.key()?.to_owned(), o.e_tag().map(str::to_owned)))),
+        );
     }
     Ok(out)
 }
@@ -158,23 +168,8 @@ async fn list_objects(be: &AwsBackend, scope: &Scope) -> Result<Vec<Resource>> {
             }
         }
         Scope::Parent(bucket) => {
-            let mut st = be
-                .inner
-                .s3
-                .list_objects_v2()
-                .bucket(bucket)
-                .into_paginator()
-                .send();
-            while let Some(p) = be
-                .page(Service::S3, "ListObjectsV2", bucket, st.next())
-                .await?
-            {
-                for o in p.contents() {
-                    if let Some(k) = o.key() {
-                        keys.push((bucket.clone(), k.to_owned()));
-                    }
-                }
-            }
+            let listed = list_keys(be, bucket).await?;
+            keys.extend(listed.into_iter().map(|(k, _)| (bucket.clone(), k)));
         }
         _ => {
             return Err(Error::invalid(
