@@ -124,7 +124,8 @@ async fn example_zone(cloud: &dyn AwsCloud) -> HostedZone {
     HostedZone::new(z.id(), z.name(), false)
 }
 
-/// Deletes what an earlier, interrupted run left (the server is shared, never reset).
+/// Deletes every object of `cluster` and checks that nothing was left. Also used first,
+/// for what an earlier, interrupted run left (the server is shared, never reset).
 async fn cleanup(cloud: &dyn AwsCloud, cluster: &str) {
     let opts = DeleteOptions::default()
         .with_retry_delay(Duration::from_millis(200))
@@ -319,16 +320,7 @@ fn minimal_aws_apply_plan_change_delete() {
             !dry.iter()
                 .any(|r| r.id == shared_vpc.id || r.id == shared_subnet.id)
         );
-        let report = delete_cluster(
-            cloud,
-            &name,
-            &DeleteOptions::default()
-                .with_retry_delay(Duration::from_millis(200))
-                .with_max_rounds(10),
-        )
-        .await
-        .unwrap();
-        assert!(report.is_complete(), "{report}");
+        cleanup(cloud, &name).await;
         assert!(
             find_cluster_resources(cloud, &name)
                 .await
@@ -457,16 +449,7 @@ fn apply_converges_with_30_percent_throttling() {
             "throttling wrapper injected {} errors",
             flaky.injected.load(Ordering::Relaxed)
         );
-        let report = delete_cluster(
-            &be,
-            "throttled.example.com",
-            &DeleteOptions::default()
-                .with_retry_delay(Duration::from_millis(200))
-                .with_max_rounds(10),
-        )
-        .await
-        .unwrap();
-        assert!(report.is_complete(), "{report}");
+        cleanup(&be, "throttled.example.com").await;
     });
 }
 
@@ -519,16 +502,7 @@ fn noop_plan_calls_do_not_grow_with_instance_groups() {
                 be.api_calls()
             );
             counts.push((n, g.len(), total, be.api_calls()));
-            let report = delete_cluster(
-                &be,
-                cluster,
-                &DeleteOptions::default()
-                    .with_retry_delay(Duration::from_millis(200))
-                    .with_max_rounds(10),
-            )
-            .await
-            .unwrap();
-            assert!(report.is_complete(), "{report}");
+            cleanup(&be, cluster).await;
         }
         // The state store's files are compared by the MD5 digests one ListObjectsV2 page
         // gives, never read one by one.
@@ -802,16 +776,7 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
             );
         }
     }
-    let report = delete_cluster(
-        cloud,
-        &name,
-        &DeleteOptions::default()
-            .with_retry_delay(Duration::from_millis(200))
-            .with_max_rounds(10),
-    )
-    .await
-    .unwrap();
-    assert!(report.is_complete(), "{report}");
+    cleanup(cloud, &name).await;
     be.clear_cache();
     assert_gone(cloud, &created).await;
     for (rt, id) in [
