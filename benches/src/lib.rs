@@ -270,8 +270,10 @@ mod tests {
         assert_eq!(s.update + s.unchanged, 2000);
         assert_eq!(cloud.list_calls(), 3, "one listing per kind");
         // Every change is the one changed field: references matched the parents' IDs.
-        assert!(plan.changes().all(|i| i.changes.len() == 1
-            && i.changes.iter().all(|c| c.field == "Size")));
+        assert!(
+            plan.changes()
+                .all(|i| i.changes.len() == 1 && i.changes.iter().all(|c| c.field == "Size"))
+        );
     }
 
     #[test]

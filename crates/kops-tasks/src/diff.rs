@@ -93,12 +93,8 @@ pub(crate) fn diff_fields_with<R: Resolver + ?Sized>(
 
 /// The change record of one differing field (cold: most fields match).
 #[cold]
-pub(crate) fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldChange {
-    owned_field_change(name.to_owned(), a.cloned(), e.clone())
-}
-
-/// [`field_change`] for values the caller already owns (no copies).
-pub(crate) fn owned_field_change(field: String, old: Option<Value>, new: Value) -> FieldChange {
+fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldChange {
+    let (field, old, new) = (name.to_owned(), a.cloned(), e.clone());
     let diff = match (&old, &new) {
         (Some(Value::Text(old) | Value::String(old)), Value::Text(new)) => {
             Some(text_diff(old, new))

@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -278,7 +279,11 @@ impl Executor {
         let mut in_flight = FuturesUnordered::new();
         let mut done = 0usize;
         let mut report = Report::default();
-        let mut items = Vec::with_capacity(total);
+        // Each finished task's item in its node's place: nodes are sorted by key, so the
+        // items come out in the plan's order.
+        let mut items: Vec<Option<PlanItem>> = Vec::with_capacity(total);
+        items.resize_with(total, || None);
+        results.reserve(total);
         let concurrency = self.opts.concurrency.max(1);
 
         let release = |i: usize, pending: &mut Vec<usize>, ready: &mut VecDeque<usize>| {
@@ -301,7 +306,7 @@ impl Executor {
                 let Some(node) = graph.node(i) else { continue };
                 if let Some(root) = blocked {
                     done += 1;
-                    self.emit(&Event::Skipped {
+                    self.emit(|| Event::Skipped {
                         key: node.key().clone(),
                         blocked_by: root.clone(),
                         done,
@@ -313,9 +318,10 @@ impl Executor {
                     continue;
                 }
                 state[i] = State::Running;
-                self.emit(&Event::Started {
+                let running = in_flight.len() + 1;
+                self.emit(|| Event::Started {
                     key: node.key().clone(),
-                    running: in_flight.len() + 1,
+                    running,
                     done,
                     total,
                 });
@@ -333,7 +339,9 @@ impl Executor {
             match outcome {
                 Ok(item) => {
                     state[i] = State::Ok;
-                    items.push(item);
+                    if let Some(slot) = items.get_mut(i) {
+                        *slot = Some(item);
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(task = %node.key(), error = %e, "task failed");
@@ -341,16 +349,20 @@ impl Executor {
                     report.failed.push((node.key().clone(), e));
                 }
             }
-            self.emit(&Event::Finished {
+            let running = in_flight.len();
+            self.emit(|| Event::Finished {
                 key: node.key().clone(),
                 ok,
-                running: in_flight.len(),
+                running,
                 done,
                 total,
             });
             release(i, &mut pending, &mut ready);
         }
-        report.plan = Plan::new(items, Vec::new());
+        report.plan = Plan {
+            items: items.into_iter().flatten().collect(),
+            warnings: Vec::new(),
+        };
         report.failed.sort_by(|a, b| a.0.cmp(&b.0));
         report
     }
@@ -404,9 +416,10 @@ impl Executor {
         failures
     }
 
-    fn emit(&self, event: &Event) {
+    /// Reports the event `event` makes, if anyone listens.
+    fn emit(&self, event: impl FnOnce() -> Event) {
         if let Some(p) = &self.opts.progress {
-            p(event);
+            p(&event());
         }
     }
 
@@ -441,11 +454,18 @@ impl Executor {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            let remaining = deadline.saturating_sub(clock.now());
-            let fut = Box::pin(attempt_fn(attempt));
-            let outcome = match select(fut, clock.sleep(remaining)).await {
-                Either::Left((r, _)) => r,
-                Either::Right(_) => return Err(exceeded(last_error)),
+            let mut fut = std::pin::pin!(attempt_fn(attempt));
+            // Most attempts finish when first polled (answered from a listing already
+            // fetched): only one that has to wait races a timer.
+            let outcome = match futures::poll!(fut.as_mut()) {
+                Poll::Ready(r) => r,
+                Poll::Pending => {
+                    let remaining = deadline.saturating_sub(clock.now());
+                    match select(fut, clock.sleep(remaining)).await {
+                        Either::Left((r, _)) => r,
+                        Either::Right(_) => return Err(exceeded(last_error)),
+                    }
+                }
             };
             match outcome {
                 Ok(v) => return Ok(v),
@@ -458,7 +478,7 @@ impl Executor {
                         return Err(exceeded(Some(e.to_string())));
                     }
                     tracing::debug!(task = %key, attempt, ?delay, error = %e, "retrying");
-                    self.emit(&Event::Retrying {
+                    self.emit(|| Event::Retrying {
                         key: key.clone(),
                         attempt,
                         delay,
@@ -537,16 +557,12 @@ impl Executor {
                 map,
             )
         })?;
-        let mut outputs = found
-            .as_ref()
-            .map(|f| f.outputs.clone())
-            .unwrap_or_default();
         let changing = matches!(item.action, Action::Create | Action::Update);
         if changing {
             // Validated in plan mode too, so a dry run reports e.g. an immutable field.
             task.check_changes(found.as_ref(), &item.changes)?;
         }
-        if mode == Mode::Apply && changing {
+        let applied = if mode == Mode::Apply && changing {
             let change = Change {
                 kind: if found.is_some() {
                     ChangeKind::Update
@@ -557,7 +573,13 @@ impl Executor {
                 actual: found.as_ref(),
                 changes: &item.changes,
             };
-            outputs.merge(task.apply(cx, &change).await?);
+            Some(task.apply(cx, &change).await?)
+        } else {
+            None
+        };
+        let mut outputs = found.map(|f| f.outputs).unwrap_or_default();
+        if let Some(applied) = applied {
+            outputs.merge(applied);
         }
         if !outputs.is_empty() {
             cx.results.insert(node.key().clone(), outputs);

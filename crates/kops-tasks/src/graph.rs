@@ -4,12 +4,11 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use petgraph::algo::{tarjan_scc, toposort};
+use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::error::{Error, Result};
-use crate::found::Expected;
-use crate::key::{KeyBuildHasher, TaskKey};
+use crate::key::TaskKey;
 use crate::lifecycle::{Lifecycle, LifecycleOverrides};
 use crate::task::Task;
 use crate::value::Fields;
@@ -54,18 +53,51 @@ impl<C: ?Sized + Sync> fmt::Debug for Node<C> {
 /// (`usize`) refer to that order.
 pub struct TaskGraph<C: ?Sized + Sync> {
     nodes: Vec<Node<C>>,
-    index: HashMap<TaskKey, usize, KeyBuildHasher>,
-    /// Every reference in the nodes' expected fields, resolved at build time: node `i`'s
-    /// references are `refs[ref_start[i]..ref_start[i + 1]]`, each the address of the
-    /// referenced key's text ([`TaskKey::addr`]) and the referenced node's index. The diff
-    /// resolves the graph's own references through this instead of a map lookup.
-    refs: Vec<(usize, usize)>,
-    ref_start: Vec<usize>,
-    /// The expected fields again, encoded for [`crate::Plan::from_found`].
-    expected: Expected,
-    deps: Vec<Vec<usize>>,
-    dependents: Vec<Vec<usize>>,
+    index: HashMap<TaskKey, usize>,
+    /// Node `i`'s direct dependencies are `deps.of(i)`, its direct dependents
+    /// `dependents.of(i)`, both in ascending node order.
+    deps: Adjacency,
+    dependents: Adjacency,
     order: Vec<usize>,
+}
+
+/// Lists of node indices, one per node, stored one after another.
+#[derive(Debug, Default)]
+struct Adjacency {
+    /// Node `i`'s list is `items[start[i]..start[i + 1]]`.
+    start: Vec<usize>,
+    items: Vec<usize>,
+}
+
+impl Adjacency {
+    fn of(&self, i: usize) -> &[usize] {
+        match (self.start.get(i), self.start.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.items.get(a..b).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// The reverse lists: `j` is in the result's list of `i` when `i` is in this list of
+    /// `j` (each list ascending, as this one's are).
+    fn reversed(&self) -> Adjacency {
+        let n = self.start.len().saturating_sub(1);
+        let mut start = vec![0usize; n + 1];
+        for &j in &self.items {
+            start[j + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut items = vec![0usize; self.items.len()];
+        for i in 0..n {
+            for &j in self.of(i) {
+                items[next[j]] = i;
+                next[j] += 1;
+            }
+        }
+        Adjacency { start, items }
+    }
 }
 
 impl<C: ?Sized + Sync> fmt::Debug for TaskGraph<C> {
@@ -89,17 +121,12 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         tasks: Vec<Box<dyn Task<C>>>,
         overrides: &LifecycleOverrides,
     ) -> Result<Self> {
-        // Nodes are stored sorted by key: plans and renderers walk them in that order, and
-        // the cached fields are then laid out in memory in the same order.
-        let mut tasks = tasks;
-        tasks.sort_by_cached_key(|t| t.key().clone());
+        // Nodes are stored sorted by key: plans and renderers walk them in that order.
+        let tasks = sorted_by_key(tasks);
         let mut nodes = Vec::with_capacity(tasks.len());
-        let mut index = HashMap::with_capacity_and_hasher(tasks.len(), KeyBuildHasher::default());
-        // The nodes' keys are copied into allocations of their own, made one after another
-        // in node order: plan items clone and drop them (an atomic count each) while walking
-        // the nodes, so they should lie in memory in that order, next to each other.
-        let keys: Vec<TaskKey> = tasks.iter().map(|t| t.key().detached()).collect();
-        for (task, key) in tasks.into_iter().zip(keys) {
+        let mut index = HashMap::with_capacity(tasks.len());
+        for task in tasks {
+            let key = task.key().clone();
             if index.insert(key.clone(), nodes.len()).is_some() {
                 return Err(Error::DuplicateTask { key });
             }
@@ -113,69 +140,58 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             });
         }
 
-        let mut refs: Vec<(usize, usize)> = Vec::new();
-        let mut expected = Expected::default();
-        let mut ref_start: Vec<usize> = Vec::with_capacity(nodes.len() + 1);
-        let mut deps: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
-        let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-        let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(nodes.len(), nodes.len());
-        for _ in 0..nodes.len() {
-            graph.add_node(());
-        }
-        for (i, node) in nodes.iter().enumerate() {
-            let mut mine = Vec::new();
-            let lookup = |to: &TaskKey| -> Result<usize> {
-                index
-                    .get(to)
-                    .copied()
-                    .ok_or_else(|| Error::UnknownReference {
-                        from: node.key.clone(),
-                        to: to.clone(),
-                    })
+        let mut deps = Adjacency {
+            start: Vec::with_capacity(nodes.len() + 1),
+            items: Vec::with_capacity(nodes.len()),
+        };
+        let mut unknown = None;
+        for node in &nodes {
+            let lookup = |to: &TaskKey| match index.get(to) {
+                Some(&j) => Ok(j),
+                None => Err(Error::UnknownReference {
+                    from: node.key.clone(),
+                    to: to.clone(),
+                }),
             };
-            let first = refs.len();
-            ref_start.push(first);
-            for r in node.fields.refs() {
-                let j = lookup(&r.key)?;
-                refs.push((r.key.addr(), j));
-                mine.push(j);
+            let first = deps.items.len();
+            deps.start.push(first);
+            for v in node.fields.values() {
+                v.for_each_ref(&mut |r| {
+                    if unknown.is_none() {
+                        match lookup(&r.key) {
+                            Ok(j) => deps.items.push(j),
+                            Err(e) => unknown = Some(e),
+                        }
+                    }
+                });
             }
-            let own = refs.get(first..).unwrap_or_default();
-            expected.push(&node.fields, |r| {
-                let addr = r.key.addr();
-                own.iter().find(|(a, _)| *a == addr).map(|&(_, j)| j)
-            })?;
+            if let Some(e) = unknown {
+                return Err(e);
+            }
             for k in node.task.dependencies() {
-                mine.push(lookup(&k)?);
+                deps.items.push(lookup(&k)?);
             }
-            mine.sort_unstable();
-            mine.dedup();
-            for &j in &mine {
-                graph.add_edge(NodeIndex::new(j), NodeIndex::new(i), ());
-                dependents[j].push(i);
+            if let Some(mine) = deps.items.get_mut(first..) {
+                mine.sort_unstable();
             }
-            deps.push(mine);
+            // Drop the repeats, now adjacent.
+            let mut kept = first;
+            for r in first..deps.items.len() {
+                if kept == first || deps.items[r] != deps.items[kept - 1] {
+                    deps.items[kept] = deps.items[r];
+                    kept += 1;
+                }
+            }
+            deps.items.truncate(kept);
         }
-        ref_start.push(refs.len());
+        deps.start.push(deps.items.len());
+        let dependents = deps.reversed();
 
-        let order = match toposort(&graph, None) {
-            Ok(order) => order.into_iter().map(NodeIndex::index).collect(),
-            Err(_) => {
-                let mut cycles: Vec<Vec<TaskKey>> = tarjan_scc(&graph)
-                    .into_iter()
-                    .filter(|scc| {
-                        scc.len() > 1 || scc.iter().any(|n| deps[n.index()].contains(&n.index()))
-                    })
-                    .map(|scc| {
-                        let mut keys: Vec<TaskKey> =
-                            scc.iter().map(|n| nodes[n.index()].key.clone()).collect();
-                        keys.sort();
-                        keys
-                    })
-                    .collect();
-                cycles.sort();
+        let order = match topological_order(&deps, &dependents) {
+            Some(order) => order,
+            None => {
                 return Err(Error::Cycle {
-                    tasks: cycles.into_iter().next().unwrap_or_default(),
+                    tasks: first_cycle(&nodes, &deps),
                 });
             }
         };
@@ -183,9 +199,6 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         Ok(TaskGraph {
             nodes,
             index,
-            refs,
-            ref_start,
-            expected,
             deps,
             dependents,
             order,
@@ -222,33 +235,14 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         self.index.contains_key(key)
     }
 
-    /// The references in node `i`'s expected fields, resolved when the graph was built:
-    /// `(address of the referenced key's text, referenced node index)`.
-    pub(crate) fn resolved_refs(&self, i: usize) -> &[(usize, usize)] {
-        match (self.ref_start.get(i), self.ref_start.get(i + 1)) {
-            (Some(&a), Some(&b)) => self.refs.get(a..b).unwrap_or_default(),
-            _ => &[],
-        }
-    }
-
-    /// The expected fields in arena form.
-    pub(crate) fn expected(&self) -> &Expected {
-        &self.expected
-    }
-
-    /// The key -> node index map.
-    pub(crate) fn index_map(&self) -> &HashMap<TaskKey, usize, KeyBuildHasher> {
-        &self.index
-    }
-
     /// Direct dependencies of a node.
     pub fn dependencies(&self, i: usize) -> &[usize] {
-        self.deps.get(i).map_or(&[], Vec::as_slice)
+        self.deps.of(i)
     }
 
     /// Direct dependents of a node.
     pub fn dependents(&self, i: usize) -> &[usize] {
-        self.dependents.get(i).map_or(&[], Vec::as_slice)
+        self.dependents.of(i)
     }
 
     /// A topological order: every task comes after all of its dependencies.
@@ -263,7 +257,9 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         let mut level = vec![0usize; self.nodes.len()];
         let mut levels: Vec<Vec<usize>> = Vec::new();
         for &i in &self.order {
-            let l = self.deps[i]
+            let l = self
+                .deps
+                .of(i)
                 .iter()
                 .map(|&d| level[d] + 1)
                 .max()
@@ -275,5 +271,244 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             levels[l].push(i);
         }
         levels
+    }
+}
+
+/// The tasks sorted by key. Keys order by kind, then name; the sort compares each task's
+/// kind rank and the first 16 bytes of its name, held in the array being sorted, and reads
+/// the names themselves only when those are equal.
+fn sorted_by_key<C: ?Sized + Sync>(tasks: Vec<Box<dyn Task<C>>>) -> Vec<Box<dyn Task<C>>> {
+    // Number the distinct kinds (few: tasks of one kind usually come together), then rank
+    // the numbers in the kinds' order.
+    let mut kinds: Vec<&str> = Vec::new();
+    let mut kind_of: HashMap<&str, u32> = HashMap::new();
+    let mut last: Option<(&str, u32)> = None;
+    let mut sort_keys: Vec<(u32, u128, u32)> = Vec::with_capacity(tasks.len());
+    for (i, t) in tasks.iter().enumerate() {
+        let key = t.key();
+        let kind = key.kind();
+        let id = match last {
+            Some((k, id)) if k == kind => id,
+            _ => {
+                let next = u32::try_from(kinds.len()).unwrap_or(u32::MAX);
+                let id = *kind_of.entry(kind).or_insert_with(|| {
+                    kinds.push(kind);
+                    next
+                });
+                last = Some((kind, id));
+                id
+            }
+        };
+        let mut prefix = [0u8; 16];
+        let name = key.name().as_bytes();
+        let len = name.len().min(16);
+        prefix[..len].copy_from_slice(&name[..len]);
+        let i = u32::try_from(i).unwrap_or(u32::MAX);
+        sort_keys.push((id, u128::from_be_bytes(prefix), i));
+    }
+    let mut by_name: Vec<u32> = (0..kinds.len())
+        .map(|k| u32::try_from(k).unwrap_or(u32::MAX))
+        .collect();
+    by_name.sort_unstable_by_key(|&k| kinds[k as usize]);
+    let mut rank = vec![0u32; kinds.len()];
+    for (r, &k) in by_name.iter().enumerate() {
+        rank[k as usize] = u32::try_from(r).unwrap_or(u32::MAX);
+    }
+    for k in &mut sort_keys {
+        k.0 = rank[k.0 as usize];
+    }
+    // A zero-padded prefix orders like the name (a shorter name that is a prefix of a
+    // longer one pads with zeros and sorts first, or ties), so only ties need the names.
+    sort_keys.sort_unstable_by(|a, b| {
+        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+            let name = |i: u32| tasks[i as usize].key().name();
+            name(a.2).cmp(name(b.2))
+        })
+    });
+    let mut slots: Vec<Option<Box<dyn Task<C>>>> = tasks.into_iter().map(Some).collect();
+    sort_keys
+        .iter()
+        .filter_map(|&(_, _, i)| slots.get_mut(i as usize).and_then(Option::take))
+        .collect()
+}
+
+/// An order in which every node comes after its dependencies, or `None` when there is a
+/// cycle. It is the order of a depth-first search along the dependents that starts at
+/// each unvisited node in index order, reversed (nodes in the reverse order of finishing),
+/// visiting a node's dependents from the last one back.
+fn topological_order(deps: &Adjacency, dependents: &Adjacency) -> Option<Vec<usize>> {
+    let n = deps.start.len().saturating_sub(1);
+    let mut discovered = vec![false; n];
+    let mut finished = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut stack = Vec::new();
+    for root in 0..n {
+        if discovered[root] {
+            continue;
+        }
+        stack.push(root);
+        while let Some(&i) = stack.last() {
+            if !discovered[i] {
+                discovered[i] = true;
+                for &d in dependents.of(i).iter().rev() {
+                    if !discovered[d] {
+                        stack.push(d);
+                    }
+                }
+            } else {
+                stack.pop();
+                if !finished[i] {
+                    finished[i] = true;
+                    order.push(i);
+                }
+            }
+        }
+    }
+    order.reverse();
+    // In a graph without cycles this order puts every dependency first; with a cycle no
+    // order can, so checking every edge detects one.
+    let mut position = vec![0usize; n];
+    for (p, &i) in order.iter().enumerate() {
+        position[i] = p;
+    }
+    let acyclic = (0..n).all(|i| deps.of(i).iter().all(|&j| position[j] < position[i]));
+    acyclic.then_some(order)
+}
+
+/// The tasks of one dependency cycle, sorted (the first, in key order, of the graph's
+/// cycles); a task that depends on itself is a cycle of one.
+fn first_cycle<C: ?Sized + Sync>(nodes: &[Node<C>], deps: &Adjacency) -> Vec<TaskKey> {
+    let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(nodes.len(), deps.items.len());
+    for _ in nodes {
+        graph.add_node(());
+    }
+    for i in 0..nodes.len() {
+        for &j in deps.of(i) {
+            graph.add_edge(NodeIndex::new(j), NodeIndex::new(i), ());
+        }
+    }
+    let mut cycles: Vec<Vec<TaskKey>> = tarjan_scc(&graph)
+        .into_iter()
+        .filter(|scc| scc.len() > 1 || scc.iter().any(|n| deps.of(n.index()).contains(&n.index())))
+        .map(|scc| {
+            let mut keys: Vec<TaskKey> = scc.iter().map(|n| nodes[n.index()].key.clone()).collect();
+            keys.sort();
+            keys
+        })
+        .collect();
+    cycles.sort();
+    cycles.into_iter().next().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{Change, Context, Found};
+    use crate::value::{Outputs, Value};
+
+    #[derive(Debug)]
+    struct T(TaskKey, Fields);
+
+    #[async_trait::async_trait]
+    impl Task<()> for T {
+        fn key(&self) -> &TaskKey {
+            &self.0
+        }
+        fn fields(&self) -> Fields {
+            self.1.clone()
+        }
+        async fn find(&self, _cx: &Context<'_, ()>) -> Result<Option<Found>> {
+            Ok(None)
+        }
+        async fn apply(&self, _cx: &Context<'_, ()>, _change: &Change<'_>) -> Result<Outputs> {
+            Ok(Outputs::new())
+        }
+    }
+
+    /// A deterministic pseudo-random sequence.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self, below: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) as usize) % below.max(1)
+        }
+    }
+
+    #[test]
+    fn nodes_are_sorted_by_kind_then_name() {
+        // Names sharing long prefixes, shorter than, as long as and longer than the 16 bytes
+        // compared in place, prefixes of each other, and kinds that are prefixes of others.
+        let mut rng = Lcg(7);
+        let stems = ["", "a", "nodes-us-east-1a", "nodes-us-east-1a.", "é", "z"];
+        let kinds = ["VPC", "VPCx", "Subnet", "S", "IAMRole"];
+        let mut keys = Vec::new();
+        for i in 0..600 {
+            let stem = stems[rng.next(stems.len())];
+            let tail = match rng.next(4) {
+                0 => String::new(),
+                1 => format!("{}", rng.next(50)),
+                2 => format!("\0{}", rng.next(5)),
+                _ => format!("-{i}.example.com"),
+            };
+            let name = format!("{stem}{tail}");
+            let key = TaskKey::new(
+                kinds[rng.next(kinds.len())],
+                if name.is_empty() { "x" } else { &name },
+            );
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let tasks: Vec<Box<dyn Task<()>>> = keys
+            .iter()
+            .map(|k| Box::new(T(k.clone(), Fields::new())) as Box<dyn Task<()>>)
+            .collect();
+        let graph = TaskGraph::build(tasks).unwrap();
+        keys.sort();
+        let got: Vec<&TaskKey> = graph.nodes().iter().map(Node::key).collect();
+        assert_eq!(got, keys.iter().collect::<Vec<_>>());
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(graph.index_of(k), Some(i));
+        }
+    }
+
+    #[test]
+    fn the_order_is_petgraphs_topological_sort() {
+        // The order the executor starts tasks in did not change when the graph stopped
+        // building a petgraph graph for every build.
+        let mut rng = Lcg(11);
+        for n in [1usize, 2, 5, 40, 300] {
+            let keys: Vec<TaskKey> = (0..n)
+                .map(|i| TaskKey::new(["A", "B", "C"][rng.next(3)], format!("t{i}")))
+                .collect();
+            let mut tasks: Vec<Box<dyn Task<()>>> = Vec::new();
+            for (i, key) in keys.iter().enumerate() {
+                let mut f = Fields::new();
+                for d in 0..rng.next(4).min(i) {
+                    f.insert(format!("R{d}"), Value::from(&keys[rng.next(i)]));
+                }
+                tasks.push(Box::new(T(key.clone(), f)));
+            }
+            let graph = TaskGraph::build(tasks).unwrap();
+            let mut pg: DiGraph<(), ()> = DiGraph::new();
+            for _ in 0..graph.len() {
+                pg.add_node(());
+            }
+            for i in 0..graph.len() {
+                for &j in graph.dependencies(i) {
+                    pg.add_edge(NodeIndex::new(j), NodeIndex::new(i), ());
+                }
+            }
+            let expected: Vec<usize> = petgraph::algo::toposort(&pg, None)
+                .unwrap()
+                .into_iter()
+                .map(NodeIndex::index)
+                .collect();
+            assert_eq!(graph.topological_order(), expected.as_slice(), "n={n}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -72,76 +72,7 @@ impl TaskKey {
     pub fn to_ref(&self) -> TaskRef {
         TaskRef::new(self.clone())
     }
-
-    /// The same key in an allocation of its own (the text copied, the hash kept). The
-    /// graph gives its nodes such copies, made in node order, so that the keys plan items
-    /// clone and drop lie next to each other in memory instead of wherever the tasks were
-    /// created.
-    pub(crate) fn detached(&self) -> TaskKey {
-        TaskKey {
-            text: Arc::from(&*self.text),
-            kind_len: self.kind_len,
-            hash: self.hash,
-        }
-    }
-
-    /// The first byte of the key's text (a read of the shared allocation, for warming it).
-    pub(crate) fn first_byte(&self) -> u8 {
-        self.text.as_bytes().first().copied().unwrap_or(0)
-    }
-
-    /// The address of the shared key text: two keys with the same address are equal (they
-    /// share one allocation). Used to recognise a graph's own references without comparing
-    /// text; only meaningful while a key holding that allocation is alive.
-    pub(crate) fn addr(&self) -> usize {
-        Arc::as_ptr(&self.text).cast::<u8>().addr()
-    }
 }
-
-/// A hasher for maps keyed by [`TaskKey`]: the key's hash is computed once when the key is
-/// built, so the map only needs to spread its bits. Task keys come from the model, not from
-/// an adversary, so no per-map random seed is needed. Other inputs (the crate hashes the
-/// field names and map keys of its own tasks' values this way) are mixed a word at a time.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Eight bytes per step (names such as tag keys run to dozens of bytes), then the
-        // tail with its length, then the same final spread as `write_u64`.
-        const K: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut words = bytes.chunks_exact(8);
-        let mut h = self.0 ^ 0xcbf2_9ce4_8422_2325;
-        for w in &mut words {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            h = (h ^ u64::from_le_bytes(word))
-                .wrapping_mul(K)
-                .rotate_left(23);
-        }
-        let rest = words.remainder();
-        let mut tail = [0u8; 8];
-        if let Some(t) = tail.get_mut(..rest.len()) {
-            t.copy_from_slice(rest);
-        }
-        let x = (h ^ u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 59)).wrapping_mul(K);
-        self.0 = x ^ (x >> 29);
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        // One multiply spreads FNV's weak low bits into the high bits hashbrown uses for its
-        // tag; folding the halves spreads them back into the low bits it uses for the slot.
-        let x = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.0 = x ^ (x >> 29);
-    }
-}
-
-/// Builds [`KeyHasher`]s.
-pub(crate) type KeyBuildHasher = BuildHasherDefault<KeyHasher>;
 
 impl PartialEq for TaskKey {
     fn eq(&self, other: &Self) -> bool {

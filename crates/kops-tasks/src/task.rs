@@ -1,6 +1,7 @@
 //! The [`Task`] trait, the [`Context`] handed to it, and the shared [`Results`] map.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt;
 use std::sync::RwLock;
 
@@ -128,7 +129,18 @@ impl Results {
     /// Records (merges) outputs for a task.
     pub fn insert(&self, key: TaskKey, outputs: Outputs) {
         let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
-        map.entry(key).or_default().merge(outputs);
+        match map.entry(key) {
+            Entry::Occupied(mut known) => known.get_mut().merge(outputs),
+            Entry::Vacant(slot) => {
+                slot.insert(outputs);
+            }
+        }
+    }
+
+    /// Makes room for `n` more tasks' outputs.
+    pub(crate) fn reserve(&self, n: usize) {
+        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
+        map.reserve(n);
     }
 
     /// One output of a task.

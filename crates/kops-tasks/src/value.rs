@@ -75,35 +75,6 @@ impl Value {
         Value::List(items.into_iter().map(|s| Value::String(s.into())).collect())
     }
 
-    /// Loads this value's own heap data (the first byte of a string, the entries of a
-    /// container, the keys of a map) and queues nested values in `next`, returning the
-    /// bytes read so the loads are not optimised away. The planner calls this on many
-    /// values in a row, level by level, so that their cache misses overlap instead of
-    /// being taken one after another by the comparison.
-    pub(crate) fn touch<'a>(&'a self, next: &mut Vec<&'a Value>) -> u8 {
-        match self {
-            Value::String(s) | Value::Text(s) => s.as_bytes().first().copied().unwrap_or(0),
-            Value::Sensitive(s) => s.0.as_bytes().first().copied().unwrap_or(0),
-            Value::List(items) => {
-                next.extend(items);
-                0
-            }
-            Value::Map(m) => {
-                let mut acc = 0;
-                for (k, v) in &m.0 {
-                    acc ^= k.as_bytes().first().copied().unwrap_or(0);
-                    next.push(v);
-                }
-                acc
-            }
-            Value::Object(fields) => {
-                next.extend(fields.values());
-                0
-            }
-            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Ref(_) => 0,
-        }
-    }
-
     /// Calls `f` for every reference inside this value (recursively).
     pub fn for_each_ref<'a>(&'a self, f: &mut dyn FnMut(&'a TaskRef)) {
         match self {

@@ -2,20 +2,51 @@
 //!
 //! Each directory under `tests/golden/` holds `input.json` (tasks, actual state, owned
 //! objects, optional lifecycle overrides) and the expected `plan.txt`, `plan.json` and
-//! `exit-code`. Set `KOPS_UPDATE_GOLDEN=1` to rewrite the expected files from the current
-//! output.
+//! `exit-code`. Each case is planned as `kops update cluster` plans: by the executor, every
+//! task finding its object in the actual state. Set `KOPS_UPDATE_GOLDEN=1` to rewrite the
+//! expected files from the current output.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use common::TestTask;
 use kops_tasks::{
-    Fields, Found, Lifecycle, LifecycleOverrides, OwnedObject, Plan, TaskGraph, TaskKey,
+    Change, Context, Error, Executor, ExecutorOptions, Fields, Found, Lifecycle,
+    LifecycleOverrides, ManualClock, Outputs, OwnedObject, Plan, Result, Task, TaskGraph, TaskKey,
+    async_trait,
 };
 use serde::Deserialize;
+
+/// The cloud of a case: its actual state, by task key.
+#[derive(Debug)]
+struct Recorded(HashMap<TaskKey, Found>);
+
+/// A task of a case, finding its object in the recorded state.
+#[derive(Debug)]
+struct GoldenTask(InputTask);
+
+#[async_trait]
+impl Task<Recorded> for GoldenTask {
+    fn key(&self) -> &TaskKey {
+        &self.0.key
+    }
+    fn fields(&self) -> Fields {
+        self.0.fields.clone()
+    }
+    fn lifecycle(&self) -> Lifecycle {
+        self.0.lifecycle
+    }
+    async fn find(&self, cx: &Context<'_, Recorded>) -> Result<Option<Found>> {
+        Ok(cx.cloud().0.get(&self.0.key).cloned())
+    }
+    async fn apply(&self, _cx: &Context<'_, Recorded>, _change: &Change<'_>) -> Result<Outputs> {
+        Err(Error::invalid(
+            self.0.key.to_string(),
+            "golden cases only plan",
+        ))
+    }
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -27,7 +58,7 @@ struct Input {
     owned: Vec<OwnedObject>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct InputTask {
     key: TaskKey,
@@ -75,14 +106,13 @@ fn golden_plans() {
         let tasks = input
             .tasks
             .into_iter()
-            .map(|t| {
-                TestTask::new(t.key.kind(), t.key.name(), t.fields)
-                    .lifecycle(t.lifecycle)
-                    .boxed()
-            })
+            .map(|t| Box::new(GoldenTask(t)) as Box<dyn Task<Recorded>>)
             .collect();
         let graph = TaskGraph::build_with(tasks, &overrides).unwrap();
-        let mut plan = Plan::from_state(&graph, &input.actual).unwrap();
+        let clock = ManualClock::new();
+        let exec = Executor::new(ExecutorOptions::default().with_clock(Arc::new(clock.clone())));
+        let cloud = Recorded(input.actual);
+        let mut plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
         plan.add_orphans(&graph, &input.owned);
 
         let json = plan.to_json() + "\n";

@@ -10,8 +10,7 @@ use std::sync::{Arc, Mutex};
 use common::{MemCloud, TestTask};
 use kops_tasks::diff::{NoResolver, diff_fields};
 use kops_tasks::{
-    Error, Event, Executor, ExecutorOptions, Fields, Found, FoundSet, Lifecycle, ManualClock,
-    Outputs, Plan, Sensitive, Task, TaskGraph, TaskKey, Value,
+    Error, Event, Executor, ExecutorOptions, Fields, ManualClock, Task, TaskGraph, TaskKey, Value,
 };
 use proptest::prelude::*;
 
@@ -110,152 +109,8 @@ fn boxed(ts: &[TestTask]) -> Vec<Box<dyn Task<MemCloud>>> {
     ts.iter().cloned().map(TestTask::boxed).collect()
 }
 
-/// Values without references (references in expected fields must name tasks of the graph).
-fn plain_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        (-3i64..3).prop_map(Value::Int),
-        "[ab]{0,2}".prop_map(Value::String),
-        "[ab]{0,2}".prop_map(Value::Text),
-        "[ab]{0,2}".prop_map(|s| Value::Sensitive(Sensitive::new(s))),
-    ];
-    leaf.prop_recursive(2, 12, 3, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::List),
-            prop::collection::btree_map("[xy]", inner.clone(), 0..3)
-                .prop_map(|m| Value::Map(m.into())),
-            prop::collection::vec(("[XY]", inner), 0..3)
-                .prop_map(|v| Value::Object(v.into_iter().collect())),
-        ]
-    })
-}
-
-/// How the actual state of one task is made from its expected fields.
-#[derive(Debug, Clone)]
-enum Seen {
-    Missing,
-    /// The expected fields, references given as a reference, the right ID or a wrong one
-    /// (chosen by the seed), one field maybe changed.
-    Copy(u64, Option<(usize, Value)>),
-    /// Unrelated fields (may refer to tasks, to other objects, or to nothing).
-    Other(Fields),
-}
-
-fn seen() -> impl Strategy<Value = Seen> {
-    prop_oneof![
-        1 => Just(Seen::Missing),
-        4 => (any::<u64>(), prop::option::of((0usize..6, plain_value())))
-            .prop_map(|(s, c)| Seen::Copy(s, c)),
-        1 => fields().prop_map(Seen::Other),
-    ]
-}
-
-fn lifecycle() -> impl Strategy<Value = Lifecycle> {
-    prop_oneof![
-        6 => Just(Lifecycle::Sync),
-        1 => Just(Lifecycle::Ignore),
-        1 => Just(Lifecycle::WarnIfInsufficientAccess),
-        1 => Just(Lifecycle::ExistsAndValidates),
-        1 => Just(Lifecycle::ExistsAndWarnIfChanges),
-    ]
-}
-
-/// `v` as a cloud would report it: references replaced per `seed`.
-fn as_seen(v: &Value, seed: &mut u64) -> Value {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-    match v {
-        Value::Ref(r) => match (*seed >> 33) % 4 {
-            0 => v.clone(),
-            1 => Value::string("wrong-id"),
-            _ => Value::string(format!("id-{}", r.key.name())),
-        },
-        Value::List(items) => Value::List(items.iter().map(|i| as_seen(i, seed)).collect()),
-        Value::Map(m) => Value::Map(m.iter().map(|(k, i)| (k, as_seen(i, seed))).collect()),
-        Value::Object(f) => Value::Object(
-            f.iter()
-                .map(|(k, i)| (k.to_owned(), as_seen(i, seed)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// Both planners' results, comparable: the plan, or each failure as `key: error`.
-fn outcome(r: kops_tasks::Result<Plan>) -> Result<Plan, Vec<String>> {
-    r.map_err(|e| match e {
-        Error::Failed { failures } => failures.iter().map(|(k, e)| format!("{k}: {e}")).collect(),
-        other => vec![other.to_string()],
-    })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
-
-    #[test]
-    fn from_found_gives_the_plan_from_state_gives(
-        d in dag(30),
-        extra in prop::collection::vec(prop::collection::vec(("[A-Z][a-z]{0,3}", plain_value()), 0..4), 30),
-        seen in prop::collection::vec(seen(), 30),
-        lifecycles in prop::collection::vec(lifecycle(), 30),
-        outputs in prop::collection::vec(0u8..4, 30),
-        immutable in prop::collection::vec(any::<bool>(), 30),
-        others in prop::collection::vec(("[A-Z][a-z]{0,5}", "[a-z.]{1,8}", any::<bool>()), 0..4),
-    ) {
-        let mut tasks = tasks_of(&d);
-        let mut actual = std::collections::HashMap::new();
-        for (n, t) in tasks.iter_mut().enumerate() {
-            for (k, v) in &extra[n] {
-                t.fields.insert(k.clone(), v.clone());
-            }
-            t.lifecycle = lifecycles[n];
-            if immutable[n] {
-                t.immutable.push("Size");
-            }
-            let fields = match &seen[n] {
-                Seen::Missing => continue,
-                Seen::Copy(seed, change) => {
-                    let mut seed = *seed;
-                    let mut f: Fields = t.fields.iter().map(|(k, v)| (k.to_owned(), as_seen(v, &mut seed))).collect();
-                    if let Some((at, v)) = change {
-                        let name = f.iter().nth(*at).map(|(k, _)| k.to_owned()).unwrap_or_else(|| "Added".into());
-                        f.insert(name, v.clone());
-                    }
-                    f
-                }
-                Seen::Other(f) => f.clone(),
-            };
-            let out = match outputs[n] {
-                0 => Outputs::new(),
-                1 => Outputs::id(format!("id-{}", t.key.name())).with("arn", "arn"),
-                _ => Outputs::id(format!("id-{}", t.key.name())),
-            };
-            actual.insert(t.key.clone(), Found::new(fields, out));
-        }
-        // Objects no task describes: references to them resolve through their outputs.
-        for (kind, name, with_id) in &others {
-            let out = if *with_id { Outputs::id(format!("id-{name}")) } else { Outputs::new() };
-            actual.insert(TaskKey::new(kind, name), Found::new(Fields::new(), out));
-        }
-        let graph = TaskGraph::build(boxed(&tasks)).unwrap();
-        let set = FoundSet::from_map(&graph, &actual).unwrap();
-        let expected = outcome(Plan::from_state(&graph, &actual));
-        prop_assert_eq!(outcome(Plan::from_found(&set)), expected.clone());
-
-        // Objects inserted again replace the earlier ones, whatever those were (here every
-        // value and every ID is the same string) and in whatever order they come.
-        let mut replaced = FoundSet::new(&graph);
-        for (key, found) in &actual {
-            let stale: Fields = found.fields.iter().map(|(k, _)| (k.to_owned(), Value::string("stale"))).collect();
-            replaced.insert(key.clone(), Found::new(stale, Outputs::id("stale"))).unwrap();
-        }
-        let mut keys: Vec<&TaskKey> = actual.keys().collect();
-        keys.sort();
-        for key in keys.into_iter().rev() {
-            replaced.insert(key.clone(), actual[key].clone()).unwrap();
-        }
-        prop_assert_eq!(outcome(Plan::from_found(&replaced)), expected);
-    }
 
     #[test]
     fn diff_of_a_value_with_itself_is_empty(f in fields()) {
