@@ -1,15 +1,15 @@
 //! A stand-alone driver for profiling the production planning path (callgrind, `perf`):
-//! builds the synthetic workload once, then plans it `iters` times as `kops update
-//! cluster` does (graph build, then the executor's planning pass against a fresh cloud)
-//! and prints the wall and CPU time of each pass.
+//! builds the synthetic workload once and lists its cloud, then plans it `iters` times as
+//! `kops update cluster` does (graph build, then the executor's planning pass) and prints
+//! the wall and CPU time of the build, of the executor's pass, and of both.
 //!
 //! `cargo run --release -p kops-benches --example plan_profile -- 100000 20`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Instant;
 
-use kops_benches::{Cloud, boxed, plan, runtime, synthetic};
-use kops_tasks::{Plan, Task, TaskGraph};
+use kops_benches::{Cloud, boxed, runtime, synthetic};
+use kops_tasks::{Executor, ExecutorOptions, Plan, Task, TaskGraph};
 
 /// One measured unit, as in the criterion bench `plan/update`: graph build and plan,
 /// without dropping either. Not inlined, so that
@@ -19,8 +19,30 @@ fn plan_once(
     rt: &tokio::runtime::Runtime,
     tasks: Vec<Box<dyn Task<Cloud>>>,
     cloud: &Cloud,
+    times: &mut [Vec<f64>; 3],
 ) -> (TaskGraph<Cloud>, Plan) {
-    rt.block_on(plan(tasks, cloud)).unwrap()
+    let t = (Instant::now(), thread_cpu_ns());
+    let graph = TaskGraph::build(tasks).unwrap();
+    let built = (Instant::now(), thread_cpu_ns());
+    let plan = rt
+        .block_on(Executor::new(ExecutorOptions::default()).plan(&graph, cloud))
+        .unwrap();
+    let planned = (Instant::now(), thread_cpu_ns());
+    let ms = |a: (Instant, u64), b: (Instant, u64)| {
+        (
+            (b.0 - a.0).as_secs_f64() * 1e3,
+            b.1.saturating_sub(a.1) as f64 / 1e6,
+        )
+    };
+    let (build, executor, all) = (ms(t, built), ms(built, planned), ms(t, planned));
+    println!(
+        "build {:.1} ms (cpu {:.1}), executor {:.1} ms (cpu {:.1}), both {:.1} ms (cpu {:.1})",
+        build.0, build.1, executor.0, executor.1, all.0, all.1
+    );
+    for (v, x) in times.iter_mut().zip([build.0, executor.0, all.0]) {
+        v.push(x);
+    }
+    (graph, plan)
 }
 
 fn main() {
@@ -28,20 +50,19 @@ fn main() {
     let n: usize = args.next().map_or(100_000, |s| s.parse().unwrap());
     let iters: usize = args.next().map_or(10, |s| s.parse().unwrap());
     let (tasks, cloud) = synthetic(n, 100);
+    cloud.list_all();
     let rt = runtime();
-    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+    let mut times = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..iters {
-        let (input, fresh) = (boxed(&tasks), cloud.fresh());
-        let (t, c) = (Instant::now(), thread_cpu_ns());
-        let out = plan_once(&rt, input, &fresh);
-        cpu.push((thread_cpu_ns() - c) as f64 / 1e6);
-        wall.push(t.elapsed().as_secs_f64() * 1e3);
-        drop((out, fresh));
+        let input = boxed(&tasks);
+        drop(plan_once(&rt, input, &cloud, &mut times));
     }
-    for (what, v) in [("wall", &mut wall), ("main-thread cpu", &mut cpu)] {
+    for (what, v) in ["build", "executor", "both"].iter().zip(&mut times) {
         v.sort_by(f64::total_cmp);
         if let (Some(min), Some(med), Some(max)) = (v.first(), v.get(v.len() / 2), v.last()) {
-            println!("n={n} iters={iters} {what}: min {min:.2} median {med:.2} max {max:.2} ms");
+            println!(
+                "n={n} iters={iters} {what} wall: min {min:.2} median {med:.2} max {max:.2} ms"
+            );
         }
     }
 }

@@ -62,6 +62,13 @@ impl Cloud {
         self.lists.load(Ordering::Relaxed)
     }
 
+    /// Lists every kind now, as the first lookup of each would.
+    pub fn list_all(&self) {
+        for kind in KINDS {
+            self.lookup(kind, "");
+        }
+    }
+
     /// The object named `name` of `kind`, listing the kind on first use.
     fn lookup(&self, kind: &str, name: &str) -> Option<&CloudObject> {
         let slot = KINDS.iter().position(|k| *k == kind)?;

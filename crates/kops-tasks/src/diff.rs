@@ -6,6 +6,7 @@
 //! and maps compare element-wise with the same rules; long text changes carry a unified diff.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,13 +35,13 @@ pub trait Resolver {
     fn resolve(&self, r: &TaskRef) -> Option<&str>;
 }
 
-impl Resolver for HashMap<TaskKey, Outputs> {
+impl<S: BuildHasher> Resolver for HashMap<TaskKey, Outputs, S> {
     fn resolve(&self, r: &TaskRef) -> Option<&str> {
         self.get(&r.key).and_then(|o| o.get(&r.attr))
     }
 }
 
-impl Resolver for HashMap<TaskKey, Found> {
+impl<S: BuildHasher> Resolver for HashMap<TaskKey, Found, S> {
     fn resolve(&self, r: &TaskRef) -> Option<&str> {
         self.get(&r.key).and_then(|f| f.outputs.get(&r.attr))
     }

@@ -296,6 +296,9 @@ impl Executor {
         };
 
         loop {
+            // A task whose first poll finished it (its lookup was answered at once) is
+            // handled right away, without a place among the tasks in flight.
+            let mut finished_now = None;
             while in_flight.len() < concurrency {
                 let Some(i) = ready.pop_front() else { break };
                 let blocked = graph.dependencies(i).iter().find_map(|&d| match &state[d] {
@@ -327,11 +330,21 @@ impl Executor {
                 });
                 let span =
                     tracing::info_span!("task", kind = node.key().kind(), name = node.key().name());
-                let fut = self.run_node(node, cloud, mode, results).instrument(span);
-                in_flight.push(async move { (i, fut.await) });
+                let mut fut = Box::pin(self.run_node(node, cloud, mode, results).instrument(span));
+                match futures::poll!(fut.as_mut()) {
+                    Poll::Ready(outcome) => {
+                        finished_now = Some((i, outcome));
+                        break;
+                    }
+                    Poll::Pending => in_flight.push(async move { (i, fut.await) }),
+                }
             }
-            let Some((i, outcome)) = in_flight.next().await else {
-                break;
+            let (i, outcome) = match finished_now {
+                Some(finished) => finished,
+                None => match in_flight.next().await {
+                    Some(finished) => finished,
+                    None => break,
+                },
             };
             done += 1;
             let Some(node) = graph.node(i) else { continue };

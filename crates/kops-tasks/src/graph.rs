@@ -8,7 +8,7 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::error::{Error, Result};
-use crate::key::TaskKey;
+use crate::key::{KeyHashing, TaskKey};
 use crate::lifecycle::{Lifecycle, LifecycleOverrides};
 use crate::task::Task;
 use crate::value::Fields;
@@ -53,7 +53,7 @@ impl<C: ?Sized + Sync> fmt::Debug for Node<C> {
 /// (`usize`) refer to that order.
 pub struct TaskGraph<C: ?Sized + Sync> {
     nodes: Vec<Node<C>>,
-    index: HashMap<TaskKey, usize>,
+    index: HashMap<TaskKey, usize, KeyHashing>,
     /// Node `i`'s direct dependencies are `deps.of(i)`, its direct dependents
     /// `dependents.of(i)`, both in ascending node order.
     deps: Adjacency,
@@ -124,7 +124,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         // Nodes are stored sorted by key: plans and renderers walk them in that order.
         let tasks = sorted_by_key(tasks);
         let mut nodes = Vec::with_capacity(tasks.len());
-        let mut index = HashMap::with_capacity(tasks.len());
+        let mut index = HashMap::with_capacity_and_hasher(tasks.len(), KeyHashing::default());
         for task in tasks {
             let key = task.key().clone();
             if index.insert(key.clone(), nodes.len()).is_some() {
@@ -274,61 +274,58 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
     }
 }
 
-/// The tasks sorted by key. Keys order by kind, then name; the sort compares each task's
-/// kind rank and the first 16 bytes of its name, held in the array being sorted, and reads
-/// the names themselves only when those are equal.
+/// The tasks sorted by key. Keys order by kind, then name; the sort compares one number
+/// per task, held in the array being sorted (its kind's rank, then the first bytes of its
+/// name), and reads the keys themselves only when those are equal.
 fn sorted_by_key<C: ?Sized + Sync>(tasks: Vec<Box<dyn Task<C>>>) -> Vec<Box<dyn Task<C>>> {
-    // Number the distinct kinds (few: tasks of one kind usually come together), then rank
-    // the numbers in the kinds' order.
+    /// Bytes of the name held in the number, below the kind's rank (two bytes).
+    const PREFIX: usize = 14;
+    // Number the distinct kinds (a model has a few dozen), then rank them by name.
     let mut kinds: Vec<&str> = Vec::new();
-    let mut kind_of: HashMap<&str, u32> = HashMap::new();
-    let mut last: Option<(&str, u32)> = None;
-    let mut sort_keys: Vec<(u32, u128, u32)> = Vec::with_capacity(tasks.len());
-    for (i, t) in tasks.iter().enumerate() {
-        let key = t.key();
-        let kind = key.kind();
-        let id = match last {
-            Some((k, id)) if k == kind => id,
-            _ => {
-                let next = u32::try_from(kinds.len()).unwrap_or(u32::MAX);
-                let id = *kind_of.entry(kind).or_insert_with(|| {
-                    kinds.push(kind);
-                    next
-                });
-                last = Some((kind, id));
-                id
-            }
-        };
-        let mut prefix = [0u8; 16];
-        let name = key.name().as_bytes();
-        let len = name.len().min(16);
-        prefix[..len].copy_from_slice(&name[..len]);
-        let i = u32::try_from(i).unwrap_or(u32::MAX);
-        sort_keys.push((id, u128::from_be_bytes(prefix), i));
-    }
-    let mut by_name: Vec<u32> = (0..kinds.len())
-        .map(|k| u32::try_from(k).unwrap_or(u32::MAX))
-        .collect();
-    by_name.sort_unstable_by_key(|&k| kinds[k as usize]);
-    let mut rank = vec![0u32; kinds.len()];
-    for (r, &k) in by_name.iter().enumerate() {
-        rank[k as usize] = u32::try_from(r).unwrap_or(u32::MAX);
-    }
-    for k in &mut sort_keys {
-        k.0 = rank[k.0 as usize];
-    }
-    // A zero-padded prefix orders like the name (a shorter name that is a prefix of a
-    // longer one pads with zeros and sorts first, or ties), so only ties need the names.
-    sort_keys.sort_unstable_by(|a, b| {
-        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
-            let name = |i: u32| tasks[i as usize].key().name();
-            name(a.2).cmp(name(b.2))
+    let ids: Vec<usize> = tasks
+        .iter()
+        .map(|t| {
+            let kind = t.key().kind();
+            kinds.iter().rposition(|k| *k == kind).unwrap_or_else(|| {
+                kinds.push(kind);
+                kinds.len() - 1
+            })
         })
+        .collect();
+    if kinds.len() > usize::from(u16::MAX) {
+        // More kinds than the rank holds (no model has that many): compare the keys.
+        let mut tasks = tasks;
+        tasks.sort_by(|a, b| a.key().cmp(b.key()));
+        return tasks;
+    }
+    let mut by_name: Vec<usize> = (0..kinds.len()).collect();
+    by_name.sort_unstable_by_key(|&k| kinds[k]);
+    let mut rank = vec![0u128; kinds.len()];
+    for (r, &k) in by_name.iter().enumerate() {
+        rank[k] = (r as u128) << (8 * PREFIX);
+    }
+    let mut sort_keys: Vec<(u128, usize)> = tasks
+        .iter()
+        .zip(&ids)
+        .enumerate()
+        .map(|(i, (t, &id))| {
+            let mut bytes = [0u8; 16];
+            let name = t.key().name().as_bytes();
+            let len = name.len().min(PREFIX);
+            bytes[16 - PREFIX..16 - PREFIX + len].copy_from_slice(&name[..len]);
+            (rank[id] | u128::from_be_bytes(bytes), i)
+        })
+        .collect();
+    // A zero-padded prefix orders like the name (a shorter name that is a prefix of a
+    // longer one pads with zeros and sorts first, or ties), so only ties need the keys.
+    sort_keys.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| tasks[a.1].key().cmp(tasks[b.1].key()))
     });
     let mut slots: Vec<Option<Box<dyn Task<C>>>> = tasks.into_iter().map(Some).collect();
     sort_keys
         .iter()
-        .filter_map(|&(_, _, i)| slots.get_mut(i as usize).and_then(Option::take))
+        .filter_map(|&(_, i)| slots.get_mut(i).and_then(Option::take))
         .collect()
 }
 

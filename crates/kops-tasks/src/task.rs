@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Clock;
 use crate::diff::FieldChange;
 use crate::error::{Error, Result};
-use crate::key::{TaskKey, TaskRef};
+use crate::key::{KeyHashing, TaskKey, TaskRef};
 use crate::lifecycle::Lifecycle;
 use crate::terraform::TerraformWriter;
 use crate::value::{Fields, Outputs};
@@ -118,7 +118,7 @@ impl Change<'_> {
 /// Outputs of finished tasks, shared by all tasks of a run so references resolve to real
 /// IDs at apply time. Callers may pre-seed it (e.g. with shared, externally managed objects).
 #[derive(Debug, Default)]
-pub struct Results(RwLock<HashMap<TaskKey, Outputs>>);
+pub struct Results(RwLock<HashMap<TaskKey, Outputs, KeyHashing>>);
 
 impl Results {
     /// An empty map.
@@ -156,7 +156,10 @@ impl Results {
     }
 
     /// Runs `f` with read access to the whole map.
-    pub(crate) fn with_map<R>(&self, f: impl FnOnce(&HashMap<TaskKey, Outputs>) -> R) -> R {
+    pub(crate) fn with_map<R>(
+        &self,
+        f: impl FnOnce(&HashMap<TaskKey, Outputs, KeyHashing>) -> R,
+    ) -> R {
         let map = self.0.read().unwrap_or_else(|e| e.into_inner());
         f(&map)
     }
