@@ -23,14 +23,11 @@
 //!   `ExistsAndValidates`, `ExistsAndWarnIfChanges`, as in kOps.
 //! - **Plan** ([`Plan`]): one [`PlanItem`] per task (create / update / unchanged / ignored /
 //!   drift) plus deletions of owned orphans ([`Plan::add_orphans`]), each with a reason.
-//!   [`Plan::from_state`] plans against a map of found objects; for large graphs a
-//!   [`FoundSet`] (found objects stored by node in a compact arena, filled while listing)
-//!   gives the same plan through [`Plan::from_found`] with far fewer memory accesses, at
-//!   the price of a costlier fill (worth it when the same objects are planned repeatedly).
-//!   Both plan large graphs on rayon's thread pool.
-//!   `Display` prints kOps' dry-run report; [`Plan::to_json`] serialises it;
-//!   [`Plan::exit_code`] follows the convention 0 = no changes, 2 = changes pending
-//!   (1 = error, [`plan::EXIT_ERROR`]).
+//!   There is one way to make one: [`Executor::plan`] finds every task's object through
+//!   the cloud, in dependency order, and diffs it; a dry run, `kops update cluster` and
+//!   the benchmarks all plan this way. `Display` prints kOps' dry-run report;
+//!   [`Plan::to_json`] serialises it; [`Plan::exit_code`] follows the convention
+//!   0 = no changes, 2 = changes pending (1 = error, [`plan::EXIT_ERROR`]).
 //! - **Executor** ([`Executor`]): bounded concurrency, retries with exponential backoff and
 //!   jitter, per-task deadlines, keeps going on independent branches, reports every failure
 //!   and skipped dependent, never returns with work in flight, progress [`Event`]s, one
@@ -71,7 +68,7 @@
 //! - [`task`]: the [`Task`] trait, [`Context`], [`Found`], [`Change`], [`Results`], deletions.
 //! - [`graph`]: the [`TaskGraph`].
 //! - [`diff`]: field comparison.
-//! - [`plan`]: [`Plan`], the printer, exit codes; [`FoundSet`] (the actual state by node).
+//! - [`plan`]: [`Plan`], the printer, exit codes.
 //! - [`executor`]: [`Executor`], [`ExecutorOptions`], [`Event`], [`Report`].
 //! - [`clock`]: [`Clock`], [`TokioClock`], [`ManualClock`].
 //! - [`terraform`]: the HCL2 emitter and writer.

@@ -57,6 +57,51 @@ fn references_resolve_to_created_ids_and_second_plan_is_empty() {
 }
 
 #[test]
+fn plan_items_come_in_key_order_whatever_order_the_tasks_ran_in() {
+    // A chain that runs against key order (each task refers to the one with the next
+    // name), some tasks slowed down so they finish after later ones.
+    let clock = ManualClock::new();
+    let (exec, events) = executor(&clock);
+    let keys: Vec<TaskKey> = (0..30)
+        .map(|i| TaskKey::new("T", format!("t{i:02}")))
+        .collect();
+    let tasks: Vec<Box<dyn Task<MemCloud>>> = keys
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, k)| {
+            let mut f = Fields::new().with("N", i as i64);
+            if let Some(next) = keys.get(i + 1) {
+                f.insert("Next", next);
+            }
+            TestTask::new(k.kind(), k.name(), f).boxed()
+        })
+        .collect();
+    let cloud = MemCloud::new().with_apply_delay(Duration::from_millis(5));
+    let graph = TaskGraph::build(tasks).unwrap();
+    assert!(
+        clock
+            .block_on(exec.apply(&graph, &cloud))
+            .unwrap()
+            .is_success()
+    );
+    let finished: Vec<TaskKey> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Finished { key, .. } => Some(key.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished.first(), keys.last(), "the chain ran from its end");
+    let plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
+    let planned: Vec<&TaskKey> = plan.items.iter().map(|i| &i.key).collect();
+    assert_eq!(planned, keys.iter().collect::<Vec<_>>());
+    assert!(!plan.has_changes(), "{plan}");
+}
+
+#[test]
 fn throttled_task_is_retried_with_backoff_and_succeeds() {
     let clock = ManualClock::new();
     let (exec, events) = executor(&clock);
