@@ -121,16 +121,24 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         tasks: Vec<Box<dyn Task<C>>>,
         overrides: &LifecycleOverrides,
     ) -> Result<Self> {
-        // Nodes are stored sorted by key: plans and renderers walk them in that order.
-        let tasks = sorted_by_key(tasks);
+        // Each task's fields are taken in the order the tasks came in, which is usually
+        // the order they lie in memory; then the nodes are sorted by key, the order plans
+        // and renderers walk them in.
+        let tasks: Vec<(Box<dyn Task<C>>, Fields)> = tasks
+            .into_iter()
+            .map(|t| {
+                let fields = t.fields();
+                (t, fields)
+            })
+            .collect();
+        let tasks = sorted_by_key(tasks, |(t, _)| t.key());
         let mut nodes = Vec::with_capacity(tasks.len());
         let mut index = HashMap::with_capacity_and_hasher(tasks.len(), KeyHashing::default());
-        for task in tasks {
+        for (task, fields) in tasks {
             let key = task.key().clone();
             if index.insert(key.clone(), nodes.len()).is_some() {
                 return Err(Error::DuplicateTask { key });
             }
-            let fields = task.fields();
             let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
             nodes.push(Node {
                 task,
@@ -274,45 +282,57 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
     }
 }
 
-/// The tasks sorted by key. Keys order by kind, then name; the sort compares one number
-/// per task, held in the array being sorted (its kind's rank, then the first bytes of its
-/// name), and reads the keys themselves only when those are equal.
-fn sorted_by_key<C: ?Sized + Sync>(tasks: Vec<Box<dyn Task<C>>>) -> Vec<Box<dyn Task<C>>> {
+/// `items` sorted by their task keys. Keys order by kind, then name; the sort compares one
+/// number per item, held in the array being sorted (its kind's rank, then the bytes of its
+/// name that follow the prefix all names of its kind share), and reads the keys themselves
+/// only when those numbers are equal.
+fn sorted_by_key<T>(items: Vec<T>, key: impl Fn(&T) -> &TaskKey) -> Vec<T> {
     /// Bytes of the name held in the number, below the kind's rank (two bytes).
     const PREFIX: usize = 14;
-    // Number the distinct kinds (a model has a few dozen), then rank them by name.
-    let mut kinds: Vec<&str> = Vec::new();
-    let ids: Vec<usize> = tasks
+    // Number the distinct kinds (a model has a few dozen), then rank them by name. Names
+    // of one kind often start alike (`subnet-`, `nodes-us-east-1`): the bytes compared
+    // start after the prefix all names of the kind share.
+    let mut kinds: Vec<(&str, &[u8])> = Vec::new();
+    let ids: Vec<usize> = items
         .iter()
         .map(|t| {
-            let kind = t.key().kind();
-            kinds.iter().rposition(|k| *k == kind).unwrap_or_else(|| {
-                kinds.push(kind);
-                kinds.len() - 1
-            })
+            let (kind, name) = (key(t).kind(), key(t).name().as_bytes());
+            match kinds.iter().rposition(|(k, _)| *k == kind) {
+                Some(id) => {
+                    let shared = &mut kinds[id].1;
+                    let same = shared.iter().zip(name).take_while(|(a, b)| a == b).count();
+                    *shared = &shared[..same];
+                    id
+                }
+                None => {
+                    kinds.push((kind, name));
+                    kinds.len() - 1
+                }
+            }
         })
         .collect();
     if kinds.len() > usize::from(u16::MAX) {
         // More kinds than the rank holds (no model has that many): compare the keys.
-        let mut tasks = tasks;
-        tasks.sort_by(|a, b| a.key().cmp(b.key()));
-        return tasks;
+        let mut items = items;
+        items.sort_by(|a, b| key(a).cmp(key(b)));
+        return items;
     }
     let mut by_name: Vec<usize> = (0..kinds.len()).collect();
-    by_name.sort_unstable_by_key(|&k| kinds[k]);
+    by_name.sort_unstable_by_key(|&k| kinds[k].0);
     let mut rank = vec![0u128; kinds.len()];
     for (r, &k) in by_name.iter().enumerate() {
         rank[k] = (r as u128) << (8 * PREFIX);
     }
-    let mut sort_keys: Vec<(u128, usize)> = tasks
+    let mut sort_keys: Vec<(u128, usize)> = items
         .iter()
         .zip(&ids)
         .enumerate()
         .map(|(i, (t, &id))| {
             let mut bytes = [0u8; 16];
-            let name = t.key().name().as_bytes();
-            let len = name.len().min(PREFIX);
-            bytes[16 - PREFIX..16 - PREFIX + len].copy_from_slice(&name[..len]);
+            let name = key(t).name().as_bytes();
+            let rest = name.get(kinds[id].1.len()..).unwrap_or_default();
+            let len = rest.len().min(PREFIX);
+            bytes[16 - PREFIX..16 - PREFIX + len].copy_from_slice(&rest[..len]);
             (rank[id] | u128::from_be_bytes(bytes), i)
         })
         .collect();
@@ -320,9 +340,9 @@ fn sorted_by_key<C: ?Sized + Sync>(tasks: Vec<Box<dyn Task<C>>>) -> Vec<Box<dyn 
     // longer one pads with zeros and sorts first, or ties), so only ties need the keys.
     sort_keys.sort_unstable_by(|a, b| {
         a.0.cmp(&b.0)
-            .then_with(|| tasks[a.1].key().cmp(tasks[b.1].key()))
+            .then_with(|| key(&items[a.1]).cmp(key(&items[b.1])))
     });
-    let mut slots: Vec<Option<Box<dyn Task<C>>>> = tasks.into_iter().map(Some).collect();
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
     sort_keys
         .iter()
         .filter_map(|&(_, i)| slots.get_mut(i).and_then(Option::take))
@@ -439,12 +459,19 @@ mod tests {
     fn nodes_are_sorted_by_kind_then_name() {
         // Names sharing long prefixes, shorter than, as long as and longer than the 16 bytes
         // compared in place, prefixes of each other, and kinds that are prefixes of others.
+        // Once as they are, once with every name starting alike.
+        for common in ["", "securitygroup-", "nodes-us-east-1a.masters."] {
+            sorted_like_keys(common);
+        }
+    }
+
+    fn sorted_like_keys(common: &str) {
         let mut rng = Lcg(7);
         let stems = ["", "a", "nodes-us-east-1a", "nodes-us-east-1a.", "é", "z"];
         let kinds = ["VPC", "VPCx", "Subnet", "S", "IAMRole"];
         let mut keys = Vec::new();
         for i in 0..600 {
-            let stem = stems[rng.next(stems.len())];
+            let stem = format!("{common}{}", stems[rng.next(stems.len())]);
             let tail = match rng.next(4) {
                 0 => String::new(),
                 1 => format!("{}", rng.next(50)),
