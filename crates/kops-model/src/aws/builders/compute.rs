@@ -15,7 +15,7 @@ use crate::aws::task::{Attr, FindBy};
 use crate::error::{Result, invalid};
 
 /// The SSH key task key, when the cluster has a key the model manages or names.
-pub fn ssh_key_key(ctx: &ModelContext) -> Option<TaskKey> {
+pub(crate) fn ssh_key_key(ctx: &ModelContext) -> Option<TaskKey> {
     if let Some(n) = &ctx.cluster.spec.ssh_key_name {
         if n.is_empty() {
             return None;
@@ -56,7 +56,7 @@ fn build_ssh_key(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
 }
 
 /// Parses a Go duration (`48h20m`, `90s`, `0`) into seconds.
-pub fn parse_duration_secs(s: &str) -> Option<i64> {
+pub(crate) fn parse_duration_secs(s: &str) -> Option<i64> {
     let s = s.trim();
     if s == "0" || s.is_empty() {
         return Some(0);
@@ -91,7 +91,7 @@ pub fn parse_duration_secs(s: &str) -> Option<i64> {
 }
 
 /// kOps' `CloudTagsForInstanceGroup`.
-pub fn group_tags(ctx: &ModelContext, ig: &InstanceGroup) -> BTreeMap<String, String> {
+pub(crate) fn group_tags(ctx: &ModelContext, ig: &InstanceGroup) -> BTreeMap<String, String> {
     let name = ctx.group_resource_name(ig);
     let mut t = ctx.tags(&name);
     for (k, v) in ig.spec.cloud_labels.iter().flatten() {
@@ -178,16 +178,17 @@ fn ephemeral_count(machine_type: &str) -> usize {
 }
 
 /// The approximate user data: a nodeup bootstrap script naming the group's config.
-fn user_data(ctx: &ModelContext, ig: &InstanceGroup) -> String {
-    let (_, prefix) = super::files::state_location(ctx);
+fn user_data(ctx: &ModelContext, ig: &InstanceGroup) -> Result<String> {
+    let (base, _) = ctx.config_base()?;
+    let prefix = super::files::store_prefix(base)?;
     let role = match ig.spec.role {
         Some(InstanceGroupRole::ControlPlane) => "control-plane",
         _ => "node",
     };
-    format!(
+    Ok(format!(
         "#!/bin/bash\nset -o errexit\nset -o nounset\nset -o pipefail\n\n# kops-rs bootstrap for instance group {ig}\nNODEUP_CONFIG=\"{prefix}/igconfig/{role}/{ig}/nodeupconfig.yaml\"\nexport NODEUP_CONFIG\n",
         ig = ig.name()
-    )
+    ))
 }
 
 fn subnet_refs(ctx: &ModelContext, ig: &InstanceGroup) -> Vec<Attr> {
@@ -463,7 +464,7 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
             .as_ref()
             .is_some_and(|u| !u.is_empty());
     if has_user_data {
-        lt.set("user_data", Attr::FileBase64(user_data(ctx, ig)));
+        lt.set("user_data", Attr::FileBase64(user_data(ctx, ig)?));
     }
     m.add(lt);
 
@@ -761,10 +762,10 @@ fn build_volumes(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
 }
 
 /// Adds the SSH key, launch templates, autoscaling groups and etcd volumes.
-pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     build_ssh_key(ctx, m)?;
     for ig in &ctx.groups {
-        if ModelContext::is_karpenter(ig) {
+        if crate::cluster::ClusterContext::is_karpenter(ig) {
             continue;
         }
         build_group(ctx, m, ig)?;

@@ -22,7 +22,7 @@ fn is_public_type(t: &str) -> bool {
 }
 
 /// Adds the network tasks.
-pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     let name = ctx.name();
     let net = &ctx.cluster.spec.networking;
     let vpc_key = ctx.vpc_key();
@@ -263,7 +263,7 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
                 _ => {}
             }
             // Karpenter finds its groups' subnets by tag.
-            for ig in ctx.groups.iter().filter(|g| ModelContext::is_karpenter(g)) {
+            for ig in ctx.groups.iter().filter(|g| crate::cluster::ClusterContext::is_karpenter(g)) {
                 if ig.spec.subnets.iter().flatten().any(|n| n == sname) {
                     tags.insert(
                         format!("kops.k8s.io/instance-group/{}", ig.name()),
