@@ -244,4 +244,3 @@ pub(crate) fn kops_channels_manifest(ctx: &ClusterContext) -> String {
     ));
     s
 }
-

@@ -173,7 +173,6 @@ impl ClusterContext {
         t
     }
 
-
     /// `<name>.<cluster>`.
     pub(crate) fn scoped(&self, name: &str) -> String {
         format!("{name}.{}", self.name())

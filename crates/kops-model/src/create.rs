@@ -213,7 +213,12 @@ fn networking(name: &str) -> Result<v1alpha2::NetworkingSpec> {
     Ok(n)
 }
 
-fn subnet(name: &str, zone: Option<&str>, region: Option<&str>, ty: &str) -> v1alpha2::ClusterSubnetSpec {
+fn subnet(
+    name: &str,
+    zone: Option<&str>,
+    region: Option<&str>,
+    ty: &str,
+) -> v1alpha2::ClusterSubnetSpec {
     let mut s = v1alpha2::ClusterSubnetSpec::default();
     s.name = Some(name.to_owned());
     s.zone = zone.map(str::to_owned);

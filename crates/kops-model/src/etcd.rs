@@ -65,7 +65,11 @@ fn etcd_binaries(
 
 /// The etcd-manager static pod of one etcd cluster
 /// (`manifests/etcd/<cluster>-<group>.yaml`).
-pub(crate) fn etcd_manager_manifest(ctx: &ClusterContext, e: &v1alpha2::EtcdClusterSpec, name: &str) -> String {
+pub(crate) fn etcd_manager_manifest(
+    ctx: &ClusterContext,
+    e: &v1alpha2::EtcdClusterSpec,
+    name: &str,
+) -> String {
     let cluster = ctx.name();
     let (client, peer, quarantine, grpc) = etcd_ports(name);
     let client_host = if name == "cilium" {
@@ -184,4 +188,3 @@ pub(crate) fn etcd_manager_manifest(ctx: &ClusterContext, e: &v1alpha2::EtcdClus
     ));
     s
 }
-

@@ -104,7 +104,6 @@ fn apiserver_healthcheck_manifest(ctx: &ClusterContext) -> String {
     s
 }
 
-
 /// Every managed file of a cluster, in kOps' order.
 pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
     let mut out = Vec::new();
@@ -231,8 +230,6 @@ impl ManagedFileTask {
         }
     }
 
-
-
     fn store(&self) -> kops_tasks::Result<&Arc<dyn Store>> {
         self.store.as_ref().ok_or_else(|| kops_tasks::Error::Lifecycle {
             key: self.key.clone(),
@@ -277,7 +274,11 @@ impl<C: ?Sized + Sync> Task<C> for ManagedFileTask {
         }))
     }
 
-    async fn apply(&self, _cx: &Context<'_, C>, _change: &Change<'_>) -> kops_tasks::Result<Outputs> {
+    async fn apply(
+        &self,
+        _cx: &Context<'_, C>,
+        _change: &Change<'_>,
+    ) -> kops_tasks::Result<Outputs> {
         let store = self.store()?;
         store
             .put(
@@ -315,4 +316,3 @@ pub(crate) async fn write_all(
     }
     Ok(n)
 }
-

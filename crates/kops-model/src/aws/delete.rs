@@ -25,7 +25,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::cloud::{AwsCloud, AwsCloudExt, HostedZone, ListQuery, Resource, ResourceType, ZoneQuery};
+use super::cloud::{
+    AwsCloud, AwsCloudExt, HostedZone, ListQuery, Resource, ResourceType, ZoneQuery,
+};
 use kops_tasks::{Error, Result};
 
 use ResourceType as R;

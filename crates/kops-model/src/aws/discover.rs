@@ -76,7 +76,11 @@ async fn candidate_zones(api: &dyn AwsCloud, name: &str) -> Result<Vec<DnsZoneIn
             .await
             .map_err(cloud(format!("looking up DNS zone {parent}")))?
         {
-            out.push(DnsZoneInfo::new(z.id.clone(), z.name.clone(), Some(z.private)));
+            out.push(DnsZoneInfo::new(
+                z.id.clone(),
+                z.name.clone(),
+                Some(z.private),
+            ));
         }
         rest = parent;
     }
@@ -123,9 +127,10 @@ pub async fn discover(
             let found = api
                 .get(ResourceType::Subnet, &id)
                 .await
-                .map_err(cloud(format!("looking up subnet {id} (spec.subnets[{i}].id)")))?;
-            sn.zone = found
-                .and_then(|r| r.attr_str("availability_zone").map(str::to_owned));
+                .map_err(cloud(format!(
+                    "looking up subnet {id} (spec.subnets[{i}].id)"
+                )))?;
+            sn.zone = found.and_then(|r| r.attr_str("availability_zone").map(str::to_owned));
         }
     }
     let mut popts = PopulateOptions::default();
@@ -146,7 +151,10 @@ pub async fn discover(
     }
     let (full, full_groups) = complete_internal(&c, groups, &popts)?;
     let region = full.region().ok_or_else(|| {
-        invalid("spec.subnets", "no zone or region to take the cloud region from")
+        invalid(
+            "spec.subnets",
+            "no zone or region to take the cloud region from",
+        )
     })?;
     let account = api
         .account()
@@ -180,10 +188,10 @@ pub async fn discover(
             (ResourceType::InternetGateway, false),
             (ResourceType::EgressOnlyInternetGateway, true),
         ] {
-            let found = api
-                .list(&ListQuery::new(rt))
-                .await
-                .map_err(cloud(format!("listing {} of VPC {vpc}", rt.terraform_type())))?;
+            let found = api.list(&ListQuery::new(rt)).await.map_err(cloud(format!(
+                "listing {} of VPC {vpc}",
+                rt.terraform_type()
+            )))?;
             if let Some(g) = found
                 .iter()
                 .find(|g| g.attr_str("vpc_id") == Some(vpc.as_str()))

@@ -221,7 +221,9 @@ impl UpdateCluster {
         registry
             .put_completed_spec(&full)
             .await
-            .map_err(store(format!("writing the completed spec of cluster {name}")))?;
+            .map_err(store(format!(
+                "writing the completed spec of cluster {name}"
+            )))?;
         registry
             .put_kops_version(&name, &self.ctx.kops_release)
             .await
@@ -251,7 +253,8 @@ impl UpdateCluster {
         render(
             &self.ctx,
             model,
-            &RenderOptions::default().with_lifecycle_overrides(self.options.lifecycle_overrides.clone()),
+            &RenderOptions::default()
+                .with_lifecycle_overrides(self.options.lifecycle_overrides.clone()),
         )
     }
 }

@@ -12,7 +12,7 @@ use kops_tasks::{Change, Context, Fields, Found, Outputs, Task, TaskKey, async_t
 
 use super::{AwsModel, ModelContext};
 use crate::aws::cloud::{AwsCloud, ResourceType as R};
-use crate::aws::task::{AwsTask, Attr, FindBy};
+use crate::aws::task::{Attr, AwsTask, FindBy};
 use crate::error::{Result, invalid};
 use crate::files::{ManagedFile, ManagedFileTask, managed_files};
 
@@ -140,7 +140,9 @@ pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             _ => {
                 return Err(invalid(
                     "spec.serviceAccountIssuerDiscovery.discoveryStore",
-                    format!("{store:?}: the discovery documents must be public: use an s3:// bucket"),
+                    format!(
+                        "{store:?}: the discovery documents must be public: use an s3:// bucket"
+                    ),
                 ));
             }
         };

@@ -61,7 +61,13 @@ pub(crate) struct Rule {
 
 impl Rule {
     /// An ingress rule into `group` from `peer`.
-    pub(crate) fn ingress(group: &str, peer: Peer, protocol: Option<&str>, from: i64, to: i64) -> Self {
+    pub(crate) fn ingress(
+        group: &str,
+        peer: Peer,
+        protocol: Option<&str>,
+        from: i64,
+        to: i64,
+    ) -> Self {
         Rule {
             group: group.to_owned(),
             egress: false,

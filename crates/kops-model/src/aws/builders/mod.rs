@@ -207,7 +207,6 @@ impl AwsModel {
         self.tasks.push(t);
     }
 
-
     /// Every task, AWS resources and managed files, as boxed tasks for a
     /// [`kops_tasks::TaskGraph`].
     pub fn into_tasks(self) -> Vec<Box<dyn Task<dyn AwsCloud>>> {
