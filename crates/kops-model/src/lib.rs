@@ -33,23 +33,37 @@
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use kops_model::aws::{DiscoverOptions, UpdateCluster, UpdateOptions, discover};
-//! use kops_model::{NewClusterOptions, new_cluster};
+//! use kops_model::{DnsType, NewClusterOptions, new_cluster};
 //!
+//! // `kops create cluster`: the spec kOps would store.
 //! let (cluster, groups) = new_cluster(
 //!     &NewClusterOptions::new("demo.example.com", "memfs://clusters.example.com")
 //!         .with_zones(["us-test-1a"])
+//!         .with_dns(DnsType::None)
+//!         .with_image(Some("ami-00000001".into()))
 //!         .with_kubernetes_version("v1.34.1"),
 //! )?;
-//! let mock = kops_mock::MockAws::new();
-//! mock.seed(kops_mock::Seed::HostedZone { name: "example.com".into(), private: false })?;
-//! let ctx = discover(&mock, &cluster, &groups, &DiscoverOptions::default()).await?;
+//! // A mock cloud with the image.
+//! let mock = kops_mock::fixture::Fixture::parse(
+//!     "aws:\n  region: us-test-1\n  zones: [us-test-1a]\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: demo, ownerId: '1', rootDeviceName: /dev/xvda}\n",
+//!     "doc",
+//! )?
+//! .build()?;
+//! // The state store the cluster lives in: its files go to its config base there.
+//! let store = std::sync::Arc::new(kops_statestore::MemoryStore::new());
+//! let options = DiscoverOptions::default().with_state_store(store, "memfs://clusters.example.com");
+//! // `kops update cluster`: discover, plan, and the Terraform target.
+//! let ctx = discover(&mock, &cluster, &groups, &options).await?;
 //! let update = UpdateCluster::new(ctx, UpdateOptions::default())?;
 //! let plan = update.plan(&mock).await?;
-//! assert!(plan.has_changes());
-//! let terraform = update.render_terraform()?;
-//! assert!(terraform.files.contains_key("kubernetes.tf"));
+//! assert!(plan.plan.has_changes());
+//! let terraform = update.render_terraform().await?;
+//! let main = String::from_utf8_lossy(&terraform.files["kubernetes.tf"]).into_owned();
+//! assert!(main.contains("resource \"aws_vpc\" \"demo-example-com\""));
 //! # Ok(()) }
-//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(demo()).unwrap();
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build()?.block_on(demo())
+//! #     .map_err(|e| e.to_string())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Stability

@@ -41,7 +41,7 @@ fn render_case(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut ctx = ModelContext::new(cluster, groups, "eu-west-9")
         .with_account(AccountInfo::new("111111111111", "aws", "eu-west-9"))
         .with_image("ami-0000aaaa", image)
-        .with_kops_version("0.1.0-golden");
+        .with_kops_release("0.1.0-golden");
     if let Ok(key) = std::fs::read_to_string(dir.join("id_rsa.pub")) {
         ctx = ctx.with_ssh_public_key(key);
     }
