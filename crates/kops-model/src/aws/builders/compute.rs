@@ -177,6 +177,15 @@ fn ephemeral_count(machine_type: &str) -> usize {
     }
 }
 
+/// A value the completed spec must hold (kops-api's `populate` fills it) is missing: the
+/// builders never default it again.
+fn completed_missing(ig: &InstanceGroup, field: &str) -> crate::error::Error {
+    invalid(
+        format!("instancegroup {}: {field}", ig.name()),
+        "missing from the completed spec (populate fills it)",
+    )
+}
+
 /// The approximate user data: a nodeup bootstrap script naming the group's config.
 fn user_data(ctx: &ModelContext, ig: &InstanceGroup) -> Result<String> {
     let (base, _) = ctx.config_base()?;
@@ -247,15 +256,16 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
         .map(|i| i.root_device_name.clone())
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| "/dev/xvda".to_owned());
+    // The completed spec names the machine type; a comma list is a mixed-instances
+    // group, whose launch template carries the first type (the policy lists them all).
     let machine_type = ig
         .spec
         .machine_type
         .as_deref()
-        .unwrap_or("t3.medium")
-        .split(',')
-        .next()
-        .unwrap_or("t3.medium")
-        .trim()
+        .and_then(|t| t.split(',').next())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| completed_missing(ig, "spec.machineType"))?
         .to_owned();
     let mut ebs = vec![
         (
@@ -278,11 +288,18 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
     }
     ebs.push((
         "volume_size".into(),
-        Attr::Int(i64::from(rv.size.unwrap_or(128))),
+        Attr::Int(i64::from(
+            rv.size
+                .ok_or_else(|| completed_missing(ig, "spec.rootVolume.size"))?,
+        )),
     ));
     ebs.push((
         "volume_type".into(),
-        Attr::s(rv.type_.clone().unwrap_or_else(|| "gp3".into())),
+        Attr::s(
+            rv.type_
+                .clone()
+                .ok_or_else(|| completed_missing(ig, "spec.rootVolume.type"))?,
+        ),
     ));
     let mut devices = vec![vec![
         ("device_name".to_owned(), Attr::s(root_device)),
@@ -506,13 +523,14 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
         ]);
     }
     metrics.sort_unstable();
-    let default_size = if role == InstanceGroupRole::Node {
-        2
-    } else {
-        1
-    };
-    let min = ig.spec.min_size.unwrap_or(default_size);
-    let max = ig.spec.max_size.unwrap_or(min.max(default_size));
+    let min = ig
+        .spec
+        .min_size
+        .ok_or_else(|| completed_missing(ig, "spec.minSize"))?;
+    let max = ig
+        .spec
+        .max_size
+        .ok_or_else(|| completed_missing(ig, "spec.maxSize"))?;
     let lifetime = ig
         .spec
         .max_instance_lifetime
