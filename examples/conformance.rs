@@ -15,16 +15,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 use kops_api::channel::Channel;
-use kops_api::defaults::{PopulateOptions, populate};
-use kops_api::internal;
 use kops_api::manifest::{self, Object};
-use kops_api::validation::validate_all;
+use kops_mock::MockAws;
 use kops_mock::fixture::Fixture;
-use kops_mock::{MockAws, Seed};
-use kops_model::aws::builders::files::MEMFS_BUCKET;
-use kops_model::aws::builders::{self, ModelContext};
-use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ListQuery, ResourceType, ZoneQuery};
-use kops_model::aws::terraform::{RenderOptions, render};
+use kops_model::aws::cloud::AwsCloud;
+use kops_model::aws::{DiscoverOptions, UpdateCluster, UpdateOptions, discover};
 use kops_tasks::LifecycleOverrides;
 use serde::Deserialize;
 
@@ -40,7 +35,7 @@ struct CaseFile {
 }
 
 /// The mock cloud seeded from `fixtures/mock-cloud.yaml`, with the partition kOps' test
-/// harness reports (`aws-test`) and the state-store bucket.
+/// harness reports (`aws-test`).
 fn seeded_cloud(fixtures: &Path) -> anyhow::Result<MockAws> {
     let path = fixtures.join("mock-cloud.yaml");
     if !path.is_file() {
@@ -54,9 +49,6 @@ fn seeded_cloud(fixtures: &Path) -> anyhow::Result<MockAws> {
     fixture
         .apply(&cloud)
         .with_context(|| format!("seeding the mock cloud from {}", path.display()))?;
-    cloud
-        .seed(Seed::Bucket(MEMFS_BUCKET.to_owned()))
-        .context("seeding the state-store bucket")?;
     Ok(cloud)
 }
 
@@ -104,8 +96,8 @@ fn run() -> anyhow::Result<()> {
     let mut groups = Vec::new();
     for object in manifest::parse(&input, &input_path.display().to_string())? {
         match object {
-            Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c)?),
-            Object::InstanceGroup(ig) => groups.push(internal::InstanceGroup::from(&ig)),
+            Object::Cluster(c) => cluster = Some(c),
+            Object::InstanceGroup(ig) => groups.push(ig),
             _ => {}
         }
     }
@@ -120,86 +112,26 @@ fn run() -> anyhow::Result<()> {
             cluster.name()
         );
     }
-    if cluster.spec.cloud_provider.aws.is_none() {
-        bail!("only AWS clusters are supported by this renderer");
-    }
 
-    // Shared subnets named only by ID take their zone from the cloud, as kOps does.
-    let mut cluster = cluster;
-    for sn in cluster.spec.networking.subnets.iter_mut().flatten() {
-        if sn.zone.is_none()
-            && let Some(id) = sn.id.clone()
-            && let Some(found) = block_on(cloud.get(ResourceType::Subnet, &id))??
-        {
-            sn.zone = found.attr_str("availability_zone").map(str::to_owned);
-        }
-    }
-
-    let mut opts = PopulateOptions::default().with_channel(channel);
-    if let Some(vpc) = &cluster.spec.networking.network_id {
-        let found = block_on(cloud.get(ResourceType::Vpc, vpc))??;
-        if let Some(cidr) = found.as_ref().and_then(|r| r.attr_str("cidr_block")) {
-            opts = opts.with_shared_network_cidr(cidr);
-        }
-    }
-    let (cluster, groups) = populate(&cluster, &groups, &opts).context("completing the spec")?;
-    if let Err(errors) = validate_all(&cluster, &groups) {
-        let list: Vec<String> = errors.errors().iter().map(ToString::to_string).collect();
-        bail!("the completed spec is invalid:\n  {}", list.join("\n  "));
-    }
-
-    let account = block_on(cloud.account())??;
-    let mut ctx = ModelContext::new(cluster, groups, account.region.clone()).with_account(account);
+    let mut opts = DiscoverOptions::default().with_channel(channel);
     if case.ssh_key {
         let key =
             std::fs::read_to_string(case_dir.join("id_rsa.pub")).context("reading id_rsa.pub")?;
-        ctx = ctx.with_ssh_public_key(key);
+        opts = opts.with_ssh_public_key(key);
     }
-    for ig in ctx.groups.clone() {
-        if let Some(image) = &ig.spec.image
-            && !ctx.images.contains_key(image)
-        {
-            let found = block_on(cloud.resolve_image(image))?
-                .with_context(|| format!("instance group {}: resolving image", ig.name()))?;
-            ctx = ctx.with_image(image.clone(), found);
-        }
-    }
-    if let Some(vpc) = ctx.cluster.spec.networking.network_id.clone() {
-        let igws = block_on(cloud.list(&ListQuery::new(ResourceType::InternetGateway)))??;
-        if let Some(g) = igws
-            .iter()
-            .find(|g| g.attr_str("vpc_id") == Some(vpc.as_str()))
-        {
-            ctx = ctx.with_internet_gateway(g.id.clone());
-        }
-    }
-    if !ctx.dns_none() {
-        let zone_query = match &ctx.cluster.spec.dns_zone {
-            Some(z) => ZoneQuery::from_spec(z),
-            None => {
-                let name = ctx.name().split_once('.').map_or("", |(_, d)| d).to_owned();
-                ZoneQuery::Name(name)
-            }
-        };
-        if let Some(z) = block_on(cloud.hosted_zones(&zone_query))??
-            .into_iter()
-            .next()
-        {
-            ctx = ctx.with_dns_zone(z);
-        }
-    }
+    let ctx = block_on(discover(cloud, &cluster, &groups, &opts))?
+        .context("discovering the cluster in the mock cloud")?;
 
     let mut overrides = LifecycleOverrides::new();
     if !case.lifecycle_overrides.is_empty() {
         overrides = LifecycleOverrides::parse(&case.lifecycle_overrides.join(","))
             .context("parsing lifecycleOverrides")?;
     }
-    let model = builders::build(&ctx)?;
-    let output = render(
-        &ctx,
-        model,
-        &RenderOptions::default().with_lifecycle_overrides(overrides),
+    let update = UpdateCluster::new(
+        ctx,
+        UpdateOptions::default().with_lifecycle_overrides(overrides),
     )?;
+    let output = block_on(update.render_terraform())??;
     output.write_to(&out_dir)?;
     Ok(())
 }

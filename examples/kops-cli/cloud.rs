@@ -221,11 +221,6 @@ impl Cloud {
             .with_zones(Vec::<String>::new());
         let mock = kops_mock::MockAws::with_options(options);
         fixture.apply(&mock).context("seeding the mock cloud")?;
-        // The bucket the model writes the cluster's files to (kOps' ManagedFiles): the
-        // state store's bucket for s3://, the model's stand-in bucket otherwise.
-        let (bucket, _) = kops_model::aws::builders::files::split_store_url(&st.url);
-        mock.seed(kops_mock::Seed::Bucket(bucket.clone()))
-            .with_context(|| format!("seeding the mock cloud with bucket {bucket}"))?;
         let inner: Arc<dyn AwsCloud> = Arc::new(mock);
         for (i, e) in journal.entries.iter().enumerate() {
             let at = || {

@@ -12,35 +12,44 @@ use std::path::Path;
 use anyhow::{Context as _, anyhow, bail};
 use kops_api::manifest::Object;
 use kops_api::v1alpha2;
-use serde_json::{Value as Json, json};
+use kops_model::{DnsType, NewClusterOptions, Topology, new_cluster};
 
 use crate::cli::{CloudArg, CreateClusterArgs, CreateSshKeyArgs, DnsArg, Global, TopologyArg};
 use crate::spec::{self, Manifest};
 use crate::state::{self, State};
 
-/// The region of a zone: `us-east-1a` -> `us-east-1`.
-fn region_of(zone: &str) -> anyhow::Result<String> {
-    let region = zone.trim_end_matches(|c: char| c.is_ascii_lowercase());
-    if region.is_empty()
-        || region.len() == zone.len()
-        || !region.ends_with(|c: char| c.is_ascii_digit())
-    {
-        bail!("--zones: {zone:?} is not a zone name (expected e.g. us-east-1a)");
-    }
-    Ok(region.to_string())
-}
-
-/// The CNI block for `--networking`.
-fn networking(name: &str) -> Json {
-    match name {
-        "cilium-eni" => json!({"cilium": {"ipam": "eni"}}),
-        "amazon-vpc-routed-eni" => json!({"amazonvpc": {}}),
-        other => {
-            let mut m = serde_json::Map::new();
-            m.insert(other.to_string(), json!({}));
-            Json::Object(m)
-        }
-    }
+/// The library's options for the `create cluster` flags.
+fn options(
+    name: &str,
+    args: &CreateClusterArgs,
+    state_url: &str,
+    kubernetes_version: &str,
+) -> NewClusterOptions {
+    NewClusterOptions::new(name, state_url)
+        .with_cloud(match args.cloud {
+            CloudArg::Aws => kops_model::Cloud::Aws,
+            CloudArg::Gce => kops_model::Cloud::Gce,
+        })
+        .with_zones(args.zones.iter().cloned())
+        .with_control_plane_zones(args.control_plane_zones.iter().cloned())
+        .with_control_plane_count(args.control_plane_count)
+        .with_node_count(args.node_count)
+        .with_node_size(args.node_size.clone())
+        .with_control_plane_size(args.control_plane_size.clone())
+        .with_image(args.image.clone())
+        .with_networking(args.networking.clone())
+        .with_topology(match args.topology {
+            TopologyArg::Public => Topology::Public,
+            TopologyArg::Private => Topology::Private,
+        })
+        .with_dns(match args.dns {
+            DnsArg::Public => DnsType::Public,
+            DnsArg::Private => DnsType::Private,
+            DnsArg::None => DnsType::None,
+        })
+        .with_dns_zone(args.dns_zone.clone())
+        .with_network_cidr(args.network_cidr.clone())
+        .with_kubernetes_version(kubernetes_version)
 }
 
 /// Builds the Cluster and InstanceGroups `create cluster` stores.
@@ -50,216 +59,8 @@ pub fn build_cluster(
     state_url: &str,
     kubernetes_version: &str,
 ) -> anyhow::Result<(v1alpha2::Cluster, Vec<v1alpha2::InstanceGroup>)> {
-    let zones: Vec<String> = args
-        .zones
-        .iter()
-        .map(|z| z.trim().to_string())
-        .filter(|z| !z.is_empty())
-        .collect();
-    if zones.is_empty() {
-        bail!("--zones: at least one zone is required");
-    }
-    let region = region_of(&zones[0])?;
-    for z in &zones {
-        if region_of(z)? != region {
-            bail!("--zones: {z} is not in region {region} (all zones must be in one region)");
-        }
-    }
-    let mut cp_zones: Vec<String> = args
-        .control_plane_zones
-        .iter()
-        .map(|z| z.trim().to_string())
-        .filter(|z| !z.is_empty())
-        .collect();
-    for z in &cp_zones {
-        if region_of(z)? != region {
-            bail!("--control-plane-zones: {z} is not in region {region}");
-        }
-    }
-    let count = match args.control_plane_count {
-        Some(0) => bail!("--control-plane-count: must be at least 1"),
-        Some(n) => n as usize,
-        None if !cp_zones.is_empty() => cp_zones.len(),
-        None => 1,
-    };
-    if cp_zones.is_empty() {
-        cp_zones = zones.iter().take(count).cloned().collect();
-    }
-    // Control-plane groups: one per instance, spread over the zones.
-    let mut cp_groups: Vec<(String, String)> = Vec::new(); // (group name, zone)
-    if count <= cp_zones.len() {
-        for z in cp_zones.iter().take(count) {
-            cp_groups.push((format!("control-plane-{z}"), z.clone()));
-        }
-    } else {
-        for i in 0..count {
-            let z = &cp_zones[i % cp_zones.len()];
-            let n = i / cp_zones.len() + 1;
-            cp_groups.push((format!("control-plane-{z}-{n}"), z.clone()));
-        }
-    }
-    let gce = args.cloud == CloudArg::Gce;
-
-    // Subnets.
-    let mut subnets = Vec::new();
-    let mut all_zones: Vec<String> = zones.clone();
-    for z in &cp_zones {
-        if !all_zones.contains(z) {
-            all_zones.push(z.clone());
-        }
-    }
-    let subnet_of = |zone: &str| -> String {
-        if gce {
-            region.clone()
-        } else {
-            zone.to_string()
-        }
-    };
-    if gce {
-        subnets.push(json!({"name": region, "region": region, "type": if args.topology == TopologyArg::Private { "Private" } else { "Public" }}));
-    } else {
-        for z in &all_zones {
-            match args.topology {
-                TopologyArg::Public => {
-                    subnets.push(json!({"name": z, "zone": z, "type": "Public"}))
-                }
-                TopologyArg::Private => {
-                    subnets.push(json!({"name": z, "zone": z, "type": "Private"}))
-                }
-            }
-        }
-        if args.topology == TopologyArg::Private {
-            for z in &all_zones {
-                subnets.push(json!({"name": format!("utility-{z}"), "zone": z, "type": "Utility"}));
-            }
-        }
-    }
-
-    // etcd: main and events, a member per control-plane group named after its zone.
-    let members: Vec<Json> = cp_groups
-        .iter()
-        .map(|(g, _)| {
-            let member = g
-                .strip_prefix(&format!("control-plane-{region}"))
-                .unwrap_or(g)
-                .to_string();
-            json!({"name": member, "instanceGroup": g, "encryptedVolume": true})
-        })
-        .collect();
-    let etcd: Vec<Json> = ["main", "events"]
-        .iter()
-        .map(|n| json!({"name": n, "etcdMembers": members, "manager": {"backupRetentionDays": 90}}))
-        .collect();
-
-    let dns_type = match args.dns {
-        DnsArg::Public => "Public",
-        DnsArg::Private => "Private",
-        DnsArg::None => "None",
-    };
-    let api = if args.topology == TopologyArg::Private || args.dns == DnsArg::None {
-        json!({"loadBalancer": {"type": "Public", "class": "Network"}})
-    } else {
-        json!({"dns": {}})
-    };
-    let mut spec = json!({
-        "api": api,
-        "authorization": {"rbac": {}},
-        "channel": "stable",
-        "cloudProvider": if gce { "gce" } else { "aws" },
-        "configBase": format!("{state_url}/{name}"),
-        "etcdClusters": etcd,
-        "iam": {"allowContainerRegistry": true, "legacy": false},
-        "kubelet": {"anonymousAuth": false},
-        "kubernetesApiAccess": ["0.0.0.0/0", "::/0"],
-        "kubernetesVersion": kubernetes_version,
-        "networking": networking(&args.networking),
-        "sshAccess": ["0.0.0.0/0", "::/0"],
-        "subnets": subnets,
-        "topology": {"dns": {"type": dns_type}},
-    });
-    if let Some(z) = &args.dns_zone {
-        spec["dnsZone"] = json!(z);
-    }
-    if let Some(cidr) = &args.network_cidr {
-        spec["networkCIDR"] = json!(cidr);
-    }
-    let cluster_doc = json!({
-        "apiVersion": v1alpha2::API_VERSION,
-        "kind": "Cluster",
-        "metadata": {"name": name},
-        "spec": spec,
-    });
-
-    let mut docs = vec![cluster_doc];
-    let ig = |ig_name: &str,
-              role: &str,
-              size: Option<&String>,
-              min: u32,
-              max: u32,
-              subnets: Vec<String>,
-              zones: Option<Vec<String>>| {
-        let mut spec = json!({"role": role, "minSize": min, "maxSize": max, "subnets": subnets});
-        if let Some(s) = size {
-            spec["machineType"] = json!(s);
-        }
-        if let Some(i) = &args.image {
-            spec["image"] = json!(i);
-        }
-        if let Some(z) = zones {
-            spec["zones"] = json!(z);
-        }
-        json!({
-            "apiVersion": v1alpha2::API_VERSION,
-            "kind": "InstanceGroup",
-            "metadata": {"name": ig_name, "labels": {"kops.k8s.io/cluster": name}},
-            "spec": spec,
-        })
-    };
-    for (g, z) in &cp_groups {
-        let zones = gce.then(|| vec![z.clone()]);
-        docs.push(ig(
-            g,
-            "ControlPlane",
-            args.control_plane_size.as_ref(),
-            1,
-            1,
-            vec![subnet_of(z)],
-            zones,
-        ));
-    }
-    // Nodes: one group per zone, the count split between them.
-    let n = zones.len() as u32;
-    for (i, z) in zones.iter().enumerate() {
-        let share = args.node_count / n + u32::from((i as u32) < args.node_count % n);
-        if share == 0 && args.node_count > 0 {
-            continue;
-        }
-        let zones = gce.then(|| vec![z.clone()]);
-        docs.push(ig(
-            &format!("nodes-{z}"),
-            "Node",
-            args.node_size.as_ref(),
-            share,
-            share,
-            vec![subnet_of(z)],
-            zones,
-        ));
-    }
-
-    // Through the strict decoder, so a bad --networking reads like a bad manifest.
-    let text = docs
-        .iter()
-        .map(|d| serde_json::to_string(d).map_err(anyhow::Error::from))
-        .collect::<anyhow::Result<Vec<_>>>()?
-        .join("\n---\n");
-    let m = Manifest::parse(text.as_bytes(), "create cluster flags")
-        .context("building the cluster from flags (check --networking)")?;
-    let cluster = m
-        .clusters
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("building the cluster from flags: no Cluster"))?;
-    Ok((cluster, m.groups))
+    new_cluster(&options(name, args, state_url, kubernetes_version))
+        .map_err(|e| anyhow!(e).context("building the cluster from flags"))
 }
 
 /// `kops create cluster`.
@@ -278,7 +79,7 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
     };
     // Validate the completed spec; keep what kOps' create writes explicitly (machine
     // types and images) in the stored, otherwise unpopulated, spec.
-    let (_, full_groups) = spec::complete(&cluster, &groups, None, None)?;
+    let (_, full_groups) = spec::complete(&cluster, &groups)?;
     for (g, full) in groups.iter_mut().zip(&full_groups) {
         if g.spec.machine_type.is_none() {
             g.spec.machine_type = full.spec.machine_type.clone();

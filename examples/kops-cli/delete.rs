@@ -3,10 +3,10 @@
 //! spec; `update cluster` then plans the deletion of its cloud objects.
 
 use anyhow::{Context as _, bail};
-use kops_cloud_aws::delete::{
+use kops_model::aws::cloud::AwsCloud;
+use kops_model::aws::delete::{
     DeleteOptions, delete_cluster as delete_resources, find_cluster_resources,
 };
-use kops_model::aws::cloud::AwsCloud;
 use kops_statestore::LockRequest;
 
 use crate::cli::{DeleteClusterArgs, DeleteIgArgs, Global};

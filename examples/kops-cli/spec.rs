@@ -5,9 +5,9 @@ use std::path::Path;
 
 use anyhow::{Context as _, anyhow, bail};
 use kops_api::channel::Channel;
-use kops_api::defaults::{DnsZoneInfo, PopulateOptions, populate};
+use kops_api::defaults::PopulateOptions;
 use kops_api::manifest::{self, Object};
-use kops_api::{internal, v1alpha2, validation};
+use kops_api::{internal, v1alpha2};
 
 /// The channel the CLI completes specs with (images and Kubernetes versions).
 pub const CHANNEL: &str = include_str!("seed/channel.yaml");
@@ -56,34 +56,17 @@ impl Manifest {
     }
 }
 
-/// Looks up DNS zones for population; `None` when no cloud is at hand.
-pub type DnsZones = Option<Vec<DnsZoneInfo>>;
-
-/// Completes `cluster` and `groups` as `kops update cluster` would, and validates the
-/// result; the error lists every problem with its field path.
+/// Completes `cluster` and `groups` as `kops update cluster` would (without the cloud),
+/// and validates the result; the error lists every problem with its field path.
 pub fn complete(
     cluster: &v1alpha2::Cluster,
     groups: &[v1alpha2::InstanceGroup],
-    dns_zones: DnsZones,
-    shared_network_cidr: Option<String>,
 ) -> anyhow::Result<(internal::Cluster, Vec<internal::InstanceGroup>)> {
     let name = cluster.name().to_string();
-    let internal_cluster = internal::Cluster::try_from(cluster)
-        .with_context(|| format!("cluster {name}: converting the spec"))?;
-    let internal_groups: Vec<internal::InstanceGroup> =
-        groups.iter().map(internal::InstanceGroup::from).collect();
-    let mut opts = PopulateOptions::default().with_channel(channel()?);
-    if let Some(zones) = dns_zones {
-        opts = opts.with_dns_zones(zones);
-    }
-    if let Some(cidr) = shared_network_cidr {
-        opts = opts.with_shared_network_cidr(cidr);
-    }
-    let (full, full_groups) = populate(&internal_cluster, &internal_groups, &opts)
-        .with_context(|| format!("cluster {name}: completing the spec"))?;
-    validation::validate_all(&full, &full_groups)
-        .map_err(|e| anyhow!(e).context(format!("cluster {name}: the spec is invalid")))?;
-    Ok((full, full_groups))
+    let opts = PopulateOptions::default().with_channel(channel()?);
+    kops_model::complete(cluster, groups, &opts).map_err(|e| {
+        anyhow!(e).context(format!("cluster {name}: the spec is incomplete or invalid"))
+    })
 }
 
 /// Checks a single instance group against its cluster (used by `edit instancegroup`
@@ -92,7 +75,7 @@ pub fn check_groups(
     cluster: &v1alpha2::Cluster,
     groups: &[v1alpha2::InstanceGroup],
 ) -> anyhow::Result<()> {
-    complete(cluster, groups, None, None).map(|_| ())
+    complete(cluster, groups).map(|_| ())
 }
 
 /// Writes objects as YAML or JSON.

@@ -95,7 +95,7 @@ impl State {
 }
 
 /// `user@host` for lock records.
-fn holder() -> String {
+pub fn holder() -> String {
     let user = std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "unknown".into());

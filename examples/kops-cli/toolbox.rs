@@ -2,8 +2,8 @@
 //! the cloud resources it owns, as one YAML or JSON document.
 
 use anyhow::Context as _;
-use kops_cloud_aws::delete::find_cluster_resources;
 use kops_model::aws::cloud::AwsCloud;
+use kops_model::aws::delete::find_cluster_resources;
 use serde_json::json;
 
 use crate::cli::{DumpArgs, Global, ManifestFormat};

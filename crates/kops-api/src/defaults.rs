@@ -1272,12 +1272,32 @@ fn spec_assets(assets: &Option<v::AssetsSpec>) -> Assets {
 /// Points an image at the cluster's registry (`assets.containerRegistry`) or
 /// proxy (`assets.containerProxy`): either replaces the image's registry host.
 fn remap_image(assets: &Assets, image: &str) -> String {
-    let rest = image.split_once('/').map_or(image, |(_, r)| r);
-    match assets {
-        (Some(registry), _) | (None, Some(registry)) => {
-            format!("{}/{rest}", registry.trim_end_matches('/'))
+    remap_image_with(assets.0.as_deref(), assets.1.as_deref(), image)
+}
+
+/// An image reference as the cluster pulls it, kOps' `RemapImage`: with
+/// `assets.containerRegistry` set its host replaces the image's registry; else with
+/// `assets.containerProxy` set the proxy does (a Docker Hub short name such as
+/// `nginx` or `library/nginx` keeps its path and gets the proxy in front). The one
+/// definition of image remapping, used by defaulting and by the model.
+pub fn remap_image_with(registry: Option<&str>, proxy: Option<&str>, image: &str) -> String {
+    if let Some(registry) = registry {
+        let rest = image.split_once('/').map_or(image, |(_, r)| r);
+        return format!("{}/{rest}", registry.trim_end_matches('/'));
+    }
+    let Some(proxy) = proxy else {
+        return image.to_string();
+    };
+    let proxy = proxy.trim_end_matches('/');
+    let first = image.split('/').next().unwrap_or_default();
+    let hub_short = image.matches('/').count() <= 1 && !first.contains(['.', ':']);
+    if hub_short {
+        format!("{proxy}/{image}")
+    } else {
+        match image.split_once('/') {
+            Some((_, rest)) => format!("{proxy}/{rest}"),
+            None => proxy.to_string(),
         }
-        (None, None) => image.to_string(),
     }
 }
 

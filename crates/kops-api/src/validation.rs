@@ -138,8 +138,8 @@ fn is_dns_subdomain(name: &str) -> bool {
 }
 
 /// The AWS region of a zone (`us-east-1a` -> `us-east-1`), GCE's likewise
-/// (`us-central1-a` -> `us-central1`).
-pub(crate) fn region_of_zone(zone: &str, provider: Option<CloudProvider>) -> String {
+/// (`us-central1-a` -> `us-central1`). The one definition of region-of-zone.
+pub fn region_of_zone(zone: &str, provider: Option<CloudProvider>) -> String {
     match provider {
         Some(CloudProvider::Gce) => match zone.rfind('-') {
             Some(i) => zone[..i].to_string(),

@@ -1,7 +1,8 @@
 //! `kops-cloud-aws` is the AWS backend of kops-rs: it implements
 //! [`kops_model::aws::cloud::AwsCloud`] over the aws-sdk crates (EC2, Auto Scaling,
 //! ELBv2, IAM, Route53, S3, SQS, EventBridge, STS), so the model's AWS tasks can find,
-//! create, update and delete real AWS objects; and it deletes clusters.
+//! create, update and delete real AWS objects. Deleting a whole cluster is
+//! `kops_model::aws::delete_cluster`, over any `AwsCloud`.
 //!
 //! # Modules
 //!
@@ -11,8 +12,6 @@
 //! - [`ratelimit`]: the client-side token buckets (one per service, injectable clock).
 //! - [`classify`]: AWS error codes to the executor's error kinds (throttled, retryable,
 //!   not found, permission denied, quota, invalid).
-//! - [`delete`]: `delete cluster` over any `&dyn AwsCloud` (dry-run listing and
-//!   dependency-ordered deletion with retries and a report).
 //!
 //! # Behaviour
 //!
@@ -61,14 +60,13 @@
 //!
 //! # Stability
 //!
-//! Pre-1.0: the builder, `api_calls` and the `delete` module may change; the cloud
+//! Pre-1.0: the builder and `api_calls` may change; the cloud
 //! behaviour follows the `AwsCloud` trait of `kops-model`.
 
 mod asg;
 mod backend;
 pub mod classify;
 mod convert;
-pub mod delete;
 mod ec2;
 mod elb;
 mod error;

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kops_cloud_aws::AwsBackend;
-use kops_cloud_aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
 use kops_model::aws::cloud::{
     AwsCloud, AwsCloudExt, CreateRequest, ListQuery, Resource, ResourceType as R, TagFilter,
     UpdateRequest,
 };
+use kops_model::aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
 use serde_json::{Value as Json, json};
 
 mod common;

@@ -1,9 +1,11 @@
 //! The crate's error type.
 
+use kops_tasks::TaskKey;
+
 /// Result alias for model building.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What can go wrong while turning a spec into tasks or rendering them.
+/// What can go wrong while turning a spec into tasks, planning, applying or rendering them.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -21,10 +23,40 @@ pub enum Error {
         /// What was looked for.
         what: String,
     },
+    /// A call to the cloud failed while discovering, planning or deleting.
+    #[error("{operation}")]
+    Cloud {
+        /// What was being done, e.g. `looking up DNS zone example.com`.
+        operation: String,
+        /// The cloud's error.
+        #[source]
+        source: kops_tasks::Error,
+    },
+    /// A state-store operation failed (lock, completed spec, managed files).
+    #[error("{operation}")]
+    StateStore {
+        /// What was being done, e.g. `taking the lock of cluster a.example.com`.
+        operation: String,
+        /// The store's error.
+        #[source]
+        source: kops_statestore::Error,
+    },
+    /// Applying the cluster left tasks failed: each with its error chain.
+    #[error("applying cluster {cluster}: {} task(s) failed: {}{}", failed.len(),
+        failed.iter().map(|(k, e)| format!("{k}: {e}")).collect::<Vec<_>>().join("; "),
+        if *skipped > 0 { format!(" ({skipped} task(s) not run because a dependency failed)") } else { String::new() })]
+    Apply {
+        /// The cluster.
+        cluster: String,
+        /// Each failed task with its error and causes, one line.
+        failed: Vec<(TaskKey, String)>,
+        /// How many tasks were not run because a dependency failed.
+        skipped: usize,
+    },
     /// The task engine rejected the tasks or a cloud call failed.
     #[error("task engine")]
     Tasks(#[from] kops_tasks::Error),
-    /// The cluster API layer failed (e.g. writing the completed spec).
+    /// The cluster API layer failed (converting, completing or validating the spec).
     #[error("cluster API")]
     Api(#[from] kops_api::Error),
 }
@@ -34,4 +66,26 @@ pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> E
         field: field.into(),
         message: message.into(),
     }
+}
+
+pub(crate) fn cloud(operation: impl Into<String>) -> impl FnOnce(kops_tasks::Error) -> Error {
+    let operation = operation.into();
+    move |source| Error::Cloud { operation, source }
+}
+
+pub(crate) fn store(operation: impl Into<String>) -> impl FnOnce(kops_statestore::Error) -> Error {
+    let operation = operation.into();
+    move |source| Error::StateStore { operation, source }
+}
+
+/// An error and its causes on one line, `a: b: c`.
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        line.push_str(": ");
+        line.push_str(&s.to_string());
+        source = s.source();
+    }
+    line
 }

@@ -1,32 +1,89 @@
 //! `kops-model` turns a kOps cluster specification into the graph of cloud tasks that
-//! realise it, with kOps' resource names, tags and ordering.
+//! realise it, with kOps' resource names, tags and ordering, and runs kOps' cluster
+//! workflows over it: `create cluster`, `update cluster` and `delete cluster`.
+//!
+//! # Entry points
+//!
+//! - [`new_cluster`]: the cluster and instance groups `kops create cluster` stores, from
+//!   typed [`NewClusterOptions`] (kOps' `NewCluster`).
+//! - [`complete`]: convert, populate and validate a stored spec (kOps'
+//!   `PopulateClusterSpec`).
+//! - [`aws::discover`]: look up in the cloud what the model needs (zones of shared
+//!   subnets, DNS zones, the shared network, account, images, gateways) and return the
+//!   [`aws::ModelContext`].
+//! - [`aws::UpdateCluster`]: plan, apply (holding the state-store lock, deleting orphans
+//!   in waves, writing the completed spec and version) or render Terraform (kOps'
+//!   `ApplyClusterCmd`).
+//! - [`aws::delete_cluster`]: delete everything a cluster owns in the cloud.
 //!
 //! # Modules
 //!
+//! - [`cluster`]: the cloud-neutral [`ClusterContext`] every cloud's model reads.
 //! - [`aws`]: the AWS model. [`aws::cloud`] defines the [`aws::AwsCloud`] trait the AWS
 //!   tasks use (implemented by `kops-mock` and `kops-cloud-aws`) and its plain-data
-//!   resource types; [`aws::builders`] are kOps' AWS model builders; [`aws::terraform`]
-//!   renders a model to a Terraform directory.
+//!   resource types; [`aws::terraform`] renders a model to a Terraform directory.
+//! - The cloud-neutral file contents (nodeup configs, etcd-manager manifests, addons and
+//!   the bootstrap channel) are private modules behind the managed-file task each cloud
+//!   renders.
 //!
 //! # Example
 //!
-//! ```
-//! use kops_model::aws::cloud::{ImageQuery, ListQuery, ResourceType, TagFilter};
+//! A spec, planned against the in-memory mock cloud, then rendered as Terraform:
 //!
-//! // Batched discovery: every VPC of the cluster in one query.
-//! let q = ListQuery::new(ResourceType::Vpc)
-//!     .with_tag(TagFilter::equals("KubernetesCluster", "demo.example.com"));
-//! assert_eq!(q.resource_type.terraform_type(), "aws_vpc");
-//! // Owner aliases as kOps accepts them.
-//! assert!(matches!(ImageQuery::parse("ubuntu/images/x"), ImageQuery::Name { owner: Some(_), .. }));
+//! ```
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use kops_model::aws::{DiscoverOptions, UpdateCluster, UpdateOptions, discover};
+//! use kops_model::{DnsType, NewClusterOptions, new_cluster};
+//!
+//! // `kops create cluster`: the spec kOps would store.
+//! let (cluster, groups) = new_cluster(
+//!     &NewClusterOptions::new("demo.example.com", "memfs://clusters.example.com")
+//!         .with_zones(["us-test-1a"])
+//!         .with_dns(DnsType::None)
+//!         .with_image(Some("ami-00000001".into()))
+//!         .with_kubernetes_version("v1.34.1"),
+//! )?;
+//! // A mock cloud with the image.
+//! let mock = kops_mock::fixture::Fixture::parse(
+//!     "aws:\n  region: us-test-1\n  zones: [us-test-1a]\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: demo, ownerId: '1', rootDeviceName: /dev/xvda}\n",
+//!     "doc",
+//! )?
+//! .build()?;
+//! // The state store the cluster lives in: its files go to its config base there.
+//! let store = std::sync::Arc::new(kops_statestore::MemoryStore::new());
+//! let options = DiscoverOptions::default().with_state_store(store, "memfs://clusters.example.com");
+//! // `kops update cluster`: discover, plan, and the Terraform target.
+//! let ctx = discover(&mock, &cluster, &groups, &options).await?;
+//! let update = UpdateCluster::new(ctx, UpdateOptions::default())?;
+//! let plan = update.plan(&mock).await?;
+//! assert!(plan.plan.has_changes());
+//! let terraform = update.render_terraform().await?;
+//! let main = String::from_utf8_lossy(&terraform.files["kubernetes.tf"]).into_owned();
+//! assert!(main.contains("resource \"aws_vpc\" \"demo-example-com\""));
+//! # Ok(()) }
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build()?.block_on(demo())
+//! #     .map_err(|e| e.to_string())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Stability
 //!
-//! Pre-1.0: the API may change between minor versions. The cloud trait's data types are
-//! `#[non_exhaustive]` so they can grow without breaking implementers' callers.
+//! Pre-1.0: the API may change between minor versions. Options and the cloud trait's data
+//! types are `#[non_exhaustive]` so they can grow without breaking callers.
 
+#![warn(unreachable_pub)]
+
+mod addons;
 pub mod aws;
+pub mod cluster;
+mod complete;
+mod create;
 mod error;
+mod etcd;
+mod files;
+mod images;
 
+pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
+pub use complete::complete;
+pub use create::{Cloud, DnsType, NewClusterOptions, Topology, new_cluster};
 pub use error::{Error, Result};

@@ -41,12 +41,14 @@ fn render_case(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut ctx = ModelContext::new(cluster, groups, "eu-west-9")
         .with_account(AccountInfo::new("111111111111", "aws", "eu-west-9"))
         .with_image("ami-0000aaaa", image)
-        .with_kops_version("0.1.0-golden");
+        .with_kops_release("0.1.0-golden");
     if let Ok(key) = std::fs::read_to_string(dir.join("id_rsa.pub")) {
         ctx = ctx.with_ssh_public_key(key);
     }
     if ctx.cluster.spec.networking.network_id.is_some() {
-        ctx = ctx.with_internet_gateway("igw-0shared");
+        ctx = ctx
+            .with_internet_gateway("igw-0shared")
+            .with_egress_only_internet_gateway("eigw-0shared");
     }
     if !ctx.dns_none() {
         ctx = ctx.with_dns_zone(HostedZone::new(
@@ -93,7 +95,7 @@ fn golden_cases_render_as_recorded() {
         .filter(|p| p.join("cluster.yaml").exists())
         .collect();
     cases.sort();
-    assert!(cases.len() >= 4, "expected at least four golden cases");
+    assert!(cases.len() >= 5, "expected at least five golden cases");
     let mut failures = Vec::new();
     for dir in &cases {
         let actual = render_case(dir);
@@ -184,4 +186,24 @@ fn shared_network_renders_no_vpc_and_references_ids() {
     assert!(tf.contains("vpc_id = \"vpc-0feedface\""));
     assert!(tf.contains("key_name      = \"ops-key\""));
     assert!(!tf.contains("resource \"aws_key_pair\""));
+}
+
+/// A shared VPC with IPv6 and private subnets (issue 12): the private route table routes
+/// `::/0` to the egress-only gateway attached to the VPC, which the model does not own.
+#[test]
+fn shared_ipv6_private_routes_through_the_shared_egress_only_gateway() {
+    let files = render_case(&golden_dir().join("shared-network-ipv6-private"));
+    let tf = String::from_utf8(files["kubernetes.tf"].clone()).unwrap();
+    assert!(
+        !tf.contains("resource \"aws_egress_only_internet_gateway\""),
+        "a shared VPC's egress-only gateway is not ours to create:\n{tf}"
+    );
+    let route = tf
+        .split("resource \"aws_route\" ")
+        .find(|r| r.contains("destination_ipv6_cidr_block = \"::/0\"") && r.contains("private-"))
+        .expect("a private ::/0 route");
+    assert!(
+        route.contains("egress_only_gateway_id") && route.contains("\"eigw-0shared\""),
+        "{route}"
+    );
 }

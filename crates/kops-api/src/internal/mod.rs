@@ -57,9 +57,16 @@ impl Cluster {
             .unwrap_or("Public")
     }
 
-    /// Whether the cluster publishes no DNS records (`topology.dns.type: None`).
+    /// Whether the topology asks for no DNS (`topology.dns.type: None`, in any case).
+    /// The one definition of kOps' `UsesNoneDNS`.
     pub fn uses_none_dns(&self) -> bool {
-        self.dns_type() == "None"
+        self.dns_type().eq_ignore_ascii_case("none")
+    }
+
+    /// Whether the cluster has a gossip name (`*.k8s.local`): like DNS `None`, it has no
+    /// DNS zone. The one definition of kOps' `IsGossip`.
+    pub fn is_gossip(&self) -> bool {
+        self.name().trim_end_matches('.').ends_with(".k8s.local")
     }
 
     /// The name nodes use to reach the API inside the cluster (`api.internal.<name>`).

@@ -2,32 +2,38 @@
 //!
 //! - [`cloud`]: the [`AwsCloud`] trait the AWS tasks talk to and its plain-data types.
 //! - [`task`]: [`AwsTask`], the task type every AWS task kind is an instance of.
-//! - [`builders`]: kOps' AWS model builders (spec -> tasks), one module per builder.
+//! - [`builders`]: the [`ModelContext`] and [`AwsModel`]; kOps' AWS model builders
+//!   (spec -> tasks) are private modules behind [`builders::build`].
+//! - [`discover`](fn@discover): the cloud lookups that make a [`ModelContext`].
+//! - [`update`]: [`UpdateCluster`], plan / apply / Terraform.
+//! - [`delete`]: [`delete_cluster`], everything a cluster owns, in dependency order.
 //! - [`naming`]: kOps' name truncation and hashing, SSH key fingerprints.
+//! - [`orphans`]: instance-group objects the spec no longer describes.
 //! - [`terraform`]: rendering a model to a Terraform directory as kOps lays it out.
 
 pub mod builders;
 pub mod cloud;
+pub mod delete;
+mod discover;
 pub mod naming;
 pub mod orphans;
 pub mod task;
 pub mod terraform;
+pub mod update;
 
 pub use builders::{AwsModel, ModelContext};
 pub use cloud::{AwsCloud, AwsCloudExt};
+pub use delete::{DeleteOptions, DeleteReport, delete_cluster, find_cluster_resources};
+pub use discover::{DiscoverOptions, discover};
 pub use task::AwsTask;
+pub use update::{UpdateCluster, UpdateOptions, UpdatePlan};
 
 use kops_tasks::Task;
 
 use crate::error::Result;
 
-/// Builds every AWS task for a cluster, as boxed tasks for a
-/// [`kops_tasks::TaskGraph`].
+/// Builds every AWS task for a cluster (resources and managed files), as boxed tasks for
+/// a [`kops_tasks::TaskGraph`].
 pub fn build_tasks(ctx: &ModelContext) -> Result<Vec<Box<dyn Task<dyn AwsCloud>>>> {
-    let model = builders::build(ctx)?;
-    Ok(model
-        .tasks
-        .into_iter()
-        .map(|t| Box::new(t) as Box<dyn Task<dyn AwsCloud>>)
-        .collect())
+    Ok(builders::build(ctx)?.into_tasks())
 }

@@ -2,10 +2,9 @@
 //! outputs, providers and `terraform` block, plus the `data/` files.
 
 use kops_tasks::terraform::{Body, TerraformOutput, TerraformWriter, render_graph};
-use kops_tasks::{LifecycleOverrides, Task, TaskGraph};
+use kops_tasks::{LifecycleOverrides, TaskGraph};
 
 use super::builders::{AwsModel, ModelContext, OutputValue};
-use super::cloud::AwsCloud;
 use crate::error::Result;
 
 /// Options for [`render`].
@@ -28,14 +27,11 @@ impl RenderOptions {
 /// Builds the graph of a model and renders it.
 pub fn render(
     ctx: &ModelContext,
-    model: AwsModel,
+    mut model: AwsModel,
     opts: &RenderOptions,
 ) -> Result<TerraformOutput> {
-    let AwsModel { tasks, outputs } = model;
-    let tasks: Vec<Box<dyn Task<dyn AwsCloud>>> = tasks
-        .into_iter()
-        .map(|t| Box::new(t) as Box<dyn Task<dyn AwsCloud>>)
-        .collect();
+    let outputs = std::mem::take(&mut model.outputs);
+    let tasks = model.into_tasks();
     let graph = TaskGraph::build_with(tasks, &opts.lifecycle_overrides)?;
     let mut w = TerraformWriter::new();
     render_graph(&graph, &mut w)?;

@@ -15,7 +15,7 @@ use crate::aws::task::{Attr, FindBy};
 use crate::error::{Result, invalid};
 
 /// The SSH key task key, when the cluster has a key the model manages or names.
-pub fn ssh_key_key(ctx: &ModelContext) -> Option<TaskKey> {
+pub(crate) fn ssh_key_key(ctx: &ModelContext) -> Option<TaskKey> {
     if let Some(n) = &ctx.cluster.spec.ssh_key_name {
         if n.is_empty() {
             return None;
@@ -56,7 +56,7 @@ fn build_ssh_key(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
 }
 
 /// Parses a Go duration (`48h20m`, `90s`, `0`) into seconds.
-pub fn parse_duration_secs(s: &str) -> Option<i64> {
+pub(crate) fn parse_duration_secs(s: &str) -> Option<i64> {
     let s = s.trim();
     if s == "0" || s.is_empty() {
         return Some(0);
@@ -91,7 +91,7 @@ pub fn parse_duration_secs(s: &str) -> Option<i64> {
 }
 
 /// kOps' `CloudTagsForInstanceGroup`.
-pub fn group_tags(ctx: &ModelContext, ig: &InstanceGroup) -> BTreeMap<String, String> {
+pub(crate) fn group_tags(ctx: &ModelContext, ig: &InstanceGroup) -> BTreeMap<String, String> {
     let name = ctx.group_resource_name(ig);
     let mut t = ctx.tags(&name);
     for (k, v) in ig.spec.cloud_labels.iter().flatten() {
@@ -177,17 +177,27 @@ fn ephemeral_count(machine_type: &str) -> usize {
     }
 }
 
+/// A value the completed spec must hold (kops-api's `populate` fills it) is missing: the
+/// builders never default it again.
+fn completed_missing(ig: &InstanceGroup, field: &str) -> crate::error::Error {
+    invalid(
+        format!("instancegroup {}: {field}", ig.name()),
+        "missing from the completed spec (populate fills it)",
+    )
+}
+
 /// The approximate user data: a nodeup bootstrap script naming the group's config.
-fn user_data(ctx: &ModelContext, ig: &InstanceGroup) -> String {
-    let (_, prefix) = super::files::state_location(ctx);
+fn user_data(ctx: &ModelContext, ig: &InstanceGroup) -> Result<String> {
+    let (base, _) = ctx.config_base()?;
+    let prefix = super::files::store_prefix(base)?;
     let role = match ig.spec.role {
         Some(InstanceGroupRole::ControlPlane) => "control-plane",
         _ => "node",
     };
-    format!(
+    Ok(format!(
         "#!/bin/bash\nset -o errexit\nset -o nounset\nset -o pipefail\n\n# kops-rs bootstrap for instance group {ig}\nNODEUP_CONFIG=\"{prefix}/igconfig/{role}/{ig}/nodeupconfig.yaml\"\nexport NODEUP_CONFIG\n",
         ig = ig.name()
-    )
+    ))
 }
 
 fn subnet_refs(ctx: &ModelContext, ig: &InstanceGroup) -> Vec<Attr> {
@@ -246,15 +256,16 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
         .map(|i| i.root_device_name.clone())
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| "/dev/xvda".to_owned());
+    // The completed spec names the machine type; a comma list is a mixed-instances
+    // group, whose launch template carries the first type (the policy lists them all).
     let machine_type = ig
         .spec
         .machine_type
         .as_deref()
-        .unwrap_or("t3.medium")
-        .split(',')
-        .next()
-        .unwrap_or("t3.medium")
-        .trim()
+        .and_then(|t| t.split(',').next())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| completed_missing(ig, "spec.machineType"))?
         .to_owned();
     let mut ebs = vec![
         (
@@ -277,11 +288,18 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
     }
     ebs.push((
         "volume_size".into(),
-        Attr::Int(i64::from(rv.size.unwrap_or(128))),
+        Attr::Int(i64::from(
+            rv.size
+                .ok_or_else(|| completed_missing(ig, "spec.rootVolume.size"))?,
+        )),
     ));
     ebs.push((
         "volume_type".into(),
-        Attr::s(rv.type_.clone().unwrap_or_else(|| "gp3".into())),
+        Attr::s(
+            rv.type_
+                .clone()
+                .ok_or_else(|| completed_missing(ig, "spec.rootVolume.type"))?,
+        ),
     ));
     let mut devices = vec![vec![
         ("device_name".to_owned(), Attr::s(root_device)),
@@ -463,7 +481,7 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
             .as_ref()
             .is_some_and(|u| !u.is_empty());
     if has_user_data {
-        lt.set("user_data", Attr::FileBase64(user_data(ctx, ig)));
+        lt.set("user_data", Attr::FileBase64(user_data(ctx, ig)?));
     }
     m.add(lt);
 
@@ -505,13 +523,14 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
         ]);
     }
     metrics.sort_unstable();
-    let default_size = if role == InstanceGroupRole::Node {
-        2
-    } else {
-        1
-    };
-    let min = ig.spec.min_size.unwrap_or(default_size);
-    let max = ig.spec.max_size.unwrap_or(min.max(default_size));
+    let min = ig
+        .spec
+        .min_size
+        .ok_or_else(|| completed_missing(ig, "spec.minSize"))?;
+    let max = ig
+        .spec
+        .max_size
+        .ok_or_else(|| completed_missing(ig, "spec.maxSize"))?;
     let lifetime = ig
         .spec
         .max_instance_lifetime
@@ -761,10 +780,10 @@ fn build_volumes(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
 }
 
 /// Adds the SSH key, launch templates, autoscaling groups and etcd volumes.
-pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     build_ssh_key(ctx, m)?;
     for ig in &ctx.groups {
-        if ModelContext::is_karpenter(ig) {
+        if crate::cluster::ClusterContext::is_karpenter(ig) {
             continue;
         }
         build_group(ctx, m, ig)?;

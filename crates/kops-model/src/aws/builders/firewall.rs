@@ -11,7 +11,7 @@ use crate::error::Result;
 
 /// Where a rule's traffic comes from (ingress) or goes to (egress).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Peer {
+pub(crate) enum Peer {
     /// Another security group, by task name (its AWS group name).
     Group(String),
     /// An IPv4 or IPv6 CIDR.
@@ -22,7 +22,7 @@ pub enum Peer {
 
 impl Peer {
     /// A CIDR or prefix list from an access entry.
-    pub fn access(entry: &str) -> Self {
+    pub(crate) fn access(entry: &str) -> Self {
         if entry.starts_with("pl-") {
             Peer::PrefixList(entry.to_owned())
         } else {
@@ -42,26 +42,32 @@ impl Peer {
 
 /// One security-group rule, named as kOps' `generateName` does unless given a name.
 #[derive(Clone, Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// The group the rule belongs to (task name = AWS group name).
-    pub group: String,
+    pub(crate) group: String,
     /// `true` for egress.
-    pub egress: bool,
+    pub(crate) egress: bool,
     /// `tcp`, `udp`, `icmp`, `icmpv6`, a protocol number, or `None` for all.
-    pub protocol: Option<String>,
+    pub(crate) protocol: Option<String>,
     /// First port.
-    pub from_port: i64,
+    pub(crate) from_port: i64,
     /// Last port.
-    pub to_port: i64,
+    pub(crate) to_port: i64,
     /// The other side.
-    pub peer: Peer,
+    pub(crate) peer: Peer,
     /// A fixed task name instead of the generated one.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
 }
 
 impl Rule {
     /// An ingress rule into `group` from `peer`.
-    pub fn ingress(group: &str, peer: Peer, protocol: Option<&str>, from: i64, to: i64) -> Self {
+    pub(crate) fn ingress(
+        group: &str,
+        peer: Peer,
+        protocol: Option<&str>,
+        from: i64,
+        to: i64,
+    ) -> Self {
         Rule {
             group: group.to_owned(),
             egress: false,
@@ -74,7 +80,7 @@ impl Rule {
     }
 
     /// An egress rule of `group` to a CIDR, all protocols.
-    pub fn egress_all(group: &str, cidr: &str) -> Self {
+    pub(crate) fn egress_all(group: &str, cidr: &str) -> Self {
         Rule {
             group: group.to_owned(),
             egress: true,
@@ -87,14 +93,14 @@ impl Rule {
     }
 
     /// Gives the rule a fixed name.
-    pub fn named(mut self, name: impl Into<String>) -> Self {
+    pub(crate) fn named(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// kOps' generated name:
     /// `from-<source>-<ingress|egress>-<protocol|all>-<from>to<to>-<destination>`.
-    pub fn task_name(&self) -> String {
+    pub(crate) fn task_name(&self) -> String {
         if let Some(n) = &self.name {
             return n.clone();
         }
@@ -114,7 +120,7 @@ impl Rule {
     }
 
     /// The task.
-    pub fn task(&self, ctx: &ModelContext) -> AwsTask {
+    pub(crate) fn task(&self, ctx: &ModelContext) -> AwsTask {
         let sg = TaskKey::new("SecurityGroup", &self.group);
         let (from, to, proto) = match self.protocol.as_deref() {
             None => (0, 0, "-1".to_owned()),
@@ -169,7 +175,7 @@ impl Rule {
 }
 
 /// A security group task.
-pub fn security_group(ctx: &ModelContext, name: &str, description: &str) -> AwsTask {
+pub(crate) fn security_group(ctx: &ModelContext, name: &str, description: &str) -> AwsTask {
     ctx.task("SecurityGroup", name, R::SecurityGroup)
         .named(name)
         .attr("description", description)
@@ -178,7 +184,7 @@ pub fn security_group(ctx: &ModelContext, name: &str, description: &str) -> AwsT
 }
 
 /// Adds the egress-everywhere rules of a group.
-pub fn add_egress(ctx: &ModelContext, m: &mut AwsModel, group: &str) {
+pub(crate) fn add_egress(ctx: &ModelContext, m: &mut AwsModel, group: &str) {
     m.add(Rule::egress_all(group, "0.0.0.0/0").task(ctx));
     m.add(Rule::egress_all(group, "::/0").task(ctx));
 }
@@ -188,24 +194,24 @@ pub fn add_egress(ctx: &ModelContext, m: &mut AwsModel, group: &str) {
 /// `<id>-<Role>`, rule-name suffix `-<id>`), then the cluster's own group when some
 /// instance group of the role has no override.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RoleGroup {
+pub(crate) struct RoleGroup {
     /// The task name: the AWS group name of the cluster's own group.
-    pub name: String,
+    pub(crate) name: String,
     /// `""` for the cluster's own group, `-<id>` for an override.
-    pub suffix: String,
+    pub(crate) suffix: String,
     /// The override's ID.
-    pub shared_id: Option<String>,
+    pub(crate) shared_id: Option<String>,
     description: &'static str,
 }
 
 impl RoleGroup {
     /// The group's task key.
-    pub fn key(&self) -> TaskKey {
+    pub(crate) fn key(&self) -> TaskKey {
         TaskKey::new("SecurityGroup", &self.name)
     }
 
     /// The group's task: a shared reference for an override, else the cluster's group.
-    pub fn task(&self, ctx: &ModelContext) -> AwsTask {
+    pub(crate) fn task(&self, ctx: &ModelContext) -> AwsTask {
         match &self.shared_id {
             Some(id) => ctx
                 .task("SecurityGroup", self.name.clone(), R::SecurityGroup)
@@ -227,7 +233,7 @@ fn role_label(role: &InstanceGroupRole) -> &str {
 }
 
 /// The security groups of a role (see [`RoleGroup`]).
-pub fn role_groups(ctx: &ModelContext, role: &InstanceGroupRole) -> Vec<RoleGroup> {
+pub(crate) fn role_groups(ctx: &ModelContext, role: &InstanceGroupRole) -> Vec<RoleGroup> {
     let description = match role {
         InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer => {
             "Security group for masters"
@@ -263,26 +269,10 @@ pub fn role_groups(ctx: &ModelContext, role: &InstanceGroupRole) -> Vec<RoleGrou
     out
 }
 
-/// kOps' suffix for a rule between two groups: empty when neither is an override,
-/// else both suffixes with `-default` standing for the cluster's own group.
-pub fn join_suffixes(src: &RoleGroup, dst: &RoleGroup) -> String {
-    if src.suffix.is_empty() && dst.suffix.is_empty() {
-        return String::new();
-    }
-    let part = |g: &RoleGroup| {
-        if g.suffix.is_empty() {
-            "-default".to_owned()
-        } else {
-            g.suffix.clone()
-        }
-    };
-    format!("{}{}", part(src), part(dst))
-}
-
 /// TCP port ranges from nodes to the control plane: everything but etcd's client and
 /// peer ports (and the leases cluster's, and Cilium's etcd peer port when kOps manages
 /// Cilium's etcd).
-pub fn node_to_master_tcp_ranges(ctx: &ModelContext) -> Vec<(i64, i64)> {
+pub(crate) fn node_to_master_tcp_ranges(ctx: &ModelContext) -> Vec<(i64, i64)> {
     let mut blocked = vec![2380, 2381, 4001, 4002];
     let spec = &ctx.cluster.spec;
     if spec
@@ -319,7 +309,7 @@ pub fn node_to_master_tcp_ranges(ctx: &ModelContext) -> Vec<(i64, i64)> {
 }
 
 /// Adds security groups and rules for masters and nodes plus external access.
-pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     let masters = role_groups(ctx, &InstanceGroupRole::ControlPlane);
     let nodes = role_groups(ctx, &InstanceGroupRole::Node);
     for g in nodes.iter().chain(&masters) {

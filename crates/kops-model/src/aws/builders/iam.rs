@@ -17,18 +17,18 @@ use crate::error::Result;
 
 /// One statement of a policy document.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Statement {
+pub(crate) struct Statement {
     /// Actions (sorted when rendered).
-    pub actions: BTreeSet<String>,
+    pub(crate) actions: BTreeSet<String>,
     /// Resource (`*` or ARNs).
-    pub resource: Json,
+    pub(crate) resource: Json,
     /// Optional condition.
-    pub condition: Option<Json>,
+    pub(crate) condition: Option<Json>,
 }
 
 impl Statement {
     /// Allows `actions` on every resource.
-    pub fn allow_all<S: Into<String>>(actions: impl IntoIterator<Item = S>) -> Self {
+    pub(crate) fn allow_all<S: Into<String>>(actions: impl IntoIterator<Item = S>) -> Self {
         Statement {
             actions: actions.into_iter().map(Into::into).collect(),
             resource: Json::String("*".into()),
@@ -56,14 +56,14 @@ impl Statement {
 /// A policy document; statements with equal resource and condition are merged.
 /// Statements given as written ([`Policy::push`]) come first, unmerged.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Policy {
+pub(crate) struct Policy {
     written: Vec<Json>,
     statements: Vec<Statement>,
 }
 
 impl Policy {
     /// Adds a statement, merging it into an earlier one with the same resource/condition.
-    pub fn add(&mut self, s: Statement) {
+    pub(crate) fn add(&mut self, s: Statement) {
         if let Some(prev) = self
             .statements
             .iter_mut()
@@ -76,17 +76,17 @@ impl Policy {
     }
 
     /// Adds a statement exactly as written (rendered before the merged ones).
-    pub fn push(&mut self, statement: Json) {
+    pub(crate) fn push(&mut self, statement: Json) {
         self.written.push(statement);
     }
 
     /// Whether the policy has no statement.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.statements.is_empty() && self.written.is_empty()
     }
 
     /// The JSON document, pretty-printed with two-space indentation.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let doc = json!({
             "Statement": self
                 .written
@@ -101,7 +101,7 @@ impl Policy {
 }
 
 /// The EC2 assume-role policy kOps writes for instance roles.
-pub fn ec2_assume_role_policy() -> String {
+pub(crate) fn ec2_assume_role_policy() -> String {
     "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [\n    {\n      \"Effect\": \"Allow\",\n      \"Principal\": { \"Service\": \"ec2.amazonaws.com\"},\n      \"Action\": \"sts:AssumeRole\"\n    }\n  ]\n}\n".to_owned()
 }
 
@@ -566,7 +566,7 @@ fn nth_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
 /// kops-controller and nodeup, the state store, KMS, and (unless service accounts carry
 /// their own permissions) dns-controller, the EBS CSI driver, the cloud controller
 /// manager, the cluster autoscaler and the node-termination-handler queue; then the CNI's.
-pub fn control_plane_policy(ctx: &ModelContext) -> Policy {
+pub(crate) fn control_plane_policy(ctx: &ModelContext) -> Policy {
     let partition = ctx.account.partition.as_str();
     let cluster = ctx.name();
     let spec = &ctx.cluster.spec;
@@ -725,7 +725,7 @@ pub fn control_plane_policy(ctx: &ModelContext) -> Policy {
 
 /// The policy of dedicated API-server nodes: the node policy plus what the API server
 /// reads from EC2.
-pub fn api_server_policy(ctx: &ModelContext) -> Policy {
+pub(crate) fn api_server_policy(ctx: &ModelContext) -> Policy {
     let mut pol = node_like_policy(ctx, &InstanceGroupRole::ApiServer);
     pol.add(Statement::allow_all([
         "ec2:DescribeInstances",
@@ -839,7 +839,7 @@ fn node_like_policy(ctx: &ModelContext, role: &InstanceGroupRole) -> Policy {
 }
 
 /// The node policy; empty unless the spec needs node permissions.
-pub fn node_policy(ctx: &ModelContext) -> Policy {
+pub(crate) fn node_policy(ctx: &ModelContext) -> Policy {
     node_like_policy(ctx, &InstanceGroupRole::Node)
 }
 
@@ -854,7 +854,7 @@ fn roles_in_use(ctx: &ModelContext) -> BTreeMap<&'static str, (InstanceGroupRole
         if matches!(role, InstanceGroupRole::Unknown(_)) {
             continue;
         }
-        let prefix = ModelContext::iam_role_prefix(&role);
+        let prefix = crate::cluster::ClusterContext::iam_role_prefix(&role);
         let profile = g.spec.iam.as_ref().and_then(|i| i.profile.clone());
         out.entry(prefix).or_insert((role, profile));
     }
@@ -863,15 +863,15 @@ fn roles_in_use(ctx: &ModelContext) -> BTreeMap<&'static str, (InstanceGroupRole
 
 /// The name of an instance role and profile: `<prefix>.<cluster>`, cut to IAM's 64
 /// characters with a hash when longer.
-pub fn instance_role_name(ctx: &ModelContext, prefix: &str) -> String {
+pub(crate) fn instance_role_name(ctx: &ModelContext, prefix: &str) -> String {
     crate::aws::naming::truncate(&ctx.scoped(prefix), 64, false)
 }
 
 /// The key of the instance-profile task of a role.
-pub fn instance_profile_key(ctx: &ModelContext, role: &InstanceGroupRole) -> TaskKey {
+pub(crate) fn instance_profile_key(ctx: &ModelContext, role: &InstanceGroupRole) -> TaskKey {
     TaskKey::new(
         "IAMInstanceProfile",
-        instance_role_name(ctx, ModelContext::iam_role_prefix(role)),
+        instance_role_name(ctx, crate::cluster::ClusterContext::iam_role_prefix(role)),
     )
 }
 
@@ -890,14 +890,14 @@ fn oidc_issuer(ctx: &ModelContext) -> Option<String> {
         .or_else(|| {
             sad.discovery_store
                 .as_deref()
-                .map(|s| super::files::split_store_url(s).1)
+                .and_then(|s| super::files::store_prefix(s).ok())
         })?;
     Some(issuer.trim_start_matches("https://").to_owned())
 }
 
 /// The IAM role of a Kubernetes service account (IRSA): `<sa>.<ns>.sa.<cluster>`, a
 /// `*` in the namespace written `wildcard`.
-pub fn service_account_role_name(ctx: &ModelContext, name: &str, namespace: &str) -> String {
+pub(crate) fn service_account_role_name(ctx: &ModelContext, name: &str, namespace: &str) -> String {
     crate::aws::naming::truncate(
         &format!(
             "{name}.{}.sa.{}",
@@ -1086,7 +1086,7 @@ fn build_service_accounts(ctx: &ModelContext, m: &mut AwsModel) {
 }
 
 /// Adds the IAM tasks.
-pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     let boundary = ctx
         .cluster
         .spec

@@ -32,7 +32,7 @@ pub(crate) fn cilium_etcd_managed(ctx: &ModelContext) -> bool {
 }
 
 /// Target groups an instance group's ASG registers with.
-pub fn target_groups_for(ctx: &ModelContext, ig: &InstanceGroup) -> Vec<TaskKey> {
+pub(crate) fn target_groups_for(ctx: &ModelContext, ig: &InstanceGroup) -> Vec<TaskKey> {
     let mut out = Vec::new();
     match ig.spec.role {
         Some(InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer)
@@ -503,7 +503,7 @@ fn build_bastion(ctx: &ModelContext, m: &mut AwsModel) {
 }
 
 /// Adds the API and bastion load balancers and their DNS records.
-pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     build_api(ctx, m);
     build_bastion(ctx, m);
     Ok(())

@@ -1,75 +1,91 @@
 //! kOps' AWS model builders: the cluster spec in, [`AwsTask`]s out.
 //!
-//! One module per builder, as in kOps' `pkg/model/awsmodel`: [`network`], [`firewall`]
-//! (with external access), [`iam`], [`compute`] (SSH key, launch templates, autoscaling
-//! groups, warm pools, etcd volumes), [`loadbalancer`] (API and bastion NLBs, DNS),
-//! [`nth`] (node-termination-handler queue and rules) and [`files`] (state-store files).
+//! One private module per builder, as in kOps' `pkg/model/awsmodel`: network, firewall
+//! (with external access), IAM, compute (SSH key, launch templates, autoscaling groups,
+//! warm pools, etcd volumes), load balancers (API and bastion NLBs, DNS),
+//! node-termination-handler (queue and rules) and files (how the AWS Terraform target
+//! renders the cluster's managed files, [`crate::files`]).
 
-pub mod compute;
-pub mod files;
-pub mod firewall;
-pub mod iam;
-pub mod loadbalancer;
-pub mod network;
-pub mod nth;
+pub(crate) mod compute;
+pub(crate) mod files;
+pub(crate) mod firewall;
+pub(crate) mod iam;
+pub(crate) mod loadbalancer;
+pub(crate) mod network;
+pub(crate) mod nth;
 
 use std::collections::BTreeMap;
 
-use kops_api::internal::{Cluster, InstanceGroup, InstanceGroupRole};
-use kops_api::v1alpha2::ClusterSubnetSpec;
-use kops_tasks::TaskKey;
-use kops_tasks::terraform::Expr;
+use std::sync::Arc;
 
-use super::cloud::{AccountInfo, HostedZone, Image, ResourceType};
+use kops_api::internal::{Cluster, InstanceGroup, InstanceGroupRole};
+use kops_statestore::Store;
+use kops_tasks::terraform::Expr;
+use kops_tasks::{Task, TaskKey};
+
+use crate::cluster::ClusterContext;
+
+use super::cloud::{AccountInfo, AwsCloud, HostedZone, Image, ResourceType};
 use super::task::AwsTask;
 use crate::error::{Error, Result};
 
-/// Everything the builders need: the completed spec plus what was looked up in the cloud.
+/// Everything the AWS builders need: the cloud-neutral [`ClusterContext`] plus what was
+/// looked up in AWS (kOps' `AWSModelContext`, which embeds its `KopsModelContext`).
+///
+/// It dereferences to its [`ClusterContext`], so `ctx.cluster`, `ctx.groups` and the
+/// cluster helpers read the same through either.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ModelContext {
-    /// The populated (completed) cluster.
-    pub cluster: Cluster,
-    /// The populated instance groups.
-    pub groups: Vec<InstanceGroup>,
-    /// The region.
-    pub region: String,
-    /// The admin SSH public key (authorized_keys line), if any.
-    pub ssh_public_key: Option<String>,
+    /// The cloud-neutral part.
+    pub cluster_context: ClusterContext,
     /// Images resolved in the cloud, by the instance groups' `image` value.
     pub images: BTreeMap<String, Image>,
     /// The hosted zone of the cluster's DNS, when DNS is not `none`.
     pub dns_zone: Option<HostedZone>,
-    /// The kOps version written to `kops-version.txt`.
-    pub kops_version: String,
-    /// Extra files to store with the cluster, by path relative to the config base.
-    pub extra_files: BTreeMap<String, String>,
     /// Account, partition and region (for ARNs in policies).
     pub account: AccountInfo,
     /// The internet gateway attached to a shared VPC, when one was found.
     pub internet_gateway_id: Option<String>,
+    /// The egress-only internet gateway attached to a shared VPC, when one was found.
+    pub egress_only_internet_gateway_id: Option<String>,
+}
+
+impl std::ops::Deref for ModelContext {
+    type Target = ClusterContext;
+
+    fn deref(&self) -> &ClusterContext {
+        &self.cluster_context
+    }
+}
+
+impl std::ops::DerefMut for ModelContext {
+    fn deref_mut(&mut self) -> &mut ClusterContext {
+        &mut self.cluster_context
+    }
 }
 
 impl ModelContext {
-    /// A context for a populated cluster and its groups in `region`.
+    /// A context for a populated cluster and its groups in `region`, nothing looked up yet.
     pub fn new(cluster: Cluster, groups: Vec<InstanceGroup>, region: impl Into<String>) -> Self {
+        ModelContext::from_cluster_context(ClusterContext::new(cluster, groups, region))
+    }
+
+    /// A context over a cloud-neutral one, nothing looked up yet.
+    pub fn from_cluster_context(cluster_context: ClusterContext) -> Self {
         ModelContext {
-            cluster,
-            groups,
-            region: region.into(),
-            ssh_public_key: None,
+            cluster_context,
             images: BTreeMap::new(),
             dns_zone: None,
-            kops_version: "1.34.0-beta.1".to_owned(),
-            extra_files: BTreeMap::new(),
             account: AccountInfo::default(),
             internet_gateway_id: None,
+            egress_only_internet_gateway_id: None,
         }
     }
 
     /// Sets the admin SSH public key.
     pub fn with_ssh_public_key(mut self, key: impl Into<String>) -> Self {
-        self.ssh_public_key = Some(key.into());
+        self.cluster_context.ssh_public_key = Some(key.into());
         self
     }
 
@@ -97,127 +113,36 @@ impl ModelContext {
         self
     }
 
-    /// Sets the kOps version string.
-    pub fn with_kops_version(mut self, v: impl Into<String>) -> Self {
-        self.kops_version = v.into();
+    /// Sets the egress-only internet gateway of a shared VPC.
+    pub fn with_egress_only_internet_gateway(mut self, id: impl Into<String>) -> Self {
+        self.egress_only_internet_gateway_id = Some(id.into());
         self
     }
 
-    /// The cluster name.
-    pub fn name(&self) -> &str {
-        self.cluster.name()
+    /// Sets the kOps release (see [`crate::DEFAULT_KOPS_RELEASE`]).
+    pub fn with_kops_release(mut self, release: impl Into<String>) -> Self {
+        self.cluster_context.kops_release = release.into();
+        self
     }
 
-    /// The spec's subnets.
-    pub fn subnets(&self) -> &[ClusterSubnetSpec] {
-        self.cluster
-            .spec
-            .networking
-            .subnets
-            .as_deref()
-            .unwrap_or_default()
-    }
-
-    /// The subnet with this name.
-    pub fn subnet(&self, name: &str) -> Option<&ClusterSubnetSpec> {
-        self.subnets()
-            .iter()
-            .find(|s| s.name.as_deref() == Some(name))
-    }
-
-    /// Whether the VPC is shared (`networkID` set).
-    pub fn shared_vpc(&self) -> bool {
-        self.cluster.spec.networking.network_id.is_some()
-    }
-
-    /// Whether the cluster is IPv6-only (pods and services on IPv6).
-    pub fn is_ipv6_only(&self) -> bool {
-        self.cluster.spec.networking.is_ipv6_only()
-    }
-
-    /// The DNS topology (`Public`, `Private`, `None`).
-    pub fn dns_type(&self) -> &str {
-        self.cluster
-            .spec
-            .networking
-            .topology
-            .as_ref()
-            .and_then(|t| t.dns.as_deref())
-            .unwrap_or("Public")
-    }
-
-    /// Whether DNS is `None` (gossip-free, no Route53).
-    pub fn dns_none(&self) -> bool {
-        self.dns_type().eq_ignore_ascii_case("none") || self.name().ends_with(".k8s.local")
-    }
-
-    /// Whether the API has a load balancer.
-    pub fn has_api_lb(&self) -> bool {
-        self.cluster.spec.api.load_balancer.is_some()
-    }
-
-    /// The instance groups with a role.
-    pub fn groups_with(&self, role: &InstanceGroupRole) -> impl Iterator<Item = &InstanceGroup> {
-        self.groups
-            .iter()
-            .filter(move |g| g.spec.role.as_ref() == Some(role))
-    }
-
-    /// Whether some group has this role.
-    pub fn has_role(&self, role: &InstanceGroupRole) -> bool {
-        self.groups_with(role).next().is_some()
-    }
-
-    /// Whether a group is managed by Karpenter (no ASG).
-    pub fn is_karpenter(ig: &InstanceGroup) -> bool {
-        ig.spec.manager.as_deref() == Some("Karpenter")
-    }
-
-    /// `spec.cloudLabels`.
-    pub fn cloud_labels(&self) -> BTreeMap<String, String> {
-        self.cluster.spec.cloud_labels.clone().unwrap_or_default()
-    }
-
-    /// kOps' `CloudTags(name, shared=false)`: `Name`, `KubernetesCluster`, the owned
-    /// cluster tag and the cluster's cloud labels.
-    pub fn tags(&self, name: &str) -> BTreeMap<String, String> {
-        let mut t = self.cloud_labels();
-        t.insert("KubernetesCluster".into(), self.name().into());
-        t.insert("Name".into(), name.into());
-        t.insert(
-            format!("kubernetes.io/cluster/{}", self.name()),
-            "owned".into(),
-        );
-        t
-    }
-
-    /// Tags for a shared object: only the shared cluster tag.
-    pub fn shared_tags(&self) -> BTreeMap<String, String> {
-        let mut t = BTreeMap::new();
-        t.insert(
-            format!("kubernetes.io/cluster/{}", self.name()),
-            "shared".into(),
-        );
-        t
-    }
-
-    /// `<name>.<cluster>`.
-    pub fn scoped(&self, name: &str) -> String {
-        format!("{name}.{}", self.name())
+    /// Sets the store rooted at the cluster's config base (where managed files go).
+    pub fn with_config_store(mut self, store: Arc<dyn Store>) -> Self {
+        self.cluster_context.config_store = Some(store);
+        self
     }
 
     /// A new task for this cluster.
-    pub fn task(&self, kind: &str, name: impl Into<String>, rt: ResourceType) -> AwsTask {
+    pub(crate) fn task(&self, kind: &str, name: impl Into<String>, rt: ResourceType) -> AwsTask {
         AwsTask::new(kind, name, rt, self.name())
     }
 
     /// The security-group task key for a role.
-    pub fn sg_key(&self, role: &InstanceGroupRole) -> TaskKey {
+    pub(crate) fn sg_key(&self, role: &InstanceGroupRole) -> TaskKey {
         TaskKey::new("SecurityGroup", self.sg_name(role))
     }
 
     /// The security-group name for a role.
-    pub fn sg_name(&self, role: &InstanceGroupRole) -> String {
+    pub(crate) fn sg_name(&self, role: &InstanceGroupRole) -> String {
         match role {
             InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer => {
                 self.scoped("masters")
@@ -228,40 +153,17 @@ impl ModelContext {
     }
 
     /// The VPC task key.
-    pub fn vpc_key(&self) -> TaskKey {
+    pub(crate) fn vpc_key(&self) -> TaskKey {
         TaskKey::new("VPC", self.name())
     }
 
     /// The subnet task key.
-    pub fn subnet_key(&self, subnet: &str) -> TaskKey {
+    pub(crate) fn subnet_key(&self, subnet: &str) -> TaskKey {
         TaskKey::new("Subnet", self.scoped(subnet))
     }
 
-    /// The IAM role short name for a group role (`masters`, `nodes`, `bastions`, ...).
-    pub fn iam_role_prefix(role: &InstanceGroupRole) -> &'static str {
-        match role {
-            InstanceGroupRole::ControlPlane => "masters",
-            InstanceGroupRole::ApiServer => "apiservers",
-            InstanceGroupRole::Bastion => "bastions",
-            _ => "nodes",
-        }
-    }
-
-    /// The autoscaling-group / launch-template name of a group.
-    pub fn group_resource_name(&self, ig: &InstanceGroup) -> String {
-        match ig.spec.role {
-            Some(InstanceGroupRole::ControlPlane) => {
-                format!("{}.masters.{}", ig.name(), self.name())
-            }
-            Some(InstanceGroupRole::ApiServer) => {
-                format!("{}.apiservers.{}", ig.name(), self.name())
-            }
-            _ => format!("{}.{}", ig.name(), self.name()),
-        }
-    }
-
     /// Whether node-termination-handler runs in queue mode (SQS + EventBridge).
-    pub fn nth_queue_mode(&self) -> bool {
+    pub(crate) fn nth_queue_mode(&self) -> bool {
         let nth = self
             .cluster
             .spec
@@ -274,22 +176,6 @@ impl ModelContext {
             .and_then(|n| n.enable_sqs_termination_draining)
             .unwrap_or(true);
         enabled && sqs && self.cluster.spec.karpenter.as_ref().and_then(|k| k.enabled) != Some(true)
-    }
-
-    /// The zones of a group (from its subnets).
-    pub fn group_zones(&self, ig: &InstanceGroup) -> Vec<String> {
-        let mut zones: Vec<String> = ig
-            .spec
-            .subnets
-            .iter()
-            .flatten()
-            .filter_map(|s| self.subnet(s).and_then(|s| s.zone.clone()))
-            .collect();
-        if zones.is_empty() {
-            zones = ig.spec.zones.clone().unwrap_or_default();
-        }
-        zones.dedup();
-        zones
     }
 }
 
@@ -307,31 +193,44 @@ pub enum OutputValue {
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct AwsModel {
-    /// Every task.
+    /// Every AWS resource task.
     pub tasks: Vec<AwsTask>,
     /// Outputs by name.
     pub outputs: Vec<(String, OutputValue)>,
+    /// The managed files of the config base.
+    pub(crate) files: Vec<files::AwsManagedFile>,
 }
 
 impl AwsModel {
     /// Adds a task.
-    pub fn add(&mut self, t: AwsTask) {
+    pub(crate) fn add(&mut self, t: AwsTask) {
         self.tasks.push(t);
     }
 
-    /// Whether a task with this key exists.
-    pub fn contains(&self, key: &TaskKey) -> bool {
-        self.tasks.iter().any(|t| t.task_key() == key)
+    /// Every task, AWS resources and managed files, as boxed tasks for a
+    /// [`kops_tasks::TaskGraph`].
+    pub fn into_tasks(self) -> Vec<Box<dyn Task<dyn AwsCloud>>> {
+        let mut out: Vec<Box<dyn Task<dyn AwsCloud>>> = self
+            .tasks
+            .into_iter()
+            .map(|t| Box::new(t) as Box<dyn Task<dyn AwsCloud>>)
+            .collect();
+        out.extend(
+            self.files
+                .into_iter()
+                .map(|t| Box::new(t) as Box<dyn Task<dyn AwsCloud>>),
+        );
+        out
     }
 
     /// Adds a single-valued output.
-    pub fn output(&mut self, name: impl Into<String>, e: impl Into<Expr>) {
+    pub(crate) fn output(&mut self, name: impl Into<String>, e: impl Into<Expr>) {
         self.outputs
             .push((name.into(), OutputValue::Single(e.into())));
     }
 
     /// Adds an item to a list output.
-    pub fn output_item(&mut self, name: impl Into<String>, e: impl Into<Expr>) {
+    pub(crate) fn output_item(&mut self, name: impl Into<String>, e: impl Into<Expr>) {
         self.outputs
             .push((name.into(), OutputValue::ListItem(e.into())));
     }
@@ -358,5 +257,6 @@ pub fn build(ctx: &ModelContext) -> Result<AwsModel> {
     // Several builders may ask for the same shared object; keep the first.
     let mut seen = std::collections::HashSet::new();
     m.tasks.retain(|t| seen.insert(t.task_key().clone()));
+    m.files.retain(|t| seen.insert(t.task_key().clone()));
     Ok(m)
 }

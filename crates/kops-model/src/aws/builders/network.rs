@@ -22,7 +22,7 @@ fn is_public_type(t: &str) -> bool {
 }
 
 /// Adds the network tasks.
-pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     let name = ctx.name();
     let net = &ctx.cluster.spec.networking;
     let vpc_key = ctx.vpc_key();
@@ -178,18 +178,42 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
         }
     }
 
-    // Egress-only gateway for IPv6 clusters with private subnets.
+    // Egress-only gateway for IPv6 clusters with managed private subnets, as kOps does:
+    // created for an owned VPC, the one attached to a shared VPC otherwise.
     let eigw_key = TaskKey::new("EgressOnlyInternetGateway", name);
-    if ipv6 && has_private && !shared_vpc {
-        m.add(
-            ctx.task(
-                "EgressOnlyInternetGateway",
-                name,
-                R::EgressOnlyInternetGateway,
-            )
-            .attr("vpc_id", Attr::id(&vpc_key))
-            .tags(ctx.tags(name)),
-        );
+    let managed_private = subnets
+        .iter()
+        .any(|s| !external(s) && matches!(subnet_type(s), "Private" | "DualStack"));
+    if ipv6 && managed_private {
+        if shared_vpc {
+            let Some(id) = ctx.egress_only_internet_gateway_id.clone() else {
+                return Err(crate::error::invalid(
+                    "spec.networking.networkID",
+                    format!(
+                        "the shared VPC {} has no egress-only internet gateway attached; IPv6 private subnets route ::/0 through one",
+                        net.network_id.as_deref().unwrap_or_default()
+                    ),
+                ));
+            };
+            m.add(
+                ctx.task(
+                    "EgressOnlyInternetGateway",
+                    name,
+                    R::EgressOnlyInternetGateway,
+                )
+                .shared(id),
+            );
+        } else {
+            m.add(
+                ctx.task(
+                    "EgressOnlyInternetGateway",
+                    name,
+                    R::EgressOnlyInternetGateway,
+                )
+                .attr("vpc_id", Attr::id(&vpc_key))
+                .tags(ctx.tags(name)),
+            );
+        }
     }
 
     // Subnets.
@@ -263,7 +287,11 @@ pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
                 _ => {}
             }
             // Karpenter finds its groups' subnets by tag.
-            for ig in ctx.groups.iter().filter(|g| ModelContext::is_karpenter(g)) {
+            for ig in ctx
+                .groups
+                .iter()
+                .filter(|g| crate::cluster::ClusterContext::is_karpenter(g))
+            {
                 if ig.spec.subnets.iter().flatten().any(|n| n == sname) {
                     tags.insert(
                         format!("kops.k8s.io/instance-group/{}", ig.name()),

@@ -54,12 +54,12 @@ fn queue_policy(ctx: &ModelContext, queue: &str) -> String {
 }
 
 /// Adds the NTH tasks when NTH runs in queue mode.
-pub fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
+pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     if !ctx.nth_queue_mode() {
         return Ok(());
     }
     for ig in &ctx.groups {
-        if ModelContext::is_karpenter(ig) {
+        if crate::cluster::ClusterContext::is_karpenter(ig) {
             continue;
         }
         let asg = TaskKey::new("AutoscalingGroup", ctx.group_resource_name(ig));

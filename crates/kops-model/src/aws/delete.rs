@@ -1,8 +1,8 @@
 //! `delete cluster` over any [`AwsCloud`]: finds what a cluster owns by its tags and
 //! deletes it in dependency order, retrying what AWS refuses while dependents still exist.
 //!
-//! This lives here rather than in `kops-model` because it needs no model, only the cloud
-//! trait; it takes `&dyn AwsCloud`, so the in-memory mock runs exactly the same code.
+//! It needs no model, only the cloud trait; it takes `&dyn AwsCloud`, so the in-memory
+//! mock runs exactly the same code as AWS.
 //!
 //! Ownership follows kOps: an object is the cluster's when it carries
 //! `kubernetes.io/cluster/<name>=owned`, or the legacy `KubernetesCluster=<name>` without a
@@ -25,7 +25,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use kops_model::aws::cloud::{
+use super::cloud::{
     AwsCloud, AwsCloudExt, HostedZone, ListQuery, Resource, ResourceType, ZoneQuery,
 };
 use kops_tasks::{Error, Result};

@@ -1,0 +1,219 @@
+//! What every cloud's model reads from the completed spec: kOps' `KopsModelContext`.
+//!
+//! [`ClusterContext`] holds the completed cluster and instance groups, the region, the
+//! admin SSH key, the kOps release whose nodeup and images the cluster uses, and the store
+//! the cluster's managed files go to, plus the helpers derived from them (subnets, DNS
+//! mode, names, tags, the zones of a group). A cloud's context adds what it looked up in
+//! the cloud (the AWS one: [`crate::aws::ModelContext`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kops_api::internal::{Cluster, InstanceGroup, InstanceGroupRole};
+use kops_api::v1alpha2::ClusterSubnetSpec;
+use kops_statestore::{Store, StoreUrl};
+
+use crate::error::{Result, invalid};
+
+/// The kOps release a cluster uses when nothing else is said: the version of nodeup and
+/// of kOps' own images (`registry.k8s.io/kops/kube-apiserver-healthcheck:<release>`,
+/// `registry.k8s.io/kops/channels:<release>`) and the content of `kops-version.txt`.
+///
+/// This is the release kOps' own integration cases are rendered with, and it is
+/// published: its images exist. Set another with
+/// [`ClusterContext::with_kops_release`] (or the discovery option of the same name).
+pub const DEFAULT_KOPS_RELEASE: &str = "1.34.0-beta.1";
+
+/// The cloud-neutral part of a model context: the completed spec and what derives from it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ClusterContext {
+    /// The populated (completed) cluster.
+    pub cluster: Cluster,
+    /// The populated instance groups.
+    pub groups: Vec<InstanceGroup>,
+    /// The region.
+    pub region: String,
+    /// The admin SSH public key (authorized_keys line), if any.
+    pub ssh_public_key: Option<String>,
+    /// The kOps release whose nodeup and images the cluster uses (see
+    /// [`DEFAULT_KOPS_RELEASE`]).
+    pub kops_release: String,
+    /// Extra files to store with the cluster, by path relative to the config base.
+    pub extra_files: BTreeMap<String, String>,
+    /// The store rooted at the cluster's config base, where direct apply writes the
+    /// managed files; `None` when the context only renders (Terraform, tests).
+    pub config_store: Option<Arc<dyn Store>>,
+}
+
+impl ClusterContext {
+    /// A context for a completed cluster and its groups in `region`.
+    pub fn new(cluster: Cluster, groups: Vec<InstanceGroup>, region: impl Into<String>) -> Self {
+        ClusterContext {
+            cluster,
+            groups,
+            region: region.into(),
+            ssh_public_key: None,
+            kops_release: DEFAULT_KOPS_RELEASE.to_owned(),
+            extra_files: BTreeMap::new(),
+            config_store: None,
+        }
+    }
+
+    /// Sets the admin SSH public key.
+    pub fn with_ssh_public_key(mut self, key: impl Into<String>) -> Self {
+        self.ssh_public_key = Some(key.into());
+        self
+    }
+
+    /// Sets the kOps release (see [`DEFAULT_KOPS_RELEASE`]).
+    pub fn with_kops_release(mut self, release: impl Into<String>) -> Self {
+        self.kops_release = release.into();
+        self
+    }
+
+    /// Sets the store rooted at the config base (where managed files are written).
+    pub fn with_config_store(mut self, store: Arc<dyn Store>) -> Self {
+        self.config_store = Some(store);
+        self
+    }
+
+    /// The cluster name.
+    pub fn name(&self) -> &str {
+        self.cluster.name()
+    }
+
+    /// Whether the cluster publishes no DNS records: `topology.dns.type: None`, or a
+    /// gossip name (`*.k8s.local`).
+    pub fn dns_none(&self) -> bool {
+        self.cluster.uses_none_dns() || self.cluster.is_gossip()
+    }
+
+    /// `spec.configBase`, parsed; an error naming the field when it is missing or not a
+    /// store URL.
+    pub fn config_base(&self) -> Result<(&str, StoreUrl)> {
+        let base = self
+            .cluster
+            .spec
+            .config_store
+            .base
+            .as_deref()
+            .ok_or_else(|| invalid("spec.configBase", "not set"))?;
+        let url = StoreUrl::parse(base).map_err(|e| invalid("spec.configBase", e.to_string()))?;
+        Ok((base, url))
+    }
+
+    /// The spec's subnets.
+    pub(crate) fn subnets(&self) -> &[ClusterSubnetSpec] {
+        self.cluster
+            .spec
+            .networking
+            .subnets
+            .as_deref()
+            .unwrap_or_default()
+    }
+
+    /// The subnet with this name.
+    pub(crate) fn subnet(&self, name: &str) -> Option<&ClusterSubnetSpec> {
+        self.subnets()
+            .iter()
+            .find(|s| s.name.as_deref() == Some(name))
+    }
+
+    /// Whether the network is shared (`networkID` set).
+    pub(crate) fn shared_vpc(&self) -> bool {
+        self.cluster.spec.networking.network_id.is_some()
+    }
+
+    /// Whether the cluster is IPv6-only (pods and services on IPv6).
+    pub(crate) fn is_ipv6_only(&self) -> bool {
+        self.cluster.is_ipv6_only()
+    }
+
+    /// Whether the API has a load balancer.
+    pub(crate) fn has_api_lb(&self) -> bool {
+        self.cluster.spec.api.load_balancer.is_some()
+    }
+
+    /// The instance groups with a role.
+    pub(crate) fn groups_with(
+        &self,
+        role: &InstanceGroupRole,
+    ) -> impl Iterator<Item = &InstanceGroup> {
+        self.groups
+            .iter()
+            .filter(move |g| g.spec.role.as_ref() == Some(role))
+    }
+
+    /// Whether some group has this role.
+    pub(crate) fn has_role(&self, role: &InstanceGroupRole) -> bool {
+        self.groups_with(role).next().is_some()
+    }
+
+    /// Whether a group is managed by Karpenter (no autoscaling group).
+    pub(crate) fn is_karpenter(ig: &InstanceGroup) -> bool {
+        ig.spec.manager.as_deref() == Some("Karpenter")
+    }
+
+    /// `spec.cloudLabels`.
+    pub(crate) fn cloud_labels(&self) -> BTreeMap<String, String> {
+        self.cluster.spec.cloud_labels.clone().unwrap_or_default()
+    }
+
+    /// kOps' `CloudTags(name, shared=false)`: `Name`, `KubernetesCluster`, the owned
+    /// cluster tag and the cluster's cloud labels.
+    pub(crate) fn tags(&self, name: &str) -> BTreeMap<String, String> {
+        let mut t = self.cloud_labels();
+        t.insert("KubernetesCluster".into(), self.name().into());
+        t.insert("Name".into(), name.into());
+        t.insert(
+            format!("kubernetes.io/cluster/{}", self.name()),
+            "owned".into(),
+        );
+        t
+    }
+
+    /// `<name>.<cluster>`.
+    pub(crate) fn scoped(&self, name: &str) -> String {
+        format!("{name}.{}", self.name())
+    }
+
+    /// The IAM role short name for a group role (`masters`, `nodes`, `bastions`, ...).
+    pub(crate) fn iam_role_prefix(role: &InstanceGroupRole) -> &'static str {
+        match role {
+            InstanceGroupRole::ControlPlane => "masters",
+            InstanceGroupRole::ApiServer => "apiservers",
+            InstanceGroupRole::Bastion => "bastions",
+            _ => "nodes",
+        }
+    }
+
+    /// The autoscaling-group / launch-template name of a group.
+    pub(crate) fn group_resource_name(&self, ig: &InstanceGroup) -> String {
+        match ig.spec.role {
+            Some(InstanceGroupRole::ControlPlane) => {
+                format!("{}.masters.{}", ig.name(), self.name())
+            }
+            Some(InstanceGroupRole::ApiServer) => {
+                format!("{}.apiservers.{}", ig.name(), self.name())
+            }
+            _ => format!("{}.{}", ig.name(), self.name()),
+        }
+    }
+
+    /// The zones of a group (from its subnets, else its `zones`).
+    pub(crate) fn group_zones(&self, ig: &InstanceGroup) -> Vec<String> {
+        let mut zones: Vec<String> = ig
+            .spec
+            .subnets
+            .iter()
+            .flatten()
+            .filter_map(|s| self.subnet(s).and_then(|s| s.zone.clone()))
+            .collect();
+        if zones.is_empty() {
+            zones = ig.spec.zones.clone().unwrap_or_default();
+        }
+        zones.dedup();
+        zones
+    }
+}

@@ -1,0 +1,437 @@
+//! `create cluster`: kOps' `NewCluster`, typed.
+//!
+//! One subnet per zone (plus a utility subnet per zone for a private topology), one
+//! control-plane group per control-plane instance, one node group per zone, and the
+//! `main` and `events` etcd clusters with a member per control-plane group. The result is
+//! the unpopulated spec kOps stores; complete it with [`crate::complete`].
+
+use std::collections::BTreeMap;
+
+use kops_api::v1alpha2::{self, ObjectMeta};
+use kops_api::validation::region_of_zone;
+
+use crate::error::{Result, invalid};
+
+/// The cloud of a new cluster.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Cloud {
+    /// Amazon Web Services.
+    #[default]
+    Aws,
+    /// Google Compute Engine.
+    Gce,
+}
+
+/// Where the cluster's machines live.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Topology {
+    /// Public subnets.
+    #[default]
+    Public,
+    /// Private subnets behind NAT, with utility subnets for load balancers.
+    Private,
+}
+
+/// The cluster's DNS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DnsType {
+    /// A public DNS zone.
+    #[default]
+    Public,
+    /// A private DNS zone.
+    Private,
+    /// No DNS: the API is reached through its load balancer.
+    None,
+}
+
+/// What [`new_cluster`] builds.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct NewClusterOptions {
+    /// Cluster name (`demo.example.com`).
+    pub name: String,
+    /// State store URL; the config base is `<state_store>/<name>`.
+    pub state_store: String,
+    /// Cloud.
+    pub cloud: Cloud,
+    /// Zones for nodes (and the control plane, unless `control_plane_zones`).
+    pub zones: Vec<String>,
+    /// Zones for the control plane.
+    pub control_plane_zones: Vec<String>,
+    /// Number of control-plane instances (default: one per control-plane zone, else 1).
+    pub control_plane_count: Option<u32>,
+    /// Total number of nodes, split between the zones.
+    pub node_count: u32,
+    /// Node machine type.
+    pub node_size: Option<String>,
+    /// Control-plane machine type.
+    pub control_plane_size: Option<String>,
+    /// Image for every group.
+    pub image: Option<String>,
+    /// CNI (`cilium`, `calico`, `amazon-vpc-routed-eni`, `cilium-eni`, ...).
+    pub networking: String,
+    /// Topology.
+    pub topology: Topology,
+    /// DNS.
+    pub dns: DnsType,
+    /// DNS zone.
+    pub dns_zone: Option<String>,
+    /// VPC CIDR.
+    pub network_cidr: Option<String>,
+    /// Kubernetes version (`v1.34.1`).
+    pub kubernetes_version: Option<String>,
+}
+
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $field:ident: $ty:ty;)*) => {
+        $($(#[$doc])* pub fn $name(mut self, v: $ty) -> Self { self.$field = v; self })*
+    };
+}
+
+impl NewClusterOptions {
+    /// Options for cluster `name` stored in `state_store`: AWS, public topology and DNS,
+    /// cilium, one node.
+    pub fn new(name: impl Into<String>, state_store: impl Into<String>) -> Self {
+        NewClusterOptions {
+            name: name.into(),
+            state_store: state_store.into().trim_end_matches('/').to_owned(),
+            networking: "cilium".into(),
+            node_count: 1,
+            ..Default::default()
+        }
+    }
+
+    /// Sets the zones.
+    pub fn with_zones<S: Into<String>>(mut self, zones: impl IntoIterator<Item = S>) -> Self {
+        self.zones = zones.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the control-plane zones.
+    pub fn with_control_plane_zones<S: Into<String>>(
+        mut self,
+        zones: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.control_plane_zones = zones.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the Kubernetes version.
+    pub fn with_kubernetes_version(mut self, v: impl Into<String>) -> Self {
+        self.kubernetes_version = Some(v.into());
+        self
+    }
+
+    /// Sets the CNI.
+    pub fn with_networking(mut self, v: impl Into<String>) -> Self {
+        self.networking = v.into();
+        self
+    }
+
+    setters! {
+        /// Sets the cloud.
+        with_cloud: cloud: Cloud;
+        /// Sets the number of control-plane instances.
+        with_control_plane_count: control_plane_count: Option<u32>;
+        /// Sets the total number of nodes.
+        with_node_count: node_count: u32;
+        /// Sets the node machine type.
+        with_node_size: node_size: Option<String>;
+        /// Sets the control-plane machine type.
+        with_control_plane_size: control_plane_size: Option<String>;
+        /// Sets the image of every group.
+        with_image: image: Option<String>;
+        /// Sets the topology.
+        with_topology: topology: Topology;
+        /// Sets the DNS type.
+        with_dns: dns: DnsType;
+        /// Sets the DNS zone.
+        with_dns_zone: dns_zone: Option<String>;
+        /// Sets the VPC CIDR.
+        with_network_cidr: network_cidr: Option<String>;
+    }
+}
+
+fn clean(zones: &[String]) -> Vec<String> {
+    zones
+        .iter()
+        .map(|z| z.trim().to_owned())
+        .filter(|z| !z.is_empty())
+        .collect()
+}
+
+/// The region of an AWS or GCE zone, or an error naming `field`.
+fn region_in(zone: &str, cloud: Cloud, field: &str) -> Result<String> {
+    let provider = match cloud {
+        Cloud::Aws => kops_api::internal::CloudProvider::Aws,
+        Cloud::Gce => kops_api::internal::CloudProvider::Gce,
+    };
+    let r = region_of_zone(zone, Some(provider));
+    let ok = !r.is_empty() && r.len() < zone.len() && r.ends_with(|c: char| c.is_ascii_digit());
+    if ok {
+        Ok(r)
+    } else {
+        Err(invalid(
+            field,
+            format!("{zone:?} is not a zone name (expected e.g. us-east-1a)"),
+        ))
+    }
+}
+
+fn networking(name: &str) -> Result<v1alpha2::NetworkingSpec> {
+    let mut n = v1alpha2::NetworkingSpec::default();
+    match name {
+        "cilium" | "cilium-etcd" => n.cilium = Some(Default::default()),
+        "cilium-eni" => {
+            let mut c = v1alpha2::CiliumNetworkingSpec::default();
+            c.ipam = Some("eni".into());
+            n.cilium = Some(c);
+        }
+        "amazonvpc" | "amazon-vpc-routed-eni" => n.amazonvpc = Some(Default::default()),
+        "calico" => n.calico = Some(Default::default()),
+        "canal" => n.canal = Some(Default::default()),
+        "flannel" => n.flannel = Some(Default::default()),
+        "kindnet" => n.kindnet = Some(Default::default()),
+        "kopeio" | "kopeio-vxlan" => n.kopeio = Some(Default::default()),
+        "kubenet" => n.kubenet = Some(Default::default()),
+        "kube-router" | "kuberouter" => n.kuberouter = Some(Default::default()),
+        "cni" => n.cni = Some(Default::default()),
+        "external" => n.external = Some(Default::default()),
+        "gce" | "gcp" => n.gce = Some(Default::default()),
+        other => {
+            return Err(invalid(
+                "networking",
+                format!(
+                    "unknown CNI {other:?} (known: cilium, cilium-etcd, cilium-eni, calico, canal, flannel, kindnet, kopeio, kubenet, kube-router, amazon-vpc-routed-eni, cni, external, gce)"
+                ),
+            ));
+        }
+    }
+    Ok(n)
+}
+
+fn subnet(
+    name: &str,
+    zone: Option<&str>,
+    region: Option<&str>,
+    ty: &str,
+) -> v1alpha2::ClusterSubnetSpec {
+    let mut s = v1alpha2::ClusterSubnetSpec::default();
+    s.name = Some(name.to_owned());
+    s.zone = zone.map(str::to_owned);
+    s.region = region.map(str::to_owned);
+    s.type_ = Some(ty.to_owned());
+    s
+}
+
+/// The Cluster and InstanceGroups `kops create cluster` stores.
+pub fn new_cluster(
+    o: &NewClusterOptions,
+) -> Result<(v1alpha2::Cluster, Vec<v1alpha2::InstanceGroup>)> {
+    let name = o.name.as_str();
+    if name.is_empty() {
+        return Err(invalid("metadata.name", "the cluster needs a name"));
+    }
+    let zones = clean(&o.zones);
+    let Some(first) = zones.first() else {
+        return Err(invalid("zones", "at least one zone is required"));
+    };
+    let region = region_in(first, o.cloud, "zones")?;
+    for z in &zones {
+        if region_in(z, o.cloud, "zones")? != region {
+            return Err(invalid(
+                "zones",
+                format!("{z} is not in region {region} (all zones must be in one region)"),
+            ));
+        }
+    }
+    let mut cp_zones = clean(&o.control_plane_zones);
+    for z in &cp_zones {
+        if region_in(z, o.cloud, "controlPlaneZones")? != region {
+            return Err(invalid(
+                "controlPlaneZones",
+                format!("{z} is not in region {region}"),
+            ));
+        }
+    }
+    let count = match o.control_plane_count {
+        Some(0) => return Err(invalid("controlPlaneCount", "must be at least 1")),
+        Some(n) => n as usize,
+        None if !cp_zones.is_empty() => cp_zones.len(),
+        None => 1,
+    };
+    if cp_zones.is_empty() {
+        cp_zones = zones.iter().take(count).cloned().collect();
+    }
+    // Control-plane groups: one per instance, spread over the zones.
+    let mut cp_groups: Vec<(String, String)> = Vec::new();
+    if count <= cp_zones.len() {
+        for z in cp_zones.iter().take(count) {
+            cp_groups.push((format!("control-plane-{z}"), z.clone()));
+        }
+    } else {
+        for i in 0..count {
+            let z = &cp_zones[i % cp_zones.len()];
+            let n = i / cp_zones.len() + 1;
+            cp_groups.push((format!("control-plane-{z}-{n}"), z.clone()));
+        }
+    }
+    let gce = o.cloud == Cloud::Gce;
+    let private = o.topology == Topology::Private;
+
+    let mut subnets = Vec::new();
+    let mut all_zones = zones.clone();
+    for z in &cp_zones {
+        if !all_zones.contains(z) {
+            all_zones.push(z.clone());
+        }
+    }
+    let subnet_of = |zone: &str| -> String { if gce { region.clone() } else { zone.to_owned() } };
+    if gce {
+        let ty = if private { "Private" } else { "Public" };
+        subnets.push(subnet(&region, None, Some(&region), ty));
+    } else {
+        let ty = if private { "Private" } else { "Public" };
+        for z in &all_zones {
+            subnets.push(subnet(z, Some(z), None, ty));
+        }
+        if private {
+            for z in &all_zones {
+                subnets.push(subnet(&format!("utility-{z}"), Some(z), None, "Utility"));
+            }
+        }
+    }
+
+    // etcd: main and events, a member per control-plane group named after its zone.
+    let members: Vec<v1alpha2::EtcdMemberSpec> = cp_groups
+        .iter()
+        .map(|(g, _)| {
+            let mut m = v1alpha2::EtcdMemberSpec::default();
+            m.name = Some(
+                g.strip_prefix(&format!("control-plane-{region}"))
+                    .unwrap_or(g)
+                    .to_owned(),
+            );
+            m.instance_group = Some(g.clone());
+            m.encrypted_volume = Some(true);
+            m
+        })
+        .collect();
+    let etcd: Vec<v1alpha2::EtcdClusterSpec> = ["main", "events"]
+        .iter()
+        .map(|n| {
+            let mut e = v1alpha2::EtcdClusterSpec::default();
+            e.name = Some((*n).to_owned());
+            e.etcd_members = Some(members.clone());
+            let mut m = v1alpha2::EtcdManagerSpec::default();
+            m.backup_retention_days = Some(90);
+            e.manager = Some(m);
+            e
+        })
+        .collect();
+
+    let dns_type = match o.dns {
+        DnsType::Public => "Public",
+        DnsType::Private => "Private",
+        DnsType::None => "None",
+    };
+    let mut api = v1alpha2::APISpec::default();
+    if private || o.dns == DnsType::None {
+        let mut lb = v1alpha2::LoadBalancerAccessSpec::default();
+        lb.type_ = Some("Public".into());
+        lb.class = Some("Network".into());
+        api.load_balancer = Some(lb);
+    } else {
+        api.dns = Some(Default::default());
+    }
+    let mut cluster = v1alpha2::Cluster::new(name);
+    let spec = &mut cluster.spec;
+    spec.api = Some(api);
+    let mut authz = v1alpha2::AuthorizationSpec::default();
+    authz.rbac = Some(Default::default());
+    spec.authorization = Some(authz);
+    spec.channel = Some("stable".into());
+    spec.cloud_provider = Some(if gce { "gce" } else { "aws" }.into());
+    spec.config_base = Some(format!("{}/{name}", o.state_store.trim_end_matches('/')));
+    spec.etcd_clusters = Some(etcd);
+    let mut iam = v1alpha2::IAMSpec::default();
+    iam.allow_container_registry = Some(true);
+    iam.legacy = Some(false);
+    spec.iam = Some(iam);
+    let mut kubelet = v1alpha2::KubeletConfigSpec::default();
+    kubelet.anonymous_auth = Some(false);
+    spec.kubelet = Some(kubelet);
+    let open = vec!["0.0.0.0/0".to_owned(), "::/0".to_owned()];
+    spec.kubernetes_api_access = Some(open.clone());
+    spec.kubernetes_version = o.kubernetes_version.clone();
+    spec.networking = Some(networking(&o.networking)?);
+    spec.ssh_access = Some(open);
+    spec.subnets = Some(subnets);
+    let mut dns = v1alpha2::DNSSpec::default();
+    dns.type_ = Some(dns_type.into());
+    let mut topology = v1alpha2::TopologySpec::default();
+    topology.dns = Some(dns);
+    spec.topology = Some(topology);
+    spec.dns_zone = o.dns_zone.clone();
+    spec.network_cidr = o.network_cidr.clone();
+
+    let group = |ig_name: &str,
+                 role: &str,
+                 size: Option<&String>,
+                 min: u32,
+                 max: u32,
+                 subnets: Vec<String>,
+                 zones: Option<Vec<String>>| {
+        let mut g = v1alpha2::InstanceGroup::new(ig_name);
+        let mut labels = BTreeMap::new();
+        labels.insert("kops.k8s.io/cluster".to_owned(), name.to_owned());
+        g.metadata = ObjectMeta {
+            labels: Some(labels),
+            ..ObjectMeta::named(ig_name)
+        };
+        g.spec.role = Some(role.to_owned());
+        g.spec.min_size = Some(i32::try_from(min).unwrap_or(i32::MAX));
+        g.spec.max_size = Some(i32::try_from(max).unwrap_or(i32::MAX));
+        g.spec.subnets = Some(subnets);
+        g.spec.machine_type = size.cloned();
+        g.spec.image = o.image.clone();
+        g.spec.zones = zones;
+        g
+    };
+    let mut groups = Vec::new();
+    for (g, z) in &cp_groups {
+        let zones = gce.then(|| vec![z.clone()]);
+        groups.push(group(
+            g,
+            "ControlPlane",
+            o.control_plane_size.as_ref(),
+            1,
+            1,
+            vec![subnet_of(z)],
+            zones,
+        ));
+    }
+    // Nodes: one group per zone, the count split between them.
+    let n = u32::try_from(zones.len()).unwrap_or(u32::MAX);
+    for (i, z) in zones.iter().enumerate() {
+        let i = u32::try_from(i).unwrap_or(u32::MAX);
+        let share = o.node_count / n + u32::from(i < o.node_count % n);
+        if share == 0 && o.node_count > 0 {
+            continue;
+        }
+        let zones = gce.then(|| vec![z.clone()]);
+        groups.push(group(
+            &format!("nodes-{z}"),
+            "Node",
+            o.node_size.as_ref(),
+            share,
+            share,
+            vec![subnet_of(z)],
+            zones,
+        ));
+    }
+    Ok((cluster, groups))
+}
