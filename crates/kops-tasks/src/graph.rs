@@ -152,6 +152,8 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             start: Vec::with_capacity(nodes.len() + 1),
             items: Vec::with_capacity(nodes.len()),
         };
+        // One node's dependencies at a time: its references, then the extra ones.
+        let mut mine: Vec<usize> = Vec::new();
         let mut unknown = None;
         for node in &nodes {
             let lookup = |to: &TaskKey| match index.get(to) {
@@ -161,13 +163,12 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                     to: to.clone(),
                 }),
             };
-            let first = deps.items.len();
-            deps.start.push(first);
+            mine.clear();
             for v in node.fields.values() {
                 v.for_each_ref(&mut |r| {
                     if unknown.is_none() {
                         match lookup(&r.key) {
-                            Ok(j) => deps.items.push(j),
+                            Ok(j) => mine.push(j),
                             Err(e) => unknown = Some(e),
                         }
                     }
@@ -177,20 +178,12 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                 return Err(e);
             }
             for k in node.task.dependencies() {
-                deps.items.push(lookup(&k)?);
+                mine.push(lookup(&k)?);
             }
-            if let Some(mine) = deps.items.get_mut(first..) {
-                mine.sort_unstable();
-            }
-            // Drop the repeats, now adjacent.
-            let mut kept = first;
-            for r in first..deps.items.len() {
-                if kept == first || deps.items[r] != deps.items[kept - 1] {
-                    deps.items[kept] = deps.items[r];
-                    kept += 1;
-                }
-            }
-            deps.items.truncate(kept);
+            mine.sort_unstable();
+            mine.dedup();
+            deps.start.push(deps.items.len());
+            deps.items.extend_from_slice(&mine);
         }
         deps.start.push(deps.items.len());
         let dependents = deps.reversed();
