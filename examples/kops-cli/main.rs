@@ -56,8 +56,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // IO and timers: the AWS backend and the s3:// and gs:// stores open sockets.
     let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()
     {
         Ok(rt) => rt,
