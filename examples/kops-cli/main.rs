@@ -12,13 +12,14 @@
 //! Module map: [`cli`] (flags), [`state`] (store, registry, lock),
 //! [`create`] (`create`, `replace`), [`get`], [`edit`], [`update`],
 //! [`delete`], [`cloud`] (mock or AWS, mock persistence), [`toolbox`],
-//! [`output`] (colour, progress bars).
+//! [`output`] (colour, progress bars), [`errors`] (one-line errors for the user).
 
 mod cli;
 mod cloud;
 mod create;
 mod delete;
 mod edit;
+mod errors;
 mod get;
 mod output;
 mod spec;
@@ -77,8 +78,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// Prints `error: <what failed>` and then each cause on its own line.
+/// Prints `error: <what failed>` and then each cause on its own line; a problem the
+/// user fixes (credentials, a missing bucket, an unknown image or zone) is one line.
 fn print_error(e: &anyhow::Error) {
+    if let Some(line) = errors::user_line(e) {
+        eprintln!("error: {line}");
+        return;
+    }
     eprintln!("error: {e}");
     for cause in e.chain().skip(1) {
         eprintln!("  caused by: {cause}");

@@ -81,6 +81,7 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
     let region = region(&stored)?;
     let cloud = Cloud::open(st, global.mock_cloud, &region).await?;
     let api: &dyn AwsCloud = cloud.api.as_ref();
+    crate::errors::check_zones(api, &stored, &region, &cloud.description).await?;
 
     let dns_none = stored
         .spec
@@ -123,12 +124,23 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
         if let Some(image) = &ig.spec.image
             && !ctx.images.contains_key(image)
         {
-            let found = api.resolve_image(image).await.with_context(|| {
-                format!(
-                    "instance group {}: spec.image: resolving {image}",
-                    ig.name()
-                )
-            })?;
+            let found = match api.resolve_image(image).await {
+                Ok(found) => found,
+                Err(kops_tasks::Error::NotFound { .. }) => {
+                    return Err(crate::errors::user(format!(
+                        "instance group {}: spec.image: image {image:?} not found in {}; pass an image it has with `kops create cluster --image`, or set spec.image with `kops edit ig {}`",
+                        ig.name(),
+                        cloud.description,
+                        ig.name()
+                    )));
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "instance group {}: spec.image: resolving {image}",
+                        ig.name()
+                    )));
+                }
+            };
             ctx = ctx.with_image(image.clone(), found);
         }
     }

@@ -1,0 +1,143 @@
+//! Errors a user acts on, printed as one line: missing or rejected credentials, a
+//! state-store bucket that does not exist or is not ours, an image or a zone the cloud
+//! does not have. Everything else prints with its chain of causes.
+
+use std::fmt;
+
+/// A problem the user fixes, with its whole explanation in one line.
+#[derive(Debug)]
+pub struct UserError(pub String);
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UserError {}
+
+/// Wraps a one-line message as an error for the user.
+pub fn user(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UserError(message.into()))
+}
+
+/// The one line to print for `e` when somewhere in its chain is a problem the user
+/// fixes; `None` for everything else.
+pub fn user_line(e: &anyhow::Error) -> Option<String> {
+    for cause in e.chain() {
+        if let Some(u) = cause.downcast_ref::<UserError>() {
+            return Some(u.0.clone());
+        }
+        if let Some(s) = cause.downcast_ref::<kops_statestore::Error>() {
+            match s {
+                kops_statestore::Error::Unauthenticated { reason, .. } => {
+                    return Some(reason.clone());
+                }
+                kops_statestore::Error::BucketNotFound { bucket, url } => {
+                    return Some(format!(
+                        "state store {url}: bucket {bucket} does not exist (create it, or point --state / KOPS_STATE_STORE at an existing bucket)"
+                    ));
+                }
+                kops_statestore::Error::PermissionDenied {
+                    operation, path, ..
+                } => {
+                    return Some(format!(
+                        "{e}: access denied ({operation} {path}): the bucket belongs to another account, or these credentials may not use it"
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// AWS error codes that mean the credentials were rejected (not merely short of a
+/// permission).
+const REJECTED: &[&str] = &[
+    "InvalidClientTokenId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "InvalidAccessKeyId",
+    "UnrecognizedClientException",
+    "AuthFailure",
+    "InvalidToken",
+];
+
+/// Where the AWS SDK's chain takes credentials from, as far as the environment tells.
+pub fn aws_credentials_origin() -> String {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if var("AWS_ACCESS_KEY_ID").is_some() {
+        "AWS_ACCESS_KEY_ID from the environment".to_string()
+    } else {
+        format!(
+            "AWS profile {:?}",
+            var("AWS_PROFILE").unwrap_or_else(|| "default".to_string())
+        )
+    }
+}
+
+/// Explains a failure of the first AWS call of a command (`sts:GetCallerIdentity`):
+/// missing or rejected credentials become one line naming the service and the
+/// profile; anything else keeps its chain.
+pub fn aws_account_error(e: kops_tasks::Error, region: &str) -> anyhow::Error {
+    let origin = aws_credentials_origin();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(c) = cur {
+        if let Some(ce) = c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
+        {
+            let mut why = ce.to_string();
+            let mut src = std::error::Error::source(ce);
+            while let Some(s) = src {
+                why.push_str(": ");
+                why.push_str(&s.to_string());
+                src = s.source();
+            }
+            let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
+            return user(format!(
+                "AWS (region {region}): no AWS credentials found for {origin} ({why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`"
+            ));
+        }
+        cur = c.source();
+    }
+    let text = e.to_string();
+    if let Some(code) = REJECTED.iter().find(|c| text.contains(&format!("({c})"))) {
+        return user(format!(
+            "AWS (region {region}): AWS rejected the credentials of {origin} ({code}); check the access key, or refresh the session (`aws sso login`)"
+        ));
+    }
+    anyhow::Error::new(e).context(format!(
+        "reading the AWS account (sts:GetCallerIdentity, region {region})"
+    ))
+}
+
+/// Fails with one line when a zone of the cluster's subnets is not a zone of `region`
+/// in the cloud (a cloud that reports no zones is not checked).
+pub async fn check_zones(
+    api: &dyn kops_model::aws::cloud::AwsCloud,
+    cluster: &kops_api::v1alpha2::Cluster,
+    region: &str,
+    cloud: &str,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let known = api
+        .zones()
+        .await
+        .with_context(|| format!("listing the availability zones of {cloud}"))?;
+    if known.is_empty() {
+        return Ok(());
+    }
+    for (i, subnet) in cluster.spec.subnets.iter().flatten().enumerate() {
+        if let Some(zone) = subnet.zone.as_deref()
+            && !known.iter().any(|k| k == zone)
+        {
+            return Err(user(format!(
+                "cluster {}: spec.subnets[{i}].zone: zone {zone} does not exist in region {region} of {cloud} (its zones: {})",
+                cluster.name(),
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
