@@ -87,16 +87,18 @@ pub fn aws_account_error(e: kops_tasks::Error, region: &str) -> anyhow::Error {
     while let Some(c) = cur {
         if let Some(ce) = c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
         {
-            let mut why = ce.to_string();
-            let mut src = std::error::Error::source(ce);
-            while let Some(s) = src {
-                why.push_str(": ");
-                why.push_str(&s.to_string());
-                src = s.source();
-            }
-            let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
+            use aws_credential_types::provider::error::CredentialsError as C;
+            let why = if matches!(ce, C::CredentialsNotLoaded(_)) {
+                "none in the environment, the profile, web identity, the container or instance metadata".to_string()
+            } else {
+                let mut root: &dyn std::error::Error = ce;
+                while let Some(s) = root.source() {
+                    root = s;
+                }
+                root.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+            };
             return user(format!(
-                "AWS (region {region}): no AWS credentials found for {origin} ({why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`"
+                "AWS (region {region}): no AWS credentials for {origin} ({why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`"
             ));
         }
         cur = c.source();

@@ -625,7 +625,9 @@ fn cluster_lifecycle_on_moto() {
     let (c, s) = noop_requests(&env, &state, cluster, &cloud, &store);
     println!("no-op dry run at 2 instance groups: {} requests to moto ({c} cloud, {s} state store)", c + s);
     let held = leftovers(&ep, region, cluster);
-    for kind in ["vpc", "subnet", "security group", "launch template", "autoscaling group", "iam role", "dns record"] {
+    // (No DNS record: with a public DNS zone the API's records come from dns-controller
+    // in the cluster; `leftovers` still looks for any after the delete.)
+    for kind in ["vpc", "subnet", "security group", "launch template", "autoscaling group", "iam role", "instance profile", "queue", "event rule"] {
         assert!(held.contains_key(kind), "after apply moto holds no {kind}: {held:#?}");
     }
 
@@ -732,6 +734,16 @@ fn missing_aws_credentials_are_named() {
     env.set("AWS_REGION", "us-east-1");
     env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
         .expect_user_error(&["S3 state store s3://", "no AWS credentials", "profile \"default\""]);
+    assert_eq!(objects(&ep, bucket, ""), before);
+
+    // kOps' S3-compatible store without its keys.
+    let mut env = Env::bare();
+    env.set("S3_ENDPOINT", &ep);
+    env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
+        .expect_user_error(&["S3_ENDPOINT", "S3_ACCESS_KEY_ID is not"]);
+    env.set("S3_ACCESS_KEY_ID", "testing");
+    env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
+        .expect_user_error(&["S3_SECRET_ACCESS_KEY is not"]);
     assert_eq!(objects(&ep, bucket, ""), before);
 }
 

@@ -89,18 +89,14 @@ impl fmt::Debug for GoogleCredentials {
     }
 }
 
+/// `e` in one line: its root cause when it has one (google-cloud-auth's outer
+/// layers repeat each other), else its own message.
 fn one_line(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
-        let next = s.to_string();
-        if !msg.contains(&next) {
-            msg.push_str(": ");
-            msg.push_str(&next);
-        }
-        src = s.source();
+    let mut root = e;
+    while let Some(s) = root.source() {
+        root = s;
     }
-    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+    root.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl GoogleCredentials {

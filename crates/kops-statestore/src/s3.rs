@@ -98,11 +98,12 @@ impl S3Config {
     async fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let get = |k: &str| var(k).filter(|v| !v.is_empty());
         if let Some(endpoint) = get(S3_ENDPOINT) {
-            let missing = |k: &str| Error::Invalid {
-                what: k.to_string(),
+            let missing = |k: &str| Error::Unauthenticated {
+                service: "S3",
                 reason: format!(
-                    "must be set (and not empty) when {S3_ENDPOINT} is set: it is the access key of the S3-compatible store at {endpoint}"
+                    "S3 state store: {S3_ENDPOINT}={endpoint} is set but {k} is not: an S3-compatible store needs {S3_ACCESS_KEY_ID} and {S3_SECRET_ACCESS_KEY}"
                 ),
+                source: None,
             };
             let key = get(S3_ACCESS_KEY_ID).ok_or_else(|| missing(S3_ACCESS_KEY_ID))?;
             let secret = get(S3_SECRET_ACCESS_KEY).ok_or_else(|| missing(S3_SECRET_ACCESS_KEY))?;
@@ -235,20 +236,28 @@ const REJECTED_CREDENTIALS: &[&str] = &[
     "InvalidClientTokenId",
 ];
 
+/// Why credentials could not be loaded, in one line: nothing when no provider of the
+/// chain had any (the message says so), else the provider's own root cause (an expired
+/// SSO session, a malformed profile).
+fn credentials_reason(ce: &aws_credential_types::provider::error::CredentialsError) -> String {
+    use aws_credential_types::provider::error::CredentialsError as C;
+    if matches!(ce, C::CredentialsNotLoaded(_)) {
+        return "none in the environment, the profile, web identity, the container or instance metadata".to_string();
+    }
+    let mut root: &dyn std::error::Error = ce;
+    while let Some(s) = root.source() {
+        root = s;
+    }
+    root.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The message of a credentials-loading failure in `e`'s source chain.
 fn credentials_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut cur = Some(e);
     while let Some(c) = cur {
         if let Some(ce) = c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
         {
-            let mut msg = ce.to_string();
-            let mut src = std::error::Error::source(ce);
-            while let Some(s) = src {
-                msg.push_str(": ");
-                msg.push_str(&s.to_string());
-                src = s.source();
-            }
-            return Some(msg.replace('\n', " "));
+            return Some(credentials_reason(ce));
         }
         cur = c.source();
     }
@@ -329,7 +338,7 @@ impl S3Store {
             return Error::Unauthenticated {
                 service: "S3",
                 reason: format!(
-                    "S3 state store {}: no AWS credentials found ({}: {why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`",
+                    "S3 state store {}: no AWS credentials for {} ({why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`",
                     self.url(),
                     self.origin
                 ),
