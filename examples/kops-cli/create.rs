@@ -348,8 +348,10 @@ async fn store_new(
         Ok(_) => bail!("cluster {name} already exists in state store {}", st.url),
         Err(kops_statestore::Error::NotFound { .. }) => {}
         Err(e) => {
-            return Err(anyhow::Error::new(e)
-                .context(format!("reading cluster {name} from state store {}", st.url)));
+            return Err(anyhow::Error::new(e).context(format!(
+                "reading cluster {name} from state store {}",
+                st.url
+            )));
         }
     }
     st.locked(&name, "create cluster", async || {

@@ -85,7 +85,8 @@ pub fn aws_account_error(e: kops_tasks::Error, region: &str) -> anyhow::Error {
     let origin = aws_credentials_origin();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(c) = cur {
-        if let Some(ce) = c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
+        if let Some(ce) =
+            c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
         {
             use aws_credential_types::provider::error::CredentialsError as C;
             let why = if matches!(ce, C::CredentialsNotLoaded(_)) {
@@ -95,7 +96,10 @@ pub fn aws_account_error(e: kops_tasks::Error, region: &str) -> anyhow::Error {
                 while let Some(s) = root.source() {
                     root = s;
                 }
-                root.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+                root.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
             };
             return user(format!(
                 "AWS (region {region}): no AWS credentials for {origin} ({why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`"

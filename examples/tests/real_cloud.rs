@@ -184,7 +184,8 @@ impl Proxy {
                     continue;
                 };
                 let c = c.clone();
-                let (mut s_read, mut c_write) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+                let (mut s_read, mut c_write) =
+                    (server.try_clone().unwrap(), client.try_clone().unwrap());
                 std::thread::spawn(move || {
                     let _ = std::io::copy(&mut s_read, &mut c_write);
                     let _ = c_write.shutdown(Shutdown::Both);
@@ -195,7 +196,8 @@ impl Proxy {
                     while let Some(head) = read_head(&mut r) {
                         c.fetch_add(1, Ordering::SeqCst);
                         let text = String::from_utf8_lossy(&head).into_owned();
-                        if w.write_all(&head).is_err() || copy_body(&text, &mut r, &mut w).is_err() {
+                        if w.write_all(&head).is_err() || copy_body(&text, &mut r, &mut w).is_err()
+                        {
                             break;
                         }
                     }
@@ -422,7 +424,10 @@ impl Env {
             ("NO_COLOR", "1".to_string()),
             ("HOME", home.clone()),
             ("AWS_CONFIG_FILE", format!("{home}/no-aws-config")),
-            ("AWS_SHARED_CREDENTIALS_FILE", format!("{home}/no-aws-credentials")),
+            (
+                "AWS_SHARED_CREDENTIALS_FILE",
+                format!("{home}/no-aws-credentials"),
+            ),
             ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
         ]
         .into_iter()
@@ -508,17 +513,18 @@ fn real_changes(plan: &Json) -> Vec<String> {
         .iter()
         .filter(|i| i["action"] != "unchanged" && i["action"] != "ignored")
         .filter(|i| {
-            let key = i["key"].as_str().map(str::to_string).unwrap_or_else(|| i["key"].to_string());
+            let key = i["key"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| i["key"].to_string());
             let fields: Vec<&str> = i["changes"]
                 .as_array()
                 .map(|c| c.iter().filter_map(|f| f["field"].as_str()).collect())
                 .unwrap_or_default();
             fields.is_empty()
-                || !fields.iter().all(|f| {
-                    MOTO_GAPS
-                        .iter()
-                        .any(|(k, g)| key.starts_with(k) && f == g)
-                })
+                || !fields
+                    .iter()
+                    .all(|f| MOTO_GAPS.iter().any(|(k, g)| key.starts_with(k) && f == g))
         })
         .map(|i| format!("{} {}", i["action"], i["key"]))
         .collect()
@@ -543,18 +549,31 @@ fn check_terraform(dir: &Path) {
         eprintln!("skipping the python-hcl2 check: python-hcl2 not installed");
         return;
     }
-    assert_eq!(r.code, 0, "python-hcl2 rejects the Terraform:\n{}", r.stderr);
+    assert_eq!(
+        r.code, 0,
+        "python-hcl2 rejects the Terraform:\n{}",
+        r.stderr
+    );
 }
 
 /// The no-op dry run of `cluster`: its requests to moto (cloud, state store).
-fn noop_requests(env: &Env, state: &str, cluster: &str, cloud: &Proxy, store: &Proxy) -> (u64, u64) {
+fn noop_requests(
+    env: &Env,
+    state: &str,
+    cluster: &str,
+    cloud: &Proxy,
+    store: &Proxy,
+) -> (u64, u64) {
     cloud.take();
     store.take();
     let r = env.kops(&["--state", state, "update", "cluster", cluster, "-o", "json"]);
     assert!(r.code == 0 || r.code == 2, "{}{}", r.stdout, r.stderr);
     let plan: Json = serde_json::from_str(&r.stdout).unwrap();
     let left = real_changes(&plan);
-    assert!(left.is_empty(), "the dry run after apply plans changes: {left:#?}");
+    assert!(
+        left.is_empty(),
+        "the dry run after apply plans changes: {left:#?}"
+    );
     (cloud.take(), store.take())
 }
 
@@ -570,22 +589,39 @@ fn the_binary_talks_to_moto() {
     let env = Env::aws(&ep, &ep, region);
     let state = format!("s3://{bucket}");
     fresh(&env, &state, cluster);
-    env.kops(&["--state", &state, "create", "cluster", cluster, "--zones", "us-west-1a", "--image", MOTO_AMI])
-        .expect(0);
+    env.kops(&[
+        "--state",
+        &state,
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        "us-west-1a",
+        "--image",
+        MOTO_AMI,
+    ])
+    .expect(0);
     let r = env.kops(&["--state", &state, "get", "clusters"]).expect(0);
     assert!(r.stdout.contains(cluster), "{}", r.stdout);
     assert!(objects(&ep, bucket, cluster).contains_key(&format!("{cluster}/config")));
     // The real backend: a dry run plans the whole cluster.
-    let r = env.kops(&["--state", &state, "update", "cluster", cluster]).expect(2);
+    let r = env
+        .kops(&["--state", &state, "update", "cluster", cluster])
+        .expect(2);
     assert!(r.stdout.contains("VPC/"), "{}", r.stdout);
-    env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"]).expect(0);
+    env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
+        .expect(0);
     assert!(objects(&ep, bucket, cluster).is_empty());
 }
 
 #[test]
 fn cluster_lifecycle_on_moto() {
     let Some(ep) = moto() else { return };
-    let (region, bucket, cluster) = ("eu-west-2", "kops-cli-real-lifecycle", "life.cli-real.example");
+    let (region, bucket, cluster) = (
+        "eu-west-2",
+        "kops-cli-real-lifecycle",
+        "life.cli-real.example",
+    );
     prepare_moto(&ep, bucket);
     let (cloud, store) = (Proxy::start(&ep), Proxy::start(&ep));
     let env = Env::aws(&cloud.url, &store.url, region);
@@ -597,13 +633,30 @@ fn cluster_lifecycle_on_moto() {
         env.kops(&a)
     };
 
-    k(&["create", "cluster", cluster, "--zones", "eu-west-2a", "--image", MOTO_AMI, "--node-count", "1"])
-        .expect(0);
+    k(&[
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        "eu-west-2a",
+        "--image",
+        MOTO_AMI,
+        "--node-count",
+        "1",
+    ])
+    .expect(0);
     let r = k(&["get", "clusters"]).expect(0);
-    assert!(r.stdout.contains(cluster) && r.stdout.contains("eu-west-2a"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(cluster) && r.stdout.contains("eu-west-2a"),
+        "{}",
+        r.stdout
+    );
     let r = k(&["--name", cluster, "get", "instancegroups"]).expect(0);
     assert!(r.stdout.contains("nodes-eu-west-2a"), "{}", r.stdout);
-    assert!(objects(&ep, bucket, &format!("clusters/{cluster}/")).contains_key(&format!("clusters/{cluster}/config")));
+    assert!(
+        objects(&ep, bucket, &format!("clusters/{cluster}/"))
+            .contains_key(&format!("clusters/{cluster}/config"))
+    );
 
     // Dry run: everything to create.
     let r = k(&["update", "cluster", cluster]).expect(2);
@@ -612,8 +665,16 @@ fn cluster_lifecycle_on_moto() {
 
     // Terraform.
     let out = env.path("tf");
-    k(&["update", "cluster", cluster, "--target", "terraform", "--out", out.to_str().unwrap()])
-        .expect(0);
+    k(&[
+        "update",
+        "cluster",
+        cluster,
+        "--target",
+        "terraform",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .expect(0);
     let tf = std::fs::read_to_string(out.join("kubernetes.tf")).unwrap();
     assert!(tf.contains("resource \"aws_vpc\""), "{tf}");
     assert!(tf.contains("nodes-eu-west-2a"), "{tf}");
@@ -623,18 +684,42 @@ fn cluster_lifecycle_on_moto() {
     let r = k(&["update", "cluster", cluster, "--yes"]).expect(0);
     assert!(r.stdout.contains("updated"), "{}", r.stdout);
     let (c, s) = noop_requests(&env, &state, cluster, &cloud, &store);
-    println!("no-op dry run at 2 instance groups: {} requests to moto ({c} cloud, {s} state store)", c + s);
+    println!(
+        "no-op dry run at 2 instance groups: {} requests to moto ({c} cloud, {s} state store)",
+        c + s
+    );
     let held = leftovers(&ep, region, cluster);
     // (No DNS record: with a public DNS zone the API's records come from dns-controller
     // in the cluster; `leftovers` still looks for any after the delete.)
-    for kind in ["vpc", "subnet", "security group", "launch template", "autoscaling group", "iam role", "instance profile", "queue", "event rule"] {
-        assert!(held.contains_key(kind), "after apply moto holds no {kind}: {held:#?}");
+    for kind in [
+        "vpc",
+        "subnet",
+        "security group",
+        "launch template",
+        "autoscaling group",
+        "iam role",
+        "instance profile",
+        "queue",
+        "event rule",
+    ] {
+        assert!(
+            held.contains_key(kind),
+            "after apply moto holds no {kind}: {held:#?}"
+        );
     }
 
     // Edit an instance group, update, and the change is in the cloud.
     let editor = env.editor("edit-ig.sh", "sed -i 's/maxSize: 1/maxSize: 3/' \"$1\"");
     env.kops_with(
-        &["--state", &state, "--name", cluster, "edit", "instancegroup", "nodes-eu-west-2a"],
+        &[
+            "--state",
+            &state,
+            "--name",
+            cluster,
+            "edit",
+            "instancegroup",
+            "nodes-eu-west-2a",
+        ],
         &[("EDITOR", &editor)],
     )
     .expect(0);
@@ -642,7 +727,10 @@ fn cluster_lifecycle_on_moto() {
     let plan: Json = serde_json::from_str(&r.stdout).unwrap();
     let changes = real_changes(&plan);
     assert_eq!(changes.len(), 1, "{changes:#?}");
-    assert!(changes[0].contains("AutoscalingGroup/nodes-eu-west-2a"), "{changes:#?}");
+    assert!(
+        changes[0].contains("AutoscalingGroup/nodes-eu-west-2a"),
+        "{changes:#?}"
+    );
     k(&["update", "cluster", cluster, "--yes"]).expect(0);
     let max = boto(
         &ep,
@@ -670,15 +758,31 @@ print(json.dumps(g[0]["MaxSize"] if g else None))
 #[test]
 fn noop_dry_run_at_twenty_instance_groups() {
     let Some(ep) = moto() else { return };
-    let (region, bucket, cluster) = ("eu-west-3", "kops-cli-real-twenty", "twenty.cli-real.example");
+    let (region, bucket, cluster) = (
+        "eu-west-3",
+        "kops-cli-real-twenty",
+        "twenty.cli-real.example",
+    );
     prepare_moto(&ep, bucket);
     let (cloud, store) = (Proxy::start(&ep), Proxy::start(&ep));
     let env = Env::aws(&cloud.url, &store.url, region);
     let state = format!("s3://{bucket}");
     fresh(&env, &state, cluster);
     let zones = "eu-west-3a,eu-west-3b,eu-west-3c";
-    env.kops(&["--state", &state, "create", "cluster", cluster, "--zones", zones, "--image", MOTO_AMI, "--node-count", "3"])
-        .expect(0);
+    env.kops(&[
+        "--state",
+        &state,
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        zones,
+        "--image",
+        MOTO_AMI,
+        "--node-count",
+        "3",
+    ])
+    .expect(0);
     // 1 control-plane group + 3 node groups from the flags, 16 more from a manifest.
     let mut manifest = String::new();
     for i in 0..16 {
@@ -689,13 +793,26 @@ fn noop_dry_run_at_twenty_instance_groups() {
     }
     let file = env.path("groups.yaml");
     std::fs::write(&file, manifest).unwrap();
-    env.kops(&["--state", &state, "create", "-f", file.to_str().unwrap()]).expect(0);
-    let r = env.kops(&["--state", &state, "--name", cluster, "get", "ig"]).expect(0);
-    assert_eq!(r.stdout.lines().filter(|l| l.contains("eu-west-3")).count(), 20, "{}", r.stdout);
-    env.kops(&["--state", &state, "update", "cluster", cluster, "--yes"]).expect(0);
+    env.kops(&["--state", &state, "create", "-f", file.to_str().unwrap()])
+        .expect(0);
+    let r = env
+        .kops(&["--state", &state, "--name", cluster, "get", "ig"])
+        .expect(0);
+    assert_eq!(
+        r.stdout.lines().filter(|l| l.contains("eu-west-3")).count(),
+        20,
+        "{}",
+        r.stdout
+    );
+    env.kops(&["--state", &state, "update", "cluster", cluster, "--yes"])
+        .expect(0);
     let (c, s) = noop_requests(&env, &state, cluster, &cloud, &store);
-    println!("no-op dry run at 20 instance groups: {} requests to moto ({c} cloud, {s} state store)", c + s);
-    env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"]).expect(0);
+    println!(
+        "no-op dry run at 20 instance groups: {} requests to moto ({c} cloud, {s} state store)",
+        c + s
+    );
+    env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
+        .expect(0);
     let held = leftovers(&ep, region, cluster);
     assert!(held.is_empty(), "moto still holds: {held:#?}");
 }
@@ -703,7 +820,13 @@ fn noop_dry_run_at_twenty_instance_groups() {
 // --- Errors a user hits: one line, exit 1, the store unchanged -------------------------------
 
 /// A cluster stored on moto for the error tests, and the store's objects then.
-fn stored_cluster(env: &Env, ep: &str, bucket: &str, cluster: &str, create: &[&str]) -> BTreeMap<String, String> {
+fn stored_cluster(
+    env: &Env,
+    ep: &str,
+    bucket: &str,
+    cluster: &str,
+    create: &[&str],
+) -> BTreeMap<String, String> {
     prepare_moto(ep, bucket);
     let state = format!("s3://{bucket}");
     fresh(env, &state, cluster);
@@ -718,13 +841,40 @@ fn missing_aws_credentials_are_named() {
     let Some(ep) = moto() else { return };
     let (bucket, cluster) = ("kops-cli-real-errors-creds", "nocreds.cli-real.example");
     let mut env = Env::aws(&ep, &ep, "ap-south-1");
-    let before = stored_cluster(&env, &ep, bucket, cluster, &["--zones", "ap-south-1a", "--image", MOTO_AMI]);
+    let before = stored_cluster(
+        &env,
+        &ep,
+        bucket,
+        cluster,
+        &["--zones", "ap-south-1a", "--image", MOTO_AMI],
+    );
     // The cloud finds no credentials (the store keeps its own, S3_ACCESS_KEY_ID).
     env.unset("AWS_ACCESS_KEY_ID");
     env.unset("AWS_SECRET_ACCESS_KEY");
-    env.kops(&["--state", &format!("s3://{bucket}"), "update", "cluster", cluster])
-        .expect_user_error(&["AWS", "no AWS credentials", "profile \"default\"", "AWS_PROFILE"]);
-    let r = env.kops_with(&["--state", &format!("s3://{bucket}"), "update", "cluster", cluster, "--yes"], &[("AWS_PROFILE", "ops")]);
+    env.kops(&[
+        "--state",
+        &format!("s3://{bucket}"),
+        "update",
+        "cluster",
+        cluster,
+    ])
+    .expect_user_error(&[
+        "AWS",
+        "no AWS credentials",
+        "profile \"default\"",
+        "AWS_PROFILE",
+    ]);
+    let r = env.kops_with(
+        &[
+            "--state",
+            &format!("s3://{bucket}"),
+            "update",
+            "cluster",
+            cluster,
+            "--yes",
+        ],
+        &[("AWS_PROFILE", "ops")],
+    );
     r.expect_user_error(&["profile \"ops\""]);
     assert_eq!(objects(&ep, bucket, ""), before);
 
@@ -733,7 +883,11 @@ fn missing_aws_credentials_are_named() {
     env.set("AWS_ENDPOINT_URL", &ep);
     env.set("AWS_REGION", "us-east-1");
     env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
-        .expect_user_error(&["S3 state store s3://", "no AWS credentials", "profile \"default\""]);
+        .expect_user_error(&[
+            "S3 state store s3://",
+            "no AWS credentials",
+            "profile \"default\"",
+        ]);
     assert_eq!(objects(&ep, bucket, ""), before);
 
     // kOps' S3-compatible store without its keys.
@@ -757,15 +911,39 @@ fn rejected_aws_credentials_are_named() {
         "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidClientTokenId</Code><Message>The security token included in the request is invalid.</Message></Error><RequestId>fake</RequestId></ErrorResponse>".into(),
     );
     let env = Env::aws(&ep, &ep, "ap-south-1");
-    let before = stored_cluster(&env, &ep, bucket, cluster, &["--zones", "ap-south-1a", "--image", MOTO_AMI]);
+    let before = stored_cluster(
+        &env,
+        &ep,
+        bucket,
+        cluster,
+        &["--zones", "ap-south-1a", "--image", MOTO_AMI],
+    );
     let mut env = Env::aws(&sts.url, &ep, "ap-south-1");
     env.set("AWS_PROFILE", "stale");
     env.unset("AWS_ACCESS_KEY_ID");
     env.unset("AWS_SECRET_ACCESS_KEY");
-    std::fs::write(env.path("creds"), "[stale]\naws_access_key_id = AKIAOLD\naws_secret_access_key = old\n").unwrap();
-    env.set("AWS_SHARED_CREDENTIALS_FILE", env.path("creds").to_str().unwrap());
-    env.kops(&["--state", &format!("s3://{bucket}"), "update", "cluster", cluster, "--yes"])
-        .expect_user_error(&["AWS rejected the credentials", "profile \"stale\"", "InvalidClientTokenId"]);
+    std::fs::write(
+        env.path("creds"),
+        "[stale]\naws_access_key_id = AKIAOLD\naws_secret_access_key = old\n",
+    )
+    .unwrap();
+    env.set(
+        "AWS_SHARED_CREDENTIALS_FILE",
+        env.path("creds").to_str().unwrap(),
+    );
+    env.kops(&[
+        "--state",
+        &format!("s3://{bucket}"),
+        "update",
+        "cluster",
+        cluster,
+        "--yes",
+    ])
+    .expect_user_error(&[
+        "AWS rejected the credentials",
+        "profile \"stale\"",
+        "InvalidClientTokenId",
+    ]);
     assert!(!sts.requests().is_empty(), "nothing reached the fake STS");
     assert_eq!(objects(&ep, bucket, ""), before);
 
@@ -777,7 +955,12 @@ fn rejected_aws_credentials_are_named() {
     );
     let env = Env::aws(&ep, &s3.url, "ap-south-1");
     env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
-        .expect_user_error(&["S3 state store s3://", "rejected the credentials", "S3_ACCESS_KEY_ID", "InvalidAccessKeyId"]);
+        .expect_user_error(&[
+            "S3 state store s3://",
+            "rejected the credentials",
+            "S3_ACCESS_KEY_ID",
+            "InvalidAccessKeyId",
+        ]);
 }
 
 #[test]
@@ -787,15 +970,28 @@ fn a_bucket_that_does_not_exist_or_is_not_ours() {
     let missing = "kops-cli-real-no-such-bucket";
     for args in [
         vec!["get", "clusters"],
-        vec!["create", "cluster", "x.cli-real.example", "--zones", "ap-south-1a"],
+        vec![
+            "create",
+            "cluster",
+            "x.cli-real.example",
+            "--zones",
+            "ap-south-1a",
+        ],
     ] {
         let mut a = vec!["--state", "s3://kops-cli-real-no-such-bucket"];
         a.extend(args);
         env.kops(&a)
             .expect_user_error(&[&format!("bucket {missing} does not exist"), "--state"]);
     }
-    let exists = boto(&ep, "print(json.dumps([b['Name'] for b in client('s3').list_buckets()['Buckets']]))", &[]);
-    assert!(!exists.as_array().unwrap().iter().any(|b| b == missing), "the command created the bucket");
+    let exists = boto(
+        &ep,
+        "print(json.dumps([b['Name'] for b in client('s3').list_buckets()['Buckets']]))",
+        &[],
+    );
+    assert!(
+        !exists.as_array().unwrap().iter().any(|b| b == missing),
+        "the command created the bucket"
+    );
 
     // Another account's bucket: S3 answers AccessDenied; nothing is written.
     let s3 = Fake::start(
@@ -804,10 +1000,25 @@ fn a_bucket_that_does_not_exist_or_is_not_ours() {
         "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>".into(),
     );
     let env = Env::aws(&ep, &s3.url, "ap-south-1");
-    env.kops(&["--state", "s3://someone-elses", "create", "cluster", "y.cli-real.example", "--zones", "ap-south-1a"])
-        .expect_user_error(&["access denied", "another account"]);
-    let writes: Vec<String> = s3.requests().into_iter().filter(|r| r.starts_with("PUT") || r.starts_with("DELETE") || r.starts_with("POST")).collect();
-    assert!(writes.is_empty(), "wrote to another account's bucket: {writes:?}");
+    env.kops(&[
+        "--state",
+        "s3://someone-elses",
+        "create",
+        "cluster",
+        "y.cli-real.example",
+        "--zones",
+        "ap-south-1a",
+    ])
+    .expect_user_error(&["access denied", "another account"]);
+    let writes: Vec<String> = s3
+        .requests()
+        .into_iter()
+        .filter(|r| r.starts_with("PUT") || r.starts_with("DELETE") || r.starts_with("POST"))
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "wrote to another account's bucket: {writes:?}"
+    );
 }
 
 #[test]
@@ -817,8 +1028,14 @@ fn an_image_the_cloud_does_not_have() {
     let env = Env::aws(&ep, &ep, "ap-northeast-2");
     // The channel's default image: moto does not have it.
     let before = stored_cluster(&env, &ep, bucket, cluster, &["--zones", "ap-northeast-2a"]);
-    env.kops(&["--state", &format!("s3://{bucket}"), "update", "cluster", cluster])
-        .expect_user_error(&["spec.image", "not found", "--image"]);
+    env.kops(&[
+        "--state",
+        &format!("s3://{bucket}"),
+        "update",
+        "cluster",
+        cluster,
+    ])
+    .expect_user_error(&["spec.image", "not found", "--image"]);
     assert_eq!(objects(&ep, bucket, ""), before);
 }
 
@@ -827,9 +1044,25 @@ fn a_zone_the_region_does_not_have() {
     let Some(ep) = moto() else { return };
     let (bucket, cluster) = ("kops-cli-real-errors-zone", "zone.cli-real.example");
     let env = Env::aws(&ep, &ep, "eu-north-1");
-    let before = stored_cluster(&env, &ep, bucket, cluster, &["--zones", "eu-north-1z", "--image", MOTO_AMI]);
-    env.kops(&["--state", &format!("s3://{bucket}"), "update", "cluster", cluster, "--yes"])
-        .expect_user_error(&["zone eu-north-1z does not exist in region eu-north-1", "eu-north-1a"]);
+    let before = stored_cluster(
+        &env,
+        &ep,
+        bucket,
+        cluster,
+        &["--zones", "eu-north-1z", "--image", MOTO_AMI],
+    );
+    env.kops(&[
+        "--state",
+        &format!("s3://{bucket}"),
+        "update",
+        "cluster",
+        cluster,
+        "--yes",
+    ])
+    .expect_user_error(&[
+        "zone eu-north-1z does not exist in region eu-north-1",
+        "eu-north-1a",
+    ]);
     assert_eq!(objects(&ep, bucket, ""), before);
 }
 
@@ -844,7 +1077,11 @@ fn gcs_objects(endpoint: &str, bucket: &str) -> Vec<String> {
         .arg(bucket)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -863,7 +1100,11 @@ fn cluster_lifecycle_on_a_gcs_store() {
         env.kops(&a)
     };
     let _ = k(&env, &["delete", "cluster", cluster, "--yes"]);
-    k(&env, &["create", "cluster", cluster, "--zones", "us-test-1a"]).expect(0);
+    k(
+        &env,
+        &["create", "cluster", cluster, "--zones", "us-test-1a"],
+    )
+    .expect(0);
     assert!(gcs_objects(&ep, bucket).contains(&format!("cli-real/{cluster}/config")));
     let r = k(&env, &["get", "clusters"]).expect(0);
     assert!(r.stdout.contains(cluster), "{}", r.stdout);
@@ -871,10 +1112,25 @@ fn cluster_lifecycle_on_a_gcs_store() {
     env.set("EDITOR", &editor);
     k(&env, &["--name", cluster, "edit", "ig", "nodes-us-test-1a"]).expect(0);
     env.unset("EDITOR");
-    let r = k(&env, &["--name", cluster, "get", "ig", "nodes-us-test-1a", "-o", "yaml"]).expect(0);
+    let r = k(
+        &env,
+        &[
+            "--name",
+            cluster,
+            "get",
+            "ig",
+            "nodes-us-test-1a",
+            "-o",
+            "yaml",
+        ],
+    )
+    .expect(0);
     assert!(r.stdout.contains("maxSize: 5"), "{}", r.stdout);
     k(&env, &["delete", "cluster", cluster, "--yes"]).expect(0);
-    let left: Vec<String> = gcs_objects(&ep, bucket).into_iter().filter(|o| o.starts_with(&format!("cli-real/{cluster}"))).collect();
+    let left: Vec<String> = gcs_objects(&ep, bucket)
+        .into_iter()
+        .filter(|o| o.starts_with(&format!("cli-real/{cluster}")))
+        .collect();
     assert!(left.is_empty(), "left in the bucket: {left:?}");
     k(&env, &["get", "clusters", cluster]).expect(1);
 }
@@ -893,7 +1149,10 @@ fn gcs_credentials_problems_are_named() {
         .expect_user_error(&["GCS", "metadata server"]);
 
     // A credentials file that does not exist.
-    env.set("GOOGLE_APPLICATION_CREDENTIALS", env.path("missing.json").to_str().unwrap());
+    env.set(
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        env.path("missing.json").to_str().unwrap(),
+    );
     env.kops(&["--state", "gs://some-bucket", "get", "clusters"])
         .expect_user_error(&["GCS", "GOOGLE_APPLICATION_CREDENTIALS", "missing.json"]);
 
@@ -901,7 +1160,8 @@ fn gcs_credentials_problems_are_named() {
     let token = Fake::start(
         "400 Bad Request",
         "application/json",
-        r#"{"error": "invalid_grant", "error_description": "Token has been expired or revoked."}"#.into(),
+        r#"{"error": "invalid_grant", "error_description": "Token has been expired or revoked."}"#
+            .into(),
     );
     let adc = env.path("adc.json");
     std::fs::write(
@@ -913,7 +1173,10 @@ fn gcs_credentials_problems_are_named() {
     env.kops(&["--state", "gs://some-bucket", "get", "clusters"])
         .expect_user_error(&["GCS", "adc.json"]);
     assert!(
-        token.requests().iter().any(|r| r.starts_with("POST /token")),
+        token
+            .requests()
+            .iter()
+            .any(|r| r.starts_with("POST /token")),
         "{:?}",
         token.requests()
     );

@@ -96,7 +96,10 @@ fn one_line(e: &dyn std::error::Error) -> String {
     while let Some(s) = root.source() {
         root = s;
     }
-    root.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+    root.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl GoogleCredentials {
@@ -497,7 +500,10 @@ impl GcsStore {
             self.endpoint,
             utf8_percent_encode(&self.bucket, SEGMENT)
         );
-        let Ok(rb) = self.request(Method::GET, &url, "get bucket", &self.bucket).await else {
+        let Ok(rb) = self
+            .request(Method::GET, &url, "get bucket", &self.bucket)
+            .await
+        else {
             return not_found;
         };
         match self.send(rb, "get bucket", &self.bucket).await {

@@ -113,9 +113,7 @@ impl S3Config {
                 .with_force_path_style(true)
                 .with_region(region)
                 .with_static_credentials(key, secret, None);
-            c.origin = Some(format!(
-                "{S3_ACCESS_KEY_ID} (for {S3_ENDPOINT}={endpoint})"
-            ));
+            c.origin = Some(format!("{S3_ACCESS_KEY_ID} (for {S3_ENDPOINT}={endpoint})"));
             return Ok(c);
         }
         let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
@@ -248,14 +246,18 @@ fn credentials_reason(ce: &aws_credential_types::provider::error::CredentialsErr
     while let Some(s) = root.source() {
         root = s;
     }
-    root.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+    root.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The message of a credentials-loading failure in `e`'s source chain.
 fn credentials_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut cur = Some(e);
     while let Some(c) = cur {
-        if let Some(ce) = c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
+        if let Some(ce) =
+            c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
         {
             return Some(credentials_reason(ce));
         }
@@ -624,6 +626,68 @@ mod tests {
         assert!(f(Some("ConditionalRequestConflict"), Some(409)).is_precondition());
         assert!(f(None, Some(412)).is_precondition());
         assert!(!f(Some("NoSuchKey"), Some(404)).is_precondition());
+    }
+
+    #[tokio::test]
+    async fn s3_endpoint_means_kops_compatible_store() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let c = S3Config::from_vars(vars(&[
+            ("S3_ENDPOINT", "http://minio.local:9000"),
+            ("S3_ACCESS_KEY_ID", "AK"),
+            ("S3_SECRET_ACCESS_KEY", "SK"),
+        ]))
+        .await
+        .unwrap();
+        assert_eq!(c.endpoint.as_deref(), Some("http://minio.local:9000"));
+        assert!(c.force_path_style);
+        assert_eq!(c.region.as_deref(), Some("us-east-1"));
+        assert_eq!(
+            c.keys.as_ref().map(|k| k.access_key_id.as_str()),
+            Some("AK")
+        );
+        assert!(c.sdk.is_none(), "the SDK chain is not consulted");
+        assert!(
+            c.origin
+                .as_deref()
+                .is_some_and(|o| o.contains("S3_ACCESS_KEY_ID"))
+        );
+        let c = S3Config::from_vars(vars(&[
+            ("S3_ENDPOINT", "http://minio.local:9000"),
+            ("S3_REGION", "eu-central-1"),
+            ("S3_ACCESS_KEY_ID", "AK"),
+            ("S3_SECRET_ACCESS_KEY", "SK"),
+        ]))
+        .await
+        .unwrap();
+        assert_eq!(c.region.as_deref(), Some("eu-central-1"));
+        for (missing, vars) in [
+            (
+                "S3_ACCESS_KEY_ID",
+                vars(&[("S3_ENDPOINT", "http://m"), ("S3_SECRET_ACCESS_KEY", "SK")]),
+            ),
+            (
+                "S3_SECRET_ACCESS_KEY",
+                vars(&[
+                    ("S3_ENDPOINT", "http://m"),
+                    ("S3_ACCESS_KEY_ID", "AK"),
+                    ("S3_SECRET_ACCESS_KEY", ""),
+                ]),
+            ),
+        ] {
+            let e = S3Config::from_vars(vars).await.unwrap_err();
+            assert!(
+                matches!(&e, Error::Unauthenticated { service: "S3", .. }),
+                "{e:?}"
+            );
+            assert!(e.to_string().contains(&format!("{missing} is not")), "{e}");
+        }
     }
 
     #[test]

@@ -422,7 +422,9 @@ async fn authorization_seen(creds: kops_statestore::gcs::GoogleCredentials) -> V
 
 fn b64url(s: &str) -> Vec<u8> {
     use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).unwrap()
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .unwrap()
 }
 
 /// A service-account key file: every request carries a JWT the key signed (RS256), issued
@@ -433,7 +435,14 @@ async fn service_account_keys_sign_the_requests() {
     let dir = tempfile_dir();
     let key = dir.join("key.pem");
     let ok = std::process::Command::new("openssl")
-        .args(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out"])
+        .args([
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+        ])
         .arg(&key)
         .output()
         .map(|o| o.status.success())
@@ -457,16 +466,23 @@ async fn service_account_keys_sign_the_requests() {
         // Never asked; loopback all the same.
         "token_uri": "http://127.0.0.1:9/token",
     });
-    let creds = kops_statestore::gcs::GoogleCredentials::from_json(
-        sa.to_string().as_bytes(),
-        "test key",
-    )
-    .unwrap();
+    let creds =
+        kops_statestore::gcs::GoogleCredentials::from_json(sa.to_string().as_bytes(), "test key")
+            .unwrap();
     assert!(!format!("{creds:?}").contains("PRIVATE KEY"));
     let seen = authorization_seen(creds).await;
     assert_eq!(seen.len(), 4, "{seen:?}");
-    let jwt = seen[0].as_deref().unwrap().strip_prefix("Bearer ").unwrap().to_string();
-    assert!(seen.iter().all(|a| a.as_deref() == Some(&format!("Bearer {jwt}"))), "one cached token");
+    let jwt = seen[0]
+        .as_deref()
+        .unwrap()
+        .strip_prefix("Bearer ")
+        .unwrap()
+        .to_string();
+    assert!(
+        seen.iter()
+            .all(|a| a.as_deref() == Some(&format!("Bearer {jwt}"))),
+        "one cached token"
+    );
     let parts: Vec<&str> = jwt.split('.').collect();
     assert_eq!(parts.len(), 3, "{jwt}");
     let header: serde_json::Value = serde_json::from_slice(&b64url(parts[0])).unwrap();
@@ -475,21 +491,26 @@ async fn service_account_keys_sign_the_requests() {
     assert_eq!(header["kid"], "key-1");
     assert_eq!(claims["iss"], "kops@kops-test.iam.gserviceaccount.com");
     assert!(
-        claims["scope"].as_str().unwrap_or_default().contains("devstorage.read_write"),
+        claims["scope"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("devstorage.read_write"),
         "{claims}"
     );
     // The signature verifies with the key's public half.
     std::fs::write(dir.join("signed"), format!("{}.{}", parts[0], parts[1])).unwrap();
     std::fs::write(dir.join("sig"), b64url(parts[2])).unwrap();
     let public = dir.join("pub.pem");
-    assert!(std::process::Command::new("openssl")
-        .args(["pkey", "-pubout", "-in"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&public)
-        .status()
-        .unwrap()
-        .success());
+    assert!(
+        std::process::Command::new("openssl")
+            .args(["pkey", "-pubout", "-in"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&public)
+            .status()
+            .unwrap()
+            .success()
+    );
     let verified = std::process::Command::new("openssl")
         .args(["dgst", "-sha256", "-verify"])
         .arg(&public)
@@ -498,7 +519,11 @@ async fn service_account_keys_sign_the_requests() {
         .arg(dir.join("signed"))
         .output()
         .unwrap();
-    assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stdout));
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
 }
 
 /// An `authorized_user` file (`gcloud auth application-default login`): its refresh
@@ -520,11 +545,14 @@ async fn authorized_user_files_exchange_their_refresh_token() {
         "refresh_token": "refresh-1",
         "token_uri": format!("{token_ep}/token"),
     });
-    let creds = kops_statestore::gcs::GoogleCredentials::from_json(adc.to_string().as_bytes(), "adc.json").unwrap();
+    let creds =
+        kops_statestore::gcs::GoogleCredentials::from_json(adc.to_string().as_bytes(), "adc.json")
+            .unwrap();
     assert!(!format!("{creds:?}").contains("secret-1"));
     let seen = authorization_seen(creds).await;
     assert!(
-        seen.iter().all(|a| a.as_deref() == Some("Bearer user-token-1")),
+        seen.iter()
+            .all(|a| a.as_deref() == Some("Bearer user-token-1")),
         "{seen:?}"
     );
     // A rejected refresh token is an authentication error naming the file.
@@ -535,23 +563,37 @@ async fn authorized_user_files_exchange_their_refresh_token() {
         "refresh_token": "revoked",
         "token_uri": format!("{token_ep}/token"),
     });
-    let creds = kops_statestore::gcs::GoogleCredentials::from_json(bad.to_string().as_bytes(), "adc.json").unwrap();
+    let creds =
+        kops_statestore::gcs::GoogleCredentials::from_json(bad.to_string().as_bytes(), "adc.json")
+            .unwrap();
     let s = GcsStore::new(
         "fake",
-        &GcsConfig::default().with_endpoint(&token_ep).with_token_source(Arc::new(creds)),
+        &GcsConfig::default()
+            .with_endpoint(&token_ep)
+            .with_token_source(Arc::new(creds)),
     )
     .unwrap();
     let e = s.list("").await.unwrap_err();
     assert!(
-        matches!(&e, kops_statestore::Error::Unauthenticated { service: "GCS", .. }),
+        matches!(
+            &e,
+            kops_statestore::Error::Unauthenticated { service: "GCS", .. }
+        ),
         "{e:?}"
     );
     assert!(e.to_string().contains("adc.json"), "{e}");
-    assert!(!e.to_string().contains("secret-1") && !e.to_string().contains("revoked"), "{e}");
+    assert!(
+        !e.to_string().contains("secret-1") && !e.to_string().contains("revoked"),
+        "{e}"
+    );
 }
 
 fn tempfile_dir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("kops-gcs-auth-{}-{}", std::process::id(), rand_suffix()));
+    let d = std::env::temp_dir().join(format!(
+        "kops-gcs-auth-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
