@@ -416,8 +416,7 @@ async fn authorization_seen(creds: kops_statestore::gcs::GoogleCredentials) -> V
     s.get("k").await.unwrap();
     s.list("").await.unwrap();
     s.delete("k").await.unwrap();
-    let seen = state.lock().unwrap().authorization.clone();
-    seen
+    state.lock().unwrap().authorization.clone()
 }
 
 fn b64url(s: &str) -> Vec<u8> {
