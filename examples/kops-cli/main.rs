@@ -5,6 +5,13 @@
 //! applies them against AWS, or against the in-memory mock cloud with
 //! `--mock-cloud` (`KOPS_MOCK_CLOUD=1`), and writes Terraform.
 //!
+//! Credentials come from the environment as for kOps: the AWS SDK's chain
+//! (`AWS_PROFILE`, `AWS_ACCESS_KEY_ID`, SSO, instance roles; `AWS_ENDPOINT_URL`), kOps'
+//! `S3_ENDPOINT`, `S3_REGION`, `S3_ACCESS_KEY_ID`, `S3_SECRET_ACCESS_KEY` for an
+//! S3-compatible state store, Google's application-default credentials
+//! (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's ADC file, the metadata server) or
+//! `STORAGE_EMULATOR_HOST` for `gs://`.
+//!
 //! Exit codes: 0 success (for a dry run: nothing to change), 2 changes are
 //! pending (dry run), 1 error. Errors print one line saying what failed and
 //! where, then the chain of causes.
