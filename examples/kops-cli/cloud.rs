@@ -269,6 +269,10 @@ impl Cloud {
         let backend = builder
             .build()
             .with_context(|| format!("configuring the AWS client for region {region}"))?;
+        // The first request: missing or rejected credentials show here, as one line.
+        if let Err(e) = backend.account().await {
+            return Err(crate::errors::aws_account_error(e, region));
+        }
         Ok(Cloud {
             api: Arc::new(JournaledCloud::new(Arc::new(backend))),
             description: format!("AWS (region {region})"),

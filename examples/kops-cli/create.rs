@@ -143,8 +143,17 @@ async fn store_new(
     ssh_key: Option<&str>,
 ) -> anyhow::Result<()> {
     let name = cluster.name().to_string();
-    if st.registry.get_cluster(&name).await.is_ok() {
-        bail!("cluster {name} already exists in state store {}", st.url);
+    // Only a store that answers "not found" gets the cluster: one that cannot be read
+    // (no credentials, another account's bucket) is never written to.
+    match st.registry.get_cluster(&name).await {
+        Ok(_) => bail!("cluster {name} already exists in state store {}", st.url),
+        Err(kops_statestore::Error::NotFound { .. }) => {}
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "reading cluster {name} from state store {}",
+                st.url
+            )));
+        }
     }
     st.locked(&name, "create cluster", async || {
         st.registry

@@ -5,6 +5,13 @@
 //! applies them against AWS, or against the in-memory mock cloud with
 //! `--mock-cloud` (`KOPS_MOCK_CLOUD=1`), and writes Terraform.
 //!
+//! Credentials come from the environment as for kOps: the AWS SDK's chain
+//! (`AWS_PROFILE`, `AWS_ACCESS_KEY_ID`, SSO, instance roles; `AWS_ENDPOINT_URL`), kOps'
+//! `S3_ENDPOINT`, `S3_REGION`, `S3_ACCESS_KEY_ID`, `S3_SECRET_ACCESS_KEY` for an
+//! S3-compatible state store, Google's application-default credentials
+//! (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's ADC file, the metadata server) or
+//! `STORAGE_EMULATOR_HOST` for `gs://`.
+//!
 //! Exit codes: 0 success (for a dry run: nothing to change), 2 changes are
 //! pending (dry run), 1 error. Errors print one line saying what failed and
 //! where, then the chain of causes.
@@ -12,13 +19,14 @@
 //! Module map: [`cli`] (flags), [`state`] (store, registry, lock),
 //! [`create`] (`create`, `replace`), [`get`], [`edit`], [`update`],
 //! [`delete`], [`cloud`] (mock or AWS, mock persistence), [`toolbox`],
-//! [`output`] (colour, progress bars).
+//! [`output`] (colour, progress bars), [`errors`] (one-line errors for the user).
 
 mod cli;
 mod cloud;
 mod create;
 mod delete;
 mod edit;
+mod errors;
 mod get;
 mod output;
 mod spec;
@@ -56,8 +64,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // IO and timers: the AWS backend and the s3:// and gs:// stores open sockets.
     let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()
     {
         Ok(rt) => rt,
@@ -76,8 +85,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// Prints `error: <what failed>` and then each cause on its own line.
+/// Prints `error: <what failed>` and then each cause on its own line; a problem the
+/// user fixes (credentials, a missing bucket, an unknown image or zone) is one line.
 fn print_error(e: &anyhow::Error) {
+    if let Some(line) = errors::user_line(e) {
+        eprintln!("error: {line}");
+        return;
+    }
     eprintln!("error: {e}");
     for cause in e.chain().skip(1) {
         eprintln!("  caused by: {cause}");

@@ -27,11 +27,9 @@ impl State {
         let url = url.trim_end_matches('/').to_string();
         // Only cloud stores need client configuration; reading it for a local store
         // would make the SDK probe for a region (instance metadata) for nothing.
-        let options = if url.starts_with("s3://") || url.starts_with("gs://") {
-            StoreOptions::from_env().await
-        } else {
-            StoreOptions::default()
-        };
+        let options = StoreOptions::from_env_for(&url)
+            .await
+            .with_context(|| format!("opening state store {url}"))?;
         let store = kops_statestore::open(&url, &options)
             .with_context(|| format!("opening state store {url}"))?;
         Ok(State {

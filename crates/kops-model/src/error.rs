@@ -23,6 +23,14 @@ pub enum Error {
         /// What was looked for.
         what: String,
     },
+    /// An instance group names an image the cloud does not have.
+    #[error("instance group {group}: spec.image: image {image:?} not found in the cloud")]
+    ImageNotFound {
+        /// The instance group.
+        group: String,
+        /// The image as the spec names it.
+        image: String,
+    },
     /// A call to the cloud failed while discovering, planning or deleting.
     #[error("{operation}")]
     Cloud {

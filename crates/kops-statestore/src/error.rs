@@ -114,6 +114,29 @@ pub enum Error {
         reason: String,
     },
 
+    /// The backend could not authenticate: no credentials were found, or the
+    /// service rejected the ones found. `reason` says which service, where
+    /// the credentials came from (profile, file, variable) and what to do.
+    #[error("{reason}")]
+    Unauthenticated {
+        /// The service ("S3", "GCS").
+        service: &'static str,
+        /// What is wrong, in one line.
+        reason: String,
+        /// The client's error, if any.
+        #[source]
+        source: Option<BoxError>,
+    },
+
+    /// The store's bucket does not exist.
+    #[error("bucket {bucket} of state store {url} does not exist")]
+    BucketNotFound {
+        /// The bucket.
+        bucket: String,
+        /// The store's URL (`s3://bucket`, `gs://bucket`).
+        url: String,
+    },
+
     /// The backend refused access.
     #[error("{operation} {path}: permission denied")]
     PermissionDenied {

@@ -23,14 +23,15 @@
 //! else against the emulator.
 //!
 //! Authentication: requests carry a bearer token from a [`GcsTokenSource`]:
-//! a fixed [`StaticToken`], the GCE metadata server
-//! ([`MetadataServerToken`]), or the caller's own source; without one they
-//! are sent unauthenticated, as an emulator accepts. Minting tokens from
-//! service-account key files is left to the caller's token source.
+//! [`GoogleCredentials`] (application-default credentials, a service-account
+//! key or `gcloud auth application-default login` file, the metadata server;
+//! through Google's `google-cloud-auth` crate), a fixed [`StaticToken`], the
+//! GCE metadata server alone ([`MetadataServerToken`]), or the caller's own
+//! source; without one they are sent unauthenticated, as an emulator accepts.
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -58,6 +59,153 @@ const DEFAULT_ENDPOINT: &str = "https://storage.googleapis.com";
 pub trait GcsTokenSource: Send + Sync + fmt::Debug + 'static {
     /// A currently valid access token.
     async fn token(&self) -> Result<String>;
+
+    /// Where the tokens come from, for error messages (a file, the metadata
+    /// server); never the token itself.
+    fn origin(&self) -> String {
+        "the configured token source".to_string()
+    }
+}
+
+/// The OAuth scope of the tokens [`GoogleCredentials`] asks for.
+const STORAGE_SCOPE: &str = "https://www.googleapis.com/auth/devstorage.read_write";
+
+/// Google credentials through `google-cloud-auth`: a service-account key
+/// (self-signed JWTs), an `authorized_user` file as written by `gcloud auth
+/// application-default login` (refresh-token exchange at the file's
+/// `token_uri`), or the metadata server. Tokens are cached and refreshed by
+/// the crate; `Debug` never shows a secret.
+#[derive(Clone)]
+pub struct GoogleCredentials {
+    inner: google_cloud_auth::credentials::AccessTokenCredentials,
+    origin: String,
+}
+
+impl fmt::Debug for GoogleCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GoogleCredentials")
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `e` in one line: its root cause when it has one (google-cloud-auth's outer
+/// layers repeat each other), else its own message.
+fn one_line(e: &dyn std::error::Error) -> String {
+    let mut root = e;
+    while let Some(s) = root.source() {
+        root = s;
+    }
+    root.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl GoogleCredentials {
+    /// Application-default credentials, found as Google's client libraries
+    /// find them: the file named by `GOOGLE_APPLICATION_CREDENTIALS`, else
+    /// gcloud's `application_default_credentials.json` (under
+    /// `$HOME/.config/gcloud`), else the metadata server (`GCE_METADATA_HOST`
+    /// overrides its address).
+    pub fn from_env() -> Result<Self> {
+        let origin = match std::env::var_os("GOOGLE_APPLICATION_CREDENTIALS") {
+            Some(p) => format!(
+                "GOOGLE_APPLICATION_CREDENTIALS={}",
+                std::path::Path::new(&p).display()
+            ),
+            None => {
+                let well_known = std::env::var_os("HOME").map(|h| {
+                    std::path::Path::new(&h)
+                        .join(".config/gcloud/application_default_credentials.json")
+                });
+                match well_known {
+                    Some(p) if p.is_file() => format!("gcloud's ADC file {}", p.display()),
+                    _ => "the GCE metadata server (no GOOGLE_APPLICATION_CREDENTIALS, no gcloud ADC file)".to_string(),
+                }
+            }
+        };
+        let inner = google_cloud_auth::credentials::Builder::default()
+            .with_scopes([STORAGE_SCOPE])
+            .build_access_token_credentials()
+            .map_err(|e| Error::Unauthenticated {
+                service: "GCS",
+                reason: format!(
+                    "GCS: cannot load Google credentials from {origin}: {}",
+                    one_line(&e)
+                ),
+                source: Some(Box::new(e)),
+            })?;
+        Ok(GoogleCredentials { inner, origin })
+    }
+
+    /// Credentials from the JSON of a service-account key file or an
+    /// `authorized_user` file; `origin` names it in error messages. Reads
+    /// nothing from the environment.
+    pub fn from_json(json: &[u8], origin: impl Into<String>) -> Result<Self> {
+        let origin = origin.into();
+        let invalid = |reason: String| Error::Invalid {
+            what: origin.clone(),
+            reason,
+        };
+        let value: serde_json::Value = serde_json::from_slice(json)
+            .map_err(|e| invalid(format!("not a Google credentials JSON file: {e}")))?;
+        let kind = value
+            .get("type")
+            .and_then(|t| t.as_str())
+            .unwrap_or_default()
+            .to_string();
+        use google_cloud_auth::credentials::{service_account, user_account};
+        let built = match kind.as_str() {
+            "service_account" => service_account::Builder::new(value)
+                .with_access_specifier(service_account::AccessSpecifier::from_scopes([
+                    STORAGE_SCOPE,
+                ]))
+                .build_access_token_credentials(),
+            "authorized_user" => user_account::Builder::new(value)
+                .with_scopes([STORAGE_SCOPE])
+                .build_access_token_credentials(),
+            other => {
+                return Err(invalid(format!(
+                    "type {other:?}: expected \"service_account\" or \"authorized_user\""
+                )));
+            }
+        };
+        let inner = built.map_err(|e| invalid(one_line(&e)))?;
+        Ok(GoogleCredentials { inner, origin })
+    }
+
+    /// [`GoogleCredentials::from_json`] of a file.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let data = std::fs::read(path).map_err(|e| Error::Invalid {
+            what: path.display().to_string(),
+            reason: format!("cannot read the credentials file: {e}"),
+        })?;
+        Self::from_json(&data, path.display().to_string())
+    }
+}
+
+#[async_trait]
+impl GcsTokenSource for GoogleCredentials {
+    async fn token(&self) -> Result<String> {
+        match self.inner.access_token().await {
+            Ok(t) => Ok(t.token),
+            Err(e) => Err(Error::Unauthenticated {
+                service: "GCS",
+                reason: format!(
+                    "GCS: no access token from {}: {}",
+                    self.origin,
+                    one_line(&e)
+                ),
+                source: Some(Box::new(e)),
+            }),
+        }
+    }
+
+    fn origin(&self) -> String {
+        self.origin.clone()
+    }
 }
 
 /// A fixed access token (for example from `gcloud auth print-access-token`).
@@ -166,9 +314,11 @@ pub struct GcsConfig {
 }
 
 impl GcsConfig {
-    /// Reads `STORAGE_EMULATOR_HOST` (endpoint, as Google's client libraries
-    /// do) and `GOOGLE_OAUTH_ACCESS_TOKEN` (a fixed token).
-    pub fn from_env() -> Self {
+    /// Reads `STORAGE_EMULATOR_HOST` (an emulator's address: requests go
+    /// there unauthenticated, as Google's client libraries send them) and
+    /// `GOOGLE_OAUTH_ACCESS_TOKEN` (a fixed token); without either, the
+    /// application-default credentials ([`GoogleCredentials::from_env`]).
+    pub fn from_env() -> Result<Self> {
         let mut c = GcsConfig::default();
         if let Ok(host) = std::env::var("STORAGE_EMULATOR_HOST") {
             let host = if host.starts_with("http://") || host.starts_with("https://") {
@@ -180,8 +330,10 @@ impl GcsConfig {
         }
         if let Ok(t) = std::env::var("GOOGLE_OAUTH_ACCESS_TOKEN") {
             c = c.with_token_source(Arc::new(StaticToken::new(t)));
+        } else if c.endpoint.is_none() {
+            c = c.with_token_source(Arc::new(GoogleCredentials::from_env()?));
         }
-        c
+        Ok(c)
     }
 
     /// Sends requests to `endpoint` (default `https://storage.googleapis.com`).
@@ -211,6 +363,8 @@ pub struct GcsStore {
     token: Option<Arc<dyn GcsTokenSource>>,
     /// Whether the server sends `x-goog-generation` with media downloads.
     generation_header: AtomicU8,
+    /// The bucket is known to exist.
+    bucket_seen: AtomicBool,
 }
 
 #[derive(Deserialize)]
@@ -264,6 +418,7 @@ impl GcsStore {
             bucket: bucket.into(),
             token: config.token.clone(),
             generation_header: AtomicU8::new(HEADER_UNKNOWN),
+            bucket_seen: AtomicBool::new(false),
         })
     }
 
@@ -290,10 +445,10 @@ impl GcsStore {
     ) -> Result<RequestBuilder> {
         let mut rb = self.http.request(method, url);
         if let Some(t) = &self.token {
-            let token = t
-                .token()
-                .await
-                .map_err(|e| Error::backend("gcs", op, path, e))?;
+            let token = t.token().await.map_err(|e| match e {
+                e @ Error::Unauthenticated { .. } => e,
+                e => Error::backend("gcs", op, path, e),
+            })?;
             rb = rb.bearer_auth(token);
         }
         Ok(rb)
@@ -303,6 +458,65 @@ impl GcsStore {
         rb.send()
             .await
             .map_err(|e| Error::backend("gcs", op, path, e))
+    }
+
+    /// Maps an unexpected status of a request about this store: a missing
+    /// bucket and rejected credentials are told apart from a missing object
+    /// and a denied one.
+    async fn fail(&self, resp: Response, op: &'static str, path: &str) -> Error {
+        let status = resp.status();
+        match (status, Self::status_error(resp, op, path).await) {
+            (StatusCode::NOT_FOUND, Error::NotFound { .. }) => self.missing(path).await,
+            (StatusCode::UNAUTHORIZED, Error::PermissionDenied { source, .. }) => {
+                Error::Unauthenticated {
+                    service: "GCS",
+                    reason: format!(
+                        "GCS state store {}: GCS rejected the credentials from {} (HTTP 401)",
+                        self.url(),
+                        self.token
+                            .as_ref()
+                            .map(|t| t.origin())
+                            .unwrap_or_else(|| "no credentials (unauthenticated requests)".into())
+                    ),
+                    source: Some(source),
+                }
+            }
+            (_, e) => e,
+        }
+    }
+
+    /// The error for a 404 on `path`: [`Error::BucketNotFound`] when the
+    /// bucket itself is missing (asked once, then remembered), else
+    /// [`Error::NotFound`].
+    async fn missing(&self, path: &str) -> Error {
+        let not_found = Error::NotFound {
+            path: path.to_string(),
+        };
+        if self.bucket_seen.load(Ordering::Relaxed) {
+            return not_found;
+        }
+        let url = format!(
+            "{}/storage/v1/b/{}",
+            self.endpoint,
+            utf8_percent_encode(&self.bucket, SEGMENT)
+        );
+        let Ok(rb) = self
+            .request(Method::GET, &url, "get bucket", &self.bucket)
+            .await
+        else {
+            return not_found;
+        };
+        match self.send(rb, "get bucket", &self.bucket).await {
+            Ok(r) if r.status() == StatusCode::NOT_FOUND => Error::BucketNotFound {
+                bucket: self.bucket.clone(),
+                url: self.url(),
+            },
+            Ok(r) if r.status().is_success() => {
+                self.bucket_seen.store(true, Ordering::Relaxed);
+                not_found
+            }
+            _ => not_found,
+        }
     }
 
     /// Maps an unexpected status to an error.
@@ -371,7 +585,7 @@ impl GcsStore {
                 Ok(Ok((data, generation)))
             }
             s @ (StatusCode::NOT_FOUND | StatusCode::PRECONDITION_FAILED) => Ok(Err(s)),
-            _ => Err(Self::status_error(resp, "get", path).await),
+            _ => Err(self.fail(resp, "get", path).await),
         }
     }
 
@@ -391,7 +605,7 @@ impl GcsStore {
         if resp.status().is_success() || resp.status() == StatusCode::CONFLICT {
             Ok(())
         } else {
-            Err(Self::status_error(resp, "create bucket", &self.bucket).await)
+            Err(self.fail(resp, "create bucket", &self.bucket).await)
         }
     }
 }
@@ -400,9 +614,6 @@ impl GcsStore {
 impl Store for GcsStore {
     async fn get(&self, path: &str) -> Result<GetResult> {
         validate_path(path)?;
-        let not_found = || Error::NotFound {
-            path: path.to_string(),
-        };
         if self.generation_header.load(Ordering::Relaxed) != HEADER_MISSING {
             match self.media(path, None).await? {
                 Ok((data, Some(generation))) => {
@@ -415,7 +626,7 @@ impl Store for GcsStore {
                 Ok((_, None)) => self
                     .generation_header
                     .store(HEADER_MISSING, Ordering::Relaxed),
-                Err(_) => return Err(not_found()),
+                Err(_) => return Err(self.missing(path).await),
             }
         }
         // Metadata first, then the media of that generation: the bytes are
@@ -425,7 +636,7 @@ impl Store for GcsStore {
             let rb = self.request(Method::GET, &url, "get", path).await?;
             let resp = self.send(rb, "get", path).await?;
             if !resp.status().is_success() {
-                return Err(Self::status_error(resp, "get", path).await);
+                return Err(self.fail(resp, "get", path).await);
             }
             let meta: ObjectResource = Self::json(resp, "get", path).await?;
             match self.media(path, Some(&meta.generation)).await? {
@@ -436,7 +647,7 @@ impl Store for GcsStore {
                     });
                 }
                 Err(StatusCode::PRECONDITION_FAILED) => continue, // changed in between
-                Err(_) => return Err(not_found()),
+                Err(_) => return Err(self.missing(path).await),
             }
         }
         Err(Error::backend(
@@ -497,7 +708,7 @@ impl Store for GcsStore {
             });
         }
         if !resp.status().is_success() {
-            return Err(Self::status_error(resp, "put", path).await);
+            return Err(self.fail(resp, "put", path).await);
         }
         let o: ObjectResource = Self::json(resp, "put", path).await?;
         Ok(Version::new(o.generation))
@@ -521,7 +732,7 @@ impl Store for GcsStore {
                     expected: v.to_string(),
                 })
             }
-            _ => Err(Self::status_error(resp, "delete", path).await),
+            _ => Err(self.fail(resp, "delete", path).await),
         }
     }
 
@@ -543,7 +754,7 @@ impl Store for GcsStore {
             let rb = self.request(Method::GET, &url, "list", prefix).await?;
             let resp = self.send(rb, "list", prefix).await?;
             if !resp.status().is_success() {
-                return Err(match Self::status_error(resp, "list", prefix).await {
+                return Err(match self.fail(resp, "list", prefix).await {
                     Error::NotFound { path } => Error::backend(
                         "gcs",
                         "list",
@@ -585,7 +796,7 @@ impl Store for GcsStore {
             .await?;
         let resp = self.send(rb, "get bucket", &self.bucket).await?;
         if !resp.status().is_success() {
-            return Err(Self::status_error(resp, "get bucket", &self.bucket).await);
+            return Err(self.fail(resp, "get bucket", &self.bucket).await);
         }
         let b: BucketResource = Self::json(resp, "get bucket", &self.bucket).await?;
         if b.versioning.is_some_and(|v| v.enabled) {

@@ -28,14 +28,20 @@
 //!
 //! # Features
 //! * `s3` (default): the S3 backend, through aws-sdk-s3 (one rustls stack).
-//! * `gcs` (default): the GCS backend, through the GCS JSON API over reqwest.
+//! * `gcs` (default): the GCS backend, through the GCS JSON API over reqwest,
+//!   with Google credentials from `google-cloud-auth`.
 //! * `conformance`: the conformance suite, for testing other backends.
 //!
 //! Consumers that only need memory and file stores can use
 //! `default-features = false` and compile no cloud SDK. No SDK type appears
 //! in the public API; clients are configured through [`s3::S3Config`] and
 //! [`gcs::GcsConfig`], which read nothing from the environment unless built
-//! with their `from_env` constructors.
+//! with their `from_env` constructors ([`StoreOptions::from_env_for`] reads
+//! only what one URL needs): kOps' `S3_ENDPOINT`, `S3_REGION`,
+//! `S3_ACCESS_KEY_ID` and `S3_SECRET_ACCESS_KEY` for an S3-compatible store,
+//! else the AWS SDK's chain; `STORAGE_EMULATOR_HOST`, else Google's
+//! application-default credentials. Missing or rejected credentials are
+//! [`Error::Unauthenticated`], a missing bucket [`Error::BucketNotFound`].
 //!
 //! # Example
 //! ```

@@ -53,6 +53,8 @@ pub struct S3Config {
     force_path_style: bool,
     keys: Option<StaticKeys>,
     sdk: Option<aws_config::SdkConfig>,
+    /// Where the credentials come from, for error messages.
+    origin: Option<String>,
 }
 
 impl fmt::Debug for S3Config {
@@ -63,21 +65,74 @@ impl fmt::Debug for S3Config {
             .field("force_path_style", &self.force_path_style)
             .field("keys", &self.keys)
             .field("from_env", &self.sdk.is_some())
+            .field("origin", &self.origin)
             .finish()
     }
 }
 
+/// The environment variables kOps reads for an S3-compatible store.
+const S3_ENDPOINT: &str = "S3_ENDPOINT";
+const S3_REGION: &str = "S3_REGION";
+const S3_ACCESS_KEY_ID: &str = "S3_ACCESS_KEY_ID";
+const S3_SECRET_ACCESS_KEY: &str = "S3_SECRET_ACCESS_KEY";
+
 impl S3Config {
-    /// Loads region and credentials the way the AWS CLI does (environment
-    /// variables, shared config files, instance metadata).
-    pub async fn from_env() -> Self {
+    /// Reads the environment as kOps does.
+    ///
+    /// With `S3_ENDPOINT` set (MinIO, Ceph, an emulator): requests go to that
+    /// endpoint with path-style addressing, in region `S3_REGION` (default
+    /// `us-east-1`), signed with `S3_ACCESS_KEY_ID` and `S3_SECRET_ACCESS_KEY`,
+    /// which must then both be set and non-empty; nothing else is read.
+    ///
+    /// Without it: region, endpoint (`AWS_ENDPOINT_URL`) and credentials come
+    /// from the AWS SDK's own chain, as the AWS CLI finds them (environment
+    /// variables, `AWS_PROFILE` and the shared config files, SSO, web
+    /// identity, container and instance roles).
+    pub async fn from_env() -> Result<Self> {
+        Self::from_vars(|k| std::env::var(k).ok()).await
+    }
+
+    /// [`S3Config::from_env`] over a variable lookup (`var(name)`), so it can
+    /// be tested without touching the process environment. The SDK chain
+    /// used without `S3_ENDPOINT` still reads the real environment.
+    async fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let get = |k: &str| var(k).filter(|v| !v.is_empty());
+        if let Some(endpoint) = get(S3_ENDPOINT) {
+            let missing = |k: &str| Error::Unauthenticated {
+                service: "S3",
+                reason: format!(
+                    "S3 state store: {S3_ENDPOINT}={endpoint} is set but {k} is not: an S3-compatible store needs {S3_ACCESS_KEY_ID} and {S3_SECRET_ACCESS_KEY}"
+                ),
+                source: None,
+            };
+            let key = get(S3_ACCESS_KEY_ID).ok_or_else(|| missing(S3_ACCESS_KEY_ID))?;
+            let secret = get(S3_SECRET_ACCESS_KEY).ok_or_else(|| missing(S3_SECRET_ACCESS_KEY))?;
+            let region = get(S3_REGION).unwrap_or_else(|| "us-east-1".to_string());
+            let mut c = S3Config::default()
+                .with_endpoint(endpoint.clone())
+                .with_force_path_style(true)
+                .with_region(region)
+                .with_static_credentials(key, secret, None);
+            c.origin = Some(format!("{S3_ACCESS_KEY_ID} (for {S3_ENDPOINT}={endpoint})"));
+            return Ok(c);
+        }
         let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .load()
             .await;
-        S3Config {
+        // The SDK's chain: keys in the environment first, then the profile.
+        let origin = if get("AWS_ACCESS_KEY_ID").is_some() {
+            "AWS_ACCESS_KEY_ID from the environment".to_string()
+        } else {
+            format!(
+                "AWS profile {:?}",
+                get("AWS_PROFILE").unwrap_or_else(|| "default".to_string())
+            )
+        };
+        Ok(S3Config {
             sdk: Some(sdk),
+            origin: Some(origin),
             ..Default::default()
-        }
+        })
     }
 
     /// Sets the region (default `us-east-1` when nothing else provides one).
@@ -149,6 +204,7 @@ impl S3Config {
 pub struct S3Store {
     client: aws_sdk_s3::Client,
     bucket: String,
+    origin: String,
 }
 
 impl fmt::Debug for S3Store {
@@ -163,7 +219,51 @@ impl fmt::Debug for S3Store {
 struct Failure {
     code: Option<String>,
     status: Option<u16>,
+    /// The SDK could not load credentials (nothing was sent).
+    no_credentials: Option<String>,
     source: BoxError,
+}
+
+/// Error codes S3 answers a request with when it does not accept its signature.
+const REJECTED_CREDENTIALS: &[&str] = &[
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "InvalidToken",
+    "TokenRefreshRequired",
+    "InvalidClientTokenId",
+];
+
+/// Why credentials could not be loaded, in one line: nothing when no provider of the
+/// chain had any (the message says so), else the provider's own root cause (an expired
+/// SSO session, a malformed profile).
+fn credentials_reason(ce: &aws_credential_types::provider::error::CredentialsError) -> String {
+    use aws_credential_types::provider::error::CredentialsError as C;
+    if matches!(ce, C::CredentialsNotLoaded(_)) {
+        return "none in the environment, the profile, web identity, the container or instance metadata".to_string();
+    }
+    let mut root: &dyn std::error::Error = ce;
+    while let Some(s) = root.source() {
+        root = s;
+    }
+    root.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The message of a credentials-loading failure in `e`'s source chain.
+fn credentials_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(ce) =
+            c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
+        {
+            return Some(credentials_reason(ce));
+        }
+        cur = c.source();
+    }
+    None
 }
 
 fn failure<E>(e: SdkError<E, aws_sdk_s3::config::http::HttpResponse>) -> Failure
@@ -172,9 +272,11 @@ where
 {
     let code = e.code().map(str::to_string);
     let status = e.raw_response().map(|r| r.status().as_u16());
+    let no_credentials = credentials_failure(&e);
     Failure {
         code,
         status,
+        no_credentials,
         source: Box::new(e),
     }
 }
@@ -231,11 +333,50 @@ impl Failure {
 }
 
 impl S3Store {
+    /// Maps a failure of `op` on `path`: credentials and a missing bucket
+    /// first (they concern the store, not the object), then by code.
+    fn error(&self, f: Failure, op: &'static str, path: &str) -> Error {
+        if let Some(why) = f.no_credentials {
+            return Error::Unauthenticated {
+                service: "S3",
+                reason: format!(
+                    "S3 state store {}: no AWS credentials for {} ({why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`",
+                    self.url(),
+                    self.origin
+                ),
+                source: Some(f.source),
+            };
+        }
+        let code = f.code.as_deref().unwrap_or("");
+        if REJECTED_CREDENTIALS.contains(&code) {
+            return Error::Unauthenticated {
+                service: "S3",
+                reason: format!(
+                    "S3 state store {}: S3 rejected the credentials of {} ({code})",
+                    self.url(),
+                    self.origin
+                ),
+                source: Some(f.source),
+            };
+        }
+        if code == "NoSuchBucket" {
+            return Error::BucketNotFound {
+                bucket: self.bucket.clone(),
+                url: self.url(),
+            };
+        }
+        f.into_error(op, path)
+    }
+
     /// A store over `bucket`, reached as `config` says.
     pub fn new(bucket: impl Into<String>, config: &S3Config) -> Self {
         S3Store {
             client: config.client(),
             bucket: bucket.into(),
+            origin: config
+                .origin
+                .clone()
+                .unwrap_or_else(|| "the configured credentials".to_string()),
         }
     }
 
@@ -260,7 +401,7 @@ impl S3Store {
                 if f.code.as_deref() == Some("BucketAlreadyOwnedByYou") {
                     Ok(())
                 } else {
-                    Err(f.into_error("create bucket", &self.bucket))
+                    Err(self.error(f, "create bucket", &self.bucket))
                 }
             }
         }
@@ -278,7 +419,7 @@ impl Store for S3Store {
             .key(path)
             .send()
             .await
-            .map_err(|e| failure(e).into_error("get", path))?;
+            .map_err(|e| self.error(failure(e), "get", path))?;
         let etag = out
             .e_tag()
             .map(str::to_string)
@@ -330,7 +471,7 @@ impl Store for S3Store {
                             expected: v.to_string(),
                         })
                     }
-                    _ => Err(f.into_error("put", path)),
+                    _ => Err(self.error(f, "put", path)),
                 }
             }
         }
@@ -357,7 +498,7 @@ impl Store for S3Store {
                             expected: v.to_string(),
                         })
                     }
-                    _ => match f.into_error("delete", path) {
+                    _ => match self.error(f, "delete", path) {
                         Error::NotFound { .. } => Ok(()),
                         other => Err(other),
                     },
@@ -379,14 +520,12 @@ impl Store for S3Store {
                 .set_continuation_token(token.take())
                 .send()
                 .await
-                .map_err(|e| match failure(e).into_error("list", prefix) {
-                    // A missing bucket is a backend failure, not an empty listing.
-                    Error::NotFound { path } => Error::backend(
-                        "s3",
-                        "list",
-                        path,
-                        format!("bucket {} does not exist", self.bucket),
-                    ),
+                .map_err(|e| match self.error(failure(e), "list", prefix) {
+                    // A missing bucket is a failure, not an empty listing.
+                    Error::NotFound { .. } => Error::BucketNotFound {
+                        bucket: self.bucket.clone(),
+                        url: self.url(),
+                    },
                     other => other,
                 })?;
             for o in page.contents() {
@@ -430,7 +569,7 @@ impl Store for S3Store {
                         String::from_utf8_lossy(&body).contains("<Status>Enabled</Status>")
                     }
                     None => {
-                        return Err(failure(e).into_error("get bucket versioning", &self.bucket));
+                        return Err(self.error(failure(e), "get bucket versioning", &self.bucket));
                     }
                 }
             }
@@ -454,6 +593,7 @@ mod tests {
         Failure {
             code: code.map(str::to_string),
             status,
+            no_credentials: None,
             source: "x".into(),
         }
     }
@@ -486,6 +626,68 @@ mod tests {
         assert!(f(Some("ConditionalRequestConflict"), Some(409)).is_precondition());
         assert!(f(None, Some(412)).is_precondition());
         assert!(!f(Some("NoSuchKey"), Some(404)).is_precondition());
+    }
+
+    #[tokio::test]
+    async fn s3_endpoint_means_kops_compatible_store() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let c = S3Config::from_vars(vars(&[
+            ("S3_ENDPOINT", "http://minio.local:9000"),
+            ("S3_ACCESS_KEY_ID", "AK"),
+            ("S3_SECRET_ACCESS_KEY", "SK"),
+        ]))
+        .await
+        .unwrap();
+        assert_eq!(c.endpoint.as_deref(), Some("http://minio.local:9000"));
+        assert!(c.force_path_style);
+        assert_eq!(c.region.as_deref(), Some("us-east-1"));
+        assert_eq!(
+            c.keys.as_ref().map(|k| k.access_key_id.as_str()),
+            Some("AK")
+        );
+        assert!(c.sdk.is_none(), "the SDK chain is not consulted");
+        assert!(
+            c.origin
+                .as_deref()
+                .is_some_and(|o| o.contains("S3_ACCESS_KEY_ID"))
+        );
+        let c = S3Config::from_vars(vars(&[
+            ("S3_ENDPOINT", "http://minio.local:9000"),
+            ("S3_REGION", "eu-central-1"),
+            ("S3_ACCESS_KEY_ID", "AK"),
+            ("S3_SECRET_ACCESS_KEY", "SK"),
+        ]))
+        .await
+        .unwrap();
+        assert_eq!(c.region.as_deref(), Some("eu-central-1"));
+        for (missing, vars) in [
+            (
+                "S3_ACCESS_KEY_ID",
+                vars(&[("S3_ENDPOINT", "http://m"), ("S3_SECRET_ACCESS_KEY", "SK")]),
+            ),
+            (
+                "S3_SECRET_ACCESS_KEY",
+                vars(&[
+                    ("S3_ENDPOINT", "http://m"),
+                    ("S3_ACCESS_KEY_ID", "AK"),
+                    ("S3_SECRET_ACCESS_KEY", ""),
+                ]),
+            ),
+        ] {
+            let e = S3Config::from_vars(vars).await.unwrap_err();
+            assert!(
+                matches!(&e, Error::Unauthenticated { service: "S3", .. }),
+                "{e:?}"
+            );
+            assert!(e.to_string().contains(&format!("{missing} is not")), "{e}");
+        }
     }
 
     #[test]

@@ -23,19 +23,37 @@ pub struct StoreOptions {
 impl StoreOptions {
     /// Options whose cloud clients are configured from the environment:
     /// [`S3Config::from_env`](crate::s3::S3Config::from_env) and
-    /// [`GcsConfig::from_env`](crate::gcs::GcsConfig::from_env).
-    pub async fn from_env() -> Self {
-        #[allow(unused_mut)]
+    /// [`GcsConfig::from_env`](crate::gcs::GcsConfig::from_env). Fails when the
+    /// environment is inconsistent (`S3_ENDPOINT` without its keys, a
+    /// credentials file that cannot be read).
+    pub async fn from_env() -> Result<Self> {
+        Self::configure(true, true).await
+    }
+
+    /// Like [`StoreOptions::from_env`], but reads only what opening `url`
+    /// needs: the S3 environment for `s3://`, the GCS environment for `gs://`,
+    /// nothing for local stores (so a `file://` store never makes the AWS
+    /// SDK probe for a region or credentials).
+    pub async fn from_env_for(url: &str) -> Result<Self> {
+        match StoreUrl::parse(url)? {
+            StoreUrl::S3 { .. } => Self::configure(true, false).await,
+            StoreUrl::Gcs { .. } => Self::configure(false, true).await,
+            _ => Ok(StoreOptions::default()),
+        }
+    }
+
+    #[allow(unused_variables, unused_mut)]
+    async fn configure(s3: bool, gcs: bool) -> Result<Self> {
         let mut o = StoreOptions::default();
         #[cfg(feature = "s3")]
-        {
-            o.s3 = crate::s3::S3Config::from_env().await;
+        if s3 {
+            o.s3 = crate::s3::S3Config::from_env().await?;
         }
         #[cfg(feature = "gcs")]
-        {
-            o.gcs = crate::gcs::GcsConfig::from_env();
+        if gcs {
+            o.gcs = crate::gcs::GcsConfig::from_env()?;
         }
-        o
+        Ok(o)
     }
 
     /// Serves `memfs://` URLs from `store` (default: a new, empty one per [`open`]).

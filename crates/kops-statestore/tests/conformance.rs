@@ -305,8 +305,38 @@ async fn s3_missing_bucket_is_not_a_missing_object() {
     );
     let err = s.get("c/config").await.unwrap_err();
     assert!(
-        matches!(err, kops_statestore::Error::Backend { .. }),
+        matches!(err, kops_statestore::Error::BucketNotFound { .. }),
         "{err:?}"
     );
-    assert!(s.list("").await.is_err());
+    let err = s.list("").await.unwrap_err();
+    assert!(
+        matches!(err, kops_statestore::Error::BucketNotFound { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("does not exist"), "{err}");
+}
+
+#[cfg(feature = "gcs")]
+#[tokio::test]
+async fn gcs_missing_bucket_is_not_a_missing_object() {
+    let Some(ep) = common::emulator("KOPS_TEST_GCS_ENDPOINT", "gcs_missing_bucket") else {
+        return;
+    };
+    let s = kops_statestore::gcs::GcsStore::new(
+        common::unique("nobucket").to_lowercase(),
+        &common::gcs::config(&ep),
+    )
+    .unwrap();
+    for err in [
+        s.get("c/config").await.unwrap_err(),
+        s.list("").await.unwrap_err(),
+    ] {
+        assert!(
+            matches!(err, kops_statestore::Error::BucketNotFound { .. }),
+            "{err:?}"
+        );
+    }
+    // In the emulator's bucket a missing object is just that.
+    let (a, _) = common::gcs::pair(&ep, "missing-object");
+    assert!(a.get("nothing/here").await.unwrap_err().is_not_found());
 }

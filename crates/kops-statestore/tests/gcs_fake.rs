@@ -182,6 +182,24 @@ impl Fake {
                     }),
                 )
             }
+            // OAuth2's token endpoint: a refresh-token exchange (authorized_user files).
+            ("POST", ["token"]) => {
+                // google-cloud-auth sends the grant as JSON.
+                let grant: serde_json::Value =
+                    serde_json::from_slice(&req.body).unwrap_or_default();
+                if grant["grant_type"] != "refresh_token" || grant["refresh_token"] != "refresh-1" {
+                    return json(400, serde_json::json!({"error": "invalid_grant"}));
+                }
+                st.next_generation += 1;
+                json(
+                    200,
+                    serde_json::json!({
+                        "access_token": format!("user-token-{}", st.next_generation),
+                        "expires_in": 3599,
+                        "token_type": "Bearer"
+                    }),
+                )
+            }
             (m, p) => panic!("fake GCS: unexpected request {m} {p:?}"),
         }
     }
@@ -376,4 +394,212 @@ async fn metadata_server_tokens_are_cached_until_expiry() {
         !format!("{src:?}").contains("token-2"),
         "Debug shows the token"
     );
+}
+
+/// A store on the fake authenticated with `creds`, after a put, get, list and delete:
+/// the `Authorization` headers GCS saw.
+async fn authorization_seen(creds: kops_statestore::gcs::GoogleCredentials) -> Vec<Option<String>> {
+    let state: Arc<Mutex<State>> = Arc::default();
+    let ep = serve(Fake {
+        state: state.clone(),
+        generation_header: true,
+        versioning: true,
+    })
+    .await;
+    let config = GcsConfig::default()
+        .with_endpoint(&ep)
+        .with_token_source(Arc::new(creds));
+    let s = GcsStore::new("fake", &config).unwrap();
+    s.put("k", bytes::Bytes::from_static(b"v"), Default::default())
+        .await
+        .unwrap();
+    s.get("k").await.unwrap();
+    s.list("").await.unwrap();
+    s.delete("k").await.unwrap();
+    state.lock().unwrap().authorization.clone()
+}
+
+fn b64url(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .unwrap()
+}
+
+/// A service-account key file: every request carries a JWT the key signed (RS256), issued
+/// by the account for the storage scope; no token endpoint is asked (google-cloud-auth
+/// signs its own JWTs for service accounts).
+#[tokio::test]
+async fn service_account_keys_sign_the_requests() {
+    let dir = tempfile_dir();
+    let key = dir.join("key.pem");
+    let ok = std::process::Command::new("openssl")
+        .args([
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+        ])
+        .arg(&key)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var("KOPS_TEST_REQUIRE_EMULATORS").as_deref() != Ok("1"),
+            "openssl is required to make a test key"
+        );
+        eprintln!("skipping: openssl cannot make an RSA key");
+        return;
+    }
+    let pem = std::fs::read_to_string(&key).unwrap();
+    let sa = serde_json::json!({
+        "type": "service_account",
+        "project_id": "kops-test",
+        "private_key_id": "key-1",
+        "private_key": pem,
+        "client_email": "kops@kops-test.iam.gserviceaccount.com",
+        "client_id": "1",
+        // Never asked; loopback all the same.
+        "token_uri": "http://127.0.0.1:9/token",
+    });
+    let creds =
+        kops_statestore::gcs::GoogleCredentials::from_json(sa.to_string().as_bytes(), "test key")
+            .unwrap();
+    assert!(!format!("{creds:?}").contains("PRIVATE KEY"));
+    let seen = authorization_seen(creds).await;
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    let jwt = seen[0]
+        .as_deref()
+        .unwrap()
+        .strip_prefix("Bearer ")
+        .unwrap()
+        .to_string();
+    assert!(
+        seen.iter()
+            .all(|a| a.as_deref() == Some(&format!("Bearer {jwt}"))),
+        "one cached token"
+    );
+    let parts: Vec<&str> = jwt.split('.').collect();
+    assert_eq!(parts.len(), 3, "{jwt}");
+    let header: serde_json::Value = serde_json::from_slice(&b64url(parts[0])).unwrap();
+    let claims: serde_json::Value = serde_json::from_slice(&b64url(parts[1])).unwrap();
+    assert_eq!(header["alg"], "RS256");
+    assert_eq!(header["kid"], "key-1");
+    assert_eq!(claims["iss"], "kops@kops-test.iam.gserviceaccount.com");
+    assert!(
+        claims["scope"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("devstorage.read_write"),
+        "{claims}"
+    );
+    // The signature verifies with the key's public half.
+    std::fs::write(dir.join("signed"), format!("{}.{}", parts[0], parts[1])).unwrap();
+    std::fs::write(dir.join("sig"), b64url(parts[2])).unwrap();
+    let public = dir.join("pub.pem");
+    assert!(
+        std::process::Command::new("openssl")
+            .args(["pkey", "-pubout", "-in"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&public)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let verified = std::process::Command::new("openssl")
+        .args(["dgst", "-sha256", "-verify"])
+        .arg(&public)
+        .arg("-signature")
+        .arg(dir.join("sig"))
+        .arg(dir.join("signed"))
+        .output()
+        .unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+}
+
+/// An `authorized_user` file (`gcloud auth application-default login`): its refresh
+/// token is exchanged at its `token_uri` (the fake, on loopback) and the access token
+/// authenticates the requests.
+#[tokio::test]
+async fn authorized_user_files_exchange_their_refresh_token() {
+    let state: Arc<Mutex<State>> = Arc::default();
+    let token_ep = serve(Fake {
+        state: state.clone(),
+        generation_header: true,
+        versioning: true,
+    })
+    .await;
+    let adc = serde_json::json!({
+        "type": "authorized_user",
+        "client_id": "client-1",
+        "client_secret": "secret-1",
+        "refresh_token": "refresh-1",
+        "token_uri": format!("{token_ep}/token"),
+    });
+    let creds =
+        kops_statestore::gcs::GoogleCredentials::from_json(adc.to_string().as_bytes(), "adc.json")
+            .unwrap();
+    assert!(!format!("{creds:?}").contains("secret-1"));
+    let seen = authorization_seen(creds).await;
+    assert!(
+        seen.iter()
+            .all(|a| a.as_deref() == Some("Bearer user-token-1")),
+        "{seen:?}"
+    );
+    // A rejected refresh token is an authentication error naming the file.
+    let bad = serde_json::json!({
+        "type": "authorized_user",
+        "client_id": "client-1",
+        "client_secret": "secret-1",
+        "refresh_token": "revoked",
+        "token_uri": format!("{token_ep}/token"),
+    });
+    let creds =
+        kops_statestore::gcs::GoogleCredentials::from_json(bad.to_string().as_bytes(), "adc.json")
+            .unwrap();
+    let s = GcsStore::new(
+        "fake",
+        &GcsConfig::default()
+            .with_endpoint(&token_ep)
+            .with_token_source(Arc::new(creds)),
+    )
+    .unwrap();
+    let e = s.list("").await.unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            kops_statestore::Error::Unauthenticated { service: "GCS", .. }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("adc.json"), "{e}");
+    assert!(
+        !e.to_string().contains("secret-1") && !e.to_string().contains("revoked"),
+        "{e}"
+    );
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "kops-gcs-auth-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
 }

@@ -156,6 +156,7 @@ pub async fn discover(
             "no zone or region to take the cloud region from",
         )
     })?;
+    check_zones(api, &full, &region).await?;
     let account = api
         .account()
         .await
@@ -176,10 +177,21 @@ pub async fn discover(
         if let Some(image) = &ig.spec.image
             && !ctx.images.contains_key(image)
         {
-            let found = api.resolve_image(image).await.map_err(cloud(format!(
-                "instance group {}: spec.image: resolving {image}",
-                ig.name()
-            )))?;
+            let found = match api.resolve_image(image).await {
+                Ok(found) => found,
+                Err(kops_tasks::Error::NotFound { .. }) => {
+                    return Err(Error::ImageNotFound {
+                        group: ig.name().to_owned(),
+                        image: image.clone(),
+                    });
+                }
+                Err(e) => {
+                    return Err(cloud(format!(
+                        "instance group {}: spec.image: resolving {image}",
+                        ig.name()
+                    ))(e));
+                }
+            };
             ctx = ctx.with_image(image.clone(), found);
         }
     }
@@ -221,4 +233,30 @@ pub async fn discover(
         }
     }
     Ok(ctx)
+}
+
+/// Every subnet's zone is one the region has. A cloud that lists no zones (the mock)
+/// is not checked.
+async fn check_zones(api: &dyn AwsCloud, cluster: &internal::Cluster, region: &str) -> Result<()> {
+    let known = api
+        .zones()
+        .await
+        .map_err(cloud(format!("listing the zones of region {region}")))?;
+    if known.is_empty() {
+        return Ok(());
+    }
+    for (i, sn) in cluster.spec.networking.subnets.iter().flatten().enumerate() {
+        if let Some(zone) = sn.zone.as_deref()
+            && !known.iter().any(|k| k == zone)
+        {
+            return Err(invalid(
+                format!("spec.subnets[{i}].zone"),
+                format!(
+                    "zone {zone} does not exist in region {region} (its zones: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,1183 @@
+//! The `kops` binary on the real AWS backend and remote state stores, no `--mock-cloud`:
+//! AWS APIs and an `s3://` store on moto server (`KOPS_TEST_S3_ENDPOINT`), a `gs://`
+//! store on the GCS emulator (`KOPS_TEST_GCS_ENDPOINT`), and loopback fakes for the
+//! answers the emulators never give (rejected credentials, a bucket of another account).
+//!
+//! moto is shared with the other test binaries and never reset: each test has its own
+//! cluster name, region (EC2 state is per region) and bucket. Requests go through a
+//! counting proxy in this process, so a test can say how many requests a command sent.
+//! Setup and the final inventory use boto3 (installed with moto), so what the CLI left
+//! behind is checked through another client than the one that made it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value as Json, json};
+
+/// An image moto has in every region (its built-in Ubuntu AMI).
+const MOTO_AMI: &str = "ami-1e749f67";
+
+/// The DNS zone the clusters' names live in (created on moto when missing).
+const PARENT_ZONE: &str = "cli-real.example";
+
+/// Plan changes moto cannot converge (it ignores the call that sets the field, or does
+/// not store it), as `(task key prefix, field)`; any other change after an apply fails.
+const MOTO_GAPS: &[(&str, &str)] = &[("Subnet/", "private_dns_hostname_type_on_launch")];
+
+fn require_emulators() -> bool {
+    std::env::var("KOPS_TEST_REQUIRE_EMULATORS").is_ok_and(|v| v == "1")
+}
+
+/// The moto server (`KOPS_TEST_S3_ENDPOINT`), or `None` (skip) without one; a failure
+/// with `KOPS_TEST_REQUIRE_EMULATORS=1`.
+fn moto() -> Option<String> {
+    match std::env::var("KOPS_TEST_S3_ENDPOINT") {
+        Ok(e) if !e.is_empty() => Some(e.trim_end_matches('/').to_string()),
+        _ => {
+            assert!(
+                !require_emulators(),
+                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_S3_ENDPOINT is not set"
+            );
+            eprintln!("skipping: KOPS_TEST_S3_ENDPOINT is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+/// The GCS emulator (`KOPS_TEST_GCS_ENDPOINT`), like [`moto`].
+fn gcs_emulator() -> Option<String> {
+    match std::env::var("KOPS_TEST_GCS_ENDPOINT") {
+        Ok(e) if !e.is_empty() => Some(e.trim_end_matches('/').to_string()),
+        _ => {
+            assert!(
+                !require_emulators(),
+                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_GCS_ENDPOINT is not set"
+            );
+            eprintln!("skipping: KOPS_TEST_GCS_ENDPOINT is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    #[track_caller]
+    fn expect(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "exit code {} (wanted {code})\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// A user's error: exit 1, exactly one line `error: ...` naming `needles`, no
+    /// internal error or panic.
+    #[track_caller]
+    fn expect_user_error(self, needles: &[&str]) -> Run {
+        let r = self.expect(1);
+        let text = r.stderr.trim_end();
+        assert!(text.starts_with("error: "), "stderr: {}", r.stderr);
+        assert_eq!(text.lines().count(), 1, "not one line: {}", r.stderr);
+        assert!(!text.contains("internal error"), "stderr: {}", r.stderr);
+        assert!(!text.contains("panicked"), "stderr: {}", r.stderr);
+        for n in needles {
+            assert!(text.contains(n), "stderr does not mention {n:?}: {text}");
+        }
+        r
+    }
+}
+
+// --- A counting proxy and a fixed-answer fake, both on loopback -------------------------
+
+/// Reads one HTTP/1.1 request head (through the empty line); `None` at end of stream.
+fn read_head(r: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut head = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        if r.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        head.extend_from_slice(&line);
+        if line == b"\r\n" || line == b"\n" {
+            return Some(head);
+        }
+    }
+}
+
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().skip(1).find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// Copies one request body (Content-Length or chunked) from `r` to `w`.
+fn copy_body(head: &str, r: &mut impl BufRead, w: &mut impl Write) -> std::io::Result<()> {
+    if header(head, "transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        loop {
+            let mut line = String::new();
+            r.read_line(&mut line)?;
+            w.write_all(line.as_bytes())?;
+            let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or("0"), 16)
+                .unwrap_or(0);
+            if size == 0 {
+                // Trailers, then the empty line.
+                loop {
+                    let mut t = String::new();
+                    if r.read_line(&mut t)? == 0 || t == "\r\n" || t == "\n" {
+                        w.write_all(t.as_bytes())?;
+                        return Ok(());
+                    }
+                    w.write_all(t.as_bytes())?;
+                }
+            }
+            std::io::copy(&mut r.take(size as u64 + 2), w)?;
+        }
+    }
+    let len: u64 = header(head, "content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    std::io::copy(&mut r.take(len), w)?;
+    Ok(())
+}
+
+/// An HTTP proxy in front of moto that counts the requests passing through.
+struct Proxy {
+    url: String,
+    count: Arc<AtomicU64>,
+}
+
+impl Proxy {
+    fn start(upstream: &str) -> Proxy {
+        let upstream = upstream
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let count = Arc::new(AtomicU64::new(0));
+        let c = count.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let c = c.clone();
+                let (mut s_read, mut c_write) =
+                    (server.try_clone().unwrap(), client.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut s_read, &mut c_write);
+                    let _ = c_write.shutdown(Shutdown::Both);
+                });
+                std::thread::spawn(move || {
+                    let mut r = BufReader::new(client);
+                    let mut w = server;
+                    while let Some(head) = read_head(&mut r) {
+                        c.fetch_add(1, Ordering::SeqCst);
+                        let text = String::from_utf8_lossy(&head).into_owned();
+                        if w.write_all(&head).is_err() || copy_body(&text, &mut r, &mut w).is_err()
+                        {
+                            break;
+                        }
+                    }
+                    let _ = w.shutdown(Shutdown::Both);
+                });
+            }
+        });
+        Proxy { url, count }
+    }
+
+    fn take(&self) -> u64 {
+        self.count.swap(0, Ordering::SeqCst)
+    }
+}
+
+/// A server answering every request with one fixed response, recording the requests'
+/// first lines.
+struct Fake {
+    url: String,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Fake {
+    fn start(status: &'static str, content_type: &'static str, body: String) -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let seen = seen.clone();
+                let body = body.clone();
+                std::thread::spawn(move || {
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = BufReader::new(stream);
+                    while let Some(head) = read_head(&mut r) {
+                        let text = String::from_utf8_lossy(&head).into_owned();
+                        seen.lock()
+                            .unwrap()
+                            .push(text.lines().next().unwrap_or("").to_string());
+                        if copy_body(&text, &mut r, &mut std::io::sink()).is_err() {
+                            return;
+                        }
+                        let resp = format!(
+                            "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nx-amzn-requestid: fake\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if w.write_all(resp.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Fake { url, requests }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+// --- boto3 on moto ----------------------------------------------------------------------
+
+/// Runs a Python snippet with boto3 clients on `endpoint` (`client(name, region)` is
+/// defined; `args` is `sys.argv[1:]`), returning what it prints as JSON.
+fn boto(endpoint: &str, script: &str, args: &[&str]) -> Json {
+    let prelude = r#"
+import sys, json, boto3, botocore.config
+EP = sys.argv[1]
+def client(name, region="us-east-1"):
+    cfg = botocore.config.Config(s3={"addressing_style": "path"})
+    return boto3.client(name, region_name=region, endpoint_url=EP,
+        aws_access_key_id="testing", aws_secret_access_key="testing", config=cfg)
+args = sys.argv[2:]
+"#;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(format!("{prelude}\n{script}"))
+        .arg(endpoint)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "boto3 script failed:\n{script}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "boto3 script printed no JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// Creates `bucket` (when missing) and the parent DNS zone (when missing).
+fn prepare_moto(endpoint: &str, bucket: &str) {
+    boto(
+        endpoint,
+        r#"
+s3 = client("s3")
+try:
+    s3.create_bucket(Bucket=args[0])
+except s3.exceptions.BucketAlreadyOwnedByYou:
+    pass
+r53 = client("route53")
+zones = [z for z in r53.list_hosted_zones()["HostedZones"] if z["Name"] == args[1] + "."]
+if not zones:
+    r53.create_hosted_zone(Name=args[1] + ".", CallerReference="kops-cli-real-" + args[1])
+print("{}")
+"#,
+        &[bucket, PARENT_ZONE],
+    );
+}
+
+/// Every object of `bucket` under `prefix` with its ETag.
+fn objects(endpoint: &str, bucket: &str, prefix: &str) -> BTreeMap<String, String> {
+    let v = boto(
+        endpoint,
+        r#"
+s3 = client("s3")
+out = {}
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=args[0], Prefix=args[1]):
+    for o in page.get("Contents", []):
+        out[o["Key"]] = o["ETag"]
+print(json.dumps(out))
+"#,
+        &[bucket, prefix],
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// What moto still holds of `cluster` in `region`, by kind (empty kinds left out).
+fn leftovers(endpoint: &str, region: &str, cluster: &str) -> BTreeMap<String, Vec<String>> {
+    let v = boto(
+        endpoint,
+        r#"
+region, cluster = args[0], args[1]
+ec2 = client("ec2", region)
+tag = [{"Name": "tag:KubernetesCluster", "Values": [cluster]}]
+out = {}
+def put(kind, items):
+    if items:
+        out[kind] = sorted(items)
+put("vpc", [v["VpcId"] for v in ec2.describe_vpcs(Filters=tag)["Vpcs"]])
+put("subnet", [s["SubnetId"] for s in ec2.describe_subnets(Filters=tag)["Subnets"]])
+put("security group", [g["GroupId"] for g in ec2.describe_security_groups(Filters=tag)["SecurityGroups"]])
+put("internet gateway", [g["InternetGatewayId"] for g in ec2.describe_internet_gateways(Filters=tag)["InternetGateways"]])
+put("route table", [t["RouteTableId"] for t in ec2.describe_route_tables(Filters=tag)["RouteTables"]])
+put("launch template", [t["LaunchTemplateName"] for t in ec2.describe_launch_templates()["LaunchTemplates"] if t["LaunchTemplateName"].endswith(cluster)])
+put("volume", [v["VolumeId"] for v in ec2.describe_volumes(Filters=tag)["Volumes"]])
+put("key pair", [k["KeyName"] for k in ec2.describe_key_pairs()["KeyPairs"] if cluster in k["KeyName"]])
+put("instance", [i["InstanceId"] for r in ec2.describe_instances(Filters=tag)["Reservations"] for i in r["Instances"] if i["State"]["Name"] not in ("terminated", "shutting-down")])
+asg = client("autoscaling", region)
+put("autoscaling group", [g["AutoScalingGroupName"] for g in asg.describe_auto_scaling_groups()["AutoScalingGroups"] if g["AutoScalingGroupName"].endswith(cluster)])
+iam = client("iam")
+put("iam role", [r["RoleName"] for r in iam.list_roles()["Roles"] if r["RoleName"].endswith(cluster)])
+put("instance profile", [p["InstanceProfileName"] for p in iam.list_instance_profiles()["InstanceProfiles"] if p["InstanceProfileName"].endswith(cluster)])
+r53 = client("route53")
+recs = []
+for z in r53.list_hosted_zones()["HostedZones"]:
+    for rr in r53.list_resource_record_sets(HostedZoneId=z["Id"])["ResourceRecordSets"]:
+        if rr["Name"].rstrip(".").endswith(cluster):
+            recs.append(rr["Name"] + " " + rr["Type"])
+put("dns record", recs)
+sqs = client("sqs", region)
+put("queue", [q for q in sqs.list_queues().get("QueueUrls", []) if cluster.replace(".", "-") in q])
+ev = client("events", region)
+put("event rule", [r["Name"] for r in ev.list_rules()["Rules"] if cluster in r["Name"]])
+print(json.dumps(out))
+"#,
+        &[region, cluster],
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+// --- Running kops -------------------------------------------------------------------------
+
+/// A scratch directory and the environment of `kops` runs against moto.
+struct Env {
+    dir: tempfile::TempDir,
+    vars: Vec<(String, String)>,
+}
+
+/// Variables a run must not inherit: they would point the SDKs elsewhere or leak the
+/// developer's own credentials into a test.
+const CLEARED: &[&str] = &[
+    "KOPS_STATE_STORE",
+    "KOPS_MOCK_CLOUD",
+    "KOPS_CLUSTER_NAME",
+    "KOPS_EDITOR",
+    "EDITOR",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL",
+    "AWS_ROLE_ARN",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "S3_ENDPOINT",
+    "S3_REGION",
+    "S3_ACCESS_KEY_ID",
+    "S3_SECRET_ACCESS_KEY",
+    "STORAGE_EMULATOR_HOST",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_OAUTH_ACCESS_TOKEN",
+    "GCE_METADATA_HOST",
+];
+
+impl Env {
+    /// No credentials or endpoints at all: the SDKs find nothing (the shared config files
+    /// point at nothing, instance metadata is off, HOME is the scratch directory).
+    fn bare() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().display().to_string();
+        let vars = vec![
+            ("NO_COLOR", "1".to_string()),
+            ("HOME", home.clone()),
+            ("AWS_CONFIG_FILE", format!("{home}/no-aws-config")),
+            (
+                "AWS_SHARED_CREDENTIALS_FILE",
+                format!("{home}/no-aws-credentials"),
+            ),
+            ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        Env { dir, vars }
+    }
+
+    /// The cloud (`AWS_ENDPOINT_URL`) at `cloud` and the S3 store (`S3_ENDPOINT`) at
+    /// `store`, both with moto's test credentials, in `region`.
+    fn aws(cloud: &str, store: &str, region: &str) -> Env {
+        let mut e = Env::bare();
+        e.set("AWS_ENDPOINT_URL", cloud);
+        e.set("AWS_ACCESS_KEY_ID", "testing");
+        e.set("AWS_SECRET_ACCESS_KEY", "testing");
+        e.set("AWS_REGION", region);
+        e.set("S3_ENDPOINT", store);
+        e.set("S3_ACCESS_KEY_ID", "testing");
+        e.set("S3_SECRET_ACCESS_KEY", "testing");
+        e
+    }
+
+    fn set(&mut self, k: &str, v: &str) {
+        self.vars.retain(|(x, _)| x != k);
+        self.vars.push((k.to_string(), v.to_string()));
+    }
+
+    fn unset(&mut self, k: &str) {
+        self.vars.retain(|(x, _)| x != k);
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn kops(&self, args: &[&str]) -> Run {
+        self.kops_with(args, &[])
+    }
+
+    fn kops_with(&self, args: &[&str], extra: &[(&str, &str)]) -> Run {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kops"));
+        for v in CLEARED {
+            c.env_remove(v);
+        }
+        for (k, v) in &self.vars {
+            c.env(k, v);
+        }
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        c.current_dir(self.dir.path()).args(args);
+        Run::from(c.output().unwrap())
+    }
+
+    /// A shell script usable as `$EDITOR`.
+    fn editor(&self, name: &str, body: &str) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, format!("#!/bin/sh\nset -e\n{body}\n")).unwrap();
+        let mut perm = std::fs::metadata(&p).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&p, perm).unwrap();
+        p.display().to_string()
+    }
+}
+
+/// Deletes what an earlier, interrupted run left of `cluster` (moto is never reset).
+fn fresh(env: &Env, state: &str, cluster: &str) {
+    let r = env.kops(&["--state", state, "delete", "cluster", cluster, "--yes"]);
+    assert!(
+        r.code == 0 || r.stderr.contains("not found"),
+        "cleaning up {cluster}: {}{}",
+        r.stdout,
+        r.stderr
+    );
+}
+
+/// The plan's changes moto can store: every create, update or delete whose fields are
+/// not all in [`MOTO_GAPS`].
+fn real_changes(plan: &Json) -> Vec<String> {
+    plan["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["action"] != "unchanged" && i["action"] != "ignored")
+        .filter(|i| {
+            let key = i["key"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| i["key"].to_string());
+            let fields: Vec<&str> = i["changes"]
+                .as_array()
+                .map(|c| c.iter().filter_map(|f| f["field"].as_str()).collect())
+                .unwrap_or_default();
+            fields.is_empty()
+                || !fields
+                    .iter()
+                    .all(|f| MOTO_GAPS.iter().any(|(k, g)| key.starts_with(k) && f == g))
+        })
+        .map(|i| format!("{} {}", i["action"], i["key"]))
+        .collect()
+}
+
+/// The Terraform files parse as HCL2 (python-hcl2).
+fn check_terraform(dir: &Path) {
+    let script = "import sys, hcl2\nfor p in sys.argv[1:]:\n    hcl2.load(open(p))\n";
+    let mut c = Command::new("python3");
+    c.arg("-c").arg(script);
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "tf") {
+            c.arg(p);
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no .tf files in {}", dir.display());
+    let r = Run::from(c.output().unwrap());
+    if r.stderr.contains("No module named 'hcl2'") && !require_emulators() {
+        eprintln!("skipping the python-hcl2 check: python-hcl2 not installed");
+        return;
+    }
+    assert_eq!(
+        r.code, 0,
+        "python-hcl2 rejects the Terraform:\n{}",
+        r.stderr
+    );
+}
+
+/// The no-op dry run of `cluster`: its requests to moto (cloud, state store).
+fn noop_requests(
+    env: &Env,
+    state: &str,
+    cluster: &str,
+    cloud: &Proxy,
+    store: &Proxy,
+) -> (u64, u64) {
+    cloud.take();
+    store.take();
+    let r = env.kops(&["--state", state, "update", "cluster", cluster, "-o", "json"]);
+    assert!(r.code == 0 || r.code == 2, "{}{}", r.stdout, r.stderr);
+    let plan: Json = serde_json::from_str(&r.stdout).unwrap();
+    let left = real_changes(&plan);
+    assert!(
+        left.is_empty(),
+        "the dry run after apply plans changes: {left:#?}"
+    );
+    (cloud.take(), store.take())
+}
+
+// --- The tests ------------------------------------------------------------------------------
+
+/// The binary's runtime opens sockets: a command on an `s3://` store and the real AWS
+/// backend reaches moto (it failed before anything was sent when the runtime had no IO).
+#[test]
+fn the_binary_talks_to_moto() {
+    let Some(ep) = moto() else { return };
+    let (region, bucket, cluster) = ("us-west-1", "kops-cli-real-io", "io.cli-real.example");
+    prepare_moto(&ep, bucket);
+    let env = Env::aws(&ep, &ep, region);
+    let state = format!("s3://{bucket}");
+    fresh(&env, &state, cluster);
+    env.kops(&[
+        "--state",
+        &state,
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        "us-west-1a",
+        "--image",
+        MOTO_AMI,
+    ])
+    .expect(0);
+    let r = env.kops(&["--state", &state, "get", "clusters"]).expect(0);
+    assert!(r.stdout.contains(cluster), "{}", r.stdout);
+    assert!(objects(&ep, bucket, cluster).contains_key(&format!("{cluster}/config")));
+    // The real backend: a dry run plans the whole cluster.
+    let r = env
+        .kops(&["--state", &state, "update", "cluster", cluster])
+        .expect(2);
+    assert!(r.stdout.contains("VPC/"), "{}", r.stdout);
+    env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
+        .expect(0);
+    assert!(objects(&ep, bucket, cluster).is_empty());
+}
+
+#[test]
+fn cluster_lifecycle_on_moto() {
+    let Some(ep) = moto() else { return };
+    let (region, bucket, cluster) = (
+        "eu-west-2",
+        "kops-cli-real-lifecycle",
+        "life.cli-real.example",
+    );
+    prepare_moto(&ep, bucket);
+    let (cloud, store) = (Proxy::start(&ep), Proxy::start(&ep));
+    let env = Env::aws(&cloud.url, &store.url, region);
+    let state = format!("s3://{bucket}/clusters");
+    fresh(&env, &state, cluster);
+    let k = |args: &[&str]| {
+        let mut a = vec!["--state", state.as_str()];
+        a.extend_from_slice(args);
+        env.kops(&a)
+    };
+
+    k(&[
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        "eu-west-2a",
+        "--image",
+        MOTO_AMI,
+        "--node-count",
+        "1",
+    ])
+    .expect(0);
+    let r = k(&["get", "clusters"]).expect(0);
+    assert!(
+        r.stdout.contains(cluster) && r.stdout.contains("eu-west-2a"),
+        "{}",
+        r.stdout
+    );
+    let r = k(&["--name", cluster, "get", "instancegroups"]).expect(0);
+    assert!(r.stdout.contains("nodes-eu-west-2a"), "{}", r.stdout);
+    assert!(
+        objects(&ep, bucket, &format!("clusters/{cluster}/"))
+            .contains_key(&format!("clusters/{cluster}/config"))
+    );
+
+    // Dry run: everything to create.
+    let r = k(&["update", "cluster", cluster]).expect(2);
+    assert!(r.stdout.contains("Will create resources:"), "{}", r.stdout);
+    assert!(r.stdout.contains("AutoscalingGroup/"), "{}", r.stdout);
+
+    // Terraform.
+    let out = env.path("tf");
+    k(&[
+        "update",
+        "cluster",
+        cluster,
+        "--target",
+        "terraform",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .expect(0);
+    let tf = std::fs::read_to_string(out.join("kubernetes.tf")).unwrap();
+    assert!(tf.contains("resource \"aws_vpc\""), "{tf}");
+    assert!(tf.contains("nodes-eu-west-2a"), "{tf}");
+    check_terraform(&out);
+
+    // Apply, then nothing is left to do.
+    let r = k(&["update", "cluster", cluster, "--yes"]).expect(0);
+    assert!(r.stdout.contains("updated"), "{}", r.stdout);
+    let (c, s) = noop_requests(&env, &state, cluster, &cloud, &store);
+    println!(
+        "no-op dry run at 2 instance groups: {} requests to moto ({c} cloud, {s} state store)",
+        c + s
+    );
+    let held = leftovers(&ep, region, cluster);
+    // (No DNS record: with a public DNS zone the API's records come from dns-controller
+    // in the cluster; `leftovers` still looks for any after the delete.)
+    for kind in [
+        "vpc",
+        "subnet",
+        "security group",
+        "launch template",
+        "autoscaling group",
+        "iam role",
+        "instance profile",
+        "queue",
+        "event rule",
+    ] {
+        assert!(
+            held.contains_key(kind),
+            "after apply moto holds no {kind}: {held:#?}"
+        );
+    }
+
+    // Edit an instance group, update, and the change is in the cloud.
+    let editor = env.editor("edit-ig.sh", "sed -i 's/maxSize: 1/maxSize: 3/' \"$1\"");
+    env.kops_with(
+        &[
+            "--state",
+            &state,
+            "--name",
+            cluster,
+            "edit",
+            "instancegroup",
+            "nodes-eu-west-2a",
+        ],
+        &[("EDITOR", &editor)],
+    )
+    .expect(0);
+    let r = k(&["update", "cluster", cluster, "-o", "json"]).expect(2);
+    let plan: Json = serde_json::from_str(&r.stdout).unwrap();
+    let changes = real_changes(&plan);
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    assert!(
+        changes[0].contains("AutoscalingGroup/nodes-eu-west-2a"),
+        "{changes:#?}"
+    );
+    k(&["update", "cluster", cluster, "--yes"]).expect(0);
+    let max = boto(
+        &ep,
+        r#"
+asg = client("autoscaling", args[0])
+g = [g for g in asg.describe_auto_scaling_groups()["AutoScalingGroups"] if g["AutoScalingGroupName"] == args[1]]
+print(json.dumps(g[0]["MaxSize"] if g else None))
+"#,
+        &[region, &format!("nodes-eu-west-2a.{cluster}")],
+    );
+    assert_eq!(max, json!(3));
+    noop_requests(&env, &state, cluster, &cloud, &store);
+
+    // Delete: nothing of the cluster is left in moto or in the state bucket.
+    k(&["delete", "cluster", cluster]).expect(2);
+    k(&["delete", "cluster", cluster, "--yes"]).expect(0);
+    let held = leftovers(&ep, region, cluster);
+    assert!(held.is_empty(), "moto still holds: {held:#?}");
+    let left = objects(&ep, bucket, &format!("clusters/{cluster}"));
+    assert!(left.is_empty(), "the state bucket still holds: {left:#?}");
+    k(&["get", "clusters", cluster]).expect(1);
+}
+
+/// The request count of a no-op dry run grows little with the number of groups.
+#[test]
+fn noop_dry_run_at_twenty_instance_groups() {
+    let Some(ep) = moto() else { return };
+    let (region, bucket, cluster) = (
+        "eu-west-3",
+        "kops-cli-real-twenty",
+        "twenty.cli-real.example",
+    );
+    prepare_moto(&ep, bucket);
+    let (cloud, store) = (Proxy::start(&ep), Proxy::start(&ep));
+    let env = Env::aws(&cloud.url, &store.url, region);
+    let state = format!("s3://{bucket}");
+    fresh(&env, &state, cluster);
+    let zones = "eu-west-3a,eu-west-3b,eu-west-3c";
+    env.kops(&[
+        "--state",
+        &state,
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        zones,
+        "--image",
+        MOTO_AMI,
+        "--node-count",
+        "3",
+    ])
+    .expect(0);
+    // 1 control-plane group + 3 node groups from the flags, 16 more from a manifest.
+    let mut manifest = String::new();
+    for i in 0..16 {
+        let zone = ["eu-west-3a", "eu-west-3b", "eu-west-3c"][i % 3];
+        manifest.push_str(&format!(
+            "apiVersion: kops.k8s.io/v1alpha2\nkind: InstanceGroup\nmetadata:\n  name: extra-{i}\n  labels:\n    kops.k8s.io/cluster: {cluster}\nspec:\n  role: Node\n  image: {MOTO_AMI}\n  machineType: t3.medium\n  minSize: 0\n  maxSize: 0\n  subnets:\n  - {zone}\n---\n"
+        ));
+    }
+    let file = env.path("groups.yaml");
+    std::fs::write(&file, manifest).unwrap();
+    env.kops(&["--state", &state, "create", "-f", file.to_str().unwrap()])
+        .expect(0);
+    let r = env
+        .kops(&["--state", &state, "--name", cluster, "get", "ig"])
+        .expect(0);
+    assert_eq!(
+        r.stdout.lines().filter(|l| l.contains("eu-west-3")).count(),
+        20,
+        "{}",
+        r.stdout
+    );
+    env.kops(&["--state", &state, "update", "cluster", cluster, "--yes"])
+        .expect(0);
+    let (c, s) = noop_requests(&env, &state, cluster, &cloud, &store);
+    println!(
+        "no-op dry run at 20 instance groups: {} requests to moto ({c} cloud, {s} state store)",
+        c + s
+    );
+    env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
+        .expect(0);
+    let held = leftovers(&ep, region, cluster);
+    assert!(held.is_empty(), "moto still holds: {held:#?}");
+}
+
+// --- Errors a user hits: one line, exit 1, the store unchanged -------------------------------
+
+/// A cluster stored on moto for the error tests, and the store's objects then.
+fn stored_cluster(
+    env: &Env,
+    ep: &str,
+    bucket: &str,
+    cluster: &str,
+    create: &[&str],
+) -> BTreeMap<String, String> {
+    prepare_moto(ep, bucket);
+    let state = format!("s3://{bucket}");
+    fresh(env, &state, cluster);
+    let mut a = vec!["--state", state.as_str(), "create", "cluster", cluster];
+    a.extend_from_slice(create);
+    env.kops(&a).expect(0);
+    objects(ep, bucket, "")
+}
+
+#[test]
+fn missing_aws_credentials_are_named() {
+    let Some(ep) = moto() else { return };
+    let (bucket, cluster) = ("kops-cli-real-errors-creds", "nocreds.cli-real.example");
+    let mut env = Env::aws(&ep, &ep, "ap-south-1");
+    let before = stored_cluster(
+        &env,
+        &ep,
+        bucket,
+        cluster,
+        &["--zones", "ap-south-1a", "--image", MOTO_AMI],
+    );
+    // The cloud finds no credentials (the store keeps its own, S3_ACCESS_KEY_ID).
+    env.unset("AWS_ACCESS_KEY_ID");
+    env.unset("AWS_SECRET_ACCESS_KEY");
+    env.kops(&[
+        "--state",
+        &format!("s3://{bucket}"),
+        "update",
+        "cluster",
+        cluster,
+    ])
+    .expect_user_error(&[
+        "AWS",
+        "no AWS credentials",
+        "profile \"default\"",
+        "AWS_PROFILE",
+    ]);
+    let r = env.kops_with(
+        &[
+            "--state",
+            &format!("s3://{bucket}"),
+            "update",
+            "cluster",
+            cluster,
+            "--yes",
+        ],
+        &[("AWS_PROFILE", "ops")],
+    );
+    r.expect_user_error(&["profile \"ops\""]);
+    assert_eq!(objects(&ep, bucket, ""), before);
+
+    // The S3 store without S3_ENDPOINT and without credentials: the SDK's chain finds none.
+    let mut env = Env::bare();
+    env.set("AWS_ENDPOINT_URL", &ep);
+    env.set("AWS_REGION", "us-east-1");
+    env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
+        .expect_user_error(&[
+            "S3 state store s3://",
+            "no AWS credentials",
+            "profile \"default\"",
+        ]);
+    assert_eq!(objects(&ep, bucket, ""), before);
+
+    // kOps' S3-compatible store without its keys.
+    let mut env = Env::bare();
+    env.set("S3_ENDPOINT", &ep);
+    env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
+        .expect_user_error(&["S3_ENDPOINT", "S3_ACCESS_KEY_ID is not"]);
+    env.set("S3_ACCESS_KEY_ID", "testing");
+    env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
+        .expect_user_error(&["S3_SECRET_ACCESS_KEY is not"]);
+    assert_eq!(objects(&ep, bucket, ""), before);
+}
+
+#[test]
+fn rejected_aws_credentials_are_named() {
+    let Some(ep) = moto() else { return };
+    let (bucket, cluster) = ("kops-cli-real-errors-rejected", "rejected.cli-real.example");
+    let sts = Fake::start(
+        "403 Forbidden",
+        "text/xml",
+        "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidClientTokenId</Code><Message>The security token included in the request is invalid.</Message></Error><RequestId>fake</RequestId></ErrorResponse>".into(),
+    );
+    let env = Env::aws(&ep, &ep, "ap-south-1");
+    let before = stored_cluster(
+        &env,
+        &ep,
+        bucket,
+        cluster,
+        &["--zones", "ap-south-1a", "--image", MOTO_AMI],
+    );
+    let mut env = Env::aws(&sts.url, &ep, "ap-south-1");
+    env.set("AWS_PROFILE", "stale");
+    env.unset("AWS_ACCESS_KEY_ID");
+    env.unset("AWS_SECRET_ACCESS_KEY");
+    std::fs::write(
+        env.path("creds"),
+        "[stale]\naws_access_key_id = AKIAOLD\naws_secret_access_key = old\n",
+    )
+    .unwrap();
+    env.set(
+        "AWS_SHARED_CREDENTIALS_FILE",
+        env.path("creds").to_str().unwrap(),
+    );
+    env.kops(&[
+        "--state",
+        &format!("s3://{bucket}"),
+        "update",
+        "cluster",
+        cluster,
+        "--yes",
+    ])
+    .expect_user_error(&[
+        "AWS rejected the credentials",
+        "profile \"stale\"",
+        "InvalidClientTokenId",
+    ]);
+    assert!(!sts.requests().is_empty(), "nothing reached the fake STS");
+    assert_eq!(objects(&ep, bucket, ""), before);
+
+    // The S3 store: S3 rejects the access key.
+    let s3 = Fake::start(
+        "403 Forbidden",
+        "application/xml",
+        "<Error><Code>InvalidAccessKeyId</Code><Message>The AWS Access Key Id you provided does not exist in our records.</Message></Error>".into(),
+    );
+    let env = Env::aws(&ep, &s3.url, "ap-south-1");
+    env.kops(&["--state", &format!("s3://{bucket}"), "get", "clusters"])
+        .expect_user_error(&[
+            "S3 state store s3://",
+            "rejected the credentials",
+            "S3_ACCESS_KEY_ID",
+            "InvalidAccessKeyId",
+        ]);
+}
+
+#[test]
+fn a_bucket_that_does_not_exist_or_is_not_ours() {
+    let Some(ep) = moto() else { return };
+    let env = Env::aws(&ep, &ep, "ap-south-1");
+    let missing = "kops-cli-real-no-such-bucket";
+    for args in [
+        vec!["get", "clusters"],
+        vec![
+            "create",
+            "cluster",
+            "x.cli-real.example",
+            "--zones",
+            "ap-south-1a",
+        ],
+    ] {
+        let mut a = vec!["--state", "s3://kops-cli-real-no-such-bucket"];
+        a.extend(args);
+        env.kops(&a)
+            .expect_user_error(&[&format!("bucket {missing} does not exist"), "--state"]);
+    }
+    let exists = boto(
+        &ep,
+        "print(json.dumps([b['Name'] for b in client('s3').list_buckets()['Buckets']]))",
+        &[],
+    );
+    assert!(
+        !exists.as_array().unwrap().iter().any(|b| b == missing),
+        "the command created the bucket"
+    );
+
+    // Another account's bucket: S3 answers AccessDenied; nothing is written.
+    let s3 = Fake::start(
+        "403 Forbidden",
+        "application/xml",
+        "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>".into(),
+    );
+    let env = Env::aws(&ep, &s3.url, "ap-south-1");
+    env.kops(&[
+        "--state",
+        "s3://someone-elses",
+        "create",
+        "cluster",
+        "y.cli-real.example",
+        "--zones",
+        "ap-south-1a",
+    ])
+    .expect_user_error(&["access denied", "another account"]);
+    let writes: Vec<String> = s3
+        .requests()
+        .into_iter()
+        .filter(|r| r.starts_with("PUT") || r.starts_with("DELETE") || r.starts_with("POST"))
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "wrote to another account's bucket: {writes:?}"
+    );
+}
+
+#[test]
+fn an_image_the_cloud_does_not_have() {
+    let Some(ep) = moto() else { return };
+    let (bucket, cluster) = ("kops-cli-real-errors-image", "image.cli-real.example");
+    let env = Env::aws(&ep, &ep, "ap-northeast-2");
+    // The channel's default image: moto does not have it.
+    let before = stored_cluster(&env, &ep, bucket, cluster, &["--zones", "ap-northeast-2a"]);
+    env.kops(&[
+        "--state",
+        &format!("s3://{bucket}"),
+        "update",
+        "cluster",
+        cluster,
+    ])
+    .expect_user_error(&["spec.image", "not found", "--image"]);
+    assert_eq!(objects(&ep, bucket, ""), before);
+}
+
+#[test]
+fn a_zone_the_region_does_not_have() {
+    let Some(ep) = moto() else { return };
+    let (bucket, cluster) = ("kops-cli-real-errors-zone", "zone.cli-real.example");
+    let env = Env::aws(&ep, &ep, "eu-north-1");
+    let before = stored_cluster(
+        &env,
+        &ep,
+        bucket,
+        cluster,
+        &["--zones", "eu-north-1z", "--image", MOTO_AMI],
+    );
+    env.kops(&[
+        "--state",
+        &format!("s3://{bucket}"),
+        "update",
+        "cluster",
+        cluster,
+        "--yes",
+    ])
+    .expect_user_error(&[
+        "zone eu-north-1z does not exist in region eu-north-1",
+        "eu-north-1a",
+    ]);
+    assert_eq!(objects(&ep, bucket, ""), before);
+}
+
+// --- GCS -------------------------------------------------------------------------------------
+
+/// Every object of the emulator's `bucket`.
+fn gcs_objects(endpoint: &str, bucket: &str) -> Vec<String> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg("import sys, json, urllib.request\nd = json.load(urllib.request.urlopen(sys.argv[1] + '/storage/v1/b/' + sys.argv[2] + '/o'))\nprint(json.dumps(sorted(i['name'] for i in d.get('items', []))))")
+        .arg(endpoint)
+        .arg(bucket)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn cluster_lifecycle_on_a_gcs_store() {
+    let Some(ep) = gcs_emulator() else { return };
+    let bucket = "kops-test"; // the emulator's default bucket
+    let cluster = "gs.cli-real.example";
+    let mut env = Env::bare();
+    env.set("STORAGE_EMULATOR_HOST", &ep);
+    let state = format!("gs://{bucket}/cli-real");
+    // The cluster's cloud is the mock: this test is about the store.
+    let k = |env: &Env, args: &[&str]| {
+        let mut a = vec!["--state", state.as_str(), "--mock-cloud"];
+        a.extend_from_slice(args);
+        env.kops(&a)
+    };
+    let _ = k(&env, &["delete", "cluster", cluster, "--yes"]);
+    k(
+        &env,
+        &["create", "cluster", cluster, "--zones", "us-test-1a"],
+    )
+    .expect(0);
+    assert!(gcs_objects(&ep, bucket).contains(&format!("cli-real/{cluster}/config")));
+    let r = k(&env, &["get", "clusters"]).expect(0);
+    assert!(r.stdout.contains(cluster), "{}", r.stdout);
+    let editor = env.editor("edit.sh", "sed -i 's/maxSize: 1/maxSize: 5/' \"$1\"");
+    env.set("EDITOR", &editor);
+    k(&env, &["--name", cluster, "edit", "ig", "nodes-us-test-1a"]).expect(0);
+    env.unset("EDITOR");
+    let r = k(
+        &env,
+        &[
+            "--name",
+            cluster,
+            "get",
+            "ig",
+            "nodes-us-test-1a",
+            "-o",
+            "yaml",
+        ],
+    )
+    .expect(0);
+    assert!(r.stdout.contains("maxSize: 5"), "{}", r.stdout);
+    k(&env, &["delete", "cluster", cluster, "--yes"]).expect(0);
+    let left: Vec<String> = gcs_objects(&ep, bucket)
+        .into_iter()
+        .filter(|o| o.starts_with(&format!("cli-real/{cluster}")))
+        .collect();
+    assert!(left.is_empty(), "left in the bucket: {left:?}");
+    k(&env, &["get", "clusters", cluster]).expect(1);
+}
+
+#[test]
+fn gcs_credentials_problems_are_named() {
+    // No emulator: the requests would go to Google, so each case fails before any is sent
+    // (while getting a token, from loopback only).
+    let mut env = Env::bare();
+    // No ADC file, and the metadata server is a closed loopback port.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_addr = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    env.set("GCE_METADATA_HOST", &closed_addr);
+    env.kops(&["--state", "gs://some-bucket", "get", "clusters"])
+        .expect_user_error(&["GCS", "metadata server"]);
+
+    // A credentials file that does not exist.
+    env.set(
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        env.path("missing.json").to_str().unwrap(),
+    );
+    env.kops(&["--state", "gs://some-bucket", "get", "clusters"])
+        .expect_user_error(&["GCS", "GOOGLE_APPLICATION_CREDENTIALS", "missing.json"]);
+
+    // gcloud's ADC file whose refresh token the token endpoint rejects.
+    let token = Fake::start(
+        "400 Bad Request",
+        "application/json",
+        r#"{"error": "invalid_grant", "error_description": "Token has been expired or revoked."}"#
+            .into(),
+    );
+    let adc = env.path("adc.json");
+    std::fs::write(
+        &adc,
+        json!({"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": format!("{}/token", token.url)}).to_string(),
+    )
+    .unwrap();
+    env.set("GOOGLE_APPLICATION_CREDENTIALS", adc.to_str().unwrap());
+    env.kops(&["--state", "gs://some-bucket", "get", "clusters"])
+        .expect_user_error(&["GCS", "adc.json"]);
+    assert!(
+        token
+            .requests()
+            .iter()
+            .any(|r| r.starts_with("POST /token")),
+        "{:?}",
+        token.requests()
+    );
+}
