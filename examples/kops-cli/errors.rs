@@ -128,4 +128,3 @@ pub fn aws_account_error(e: kops_tasks::Error, region: &str) -> anyhow::Error {
         "reading the AWS account (sts:GetCallerIdentity, region {region})"
     ))
 }
-
