@@ -9,9 +9,8 @@ use std::time::Duration;
 use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
+use kops_mock::MockAws;
 use kops_mock::fixture::Fixture;
-use kops_mock::{MockAws, Seed};
-use kops_model::aws::builders::files::MEMFS_BUCKET;
 use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ZoneQuery};
 use kops_model::aws::{ModelContext, build_tasks};
 use kops_tasks::{Executor, ExecutorOptions, TaskGraph};
@@ -28,9 +27,7 @@ fn conformance_dir() -> Option<PathBuf> {
 
 fn cloud(root: &std::path::Path) -> MockAws {
     let fixture = Fixture::from_file(root.join("fixtures/mock-cloud.yaml")).unwrap();
-    let m = fixture.build().unwrap();
-    m.seed(Seed::Bucket(MEMFS_BUCKET.into())).unwrap();
-    m
+    fixture.build().unwrap()
 }
 
 async fn context(cloud: &dyn AwsCloud, dir: &std::path::Path) -> ModelContext {
@@ -47,8 +44,10 @@ async fn context(cloud: &dyn AwsCloud, dir: &std::path::Path) -> ModelContext {
     let (cluster, groups) =
         populate(&cluster.unwrap(), &groups, &PopulateOptions::default()).unwrap();
     let account = cloud.account().await.unwrap();
-    let mut ctx =
-        ModelContext::new(cluster, groups.clone(), account.region.clone()).with_account(account);
+    let mut ctx = ModelContext::new(cluster, groups.clone(), account.region.clone())
+        .with_account(account)
+        // Managed files go to the config base in the state store, here in memory.
+        .with_config_store(std::sync::Arc::new(kops_statestore::MemoryStore::new()));
     for ig in &groups {
         if let Some(spec) = &ig.spec.image {
             let image = cloud.resolve_image(spec).await.unwrap();
