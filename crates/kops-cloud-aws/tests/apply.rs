@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -92,8 +93,11 @@ async fn context(cloud: &dyn AwsCloud, case: &Case, region: &str) -> ModelContex
         .await
         .unwrap()
         .remove(0);
+    // The cluster's managed files go to its config base in the state store (here in
+    // memory), not through the cloud.
     let mut ctx = ModelContext::new(full, groups.clone(), region)
-        .with_account(cloud.account().await.unwrap());
+        .with_account(cloud.account().await.unwrap())
+        .with_config_store(Arc::new(kops_statestore::MemoryStore::new()));
     for ig in &groups {
         if let Some(spec) = &ig.spec.image {
             ctx = ctx.with_image(spec.clone(), image.clone());
@@ -666,18 +670,22 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
         kinds.len()
     );
 
-    // A state-store file changed behind the model's back: found by its digest alone, the
-    // plan shows exactly that file's content as changed, and apply puts it back.
-    let (file_key, _, file_id) = created
+    // A managed file changed behind the model's back in the config base: the plan shows
+    // exactly that file's content as changed, reading nothing from S3, and apply puts it
+    // back.
+    let store = ctx.config_store.clone().unwrap();
+    let files = store.list("").await.unwrap();
+    let file = files
         .iter()
-        .find(|c| c.1 == ResourceType::S3Object)
-        .unwrap()
+        .find(|f| f.path.ends_with("bootstrap-channel.yaml"))
+        .expect("the bootstrap channel in the config base")
+        .path
         .clone();
-    cloud
-        .update(
-            &UpdateRequest::new(ResourceType::S3Object, file_id.clone()).with_attrs(
-                BTreeMap::from([("content".into(), "edited by hand\n".into())]),
-            ),
+    store
+        .put(
+            &file,
+            bytes::Bytes::from_static(b"edited by hand\n"),
+            kops_statestore::PutOptions::overwrite(),
         )
         .await
         .unwrap();
@@ -695,7 +703,7 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
         .collect();
     assert_eq!(
         changed,
-        vec![format!("{file_key} content")],
+        vec![format!("ManagedFile/{name}-addons-bootstrap contents")],
         "{}",
         p.render_text()
     );

@@ -6,14 +6,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use std::sync::Arc;
-
+use kops_api::defaults::{PopulateOptions, populate};
+use kops_api::internal;
 use kops_api::manifest::{self, Object};
 use kops_mock::MockAws;
 use kops_mock::fixture::Fixture;
-use kops_model::aws::cloud::AwsCloud;
-use kops_model::aws::{DiscoverOptions, ModelContext, build_tasks, discover};
-use kops_statestore::MemoryStore;
+use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ZoneQuery};
+use kops_model::aws::{ModelContext, build_tasks};
 use kops_tasks::{Executor, ExecutorOptions, TaskGraph};
 
 fn conformance_dir() -> Option<PathBuf> {
@@ -28,8 +27,7 @@ fn conformance_dir() -> Option<PathBuf> {
 
 fn cloud(root: &std::path::Path) -> MockAws {
     let fixture = Fixture::from_file(root.join("fixtures/mock-cloud.yaml")).unwrap();
-    let m = fixture.build().unwrap();
-    m
+    fixture.build().unwrap()
 }
 
 async fn context(cloud: &dyn AwsCloud, dir: &std::path::Path) -> ModelContext {
@@ -38,21 +36,33 @@ async fn context(cloud: &dyn AwsCloud, dir: &std::path::Path) -> ModelContext {
     let mut groups = Vec::new();
     for o in manifest::parse(&text, "in-v1alpha2.yaml").unwrap() {
         match o {
-            Object::Cluster(c) => cluster = Some(c),
-            Object::InstanceGroup(ig) => groups.push(ig),
+            Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c).unwrap()),
+            Object::InstanceGroup(ig) => groups.push(internal::InstanceGroup::from(&ig)),
             _ => {}
         }
     }
-    // The case's config base (`memfs://STORE/CLUSTER`, kOps' in-memory store) is held
-    // in a memory store.
-    let cluster = cluster.unwrap();
-    let base = cluster.spec.config_base.clone().unwrap();
-    let root = base.rsplit_once('/').unwrap().0;
-    let mut opts = DiscoverOptions::default().with_state_store(Arc::new(MemoryStore::new()), root);
-    if let Ok(key) = std::fs::read_to_string(dir.join("id_rsa.pub")) {
-        opts = opts.with_ssh_public_key(key);
+    let (cluster, groups) =
+        populate(&cluster.unwrap(), &groups, &PopulateOptions::default()).unwrap();
+    let account = cloud.account().await.unwrap();
+    let mut ctx = ModelContext::new(cluster, groups.clone(), account.region.clone())
+        .with_account(account)
+        // Managed files go to the config base in the state store, here in memory.
+        .with_config_store(std::sync::Arc::new(kops_statestore::MemoryStore::new()));
+    for ig in &groups {
+        if let Some(spec) = &ig.spec.image {
+            let image = cloud.resolve_image(spec).await.unwrap();
+            ctx = ctx.with_image(spec.clone(), image);
+        }
     }
-    discover(cloud, &cluster, &groups, &opts).await.unwrap()
+    if let Ok(key) = std::fs::read_to_string(dir.join("id_rsa.pub")) {
+        ctx = ctx.with_ssh_public_key(key);
+    }
+    let zone = cloud
+        .hosted_zones(&ZoneQuery::Name("example.com".into()))
+        .await
+        .unwrap()
+        .remove(0);
+    ctx.with_dns_zone(zone)
 }
 
 fn executor() -> Executor {

@@ -5,6 +5,10 @@
 //! `main` and `events` etcd clusters with a member per control-plane group. The result is
 //! the unpopulated spec kOps stores; complete it with [`crate::complete`].
 
+// The spec is built field by field as kOps' `NewCluster` sets it, on defaulted
+// generated types.
+#![allow(clippy::field_reassign_with_default)]
+
 use std::collections::BTreeMap;
 
 use kops_api::v1alpha2::{self, ObjectMeta};
