@@ -23,6 +23,7 @@
 //! - [`validation`]: every problem at once, each with its field path.
 //! - [`version`]: Kubernetes version parsing.
 //! - [`naming`]: kOps' length-limited, hashed object names.
+//! - [`yaml`]: kOps' YAML bytes (go-yaml v2 through JSON) and a YAML 1.1 reader.
 //!
 //! # Example
 //!
@@ -97,5 +98,6 @@ pub mod naming;
 pub mod v1alpha2;
 pub mod validation;
 pub mod version;
+pub mod yaml;
 
 pub use error::{Error, Result};
