@@ -20,6 +20,7 @@
 //!   locations, component settings, instance-group sizes, machine types,
 //!   images and kubelets.
 //! - [`channel`]: channel files (images and Kubernetes versions).
+//! - [`keyset`]: kOps' `Keyset` (`pki/private/<name>/keyset.yaml`).
 //! - [`validation`]: every problem at once, each with its field path.
 //! - [`version`]: Kubernetes version parsing.
 //! - [`naming`]: kOps' length-limited, hashed object names.
@@ -93,6 +94,7 @@ pub mod channel;
 pub mod defaults;
 mod error;
 pub mod internal;
+pub mod keyset;
 pub mod manifest;
 pub mod naming;
 pub mod v1alpha2;

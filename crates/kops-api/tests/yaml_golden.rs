@@ -72,7 +72,11 @@ fn documents(kind: &str, text: &str) -> Option<Vec<String>> {
         body.split("\n---\n")
             .enumerate()
             .map(|(i, d)| {
-                let d = if i == 0 { d } else { d.strip_prefix('\n').unwrap_or(d) };
+                let d = if i == 0 {
+                    d
+                } else {
+                    d.strip_prefix('\n').unwrap_or(d)
+                };
                 // Every document ends with its own line feed; the file's final
                 // one was trimmed with the rest.
                 format!("{}\n", d.trim_end_matches('\n'))
@@ -93,14 +97,22 @@ fn kops_files_are_written_byte_for_byte() {
     cases.sort();
     for case in cases {
         let data = case.join("expected/data");
-        let Ok(entries) = std::fs::read_dir(&data) else { continue };
+        let Ok(entries) = std::fs::read_dir(&data) else {
+            continue;
+        };
         let mut files: Vec<PathBuf> = entries.map(|e| e.expect("entry").path()).collect();
         files.sort();
         for file in files {
-            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+            let name = file
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_string();
             let Some(k) = kind(&name) else { continue };
             let text = std::fs::read_to_string(&file).expect("read data file");
-            let Some(docs) = documents(k, &text) else { continue };
+            let Some(docs) = documents(k, &text) else {
+                continue;
+            };
             if docs.is_empty() {
                 continue;
             }
@@ -135,7 +147,12 @@ fn kops_files_are_written_byte_for_byte() {
         println!("{d}");
     }
     assert!(all > 0, "no kOps YAML files found under {}", dir.display());
-    assert_eq!(eq, all, "files differ from kOps' bytes:\n{}", first_diffs.join("\n"));
+    assert_eq!(
+        eq,
+        all,
+        "files differ from kOps' bytes:\n{}",
+        first_diffs.join("\n")
+    );
 }
 
 fn first_difference(file: &Path, want: &str, got: &str) -> String {

@@ -200,7 +200,11 @@ fn go_format_g(f: f64) -> String {
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let neg = if f.is_sign_negative() && f != 0.0 { "-" } else { "" };
+    let neg = if f.is_sign_negative() && f != 0.0 {
+        "-"
+    } else {
+        ""
+    };
     if f == 0.0 {
         return format!("{neg}0");
     }
@@ -355,7 +359,10 @@ tab: \"a\\tb\"
         assert!(lines.len() > 1, "{text}");
         assert!(lines[0].starts_with("description: word"));
         // The break comes at the first space after column 80.
-        assert!(lines[0].chars().count() > 80 && lines[0].chars().count() <= 85, "{text}");
+        assert!(
+            lines[0].chars().count() > 80 && lines[0].chars().count() <= 85,
+            "{text}"
+        );
         assert!(lines[1].starts_with("  word"), "{text}");
         assert_eq!(from_str(&text).unwrap(), json!({ "description": long }));
     }

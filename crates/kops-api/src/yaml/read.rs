@@ -17,7 +17,10 @@ use crate::{Error, Result};
 
 /// Reads the first document of `text` (an empty text is `null`).
 pub fn from_str(text: &str) -> Result<Value> {
-    Ok(from_str_multi(text)?.into_iter().next().unwrap_or(Value::Null))
+    Ok(from_str_multi(text)?
+        .into_iter()
+        .next()
+        .unwrap_or(Value::Null))
 }
 
 /// Reads every document of `text`.

@@ -289,7 +289,10 @@ fn getnum(b: &[u8], i: &mut usize) -> Option<u32> {
 }
 
 fn parse_layout(b: &[u8], layout: Layout) -> bool {
-    let year: u32 = match std::str::from_utf8(&b[..4]).ok().and_then(|y| y.parse().ok()) {
+    let year: u32 = match std::str::from_utf8(&b[..4])
+        .ok()
+        .and_then(|y| y.parse().ok())
+    {
         Some(y) => y,
         None => return false,
     };
@@ -385,17 +388,68 @@ mod tests {
     #[test]
     fn go_yaml_v2_typing() {
         for s in [
-            "", "~", "null", "y", "Yes", "ON", "off", "n", "1", "-1", "+1", "0x1F", "0o17", "017",
-            "0b101", "1_000", "1.30", "1e3", ".5", "-.inf", ".NaN", "09", "1.", "2016-12-10T22:42:27Z",
-            "2021-1-2", "2001-12-14 21:59:43.10", "18446744073709551615", "99999999999999999999",
+            "",
+            "~",
+            "null",
+            "y",
+            "Yes",
+            "ON",
+            "off",
+            "n",
+            "1",
+            "-1",
+            "+1",
+            "0x1F",
+            "0o17",
+            "017",
+            "0b101",
+            "1_000",
+            "1.30",
+            "1e3",
+            ".5",
+            "-.inf",
+            ".NaN",
+            "09",
+            "1.",
+            "2016-12-10T22:42:27Z",
+            "2021-1-2",
+            "2001-12-14 21:59:43.10",
+            "18446744073709551615",
+            "99999999999999999999",
         ] {
-            assert_ne!(resolve_plain(s), Resolved::Str, "{s:?} should not read as a string");
+            assert_ne!(
+                resolve_plain(s),
+                Resolved::Str,
+                "{s:?} should not read as a string"
+            );
         }
         for s in [
-            "abc", "yess", "nulls", "1.2.3", "0x", "0o8", "1e", "1e400", "+", "-", ".", "..5",
-            "2021-02-30", "2021-13-01", "1.30.0", "v1.30", "<<", "1:20x", "0b102", "12:00:00Z",
+            "abc",
+            "yess",
+            "nulls",
+            "1.2.3",
+            "0x",
+            "0o8",
+            "1e",
+            "1e400",
+            "+",
+            "-",
+            ".",
+            "..5",
+            "2021-02-30",
+            "2021-13-01",
+            "1.30.0",
+            "v1.30",
+            "<<",
+            "1:20x",
+            "0b102",
+            "12:00:00Z",
         ] {
-            assert_eq!(resolve_plain(s), Resolved::Str, "{s:?} should read as a string");
+            assert_eq!(
+                resolve_plain(s),
+                Resolved::Str,
+                "{s:?} should read as a string"
+            );
         }
         assert!(is_base60_float("1:20"));
         assert!(is_base60_float("-190:20:30.15"));
