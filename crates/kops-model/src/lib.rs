@@ -28,5 +28,6 @@
 
 pub mod aws;
 mod error;
+pub mod pki;
 
 pub use error::{Error, Result};
