@@ -86,6 +86,21 @@ impl Serial {
         &self.0
     }
 
+    /// The next integer.
+    pub(crate) fn successor(&self) -> Serial {
+        let mut b = self.0.clone();
+        for byte in b.iter_mut().rev() {
+            if *byte == 0xff {
+                *byte = 0;
+            } else {
+                *byte += 1;
+                return Serial(b);
+            }
+        }
+        b.insert(0, 1);
+        Serial(b)
+    }
+
     /// Parses a decimal id; `None` when `s` is not a non-negative decimal.
     pub fn from_decimal(s: &str) -> Option<Serial> {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -444,6 +459,8 @@ mod tests {
         assert_eq!(Serial::from_decimal("0").unwrap().to_string(), "0");
         assert!(Serial::from(2u128) < Serial::from_decimal("10").unwrap());
         assert!(Serial::from_decimal("x").is_none());
+        assert_eq!(Serial::from(255u128).successor().to_string(), "256");
+        assert_eq!(Serial::from(7u128).successor().to_string(), "8");
         // BuildPKISerial for 2021-07-09 07:08:00.97 UTC decodes like the fixture.
         let t = UNIX_EPOCH + Duration::from_nanos(1_625_814_480_970_000_000);
         let hi = build_pki_serial(t).to_string();

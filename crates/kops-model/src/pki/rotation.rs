@@ -126,7 +126,7 @@ fn primary_certificate(keyset: &Keyset) -> Result<Option<Certificate>> {
 ///
 /// The id is the certificate serial when that serial is not from the future
 /// and, for a primary, higher than every existing numeric id; otherwise a
-/// fresh [`build_pki_serial`]. A certificate without a key whose serial is
+/// fresh [`build_pki_serial`] (above every existing id). A certificate without a key whose serial is
 /// not older than the primary's gets the smallest free integer id from 0, so
 /// it sorts before the primary. A primary needs a key; a secondary needs an
 /// existing primary.
@@ -169,7 +169,14 @@ pub fn add_item(
     let mut id = if cert.serial <= latest_now && (!primary || cert.serial > highest) {
         cert.serial.clone()
     } else {
-        build_pki_serial(now)
+        // kOps relies on the clock having moved on since the highest id was
+        // made; with a clock passed in, keep the promise explicitly.
+        let fresh = build_pki_serial(now);
+        if fresh > highest {
+            fresh
+        } else {
+            highest.successor()
+        }
     };
     if private_key.is_none()
         && let Some(pc) = &primary_cert
