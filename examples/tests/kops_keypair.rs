@@ -47,9 +47,15 @@ impl Env {
     #[track_caller]
     fn fails(&self, args: &[&str], needle: &str) {
         let (code, out, err) = self.kops(args);
-        assert_eq!(code, 1, "kops {args:?} should fail\nstdout:\n{out}\nstderr:\n{err}");
+        assert_eq!(
+            code, 1,
+            "kops {args:?} should fail\nstdout:\n{out}\nstderr:\n{err}"
+        );
         assert!(err.starts_with("error: ") && err.contains(needle), "{err}");
-        assert!(!err.contains("panicked") && !err.contains("PRIVATE KEY"), "{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("PRIVATE KEY"),
+            "{err}"
+        );
     }
 
     fn keyset(&self, name: &str) -> kops_api::keyset::Keyset {
@@ -90,8 +96,14 @@ fn create_get_promote_distrust_keypairs() {
     // An empty keyset takes a primary only; non-rotatable keysets are refused.
     env.fails(&["create", "keypair", "kubernetes-ca"], "must be primary");
     env.fails(&["create", "keypair", "kubelet"], "not supported");
-    let first = id_of(env.ok(&["create", "keypair", "kubernetes-ca", "--primary"]).trim());
-    assert_eq!(env.keyset("kubernetes-ca").spec.primary_id.as_deref(), Some(first.as_str()));
+    let first = id_of(
+        env.ok(&["create", "keypair", "kubernetes-ca", "--primary"])
+            .trim(),
+    );
+    assert_eq!(
+        env.keyset("kubernetes-ca").spec.primary_id.as_deref(),
+        Some(first.as_str())
+    );
 
     // A new secondary.
     let second = id_of(env.ok(&["create", "keypair", "kubernetes-ca"]).trim());
@@ -102,25 +114,46 @@ fn create_get_promote_distrust_keypairs() {
 
     let table = env.ok(&["get", "keypairs"]);
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines[0].split_whitespace().collect::<Vec<_>>(), ["NAME", "ID", "ISSUED", "EXPIRES", "PRIMARY", "HASPRIVATE"]);
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["NAME", "ID", "ISSUED", "EXPIRES", "PRIMARY", "HASPRIVATE"]
+    );
     assert_eq!(lines.len(), 3, "{table}");
-    assert!(lines[1].contains(&first) && lines[1].trim_end().ends_with("*  *"), "{table}");
-    assert!(lines[2].contains(&second) && !lines[2].contains("*  *"), "{table}");
+    assert!(
+        lines[1].contains(&first) && lines[1].trim_end().ends_with("*  *"),
+        "{table}"
+    );
+    assert!(
+        lines[2].contains(&second) && !lines[2].contains("*  *"),
+        "{table}"
+    );
 
     // Nothing older than the primary yet.
     let (code, _, err) = env.kops(&["distrust", "keypair", "kubernetes-ca"]);
     assert_eq!(code, 0);
-    assert!(err.contains("No kubernetes-ca keypairs older than the primary"), "{err}");
+    assert!(
+        err.contains("No kubernetes-ca keypairs older than the primary"),
+        "{err}"
+    );
 
     // Promote the newest.
     let out = env.ok(&["promote", "keypair", "kubernetes-ca"]);
     assert_eq!(out.trim(), format!("Promoted kubernetes-ca {second}"));
-    assert_eq!(env.keyset("kubernetes-ca").spec.primary_id.as_deref(), Some(second.as_str()));
+    assert_eq!(
+        env.keyset("kubernetes-ca").spec.primary_id.as_deref(),
+        Some(second.as_str())
+    );
     let out = env.ok(&["promote", "keypair", "kubernetes-ca"]);
-    assert!(out.contains("No kubernetes-ca keypair newer than current primary"), "{out}");
+    assert!(
+        out.contains("No kubernetes-ca keypair newer than current primary"),
+        "{out}"
+    );
 
     // Distrust the old one; the primary cannot be distrusted.
-    env.fails(&["distrust", "keypair", "kubernetes-ca", &second], "cannot distrust the primary");
+    env.fails(
+        &["distrust", "keypair", "kubernetes-ca", &second],
+        "cannot distrust the primary",
+    );
     let out = env.ok(&["distrust", "keypair", "kubernetes-ca"]);
     assert_eq!(out.trim(), format!("Distrusted kubernetes-ca {first}"));
     let ks = env.keyset("kubernetes-ca");
@@ -134,8 +167,14 @@ fn create_get_promote_distrust_keypairs() {
     assert!(table.lines().next().unwrap().contains("DISTRUSTED"));
     assert_eq!(table.lines().count(), 3, "{table}");
     let yaml = env.ok(&["get", "keypairs", "-o", "yaml"]);
-    assert!(yaml.starts_with("- hasPrivateKey: true\n  id: \""), "{yaml}");
-    assert!(yaml.contains("  isCA: true\n  isPrimary: true\n  issuer: SERIALNUMBER="), "{yaml}");
+    assert!(
+        yaml.starts_with("- hasPrivateKey: true\n  id: \""),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("  isCA: true\n  isPrimary: true\n  issuer: SERIALNUMBER="),
+        "{yaml}"
+    );
     assert!(yaml.contains("  keyLength: 2048\n"), "{yaml}");
 
     // `all` covers every rotatable keyset.
@@ -143,5 +182,8 @@ fn create_get_promote_distrust_keypairs() {
     let out = env.ok(&["create", "keypair", "all"]);
     assert_eq!(out.lines().count(), 2, "{out}");
     assert_eq!(env.keyset("service-account").spec.keys.len(), 2);
-    env.fails(&["promote", "keypair", "nope-ca"], "keyset nope-ca not found");
+    env.fails(
+        &["promote", "keypair", "nope-ca"],
+        "keyset nope-ca not found",
+    );
 }
