@@ -44,6 +44,10 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Tools for inspecting clusters
     Toolbox(ToolboxArgs),
+    /// Promote a keypair to primary (keypair rotation)
+    Promote(crate::keypair::PromoteArgs),
+    /// Distrust keypairs (keypair rotation)
+    Distrust(crate::keypair::DistrustArgs),
     /// Print a shell completion script
     Completion(CompletionArgs),
 }
@@ -64,6 +68,8 @@ pub enum CreateCommand {
     Cluster(Box<CreateClusterArgs>),
     /// Add an admin SSH public key to a cluster
     Sshpublickey(CreateSshKeyArgs),
+    /// Add a new CA keypair to a keyset (keypair rotation)
+    Keypair(crate::keypair::CreateKeypairArgs),
 }
 
 /// Cloud providers `create cluster` knows.
@@ -210,6 +216,9 @@ pub enum GetCommand {
     /// List a cluster's instance groups
     #[command(alias = "instancegroup", alias = "ig")]
     Instancegroups(GetIgArgs),
+    /// List a cluster's keypairs
+    #[command(alias = "keypair")]
+    Keypairs(crate::keypair::GetKeypairsArgs),
 }
 
 #[derive(Debug, Args)]

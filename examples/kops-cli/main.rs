@@ -28,6 +28,7 @@ mod delete;
 mod edit;
 mod errors;
 mod get;
+mod keypair;
 mod output;
 mod spec;
 mod state;
@@ -114,6 +115,10 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 create::create_ssh_public_key(&global, &k).await?;
                 Ok(0)
             }
+            (Some(CreateCommand::Keypair(k)), _) => {
+                keypair::create_keypair(&global, &k).await?;
+                Ok(0)
+            }
             (None, Some(file)) => {
                 create::create_from_file(&global, &file).await?;
                 Ok(0)
@@ -130,6 +135,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             match args.command {
                 GetCommand::Clusters(a) => get::get_clusters(&global, &a).await?,
                 GetCommand::Instancegroups(a) => get::get_instance_groups(&global, &a).await?,
+                GetCommand::Keypairs(a) => keypair::get_keypairs(&global, &a).await?,
             }
             Ok(0)
         }
@@ -146,6 +152,16 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Delete(args) => match args.command {
             DeleteCommand::Cluster(a) => delete::delete_cluster(&global, &a).await,
             DeleteCommand::Instancegroup(a) => delete::delete_instance_group(&global, &a).await,
+        },
+        Command::Promote(args) => match args.command {
+            keypair::PromoteCommand::Keypair(a) => {
+                keypair::promote_keypair(&global, &a).await.map(|_| 0)
+            }
+        },
+        Command::Distrust(args) => match args.command {
+            keypair::DistrustCommand::Keypair(a) => {
+                keypair::distrust_keypair(&global, &a).await.map(|_| 0)
+            }
         },
         Command::Toolbox(args) => match args.command {
             cli::ToolboxCommand::Dump(a) => {

@@ -20,9 +20,11 @@
 //!   locations, component settings, instance-group sizes, machine types,
 //!   images and kubelets.
 //! - [`channel`]: channel files (images and Kubernetes versions).
+//! - [`keyset`]: kOps' `Keyset` (`pki/private/<name>/keyset.yaml`).
 //! - [`validation`]: every problem at once, each with its field path.
 //! - [`version`]: Kubernetes version parsing.
 //! - [`naming`]: kOps' length-limited, hashed object names.
+//! - [`yaml`]: kOps' YAML bytes (go-yaml v2 through JSON) and a YAML 1.1 reader.
 //!
 //! # Example
 //!
@@ -92,10 +94,12 @@ pub mod channel;
 pub mod defaults;
 mod error;
 pub mod internal;
+pub mod keyset;
 pub mod manifest;
 pub mod naming;
 pub mod v1alpha2;
 pub mod validation;
 pub mod version;
+pub mod yaml;
 
 pub use error::{Error, Result};

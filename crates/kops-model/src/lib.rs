@@ -82,6 +82,7 @@ mod error;
 mod etcd;
 mod files;
 mod images;
+pub mod pki;
 
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;

@@ -638,7 +638,8 @@ impl Registry {
         check_name("cluster name", cluster)?;
         check_name("metadata.name of Keyset", keyset.name())?;
         let path = Self::keyset_path(cluster, keyset.name());
-        let text = serde_saphyr::to_string(keyset).map_err(|e| Error::Serialize {
+        // kOps' bytes (go-yaml v2 through JSON), keys oldest first.
+        let text = keyset.to_yaml().map_err(|e| Error::Serialize {
             path: path.clone(),
             what: "Keyset",
             source: e.into(),
