@@ -10,16 +10,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+#[path = "../../../support/shared.rs"]
+mod shared;
+
 fn cases_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/cases");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} is missing (required under CI=true)", dir.display());
-    }
-    eprintln!("skipped: {} not found", dir.display());
-    None
+    shared::require("yaml_golden", "conformance/cases")
 }
 
 /// The kind of a kOps data file, or `None` when it is not YAML written by kOps'

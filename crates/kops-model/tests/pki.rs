@@ -19,18 +19,11 @@ use kops_api::manifest::{self, Object};
 use kops_model::pki::{self, NodeRole, PrivateKeyPem};
 use serde_json::Value;
 
+#[path = "../../../support/shared.rs"]
+mod shared_dir;
+
 fn shared(rel: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(rel);
-    if dir.exists() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} is missing (required under CI=true)", dir.display());
-    }
-    eprintln!("skipped: {} not found", dir.display());
-    None
+    shared_dir::require("pki", rel)
 }
 
 fn cluster(yaml: &str) -> Cluster {

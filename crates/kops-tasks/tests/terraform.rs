@@ -521,15 +521,11 @@ fn blocks(text: &str) -> BTreeMap<String, String> {
     out
 }
 
+#[path = "../../../support/shared.rs"]
+mod shared;
+
 fn shared_case() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/cases/minimal-aws/expected");
-    if dir.join("kubernetes.tf").exists() {
-        Some(dir)
-    } else {
-        println!("skipping: {} not found", dir.display());
-        None
-    }
+    shared::require("terraform", "conformance/cases/minimal-aws/expected")
 }
 
 #[test]

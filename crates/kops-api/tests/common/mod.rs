@@ -3,15 +3,14 @@
 
 use std::path::PathBuf;
 
-/// `<repo>/../shared`, or `None` (with a printed skip message) when absent.
+#[path = "../../../../support/shared.rs"]
+mod shared;
+
+/// `<repo>/../shared`, or `None` when absent (a failure under CI; see
+/// `support/shared.rs`).
 pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    if dir.join("conformance/cases").is_dir() {
-        Some(dir)
-    } else {
-        println!("skipping {test}: {} not found", dir.display());
-        None
-    }
+    shared::require(test, "conformance/cases")?;
+    Some(shared::root())
 }
 
 /// Every conformance case directory, sorted.
