@@ -8,11 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use aws_config::SdkConfig;
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
-use kops_model::aws::cloud::{
+use crate::cloud::{
+    ResourceCloud,
     AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
     ResourceType, Service, UpdateRequest, ZoneQuery,
 };
-use kops_tasks::{Error, Result, async_trait};
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use kops_tasks::async_trait;
 use tokio::sync::OnceCell;
 
 use crate::classify::from_sdk;
@@ -258,7 +260,6 @@ impl AwsBackend {
             Service::Sqs => "sqs",
             Service::EventBridge => "eventbridge",
             Service::S3 => "s3",
-            _ => "other",
         };
         let key = format!("{svc}:{op}");
         let mut g = match self.inner.calls.lock() {
@@ -375,49 +376,12 @@ impl AwsBackend {
         found
             .into_iter()
             .find(|r| r.id == id)
-            .ok_or_else(|| Error::retryable(format!("read back {rt} {id} after writing it")))
+            .ok_or_else(|| Error::unavailable(format!("read back {rt} {id} after writing it")))
     }
 }
 
 #[async_trait]
-impl AwsCloud for AwsBackend {
-    async fn account(&self) -> Result<AccountInfo> {
-        self.inner
-            .account
-            .get_or_try_init(|| async {
-                let out = self
-                    .call(
-                        Service::Ec2,
-                        "GetCallerIdentity",
-                        "caller identity",
-                        self.inner.sts.get_caller_identity().send(),
-                    )
-                    .await?;
-                let region = self.inner.region.clone();
-                let partition = match out.arn() {
-                    Some(arn) => arn.split(':').nth(1).unwrap_or("aws").to_owned(),
-                    None if region.starts_with("cn-") => "aws-cn".to_owned(),
-                    None if region.starts_with("us-gov-") => "aws-us-gov".to_owned(),
-                    None => "aws".to_owned(),
-                };
-                Ok(AccountInfo::new(
-                    out.account().unwrap_or_default(),
-                    partition,
-                    region,
-                ))
-            })
-            .await
-            .cloned()
-    }
-
-    async fn zones(&self) -> Result<Vec<String>> {
-        self.inner
-            .zones
-            .get_or_try_init(|| ec2::zones(self))
-            .await
-            .cloned()
-    }
-
+impl ResourceCloud<ResourceType> for AwsBackend {
     async fn list(&self, query: &ListQuery) -> Result<Vec<Resource>> {
         let rt = query.resource_type;
         // A record's zone may be named with or without `/hostedzone/`; records carry the
@@ -504,6 +468,47 @@ impl AwsCloud for AwsBackend {
         }
     }
 
+}
+
+#[async_trait]
+impl AwsCloud for AwsBackend {
+    async fn account(&self) -> Result<AccountInfo> {
+        self.inner
+            .account
+            .get_or_try_init(|| async {
+                let out = self
+                    .call(
+                        Service::Ec2,
+                        "GetCallerIdentity",
+                        "caller identity",
+                        self.inner.sts.get_caller_identity().send(),
+                    )
+                    .await?;
+                let region = self.inner.region.clone();
+                let partition = match out.arn() {
+                    Some(arn) => arn.split(':').nth(1).unwrap_or("aws").to_owned(),
+                    None if region.starts_with("cn-") => "aws-cn".to_owned(),
+                    None if region.starts_with("us-gov-") => "aws-us-gov".to_owned(),
+                    None => "aws".to_owned(),
+                };
+                Ok(AccountInfo::new(
+                    out.account().unwrap_or_default(),
+                    partition,
+                    region,
+                ))
+            })
+            .await
+            .cloned()
+    }
+
+    async fn zones(&self) -> Result<Vec<String>> {
+        self.inner
+            .zones
+            .get_or_try_init(|| ec2::zones(self))
+            .await
+            .cloned()
+    }
+
     async fn images(&self, query: &ImageQuery) -> Result<Vec<Image>> {
         ec2::images(self, query).await
     }
@@ -511,4 +516,5 @@ impl AwsCloud for AwsBackend {
     async fn hosted_zones(&self, query: &ZoneQuery) -> Result<Vec<HostedZone>> {
         misc::hosted_zones(self, query).await
     }
+
 }

@@ -25,10 +25,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use kops_model::aws::cloud::{
+use crate::cloud::{
     AwsCloud, AwsCloudExt, HostedZone, ListQuery, Resource, ResourceType, ZoneQuery,
 };
-use kops_tasks::{Error, Result};
+use crate::cloud::{CloudError as Error, CloudResult as Result};
 
 use ResourceType as R;
 

@@ -8,14 +8,14 @@ use aws_sdk_route53::types::{
 };
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_sqs::types::QueueAttributeName;
-use kops_model::aws::cloud::{
+use crate::cloud::{
     CreateRequest, HostedZone, Resource, ResourceType, Service, UpdateRequest, ZoneQuery,
 };
-use kops_tasks::{Error, Result};
+use crate::cloud::{CloudError as Error, CloudResult as Result};
 use serde_json::Value as Json;
 
 use crate::backend::{AwsBackend, Scope};
-use crate::convert::{Attrs, b, i, immutable, jlist, obj, object, objs, req, s, strs, tag_diff};
+use crate::convert::{Attrs, b, i, check_immutable, immutable, jlist, obj, object, objs, req, s, strs, tag_diff};
 
 use ResourceType as R;
 
@@ -84,7 +84,7 @@ async fn get_object(be: &AwsBackend, bucket: &str, key: &str) -> Result<Option<R
         .body
         .collect()
         .await
-        .map_err(|e| Error::Retryable {
+        .map_err(|e| Error::Unavailable {
             operation: format!("read s3://{id}"),
             source: Some(Box::new(e)),
         })?
@@ -447,7 +447,7 @@ async fn create_zone(be: &AwsBackend, rq: &CreateRequest) -> Result<String> {
     let id = o
         .hosted_zone()
         .map(|z| z.id().to_owned())
-        .ok_or_else(|| Error::retryable(format!("CreateHostedZone {name} returned no zone")))?;
+        .ok_or_else(|| Error::unavailable(format!("CreateHostedZone {name} returned no zone")))?;
     if !rq.tags.is_empty() {
         let tags: Vec<R53Tag> = rq
             .tags
@@ -741,6 +741,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
     let old = be.reread(rt, id).await.map_err(|_| Error::NotFound {
         what: format!("{rt} {id}"),
     })?;
+    check_immutable(rt, &old.attrs, &rq.attrs)?;
     let mut merged = old.attrs.clone();
     merged.extend(rq.attrs.clone());
     match rt {

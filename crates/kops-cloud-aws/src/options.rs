@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_ec2::config::{Credentials, SharedCredentialsProvider};
-use kops_model::aws::cloud::Service;
+use crate::cloud::Service;
 
 use crate::backend::AwsBackend;
 use crate::error::{Error, Result};

@@ -1,5 +1,7 @@
 //! The cloud conformance suite: `pub async fn`s over `&dyn AwsCloud` that every
-//! implementation must pass — this mock, and the real AWS backend against an emulator.
+//! implementation must pass: the in-memory mock (`kops-mock`), and the SDK backend
+//! against an emulator. It lives next to the trait, as `object_store` keeps its
+//! integration suite next to `ObjectStore`.
 //!
 //! Each function creates what it needs under names derived from `cluster` (use a fresh
 //! one per run), finds it again by tags, changes it, deletes it, and checks not-found
@@ -10,14 +12,15 @@
 
 use std::collections::BTreeMap;
 
-use kops_model::aws::cloud::{
-    AwsCloud, AwsCloudExt, CreateRequest, ImageQuery, ListQuery, Resource, ResourceType, TagFilter,
-    UpdateRequest, ZoneQuery,
-};
-use kops_tasks::{Error, Result};
 use serde_json::{Value as Json, json};
 
-use crate::Tags;
+use crate::cloud::{
+    AwsCloud, AwsCloudExt, CloudError as Error, CloudResult as Result, CreateRequest, ImageQuery,
+    ListQuery, Resource, ResourceType, TagFilter, UpdateRequest, ZoneQuery,
+};
+
+/// Tags of an object, by key.
+pub type Tags = BTreeMap<String, String>;
 
 type R = ResourceType;
 
