@@ -1163,4 +1163,87 @@ mod tests {
         assert!(ZoneQuery::Id("/hostedzone/Z1".into()).matches(&z));
         assert!(!ZoneQuery::from_spec("other.com").matches(&z));
     }
+
+    #[test]
+    fn the_table_of_facts_is_complete_and_consistent() {
+        let mut tf_types = std::collections::BTreeSet::new();
+        for &rt in ResourceType::ALL {
+            let f = rt.facts();
+            assert!(f.terraform_type.starts_with("aws_"), "{rt:?}");
+            assert!(tf_types.insert(f.terraform_type), "{rt:?} twice");
+            for a in f.immutable {
+                assert!(f.attrs.contains(a), "{rt:?}: immutable {a} is not an attribute");
+            }
+            assert_eq!(rt.to_string(), f.terraform_type);
+            assert_eq!(
+                serde_json::to_value(rt)
+                    .ok()
+                    .and_then(|v| serde_json::from_value::<ResourceType>(v).ok()),
+                Some(rt)
+            );
+        }
+        // `ALL` lists every variant once, in order: this match is exhaustive, so a new
+        // variant does not compile until it has a place here, and then in `ALL`.
+        let position = |rt: ResourceType| match rt {
+            R::Vpc => 0,
+            R::VpcCidrBlock => 1,
+            R::VpcIpv6CidrBlock => 2,
+            R::DhcpOptions => 3,
+            R::DhcpOptionsAssociation => 4,
+            R::InternetGateway => 5,
+            R::EgressOnlyInternetGateway => 6,
+            R::Subnet => 7,
+            R::RouteTable => 8,
+            R::Route => 9,
+            R::RouteTableAssociation => 10,
+            R::ElasticIp => 11,
+            R::NatGateway => 12,
+            R::SecurityGroup => 13,
+            R::SecurityGroupRule => 14,
+            R::IamRole => 15,
+            R::IamRolePolicy => 16,
+            R::IamRolePolicyAttachment => 17,
+            R::IamInstanceProfile => 18,
+            R::IamOidcProvider => 19,
+            R::KeyPair => 20,
+            R::LaunchTemplate => 21,
+            R::AutoscalingGroup => 22,
+            R::WarmPool => 23,
+            R::LifecycleHook => 24,
+            R::Volume => 25,
+            R::LoadBalancer => 26,
+            R::TargetGroup => 27,
+            R::Listener => 28,
+            R::RecordSet => 29,
+            R::HostedZone => 30,
+            R::SqsQueue => 31,
+            R::EventRule => 32,
+            R::EventTarget => 33,
+            R::S3Object => 34,
+            R::Instance => 35,
+        };
+        for (i, &rt) in ResourceType::ALL.iter().enumerate() {
+            assert_eq!(position(rt), i, "{rt:?}");
+        }
+        assert_eq!(tf_types.len(), 36);
+        assert_eq!(ResourceType::Vpc.service(), Service::Ec2);
+        assert_eq!(ResourceType::Listener.service(), Service::Elbv2);
+        assert!(!ResourceType::Route.is_taggable());
+        assert!(ResourceType::Subnet.immutable_attrs().contains(&"cidr_block"));
+    }
+
+    #[test]
+    fn tasks_find_by_name_among_the_clusters_objects() {
+        let f = <ResourceType as ResourceKind>::name_filters("a.example.com", "main");
+        let r = Resource::new(ResourceType::Vpc, "vpc-1")
+            .with_tag("KubernetesCluster", "a.example.com")
+            .with_tag("Name", "main");
+        assert!(f.iter().all(|f| f.matches(&r.tags)));
+        let other = Resource::new(ResourceType::Vpc, "vpc-2")
+            .with_tag("KubernetesCluster", "b.example.com")
+            .with_tag("Name", "main");
+        assert!(!f.iter().all(|f| f.matches(&other.tags)));
+        let digest = ResourceType::content_digest().map(|d| (d.digest)(b""));
+        assert_eq!(digest.as_deref(), Some("d41d8cd98f00b204e9800998ecf8427e"));
+    }
 }

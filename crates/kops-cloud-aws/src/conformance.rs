@@ -171,6 +171,21 @@ pub async fn network(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     let again = must_get(cloud, R::Vpc, &vpc.id).await?;
     assert_eq!(again.tags, new_tags, "tag update persisted");
 
+    // What the table of facts calls immutable is refused, naming the attribute, and
+    // nothing changes.
+    let refused = cloud
+        .update(
+            &UpdateRequest::new(R::Vpc, &vpc.id)
+                .with_attrs(attrs([("cidr_block", json!("10.101.0.0/16"))])),
+        )
+        .await;
+    assert!(
+        matches!(&refused, Err(Error::Invalid { field, .. }) if field == "aws_vpc.cidr_block"),
+        "changing a VPC's CIDR: {refused:?}"
+    );
+    let again = must_get(cloud, R::Vpc, &vpc.id).await?;
+    assert_eq!(again.attr_str("cidr_block"), Some("10.100.0.0/16"));
+
     let subnet_name = format!("{zone}.{cluster}");
     let subnet = make(
         cloud,

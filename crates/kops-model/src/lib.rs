@@ -3,10 +3,12 @@
 //!
 //! # Modules
 //!
-//! - [`aws`]: the AWS model. [`aws::cloud`] defines the [`aws::AwsCloud`] trait the AWS
-//!   tasks use (implemented by `kops-mock` and `kops-cloud-aws`) and its plain-data
-//!   resource types; [`aws::builders`] are kOps' AWS model builders; [`aws::terraform`]
-//!   renders a model to a Terraform directory.
+//! - [`aws`]: the AWS model. [`aws::cloud`] re-exports the AWS vocabulary of
+//!   `kops-cloud-aws` (the [`aws::AwsCloud`] trait the AWS tasks use, implemented by
+//!   `kops-mock` and by `kops-cloud-aws`' SDK backend, and its plain-data resource types;
+//!   the model depends on it without the SDK); [`aws::task`] is the AWS instance of the
+//!   cloud-neutral `kops_tasks::resource::ResourceTask`; [`aws::builders`] are kOps' AWS
+//!   model builders; [`aws::terraform`] renders a model to a Terraform directory.
 //!
 //! # Example
 //!

@@ -13,10 +13,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong while building, planning, applying or rendering tasks.
 ///
-/// Variants are what a caller acts on. Task implementations (cloud crates) map their
-/// backend errors into [`Error::Throttled`], [`Error::Retryable`], [`Error::NotFound`],
-/// [`Error::PermissionDenied`], [`Error::Invalid`] or [`Error::Cloud`]; the executor retries
-/// the first two (see [`Error::is_retryable`]).
+/// Variants are what a caller acts on. Clouds behind the resource layer
+/// ([`crate::resource::ResourceCloud`]) fail with a [`CloudError`], which arrives here as
+/// [`Error::CloudCall`]; other task implementations map their backend errors into
+/// [`Error::Throttled`], [`Error::Retryable`], [`Error::NotFound`],
+/// [`Error::PermissionDenied`], [`Error::Invalid`] or [`Error::Cloud`]. The executor retries
+/// what [`Error::is_retryable`] says.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

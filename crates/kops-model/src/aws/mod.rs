@@ -1,7 +1,9 @@
 //! The AWS model.
 //!
-//! - [`cloud`]: the [`AwsCloud`] trait the AWS tasks talk to and its plain-data types.
-//! - [`task`]: [`AwsTask`], the task type every AWS task kind is an instance of.
+//! - [`cloud`]: the [`AwsCloud`] trait the AWS tasks talk to and its plain-data types
+//!   (re-exported from `kops-cloud-aws`).
+//! - [`task`]: [`AwsTask`], the task type every AWS task kind is an instance of (the
+//!   cloud-neutral `ResourceTask` over AWS' resource types).
 //! - [`builders`]: kOps' AWS model builders (spec -> tasks), one module per builder.
 //! - [`naming`]: kOps' name truncation and hashing, SSH key fingerprints.
 //! - [`terraform`]: rendering a model to a Terraform directory as kOps lays it out.
