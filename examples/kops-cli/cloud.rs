@@ -161,7 +161,6 @@ impl AwsCloud for JournaledCloud {
     async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
         self.inner.hosted_zones(query).await
     }
-
 }
 
 /// The cloud of one command.

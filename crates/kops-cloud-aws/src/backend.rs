@@ -6,14 +6,13 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use aws_config::SdkConfig;
-use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use crate::cloud::{
-    ResourceCloud,
     AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
-    ResourceType, Service, UpdateRequest, ZoneQuery,
+    ResourceCloud, ResourceType, Service, UpdateRequest, ZoneQuery,
 };
 use crate::cloud::{CloudError as Error, CloudResult as Result};
+use aws_config::SdkConfig;
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use kops_tasks::async_trait;
 use tokio::sync::OnceCell;
 
@@ -467,7 +466,6 @@ impl ResourceCloud<ResourceType> for AwsBackend {
             other => other,
         }
     }
-
 }
 
 #[async_trait]
@@ -516,5 +514,4 @@ impl AwsCloud for AwsBackend {
     async fn hosted_zones(&self, query: &ZoneQuery) -> Result<Vec<HostedZone>> {
         misc::hosted_zones(self, query).await
     }
-
 }

@@ -234,485 +234,427 @@ impl ResourceType {
 
     /// The facts about this type: the one table every layer reads.
     pub fn facts(self) -> &'static TypeFacts {
-        use Service as S;
-        const fn f(
-            terraform_type: &'static str,
-            service: Service,
-            taggable: bool,
-            immutable: &'static [&'static str],
-            attrs: &'static [&'static str],
-        ) -> TypeFacts {
-            TypeFacts {
-                terraform_type,
-                service,
-                taggable,
-                immutable,
-                attrs,
-            }
-        }
         match self {
-            R::Vpc => const {
-                &f(
-                    "aws_vpc",
-                    S::Ec2,
-                    true,
-                    &["cidr_block"],
-                    &[
-                        "cidr_block",
-                        "enable_dns_hostnames",
-                        "enable_dns_support",
-                        "assign_generated_ipv6_cidr_block",
-                        "ipv6_cidr_block",
-                    ],
-                )
+            R::Vpc => &TypeFacts {
+                terraform_type: "aws_vpc",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["cidr_block"],
+                attrs: &[
+                    "cidr_block",
+                    "enable_dns_hostnames",
+                    "enable_dns_support",
+                    "assign_generated_ipv6_cidr_block",
+                    "ipv6_cidr_block",
+                ],
             },
-            R::VpcCidrBlock => const {
-                &f(
-                    "aws_vpc_ipv4_cidr_block_association",
-                    S::Ec2,
-                    false,
-                    &["vpc_id", "cidr_block"],
-                    &["vpc_id", "cidr_block"],
-                )
+            R::VpcCidrBlock => &TypeFacts {
+                terraform_type: "aws_vpc_ipv4_cidr_block_association",
+                service: Service::Ec2,
+                taggable: false,
+                immutable: &["vpc_id", "cidr_block"],
+                attrs: &["vpc_id", "cidr_block"],
             },
-            R::VpcIpv6CidrBlock => const {
-                &f(
-                    "aws_vpc_ipv6_cidr_block_association",
-                    S::Ec2,
-                    false,
-                    &["vpc_id", "amazon_provided_ipv6_cidr_block"],
-                    &["vpc_id", "amazon_provided_ipv6_cidr_block", "ipv6_cidr_block"],
-                )
+            R::VpcIpv6CidrBlock => &TypeFacts {
+                terraform_type: "aws_vpc_ipv6_cidr_block_association",
+                service: Service::Ec2,
+                taggable: false,
+                immutable: &["vpc_id", "amazon_provided_ipv6_cidr_block"],
+                attrs: &[
+                    "vpc_id",
+                    "amazon_provided_ipv6_cidr_block",
+                    "ipv6_cidr_block",
+                ],
             },
-            R::DhcpOptions => const {
-                &f(
-                    "aws_vpc_dhcp_options",
-                    S::Ec2,
-                    true,
-                    &["domain_name", "domain_name_servers", "ntp_servers"],
-                    &["domain_name", "domain_name_servers", "ntp_servers"],
-                )
+            R::DhcpOptions => &TypeFacts {
+                terraform_type: "aws_vpc_dhcp_options",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["domain_name", "domain_name_servers", "ntp_servers"],
+                attrs: &["domain_name", "domain_name_servers", "ntp_servers"],
             },
-            R::DhcpOptionsAssociation => const {
-                &f(
-                    "aws_vpc_dhcp_options_association",
-                    S::Ec2,
-                    false,
-                    &["vpc_id"],
-                    &["vpc_id", "dhcp_options_id"],
-                )
+            R::DhcpOptionsAssociation => &TypeFacts {
+                terraform_type: "aws_vpc_dhcp_options_association",
+                service: Service::Ec2,
+                taggable: false,
+                immutable: &["vpc_id"],
+                attrs: &["vpc_id", "dhcp_options_id"],
             },
-            R::InternetGateway => const {
-                &f("aws_internet_gateway", S::Ec2, true, &[], &["vpc_id"])
+            R::InternetGateway => &TypeFacts {
+                terraform_type: "aws_internet_gateway",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &[],
+                attrs: &["vpc_id"],
             },
-            R::EgressOnlyInternetGateway => const {
-                &f(
-                    "aws_egress_only_internet_gateway",
-                    S::Ec2,
-                    true,
-                    &["vpc_id"],
-                    &["vpc_id"],
-                )
+            R::EgressOnlyInternetGateway => &TypeFacts {
+                terraform_type: "aws_egress_only_internet_gateway",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["vpc_id"],
+                attrs: &["vpc_id"],
             },
-            R::Subnet => const {
-                &f(
-                    "aws_subnet",
-                    S::Ec2,
-                    true,
-                    &["vpc_id", "availability_zone", "cidr_block"],
-                    &[
-                        "vpc_id",
-                        "availability_zone",
-                        "cidr_block",
-                        "ipv6_cidr_block",
-                        "ipv6_native",
-                        "map_public_ip_on_launch",
-                        "assign_ipv6_address_on_creation",
-                        "enable_dns64",
-                        "enable_resource_name_dns_a_record_on_launch",
-                        "enable_resource_name_dns_aaaa_record_on_launch",
-                        "private_dns_hostname_type_on_launch",
-                    ],
-                )
+            R::Subnet => &TypeFacts {
+                terraform_type: "aws_subnet",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["vpc_id", "availability_zone", "cidr_block"],
+                attrs: &[
+                    "vpc_id",
+                    "availability_zone",
+                    "cidr_block",
+                    "ipv6_cidr_block",
+                    "ipv6_native",
+                    "map_public_ip_on_launch",
+                    "assign_ipv6_address_on_creation",
+                    "enable_dns64",
+                    "enable_resource_name_dns_a_record_on_launch",
+                    "enable_resource_name_dns_aaaa_record_on_launch",
+                    "private_dns_hostname_type_on_launch",
+                ],
             },
-            R::RouteTable => const { &f("aws_route_table", S::Ec2, true, &["vpc_id"], &["vpc_id"]) },
-            R::Route => const {
-                &f(
-                    "aws_route",
-                    S::Ec2,
-                    false,
-                    &[
-                        "route_table_id",
-                        "destination_cidr_block",
-                        "destination_ipv6_cidr_block",
-                    ],
-                    &[
-                        "route_table_id",
-                        "destination_cidr_block",
-                        "destination_ipv6_cidr_block",
-                        "destination_prefix_list_id",
-                        "gateway_id",
-                        "nat_gateway_id",
-                        "egress_only_gateway_id",
-                        "instance_id",
-                        "transit_gateway_id",
-                        "network_interface_id",
-                        "vpc_peering_connection_id",
-                    ],
-                )
+            R::RouteTable => &TypeFacts {
+                terraform_type: "aws_route_table",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["vpc_id"],
+                attrs: &["vpc_id"],
             },
-            R::RouteTableAssociation => const {
-                &f(
-                    "aws_route_table_association",
-                    S::Ec2,
-                    false,
-                    &["route_table_id", "subnet_id"],
-                    &["route_table_id", "subnet_id"],
-                )
+            R::Route => &TypeFacts {
+                terraform_type: "aws_route",
+                service: Service::Ec2,
+                taggable: false,
+                immutable: &[
+                    "route_table_id",
+                    "destination_cidr_block",
+                    "destination_ipv6_cidr_block",
+                ],
+                attrs: &[
+                    "route_table_id",
+                    "destination_cidr_block",
+                    "destination_ipv6_cidr_block",
+                    "destination_prefix_list_id",
+                    "gateway_id",
+                    "nat_gateway_id",
+                    "egress_only_gateway_id",
+                    "instance_id",
+                    "transit_gateway_id",
+                    "network_interface_id",
+                    "vpc_peering_connection_id",
+                ],
             },
-            R::ElasticIp => const {
-                &f("aws_eip", S::Ec2, true, &["domain"], &["domain", "public_ip"])
+            R::RouteTableAssociation => &TypeFacts {
+                terraform_type: "aws_route_table_association",
+                service: Service::Ec2,
+                taggable: false,
+                immutable: &["route_table_id", "subnet_id"],
+                attrs: &["route_table_id", "subnet_id"],
             },
-            R::NatGateway => const {
-                &f(
-                    "aws_nat_gateway",
-                    S::Ec2,
-                    true,
-                    &["subnet_id", "allocation_id"],
-                    &["subnet_id", "allocation_id", "public_ip"],
-                )
+            R::ElasticIp => &TypeFacts {
+                terraform_type: "aws_eip",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["domain"],
+                attrs: &["domain", "public_ip"],
             },
-            R::SecurityGroup => const {
-                &f(
-                    "aws_security_group",
-                    S::Ec2,
-                    true,
-                    &["vpc_id", "description", "name"],
-                    &["vpc_id", "description", "name"],
-                )
+            R::NatGateway => &TypeFacts {
+                terraform_type: "aws_nat_gateway",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["subnet_id", "allocation_id"],
+                attrs: &["subnet_id", "allocation_id", "public_ip"],
             },
-            R::SecurityGroupRule => const {
-                &f(
-                    "aws_security_group_rule",
-                    S::Ec2,
-                    false,
-                    &[
-                        "security_group_id",
-                        "type",
-                        "protocol",
-                        "from_port",
-                        "to_port",
-                        "cidr_blocks",
-                        "ipv6_cidr_blocks",
-                        "prefix_list_ids",
-                        "source_security_group_id",
-                    ],
-                    &[
-                        "security_group_id",
-                        "type",
-                        "protocol",
-                        "from_port",
-                        "to_port",
-                        "cidr_blocks",
-                        "ipv6_cidr_blocks",
-                        "prefix_list_ids",
-                        "source_security_group_id",
-                        "description",
-                    ],
-                )
+            R::SecurityGroup => &TypeFacts {
+                terraform_type: "aws_security_group",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["vpc_id", "description", "name"],
+                attrs: &["vpc_id", "description", "name"],
             },
-            R::IamRole => const {
-                &f(
-                    "aws_iam_role",
-                    S::Iam,
-                    true,
-                    &[],
-                    &[
-                        "name",
-                        "assume_role_policy",
-                        "permissions_boundary",
-                        "description",
-                        "max_session_duration",
-                        "path",
-                    ],
-                )
+            R::SecurityGroupRule => &TypeFacts {
+                terraform_type: "aws_security_group_rule",
+                service: Service::Ec2,
+                taggable: false,
+                immutable: &[
+                    "security_group_id",
+                    "type",
+                    "protocol",
+                    "from_port",
+                    "to_port",
+                    "cidr_blocks",
+                    "ipv6_cidr_blocks",
+                    "prefix_list_ids",
+                    "source_security_group_id",
+                ],
+                attrs: &[
+                    "security_group_id",
+                    "type",
+                    "protocol",
+                    "from_port",
+                    "to_port",
+                    "cidr_blocks",
+                    "ipv6_cidr_blocks",
+                    "prefix_list_ids",
+                    "source_security_group_id",
+                    "description",
+                ],
             },
-            R::IamRolePolicy => const {
-                &f(
-                    "aws_iam_role_policy",
-                    S::Iam,
-                    false,
-                    &[],
-                    &["name", "role", "policy"],
-                )
+            R::IamRole => &TypeFacts {
+                terraform_type: "aws_iam_role",
+                service: Service::Iam,
+                taggable: true,
+                immutable: &[],
+                attrs: &[
+                    "name",
+                    "assume_role_policy",
+                    "permissions_boundary",
+                    "description",
+                    "max_session_duration",
+                    "path",
+                ],
             },
-            R::IamRolePolicyAttachment => const {
-                &f(
-                    "aws_iam_role_policy_attachment",
-                    S::Iam,
-                    false,
-                    &["role", "policy_arn"],
-                    &["role", "policy_arn"],
-                )
+            R::IamRolePolicy => &TypeFacts {
+                terraform_type: "aws_iam_role_policy",
+                service: Service::Iam,
+                taggable: false,
+                immutable: &[],
+                attrs: &["name", "role", "policy"],
             },
-            R::IamInstanceProfile => const {
-                &f(
-                    "aws_iam_instance_profile",
-                    S::Iam,
-                    true,
-                    &[],
-                    &["name", "role", "path"],
-                )
+            R::IamRolePolicyAttachment => &TypeFacts {
+                terraform_type: "aws_iam_role_policy_attachment",
+                service: Service::Iam,
+                taggable: false,
+                immutable: &["role", "policy_arn"],
+                attrs: &["role", "policy_arn"],
             },
-            R::IamOidcProvider => const {
-                &f(
-                    "aws_iam_openid_connect_provider",
-                    S::Iam,
-                    true,
-                    &["url"],
-                    &["url", "client_id_list", "thumbprint_list"],
-                )
+            R::IamInstanceProfile => &TypeFacts {
+                terraform_type: "aws_iam_instance_profile",
+                service: Service::Iam,
+                taggable: true,
+                immutable: &[],
+                attrs: &["name", "role", "path"],
             },
-            R::KeyPair => const {
-                &f(
-                    "aws_key_pair",
-                    S::Ec2,
-                    true,
-                    &["key_name", "public_key"],
-                    &["key_name", "public_key", "fingerprint"],
-                )
+            R::IamOidcProvider => &TypeFacts {
+                terraform_type: "aws_iam_openid_connect_provider",
+                service: Service::Iam,
+                taggable: true,
+                immutable: &["url"],
+                attrs: &["url", "client_id_list", "thumbprint_list"],
             },
-            R::LaunchTemplate => const {
-                &f(
-                    "aws_launch_template",
-                    S::Ec2,
-                    true,
-                    &[],
-                    &[
-                        "name",
-                        "image_id",
-                        "instance_type",
-                        "key_name",
-                        "iam_instance_profile",
-                        "user_data",
-                        "block_device_mappings",
-                        "network_interfaces",
-                        "metadata_options",
-                        "monitoring",
-                        "tag_specifications",
-                        "instance_market_options",
-                        "placement",
-                        "credit_specification",
-                        "latest_version",
-                    ],
-                )
+            R::KeyPair => &TypeFacts {
+                terraform_type: "aws_key_pair",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["key_name", "public_key"],
+                attrs: &["key_name", "public_key", "fingerprint"],
             },
-            R::AutoscalingGroup => const {
-                &f(
-                    "aws_autoscaling_group",
-                    S::Autoscaling,
-                    true,
-                    &[],
-                    &[
-                        "name",
-                        "min_size",
-                        "max_size",
-                        "desired_capacity",
-                        "vpc_zone_identifier",
-                        "launch_template",
-                        "mixed_instances_policy",
-                        "target_group_arns",
-                        "load_balancers",
-                        "suspended_processes",
-                        "enabled_metrics",
-                        "metrics_granularity",
-                        "protect_from_scale_in",
-                        "capacity_rebalance",
-                        "max_instance_lifetime",
-                        "health_check_type",
-                        "health_check_grace_period",
-                        "tag",
-                    ],
-                )
+            R::LaunchTemplate => &TypeFacts {
+                terraform_type: "aws_launch_template",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &[],
+                attrs: &[
+                    "name",
+                    "image_id",
+                    "instance_type",
+                    "key_name",
+                    "iam_instance_profile",
+                    "user_data",
+                    "block_device_mappings",
+                    "network_interfaces",
+                    "metadata_options",
+                    "monitoring",
+                    "tag_specifications",
+                    "instance_market_options",
+                    "placement",
+                    "credit_specification",
+                    "latest_version",
+                ],
             },
-            R::WarmPool => const {
-                &f(
-                    "aws_autoscaling_warm_pool",
-                    S::Autoscaling,
-                    false,
-                    &[],
-                    &[
-                        "autoscaling_group_name",
-                        "min_size",
-                        "max_group_prepared_capacity",
-                        "pool_state",
-                        "instance_reuse_policy",
-                    ],
-                )
+            R::AutoscalingGroup => &TypeFacts {
+                terraform_type: "aws_autoscaling_group",
+                service: Service::Autoscaling,
+                taggable: true,
+                immutable: &[],
+                attrs: &[
+                    "name",
+                    "min_size",
+                    "max_size",
+                    "desired_capacity",
+                    "vpc_zone_identifier",
+                    "launch_template",
+                    "mixed_instances_policy",
+                    "target_group_arns",
+                    "load_balancers",
+                    "suspended_processes",
+                    "enabled_metrics",
+                    "metrics_granularity",
+                    "protect_from_scale_in",
+                    "capacity_rebalance",
+                    "max_instance_lifetime",
+                    "health_check_type",
+                    "health_check_grace_period",
+                    "tag",
+                ],
             },
-            R::LifecycleHook => const {
-                &f(
-                    "aws_autoscaling_lifecycle_hook",
-                    S::Autoscaling,
-                    false,
-                    &[],
-                    &[
-                        "name",
-                        "autoscaling_group_name",
-                        "lifecycle_transition",
-                        "default_result",
-                        "heartbeat_timeout",
-                        "notification_target_arn",
-                        "role_arn",
-                        "notification_metadata",
-                    ],
-                )
+            R::WarmPool => &TypeFacts {
+                terraform_type: "aws_autoscaling_warm_pool",
+                service: Service::Autoscaling,
+                taggable: false,
+                immutable: &[],
+                attrs: &[
+                    "autoscaling_group_name",
+                    "min_size",
+                    "max_group_prepared_capacity",
+                    "pool_state",
+                    "instance_reuse_policy",
+                ],
             },
-            R::Volume => const {
-                &f(
-                    "aws_ebs_volume",
-                    S::Ec2,
-                    true,
-                    &["availability_zone", "encrypted", "kms_key_id"],
-                    &[
-                        "availability_zone",
-                        "size",
-                        "type",
-                        "iops",
-                        "throughput",
-                        "encrypted",
-                        "kms_key_id",
-                    ],
-                )
+            R::LifecycleHook => &TypeFacts {
+                terraform_type: "aws_autoscaling_lifecycle_hook",
+                service: Service::Autoscaling,
+                taggable: false,
+                immutable: &[],
+                attrs: &[
+                    "name",
+                    "autoscaling_group_name",
+                    "lifecycle_transition",
+                    "default_result",
+                    "heartbeat_timeout",
+                    "notification_target_arn",
+                    "role_arn",
+                    "notification_metadata",
+                ],
             },
-            R::LoadBalancer => const {
-                &f(
-                    "aws_lb",
-                    S::Elbv2,
-                    true,
-                    &["load_balancer_type", "internal"],
-                    &[
-                        "name",
-                        "load_balancer_type",
-                        "internal",
-                        "subnet_mapping",
-                        "security_groups",
-                        "enable_cross_zone_load_balancing",
-                        "ip_address_type",
-                        "dns_name",
-                        "zone_id",
-                    ],
-                )
+            R::Volume => &TypeFacts {
+                terraform_type: "aws_ebs_volume",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &["availability_zone", "encrypted", "kms_key_id"],
+                attrs: &[
+                    "availability_zone",
+                    "size",
+                    "type",
+                    "iops",
+                    "throughput",
+                    "encrypted",
+                    "kms_key_id",
+                ],
             },
-            R::TargetGroup => const {
-                &f(
-                    "aws_lb_target_group",
-                    S::Elbv2,
-                    true,
-                    &["port", "protocol", "vpc_id"],
-                    &[
-                        "name",
-                        "port",
-                        "protocol",
-                        "vpc_id",
-                        "target_type",
-                        "health_check",
-                        "deregistration_delay",
-                        "connection_termination",
-                    ],
-                )
+            R::LoadBalancer => &TypeFacts {
+                terraform_type: "aws_lb",
+                service: Service::Elbv2,
+                taggable: true,
+                immutable: &["load_balancer_type", "internal"],
+                attrs: &[
+                    "name",
+                    "load_balancer_type",
+                    "internal",
+                    "subnet_mapping",
+                    "security_groups",
+                    "enable_cross_zone_load_balancing",
+                    "ip_address_type",
+                    "dns_name",
+                    "zone_id",
+                ],
             },
-            R::Listener => const {
-                &f(
-                    "aws_lb_listener",
-                    S::Elbv2,
-                    false,
-                    &["load_balancer_arn"],
-                    &[
-                        "load_balancer_arn",
-                        "port",
-                        "protocol",
-                        "certificate_arn",
-                        "ssl_policy",
-                        "default_action",
-                    ],
-                )
+            R::TargetGroup => &TypeFacts {
+                terraform_type: "aws_lb_target_group",
+                service: Service::Elbv2,
+                taggable: true,
+                immutable: &["port", "protocol", "vpc_id"],
+                attrs: &[
+                    "name",
+                    "port",
+                    "protocol",
+                    "vpc_id",
+                    "target_type",
+                    "health_check",
+                    "deregistration_delay",
+                    "connection_termination",
+                ],
             },
-            R::RecordSet => const {
-                &f(
-                    "aws_route53_record",
-                    S::Route53,
-                    false,
-                    &[],
-                    &["zone_id", "name", "type", "ttl", "records", "alias"],
-                )
+            R::Listener => &TypeFacts {
+                terraform_type: "aws_lb_listener",
+                service: Service::Elbv2,
+                taggable: false,
+                immutable: &["load_balancer_arn"],
+                attrs: &[
+                    "load_balancer_arn",
+                    "port",
+                    "protocol",
+                    "certificate_arn",
+                    "ssl_policy",
+                    "default_action",
+                ],
             },
-            R::HostedZone => const {
-                &f(
-                    "aws_route53_zone",
-                    S::Route53,
-                    true,
-                    &["name"],
-                    &["name", "private", "vpc", "comment"],
-                )
+            R::RecordSet => &TypeFacts {
+                terraform_type: "aws_route53_record",
+                service: Service::Route53,
+                taggable: false,
+                immutable: &[],
+                attrs: &["zone_id", "name", "type", "ttl", "records", "alias"],
             },
-            R::SqsQueue => const {
-                &f(
-                    "aws_sqs_queue",
-                    S::Sqs,
-                    true,
-                    &[],
-                    &["name", "message_retention_seconds", "policy"],
-                )
+            R::HostedZone => &TypeFacts {
+                terraform_type: "aws_route53_zone",
+                service: Service::Route53,
+                taggable: true,
+                immutable: &["name"],
+                attrs: &["name", "private", "vpc", "comment"],
             },
-            R::EventRule => const {
-                &f(
-                    "aws_cloudwatch_event_rule",
-                    S::EventBridge,
-                    true,
-                    &[],
-                    &["name", "event_pattern", "schedule_expression", "description", "state"],
-                )
+            R::SqsQueue => &TypeFacts {
+                terraform_type: "aws_sqs_queue",
+                service: Service::Sqs,
+                taggable: true,
+                immutable: &[],
+                attrs: &["name", "message_retention_seconds", "policy"],
             },
-            R::EventTarget => const {
-                &f(
-                    "aws_cloudwatch_event_target",
-                    S::EventBridge,
-                    false,
-                    &[],
-                    &["rule", "target_id", "arn", "input"],
-                )
+            R::EventRule => &TypeFacts {
+                terraform_type: "aws_cloudwatch_event_rule",
+                service: Service::EventBridge,
+                taggable: true,
+                immutable: &[],
+                attrs: &[
+                    "name",
+                    "event_pattern",
+                    "schedule_expression",
+                    "description",
+                    "state",
+                ],
             },
-            R::S3Object => const {
-                &f(
-                    "aws_s3_object",
-                    S::S3,
-                    false,
-                    &[],
-                    &[
-                        "bucket",
-                        "key",
-                        "content",
-                        "server_side_encryption",
-                        "acl",
-                        "content_type",
-                    ],
-                )
+            R::EventTarget => &TypeFacts {
+                terraform_type: "aws_cloudwatch_event_target",
+                service: Service::EventBridge,
+                taggable: false,
+                immutable: &[],
+                attrs: &["rule", "target_id", "arn", "input"],
             },
-            R::Instance => const {
-                &f(
-                    "aws_instance",
-                    S::Ec2,
-                    true,
-                    &[],
-                    &[
-                        "instance_type",
-                        "subnet_id",
-                        "image_id",
-                        "state",
-                        "availability_zone",
-                    ],
-                )
+            R::S3Object => &TypeFacts {
+                terraform_type: "aws_s3_object",
+                service: Service::S3,
+                taggable: false,
+                immutable: &[],
+                attrs: &[
+                    "bucket",
+                    "key",
+                    "content",
+                    "server_side_encryption",
+                    "acl",
+                    "content_type",
+                ],
+            },
+            R::Instance => &TypeFacts {
+                terraform_type: "aws_instance",
+                service: Service::Ec2,
+                taggable: true,
+                immutable: &[],
+                attrs: &[
+                    "instance_type",
+                    "subnet_id",
+                    "image_id",
+                    "state",
+                    "availability_zone",
+                ],
             },
         }
     }
@@ -1172,7 +1114,10 @@ mod tests {
             assert!(f.terraform_type.starts_with("aws_"), "{rt:?}");
             assert!(tf_types.insert(f.terraform_type), "{rt:?} twice");
             for a in f.immutable {
-                assert!(f.attrs.contains(a), "{rt:?}: immutable {a} is not an attribute");
+                assert!(
+                    f.attrs.contains(a),
+                    "{rt:?}: immutable {a} is not an attribute"
+                );
             }
             assert_eq!(rt.to_string(), f.terraform_type);
             assert_eq!(
@@ -1229,7 +1174,11 @@ mod tests {
         assert_eq!(ResourceType::Vpc.service(), Service::Ec2);
         assert_eq!(ResourceType::Listener.service(), Service::Elbv2);
         assert!(!ResourceType::Route.is_taggable());
-        assert!(ResourceType::Subnet.immutable_attrs().contains(&"cidr_block"));
+        assert!(
+            ResourceType::Subnet
+                .immutable_attrs()
+                .contains(&"cidr_block")
+        );
     }
 
     #[test]

@@ -3,21 +3,22 @@
 
 use std::collections::BTreeMap;
 
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{
+    CreateRequest, Image, ImageQuery, Resource, ResourceType, Service, UpdateRequest,
+};
 use aws_sdk_ec2::primitives::Blob;
 use aws_sdk_ec2::types::{
     self as t, AttributeBooleanValue, Filter, IpPermission, IpRange, Ipv6Range,
     NewDhcpConfiguration, PrefixListId, Tag, TagSpecification, UserIdGroupPair,
 };
 use base64::Engine as _;
-use crate::cloud::{
-    CreateRequest, Image, ImageQuery, Resource, ResourceType, Service, UpdateRequest,
-};
-use crate::cloud::{CloudError as Error, CloudResult as Result};
 use serde_json::Value as Json;
 
 use crate::backend::{AwsBackend, Scope};
 use crate::convert::{
-    self as c, Attrs, b, i32_, check_immutable, immutable, jb, ji, jlist, js, obj, object, objs, req, s, strs,
+    self as c, Attrs, b, check_immutable, i32_, immutable, jb, ji, jlist, js, obj, object, objs,
+    req, s, strs,
 };
 
 use ResourceType as R;

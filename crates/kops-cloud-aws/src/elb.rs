@@ -2,17 +2,18 @@
 
 use std::collections::BTreeMap;
 
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
 use aws_sdk_elasticloadbalancingv2::types::{
     self as t, Action, ActionTypeEnum, Certificate, LoadBalancerAttribute, SubnetMapping, Tag,
     TargetGroupAttribute,
 };
-use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
-use crate::cloud::{CloudError as Error, CloudResult as Result};
 use serde_json::Value as Json;
 
 use crate::backend::{AwsBackend, Scope};
 use crate::convert::{
-    Attrs, b, i32_, check_immutable, immutable, jb, ji, jlist, js, obj, object, objs, req, s, strs, tag_diff,
+    Attrs, b, check_immutable, i32_, immutable, jb, ji, jlist, js, obj, object, objs, req, s, strs,
+    tag_diff,
 };
 
 use ResourceType as R;

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_iam::types::Tag;
-use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
 use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
+use aws_sdk_iam::types::Tag;
 
 use crate::backend::{AwsBackend, Scope};
 use crate::convert::{check_immutable, immutable, jlist, req, s, strs, tag_diff, url_decode};

@@ -2,20 +2,22 @@
 
 use std::collections::BTreeMap;
 
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{
+    CreateRequest, HostedZone, Resource, ResourceType, Service, UpdateRequest, ZoneQuery,
+};
 use aws_sdk_eventbridge::types::{Tag as EbTag, Target};
 use aws_sdk_route53::types::{
     AliasTarget, Change, ChangeAction, ChangeBatch, ResourceRecord, ResourceRecordSet, RrType,
 };
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_sqs::types::QueueAttributeName;
-use crate::cloud::{
-    CreateRequest, HostedZone, Resource, ResourceType, Service, UpdateRequest, ZoneQuery,
-};
-use crate::cloud::{CloudError as Error, CloudResult as Result};
 use serde_json::Value as Json;
 
 use crate::backend::{AwsBackend, Scope};
-use crate::convert::{Attrs, b, i, check_immutable, immutable, jlist, obj, object, objs, req, s, strs, tag_diff};
+use crate::convert::{
+    Attrs, b, check_immutable, i, immutable, jlist, obj, object, objs, req, s, strs, tag_diff,
+};
 
 use ResourceType as R;
 

@@ -18,11 +18,11 @@ use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
 use kops_cloud_aws::AwsBackend;
-use kops_cloud_aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
 use kops_cloud_aws::cloud::{
     AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone, Image, ImageQuery,
     ListQuery, Resource, ResourceCloud, ResourceType, UpdateRequest, ZoneQuery,
 };
+use kops_cloud_aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
 use kops_model::aws::{AwsTask, ModelContext, build_tasks, builders};
 use kops_tasks::{
     Context, Executor, ExecutorOptions, Plan, Results, TaskGraph, TokioClock, async_trait,
@@ -417,7 +417,6 @@ impl AwsCloud for Throttling {
         self.check("hosted_zones")?;
         self.inner.hosted_zones(q).await
     }
-
 }
 
 #[test]

@@ -26,7 +26,9 @@ fn prefix(family: &str) -> String {
 type Check = for<'a> fn(
     &'a AwsBackend,
     &'a str,
-) -> Pin<Box<dyn Future<Output = kops_cloud_aws::cloud::CloudResult<()>> + Send + 'a>>;
+) -> Pin<
+    Box<dyn Future<Output = kops_cloud_aws::cloud::CloudResult<()>> + Send + 'a>,
+>;
 
 /// Runs one family of the suite on a large-stack runtime (the SDK's futures are deep in
 /// debug builds).

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kops_cloud_aws::AwsBackend;
-use kops_cloud_aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
 use kops_cloud_aws::cloud::{
-    AwsCloudExt, CloudError, CreateRequest, ListQuery, Resource, ResourceCloud,
-    ResourceType as R, TagFilter, UpdateRequest,
+    AwsCloudExt, CloudError, CreateRequest, ListQuery, Resource, ResourceCloud, ResourceType as R,
+    TagFilter, UpdateRequest,
 };
+use kops_cloud_aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
 use serde_json::{Value as Json, json};
 
 mod common;

@@ -49,12 +49,12 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use kops_tasks::resource::immutable_changes;
 use kops_cloud_aws::cloud::{
     AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone as ZoneInfo,
     Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, TagFilter,
     UpdateRequest, ZoneQuery,
 };
+use kops_tasks::resource::immutable_changes;
 use serde_json::{Map, Value as Json, json};
 
 use crate::asg::{
@@ -582,7 +582,10 @@ impl MockAws {
                 if !q.ids.is_empty() {
                     filters.push(Filter::new("security-group-rule-id", q.ids.clone()));
                 }
-                for rule in self.describe_security_group_rules(&[], &filters).into_cloud()? {
+                for rule in self
+                    .describe_security_group_rules(&[], &filters)
+                    .into_cloud()?
+                {
                     let mut r = Resource::new(rt, &rule.id).with_parent(&rule.group_id);
                     rule_attrs(&mut r.attrs, &rule.group_id, rule.is_egress, &rule.spec);
                     out.push(r);
@@ -714,7 +717,10 @@ impl MockAws {
             R::AutoscalingGroup => {
                 let filters: Vec<Filter> = q.tags.iter().map(ec2_tag_filter).collect();
                 let names: Vec<String> = q.ids.iter().chain(&q.names).cloned().collect();
-                for g in self.describe_auto_scaling_groups(&names, &filters).into_cloud()? {
+                for g in self
+                    .describe_auto_scaling_groups(&names, &filters)
+                    .into_cloud()?
+                {
                     let mut r = new_res(rt, &g.spec.name, &g.tags)
                         .with_name(&g.spec.name)
                         .with_arn(&g.arn);
@@ -1908,7 +1914,11 @@ impl MockAws {
                 }
                 s.id
             }
-            R::RouteTable => self.create_route_table(&need("vpc_id")?, tags).into_cloud()?.id,
+            R::RouteTable => {
+                self.create_route_table(&need("vpc_id")?, tags)
+                    .into_cloud()?
+                    .id
+            }
             R::Route => {
                 let rtb = parent_or("route_table_id")?;
                 let route = route_from(a);
@@ -2092,7 +2102,8 @@ impl MockAws {
                     .into_cloud()?;
                 let attrs = tg_attributes(a);
                 if !attrs.is_empty() {
-                    self.modify_target_group_attributes(&tg.arn, attrs).into_cloud()?;
+                    self.modify_target_group_attributes(&tg.arn, attrs)
+                        .into_cloud()?;
                 }
                 tg.arn
             }
@@ -2306,7 +2317,8 @@ impl MockAws {
             R::IamInstanceProfile => {
                 if changed("role") {
                     if let Some(old) = current.attr_str("role") {
-                        self.remove_role_from_instance_profile(id, old).into_cloud()?;
+                        self.remove_role_from_instance_profile(id, old)
+                            .into_cloud()?;
                     }
                     if let Some(new) = a_str(a, "role") {
                         self.add_role_to_instance_profile(id, &new).into_cloud()?;
@@ -2403,15 +2415,18 @@ impl MockAws {
             }
             R::TargetGroup => {
                 if a.contains_key("health_check") {
-                    self.modify_target_group(id, health_check(&merged)).into_cloud()?;
+                    self.modify_target_group(id, health_check(&merged))
+                        .into_cloud()?;
                 }
                 let attrs = tg_attributes(a);
                 if !attrs.is_empty() {
-                    self.modify_target_group_attributes(id, attrs).into_cloud()?;
+                    self.modify_target_group_attributes(id, attrs)
+                        .into_cloud()?;
                 }
             }
             R::Listener => {
-                self.modify_listener(id, listener_spec(rt, &merged)?).into_cloud()?;
+                self.modify_listener(id, listener_spec(rt, &merged)?)
+                    .into_cloud()?;
             }
             R::RecordSet => {
                 let zone = current
@@ -2433,7 +2448,8 @@ impl MockAws {
                     let want = zone_vpcs(a, &region);
                     let have = zone_vpcs(&current.attrs, &region);
                     for v in want.iter().filter(|v| !have.contains(v)) {
-                        self.associate_vpc_with_hosted_zone(id, v.clone()).into_cloud()?;
+                        self.associate_vpc_with_hosted_zone(id, v.clone())
+                            .into_cloud()?;
                     }
                     for v in have.iter().filter(|v| !want.contains(v)) {
                         self.disassociate_vpc_from_hosted_zone(id, v).into_cloud()?;
@@ -2540,7 +2556,8 @@ impl MockAws {
             R::AutoscalingGroup => Ok(()),
             R::LoadBalancer | R::TargetGroup => {
                 if !removed.is_empty() {
-                    self.remove_elbv2_tags(&[id.to_owned()], &removed).into_cloud()?;
+                    self.remove_elbv2_tags(&[id.to_owned()], &removed)
+                        .into_cloud()?;
                 }
                 self.add_elbv2_tags(&[id.to_owned()], new).into_cloud()
             }
@@ -2782,7 +2799,6 @@ impl ResourceCloud<ResourceType> for MockAws {
     async fn delete(&self, resource_type: ResourceType, id: &str) -> CloudResult<()> {
         self.delete_native(resource_type, id)
     }
-
 }
 
 #[async_trait]
@@ -2850,7 +2866,6 @@ impl AwsCloud for MockAws {
             .filter(|z| query.matches(z))
             .collect())
     }
-
 }
 
 /// A decorator that runs a [`crate::FaultPlan`] in front of any [`AwsCloud`]: each call is
@@ -2931,7 +2946,6 @@ impl<C: AwsCloud + ?Sized> ResourceCloud<ResourceType> for FaultyCloud<C> {
         )?;
         self.inner.delete(resource_type, id).await
     }
-
 }
 
 #[async_trait]
@@ -2955,7 +2969,6 @@ impl<C: AwsCloud + ?Sized> AwsCloud for FaultyCloud<C> {
         self.check("route53", "ListHostedZones")?;
         self.inner.hosted_zones(query).await
     }
-
 }
 
 /// A decorator that counts calls per `<service>:<Verb><Type>` (the names
@@ -3027,7 +3040,6 @@ impl<C: AwsCloud + ?Sized> ResourceCloud<ResourceType> for CountingCloud<C> {
         );
         self.inner.delete(resource_type, id).await
     }
-
 }
 
 #[async_trait]
@@ -3051,5 +3063,4 @@ impl<C: AwsCloud + ?Sized> AwsCloud for CountingCloud<C> {
         self.count("route53", "ListHostedZones");
         self.inner.hosted_zones(query).await
     }
-
 }

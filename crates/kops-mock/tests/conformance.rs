@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use kops_cloud_aws::cloud::{
-    AccountInfo, AwsCloud, AwsCloudExt, CloudError, CloudResult, CreateRequest, HostedZone,
-    Image, ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, UpdateRequest,
-    ZoneQuery,
+    AccountInfo, AwsCloud, AwsCloudExt, CloudError, CloudResult, CreateRequest, HostedZone, Image,
+    ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, UpdateRequest, ZoneQuery,
 };
 use kops_cloud_aws::conformance;
 use kops_mock::{FaultPlan, FaultyCloud, MockAws, Seed};
@@ -69,17 +68,13 @@ async fn fixture_objects_are_visible_through_the_trait() {
         .unwrap();
     assert_eq!(img.id, "ami-12345678");
     let zones = c
-        .hosted_zones(&ZoneQuery::from_spec(
-            "private.example.com",
-        ))
+        .hosted_zones(&ZoneQuery::from_spec("private.example.com"))
         .await
         .unwrap();
     assert_eq!(zones.len(), 1);
     assert_eq!(zones[0].vpcs, ["vpc-12345678"]);
     let z = c
-        .hosted_zones(&ZoneQuery::from_spec(
-            "Z1AFAKE1ZON3YO",
-        ))
+        .hosted_zones(&ZoneQuery::from_spec("Z1AFAKE1ZON3YO"))
         .await
         .unwrap();
     assert_eq!(z[0].name, "example.com.");

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
+use kops_model::aws::AwsTask;
 use kops_model::aws::builders::{self, ModelContext};
 use kops_model::aws::cloud::{AccountInfo, AwsCloud, HostedZone, Image, ResourceType, TypeFacts};
-use kops_model::aws::AwsTask;
 use kops_tasks::Task;
 
 fn cases() -> Vec<PathBuf> {

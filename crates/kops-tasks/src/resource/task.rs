@@ -418,7 +418,9 @@ impl<K: ResourceKind> ResourceTask<K> {
         let cloud = cx.cloud();
         let rt = self.resource_type;
         match &self.find_by {
-            FindBy::Id(id) => Ok(cloud.list(&ListQuery::new(rt).with_ids([id.clone()])).await?),
+            FindBy::Id(id) => Ok(cloud
+                .list(&ListQuery::new(rt).with_ids([id.clone()]))
+                .await?),
             FindBy::Name(n) => Ok(cloud
                 .list(&ListQuery::new(rt).with_names([n.clone()]))
                 .await?),
@@ -786,7 +788,10 @@ mod tests {
 
     impl Toy {
         fn objects(&self) -> Vec<Resource<Kind>> {
-            self.objects.lock().unwrap_or_else(|e| e.into_inner()).clone()
+            self.objects
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
         }
     }
 
@@ -916,7 +921,11 @@ mod tests {
         plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &cloud, true).unwrap();
         let plan = plan_and_apply(vec![tagged_net("10.0.0.0/16", false)], &cloud, true).unwrap();
         assert_eq!(plan.summary().update, 1, "{plan}");
-        let updates = cloud.updates.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let updates = cloud
+            .updates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         assert_eq!(updates.len(), 1);
         assert_eq!(
             updates[0].attrs.keys().collect::<Vec<_>>(),
@@ -939,7 +948,13 @@ mod tests {
         assert!(shown.contains("toy_network"), "{shown}");
         // Applying refuses it as well, before any call.
         assert!(plan_and_apply(vec![tagged_net("10.1.0.0/16", true)], &cloud, true).is_err());
-        assert!(cloud.updates.lock().unwrap_or_else(|e| e.into_inner()).is_empty());
+        assert!(
+            cloud
+                .updates
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
+        );
         assert_eq!(cloud.objects()[0].attr_str("cidr"), Some("10.0.0.0/16"));
     }
 
@@ -1002,12 +1017,16 @@ mod tests {
         // One throttled call, then the retry succeeds.
         let plan = plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &cloud, false).unwrap();
         assert_eq!(plan.summary().create, 1, "{plan}");
-        *cloud.fail.lock().unwrap_or_else(|e| e.into_inner()) = Some(CloudError::PermissionDenied {
-            operation: "toy:List".into(),
-            source: None,
-        });
+        *cloud.fail.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(CloudError::PermissionDenied {
+                operation: "toy:List".into(),
+                source: None,
+            });
         let err = plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &cloud, false).unwrap_err();
-        assert!(err.to_string().contains("toy:List: permission denied"), "{err}");
+        assert!(
+            err.to_string().contains("toy:List: permission denied"),
+            "{err}"
+        );
         let e: Error = CloudError::throttled("x").into();
         assert!(e.is_retryable());
     }
