@@ -42,14 +42,13 @@ pub fn require(test: &str, relative: &str) -> Option<PathBuf> {
     );
     let line = format!("{test}: skipped, {} is absent", path.display());
     eprintln!("{line}");
-    if let Some(log) = std::env::var_os("KOPS_TEST_SKIP_LOG") {
-        if let Ok(mut f) = std::fs::OpenOptions::new()
+    if let Some(log) = std::env::var_os("KOPS_TEST_SKIP_LOG")
+        && let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
-        {
-            let _ = writeln!(f, "{line}");
-        }
+    {
+        let _ = writeln!(f, "{line}");
     }
     None
 }

@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context as _, anyhow, bail};
 use bytes::Bytes;
 use kops_model::aws::cloud::{
-    AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
-    ResourceType, UpdateRequest, ZoneQuery,
+    AccountInfo, AwsCloud, CloudResult, CreateRequest, HostedZone, Image, ImageQuery, ListQuery,
+    Resource, ResourceCloud, ResourceType, UpdateRequest, ZoneQuery,
 };
 use kops_statestore::{PutOptions, Store, StoreExt as _, Version};
 use serde::{Deserialize, Serialize};
@@ -112,20 +112,14 @@ impl JournaledCloud {
 }
 
 #[async_trait::async_trait]
-impl AwsCloud for JournaledCloud {
-    async fn account(&self) -> kops_tasks::Result<AccountInfo> {
-        self.inner.account().await
-    }
-    async fn zones(&self) -> kops_tasks::Result<Vec<String>> {
-        self.inner.zones().await
-    }
-    async fn list(&self, query: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
+impl ResourceCloud<ResourceType> for JournaledCloud {
+    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         self.inner.list(query).await
     }
-    async fn list_digests(&self, query: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
+    async fn list_digests(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         self.inner.list_digests(query).await
     }
-    async fn create(&self, request: &CreateRequest) -> kops_tasks::Result<Resource> {
+    async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
         let r = self.inner.create(request).await?;
         self.record(Entry::Create {
             request: request.clone(),
@@ -133,14 +127,14 @@ impl AwsCloud for JournaledCloud {
         });
         Ok(r)
     }
-    async fn update(&self, request: &UpdateRequest) -> kops_tasks::Result<Resource> {
+    async fn update(&self, request: &UpdateRequest) -> CloudResult<Resource> {
         let r = self.inner.update(request).await?;
         self.record(Entry::Update {
             request: request.clone(),
         });
         Ok(r)
     }
-    async fn delete(&self, resource_type: ResourceType, id: &str) -> kops_tasks::Result<()> {
+    async fn delete(&self, resource_type: ResourceType, id: &str) -> CloudResult<()> {
         self.inner.delete(resource_type, id).await?;
         self.record(Entry::Delete {
             resource_type,
@@ -151,10 +145,20 @@ impl AwsCloud for JournaledCloud {
         }
         Ok(())
     }
-    async fn images(&self, query: &ImageQuery) -> kops_tasks::Result<Vec<Image>> {
+}
+
+#[async_trait::async_trait]
+impl AwsCloud for JournaledCloud {
+    async fn account(&self) -> CloudResult<AccountInfo> {
+        self.inner.account().await
+    }
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        self.inner.zones().await
+    }
+    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<Image>> {
         self.inner.images(query).await
     }
-    async fn hosted_zones(&self, query: &ZoneQuery) -> kops_tasks::Result<Vec<HostedZone>> {
+    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
         self.inner.hosted_zones(query).await
     }
 }

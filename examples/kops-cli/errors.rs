@@ -92,7 +92,10 @@ pub fn aws_credentials_origin() -> String {
 /// Explains a failure of the first AWS call of a command (`sts:GetCallerIdentity`):
 /// missing or rejected credentials become one line naming the service and the
 /// profile; anything else keeps its chain.
-pub fn aws_account_error(e: kops_tasks::Error, region: &str) -> anyhow::Error {
+pub fn aws_account_error(
+    e: impl std::error::Error + Send + Sync + 'static,
+    region: &str,
+) -> anyhow::Error {
     let origin = aws_credentials_origin();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(c) = cur {
@@ -118,7 +121,14 @@ pub fn aws_account_error(e: kops_tasks::Error, region: &str) -> anyhow::Error {
         }
         cur = c.source();
     }
-    let text = e.to_string();
+    // The AWS error code may sit at any level of the chain.
+    let mut text = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cur = c.source();
+    }
     if let Some(code) = REJECTED.iter().find(|c| text.contains(&format!("({c})"))) {
         return user(format!(
             "AWS (region {region}): AWS rejected the credentials of {origin} ({code}); check the access key, or refresh the session (`aws sso login`)"

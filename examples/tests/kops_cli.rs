@@ -670,3 +670,51 @@ fn removed_instance_group_is_deleted_by_update() {
         assert!(nodes.iter().any(|(t, _)| t == kind), "{kind}: {nodes:?}");
     }
 }
+
+#[test]
+fn dry_run_refuses_a_network_cidr_change_before_applying_anything() {
+    let env = Env::new();
+    env.create_demo();
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    env.kops(&["update", "cluster", CLUSTER]).expect(0);
+
+    // A wider network: the VPC's CIDR cannot change in place.
+    let r = env
+        .kops(&["get", "cluster", CLUSTER, "-o", "yaml"])
+        .expect(0);
+    let wider = r
+        .stdout
+        .replace("networkCIDR: 172.20.0.0/16", "networkCIDR: 172.20.0.0/15");
+    assert_ne!(wider, r.stdout, "{}", r.stdout);
+    std::fs::write(env.path("cluster.yaml"), wider).unwrap();
+    env.kops(&["replace", "-f", "cluster.yaml"]).expect(0);
+
+    let before = env.tree();
+    let r = env
+        .kops(&["update", "cluster", CLUSTER])
+        .expect_error("cannot change in place");
+    assert!(
+        r.stderr.contains(&format!("VPC/{CLUSTER}.cidr_block")),
+        "names the task and field: {}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "no plan is printed: {}", r.stdout);
+    assert_eq!(env.tree(), before, "the dry run changed the store");
+
+    // Applying refuses it too, before changing anything.
+    env.kops(&["update", "cluster", CLUSTER, "--yes"])
+        .expect_error("cannot change in place");
+    assert_eq!(env.tree(), before, "nothing was applied");
+    let r = env
+        .kops(&["toolbox", "dump", CLUSTER, "-o", "json"])
+        .expect(0);
+    let dump: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let vpcs: Vec<&str> = dump["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["resource_type"] == "Vpc")
+        .filter_map(|r| r["attrs"]["cidr_block"].as_str())
+        .collect();
+    assert_eq!(vpcs, ["172.20.0.0/16"], "{}", r.stdout);
+}

@@ -3,16 +3,17 @@
 
 use std::collections::BTreeMap;
 
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
 use aws_sdk_autoscaling::types::{
     self as t, Filter, LaunchTemplateSpecification, Tag, TagDescription,
 };
-use kops_model::aws::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
-use kops_tasks::{Error, Result};
 use serde_json::Value as Json;
 
 use crate::backend::{AwsBackend, Scope};
 use crate::convert::{
-    Attrs, b, i32_, immutable, jb, ji, jlist, js, obj, object, objs, req, s, strs, tag_diff,
+    Attrs, b, check_immutable, i32_, immutable, jb, ji, jlist, js, obj, object, objs, req, s, strs,
+    tag_diff,
 };
 
 use ResourceType as R;
@@ -554,6 +555,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
     let old = be.reread(rt, id).await.map_err(|_| Error::NotFound {
         what: format!("{rt} {id}"),
     })?;
+    check_immutable(rt, &old.attrs, &rq.attrs)?;
     let a = &rq.attrs;
     match rt {
         R::AutoscalingGroup => {

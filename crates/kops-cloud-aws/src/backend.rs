@@ -6,13 +6,14 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use crate::cloud::{
+    AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
+    ResourceCloud, ResourceType, Service, UpdateRequest, ZoneQuery,
+};
+use crate::cloud::{CloudError as Error, CloudResult as Result};
 use aws_config::SdkConfig;
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
-use kops_model::aws::cloud::{
-    AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
-    ResourceType, Service, UpdateRequest, ZoneQuery,
-};
-use kops_tasks::{Error, Result, async_trait};
+use kops_tasks::async_trait;
 use tokio::sync::OnceCell;
 
 use crate::classify::from_sdk;
@@ -258,7 +259,6 @@ impl AwsBackend {
             Service::Sqs => "sqs",
             Service::EventBridge => "eventbridge",
             Service::S3 => "s3",
-            _ => "other",
         };
         let key = format!("{svc}:{op}");
         let mut g = match self.inner.calls.lock() {
@@ -375,49 +375,12 @@ impl AwsBackend {
         found
             .into_iter()
             .find(|r| r.id == id)
-            .ok_or_else(|| Error::retryable(format!("read back {rt} {id} after writing it")))
+            .ok_or_else(|| Error::unavailable(format!("read back {rt} {id} after writing it")))
     }
 }
 
 #[async_trait]
-impl AwsCloud for AwsBackend {
-    async fn account(&self) -> Result<AccountInfo> {
-        self.inner
-            .account
-            .get_or_try_init(|| async {
-                let out = self
-                    .call(
-                        Service::Ec2,
-                        "GetCallerIdentity",
-                        "caller identity",
-                        self.inner.sts.get_caller_identity().send(),
-                    )
-                    .await?;
-                let region = self.inner.region.clone();
-                let partition = match out.arn() {
-                    Some(arn) => arn.split(':').nth(1).unwrap_or("aws").to_owned(),
-                    None if region.starts_with("cn-") => "aws-cn".to_owned(),
-                    None if region.starts_with("us-gov-") => "aws-us-gov".to_owned(),
-                    None => "aws".to_owned(),
-                };
-                Ok(AccountInfo::new(
-                    out.account().unwrap_or_default(),
-                    partition,
-                    region,
-                ))
-            })
-            .await
-            .cloned()
-    }
-
-    async fn zones(&self) -> Result<Vec<String>> {
-        self.inner
-            .zones
-            .get_or_try_init(|| ec2::zones(self))
-            .await
-            .cloned()
-    }
-
+impl ResourceCloud<ResourceType> for AwsBackend {
     async fn list(&self, query: &ListQuery) -> Result<Vec<Resource>> {
         let rt = query.resource_type;
         // A record's zone may be named with or without `/hostedzone/`; records carry the
@@ -502,6 +465,46 @@ impl AwsCloud for AwsBackend {
             Err(Error::NotFound { .. }) => Ok(()),
             other => other,
         }
+    }
+}
+
+#[async_trait]
+impl AwsCloud for AwsBackend {
+    async fn account(&self) -> Result<AccountInfo> {
+        self.inner
+            .account
+            .get_or_try_init(|| async {
+                let out = self
+                    .call(
+                        Service::Ec2,
+                        "GetCallerIdentity",
+                        "caller identity",
+                        self.inner.sts.get_caller_identity().send(),
+                    )
+                    .await?;
+                let region = self.inner.region.clone();
+                let partition = match out.arn() {
+                    Some(arn) => arn.split(':').nth(1).unwrap_or("aws").to_owned(),
+                    None if region.starts_with("cn-") => "aws-cn".to_owned(),
+                    None if region.starts_with("us-gov-") => "aws-us-gov".to_owned(),
+                    None => "aws".to_owned(),
+                };
+                Ok(AccountInfo::new(
+                    out.account().unwrap_or_default(),
+                    partition,
+                    region,
+                ))
+            })
+            .await
+            .cloned()
+    }
+
+    async fn zones(&self) -> Result<Vec<String>> {
+        self.inner
+            .zones
+            .get_or_try_init(|| ec2::zones(self))
+            .await
+            .cloned()
     }
 
     async fn images(&self, query: &ImageQuery) -> Result<Vec<Image>> {

@@ -1,10 +1,15 @@
-//! Classification of AWS errors by their error code into the executor's error kinds.
+//! Classification of AWS errors by their error code into the cloud error kinds
+//! ([`CloudError`]).
 //!
 //! The rules are plain functions of `(operation, code, message)` so they can be tested
-//! without a network; `from_sdk` feeds them from an SDK error.
+//! without a network (and need no SDK); with the `sdk` feature, the backend feeds them
+//! from SDK errors, which become the [`std::error::Error::source`] of the kind.
 
+#[cfg(feature = "sdk")]
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
-use kops_tasks::Error;
+use kops_tasks::BoxError;
+
+use crate::cloud::CloudError as Error;
 
 /// The kind an AWS error code maps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,8 +17,11 @@ use kops_tasks::Error;
 pub enum ErrorKind {
     /// The service asked us to slow down (retried with backoff).
     Throttled,
-    /// A transient failure (eventual consistency, a dependency still attached).
-    Retryable,
+    /// The object is in use or changing (a dependency still attached, a concurrent
+    /// change; retried).
+    Conflict,
+    /// A transient failure of the service or of eventual consistency (retried).
+    Unavailable,
     /// The addressed object does not exist.
     NotFound,
     /// The object already exists.
@@ -44,7 +52,7 @@ const THROTTLING: &[&str] = &[
     "TransactionInProgressException",
 ];
 
-const RETRYABLE: &[&str] = &[
+const CONFLICT: &[&str] = &[
     "DependencyViolation",
     "DeleteConflict",
     "ResourceInUse",
@@ -58,6 +66,10 @@ const RETRYABLE: &[&str] = &[
     "ConcurrentModification",
     "ConcurrentModificationException",
     "OperationAborted",
+    "OperationPending",
+];
+
+const UNAVAILABLE: &[&str] = &[
     "InternalError",
     "InternalFailure",
     "InternalServerError",
@@ -66,7 +78,6 @@ const RETRYABLE: &[&str] = &[
     "Unavailable",
     "RequestTimeout",
     "RequestTimeoutException",
-    "OperationPending",
 ];
 
 const NOT_FOUND: &[&str] = &[
@@ -148,8 +159,11 @@ pub fn kind_of(code: &str, message: &str) -> ErrorKind {
     if THROTTLING.contains(&code) {
         return ErrorKind::Throttled;
     }
-    if RETRYABLE.contains(&code) {
-        return ErrorKind::Retryable;
+    if CONFLICT.contains(&code) {
+        return ErrorKind::Conflict;
+    }
+    if UNAVAILABLE.contains(&code) {
+        return ErrorKind::Unavailable;
     }
     if PERMISSION.contains(&code) {
         return ErrorKind::PermissionDenied;
@@ -174,7 +188,7 @@ pub fn kind_of(code: &str, message: &str) -> ErrorKind {
     }
     if code == "InvalidParameterValue" && lower.contains("iaminstanceprofile") {
         // A freshly created instance profile is not yet visible to EC2.
-        return ErrorKind::Retryable;
+        return ErrorKind::Unavailable;
     }
     if INVALID.contains(&code) || code.starts_with("Invalid") || code.starts_with("Malformed") {
         return ErrorKind::Invalid;
@@ -182,54 +196,73 @@ pub fn kind_of(code: &str, message: &str) -> ErrorKind {
     ErrorKind::Other
 }
 
-/// Turns an AWS error (code and message) from `operation` into the executor's error.
-/// `what` names the object the call addressed, for not-found errors.
+/// Turns an AWS error (code and message) from `operation` on `what` (the object the
+/// call addressed) into a cloud error. The message is left to `source` (the SDK error
+/// carries it); the code names the kind's cause where the kind has no other: the limit of
+/// a quota, the reason of a conflict. Without a source (tests, callers that only have
+/// the code) the message goes into the display of invalid and other errors.
 pub fn classify(
     operation: &str,
     what: &str,
     code: &str,
     message: &str,
-    source: Option<kops_tasks::BoxError>,
+    source: Option<BoxError>,
 ) -> Error {
+    let on = format!("{operation} on {what}");
     match kind_of(code, message) {
         ErrorKind::Throttled => Error::Throttled {
             operation: format!("{operation} ({code})"),
             source,
         },
-        ErrorKind::Retryable => Error::Retryable {
-            operation: format!("{operation} on {what} ({code}: {message})"),
+        ErrorKind::Conflict => Error::Conflict {
+            operation: operation.to_owned(),
+            what: what.to_owned(),
+            reason: code.to_owned(),
+            source,
+        },
+        ErrorKind::Unavailable => Error::Unavailable {
+            operation: format!("{on} ({code})"),
             source,
         },
         ErrorKind::NotFound => Error::NotFound {
             what: format!("{what} ({operation}: {code})"),
         },
+        ErrorKind::AlreadyExists => Error::AlreadyExists {
+            operation: operation.to_owned(),
+            what: what.to_owned(),
+            source,
+        },
         ErrorKind::PermissionDenied => Error::PermissionDenied {
-            operation: format!("{operation} on {what} ({code})"),
+            operation: format!("{on} ({code})"),
             source,
         },
-        ErrorKind::Quota => Error::Cloud {
-            operation: format!(
-                "{operation} on {what}: AWS limit {code} reached, request a quota increase or free capacity ({message})"
-            ),
-            source,
-        },
-        ErrorKind::AlreadyExists => Error::Cloud {
-            operation: format!("{operation}: {what} already exists ({code})"),
+        ErrorKind::Quota => Error::Quota {
+            operation: on,
+            limit: code.to_owned(),
             source,
         },
         ErrorKind::Invalid => Error::Invalid {
-            field: format!("{operation} {what}"),
-            message: format!("{code}: {message}"),
+            field: what.to_owned(),
+            message: if message.is_empty() {
+                format!("{operation} rejected the request ({code})")
+            } else {
+                format!("{operation} rejected the request ({code}: {message})")
+            },
         },
-        ErrorKind::Other => Error::Cloud {
-            operation: format!("{operation} on {what} ({code})"),
+        ErrorKind::Other if source.is_none() && !message.is_empty() => Error::Other {
+            operation: format!("{on} ({code}: {message})"),
+            source: None,
+        },
+        ErrorKind::Other => Error::Other {
+            operation: format!("{on} ({code})"),
             source,
         },
     }
 }
 
-/// Maps an SDK error. Transport failures and timeouts are retryable; a request the SDK
-/// could not even build is invalid.
+/// Maps an SDK error. Transport failures and timeouts are unavailable (retried); a
+/// request the SDK could not even build is invalid.
+#[cfg(feature = "sdk")]
 pub(crate) fn from_sdk<E, R>(operation: &str, what: &str, err: SdkError<E, R>) -> Error
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
@@ -242,8 +275,8 @@ where
             classify(operation, what, &code, &message, Some(Box::new(err)))
         }
         SdkError::ConstructionFailure(_) => Error::Invalid {
-            field: format!("{operation} {what}"),
-            message: "the request could not be built".into(),
+            field: what.to_owned(),
+            message: format!("{operation}: the request could not be built"),
         },
         _ => match err.code() {
             Some(code) => {
@@ -251,7 +284,7 @@ where
                 let message = err.message().unwrap_or_default().to_owned();
                 classify(operation, what, &code, &message, Some(Box::new(err)))
             }
-            None => Error::Retryable {
+            None => Error::Unavailable {
                 operation: format!("{operation} on {what} (transport)"),
                 source: Some(Box::new(err)),
             },
@@ -314,6 +347,10 @@ mod tests {
             assert_eq!(kind_of(code, ""), ErrorKind::Quota, "{code}");
             let e = classify("CreateVpc", "vpc main", code, "too many", None);
             assert!(!e.is_retryable());
+            assert!(
+                matches!(&e, Error::Quota { limit, .. } if limit == code),
+                "{code}: {e:?}"
+            );
             assert!(e.to_string().contains(code), "{e}");
         }
         // The request-rate limit is not a quota.
@@ -337,9 +374,11 @@ mod tests {
             "",
             None,
         );
-        assert!(matches!(e, Error::Retryable { .. }));
+        assert!(matches!(e, Error::Conflict { .. }), "{e}");
         assert!(e.is_retryable());
-        assert_eq!(kind_of("DeleteConflict", ""), ErrorKind::Retryable);
+        assert_eq!(kind_of("DeleteConflict", ""), ErrorKind::Conflict);
+        assert_eq!(kind_of("ServiceUnavailable", ""), ErrorKind::Unavailable);
+        assert!(classify("DescribeVpcs", "vpcs", "InternalError", "", None).is_retryable());
     }
 
     #[test]
@@ -362,8 +401,39 @@ mod tests {
                 "InvalidParameterValue",
                 "Value (x) for parameter iamInstanceProfile.name is invalid"
             ),
-            ErrorKind::Retryable
+            ErrorKind::Unavailable
         );
         assert_eq!(kind_of("SomethingNew", ""), ErrorKind::Other);
+    }
+
+    #[test]
+    fn already_exists_is_its_own_kind() {
+        let e = classify(
+            "CreateSecurityGroup",
+            "aws_security_group nodes",
+            "InvalidGroup.Duplicate",
+            "already exists",
+            None,
+        );
+        assert!(matches!(e, Error::AlreadyExists { .. }), "{e:?}");
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn display_does_not_repeat_the_source() {
+        let source = std::io::Error::other("DependencyViolation: sg-1 has a dependent object");
+        let e = classify(
+            "DeleteSecurityGroup",
+            "sg-1",
+            "DependencyViolation",
+            "sg-1 has a dependent object",
+            Some(Box::new(source)),
+        );
+        let shown = e.to_string();
+        assert!(shown.contains("DeleteSecurityGroup"), "{shown}");
+        assert!(shown.contains("sg-1"), "{shown}");
+        assert!(!shown.contains("dependent object"), "{shown}");
+        let cause = std::error::Error::source(&e).map(ToString::to_string);
+        assert!(cause.is_some_and(|c| c.contains("dependent object")));
     }
 }

@@ -2,8 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use kops_model::aws::cloud::ResourceType;
-use kops_tasks::{Error, Result};
+use crate::cloud::ResourceType;
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use kops_tasks::resource::immutable_changes;
 use serde_json::{Map, Value as Json};
 
 pub(crate) type Attrs = BTreeMap<String, Json>;
@@ -156,15 +157,23 @@ pub(crate) fn url_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_owned())
 }
 
-/// An immutable attribute was asked to change.
+/// Attributes this backend cannot change in place were asked to change (what AWS offers
+/// no update call for; the type's [`immutable`](crate::cloud::TypeFacts::immutable)
+/// attributes are refused before, by [`check_immutable`]).
 pub(crate) fn immutable(rt: ResourceType, keys: &Attrs) -> Error {
-    Error::invalid(
-        format!(
-            "{rt}.{}",
-            keys.keys().cloned().collect::<Vec<_>>().join(",")
-        ),
-        "cannot be changed in place; the object must be replaced",
-    )
+    let keys: Vec<&str> = keys.keys().map(String::as_str).collect();
+    Error::immutable(rt.terraform_type(), &keys)
+}
+
+/// Refuses an update that changes an attribute the type's facts list as immutable, before
+/// any call is made.
+pub(crate) fn check_immutable(rt: ResourceType, current: &Attrs, requested: &Attrs) -> Result<()> {
+    let fixed = immutable_changes(rt, current, requested);
+    if fixed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::immutable(rt.terraform_type(), &fixed))
+    }
 }
 
 #[cfg(test)]

@@ -3,21 +3,22 @@
 
 use std::collections::BTreeMap;
 
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{
+    CreateRequest, Image, ImageQuery, Resource, ResourceType, Service, UpdateRequest,
+};
 use aws_sdk_ec2::primitives::Blob;
 use aws_sdk_ec2::types::{
     self as t, AttributeBooleanValue, Filter, IpPermission, IpRange, Ipv6Range,
     NewDhcpConfiguration, PrefixListId, Tag, TagSpecification, UserIdGroupPair,
 };
 use base64::Engine as _;
-use kops_model::aws::cloud::{
-    CreateRequest, Image, ImageQuery, Resource, ResourceType, Service, UpdateRequest,
-};
-use kops_tasks::{Error, Result};
 use serde_json::Value as Json;
 
 use crate::backend::{AwsBackend, Scope};
 use crate::convert::{
-    self as c, Attrs, b, i32_, immutable, jb, ji, jlist, js, obj, object, objs, req, s, strs,
+    self as c, Attrs, b, check_immutable, i32_, immutable, jb, ji, jlist, js, obj, object, objs,
+    req, s, strs,
 };
 
 use ResourceType as R;
@@ -146,7 +147,7 @@ async fn sync_tags(
 
 async fn current(be: &AwsBackend, rt: ResourceType, id: &str) -> Result<Resource> {
     be.reread(rt, id).await.map_err(|e| match e {
-        Error::Retryable { .. } => Error::NotFound {
+        Error::Unavailable { .. } => Error::NotFound {
             what: format!("{rt} {id}"),
         },
         other => other,
@@ -184,12 +185,6 @@ pub(crate) async fn images(be: &AwsBackend, q: &ImageQuery) -> Result<Vec<Image>
             if let Some(o) = owner {
                 req = req.owners(o);
             }
-        }
-        other => {
-            return Err(Error::NotImplemented {
-                operation: format!("image query {other:?}"),
-                implementer: "kops-cloud-aws".into(),
-            });
         }
     }
     let out = be.call(EC2, "DescribeImages", "images", req.send()).await?;
@@ -1748,7 +1743,7 @@ async fn create_sg_rule(be: &AwsBackend, rq: &CreateRequest) -> Result<Resource>
     match r {
         Ok(()) => {}
         // The rule exists already (e.g. the default egress rule of a new group).
-        Err(Error::Cloud { operation, .. }) if operation.contains("already exists") => {}
+        Err(Error::AlreadyExists { .. }) => {}
         Err(e) => return Err(e),
     }
     be.invalidate(rt);
@@ -1756,7 +1751,7 @@ async fn create_sg_rule(be: &AwsBackend, rq: &CreateRequest) -> Result<Resource>
     rules
         .into_iter()
         .find(|r| rule_matches(r, a))
-        .ok_or_else(|| Error::retryable(format!("read back rule of {group} after creating it")))
+        .ok_or_else(|| Error::unavailable(format!("read back rule of {group} after creating it")))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1767,6 +1762,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
     let rt = rq.resource_type;
     let id = rq.id.as_str();
     let old = current(be, rt, id).await?;
+    check_immutable(rt, &old.attrs, &rq.attrs)?;
     let mut a = rq.attrs.clone();
     match rt {
         R::Vpc => {

@@ -1,5 +1,6 @@
 //! The crate's error type (for building a backend; cloud calls return
-//! [`kops_tasks::Error`] as the [`AwsCloud`](kops_model::aws::cloud::AwsCloud) trait requires).
+//! [`CloudError`](crate::cloud::CloudError) as the [`AwsCloud`](crate::AwsCloud) trait
+//! requires).
 
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

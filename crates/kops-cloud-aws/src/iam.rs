@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
 use aws_sdk_iam::types::Tag;
-use kops_model::aws::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
-use kops_tasks::{Error, Result};
 
 use crate::backend::{AwsBackend, Scope};
-use crate::convert::{immutable, jlist, req, s, strs, tag_diff, url_decode};
+use crate::convert::{check_immutable, immutable, jlist, req, s, strs, tag_diff, url_decode};
 
 use ResourceType as R;
 
@@ -422,6 +422,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
     let old = be.reread(rt, id).await.map_err(|_| Error::NotFound {
         what: format!("{rt} {id}"),
     })?;
+    check_immutable(rt, &old.attrs, &rq.attrs)?;
     let mut a = rq.attrs.clone();
     match rt {
         R::IamRole => {

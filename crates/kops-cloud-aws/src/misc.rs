@@ -2,20 +2,22 @@
 
 use std::collections::BTreeMap;
 
+use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{
+    CreateRequest, HostedZone, Resource, ResourceType, Service, UpdateRequest, ZoneQuery,
+};
 use aws_sdk_eventbridge::types::{Tag as EbTag, Target};
 use aws_sdk_route53::types::{
     AliasTarget, Change, ChangeAction, ChangeBatch, ResourceRecord, ResourceRecordSet, RrType,
 };
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_sqs::types::QueueAttributeName;
-use kops_model::aws::cloud::{
-    CreateRequest, HostedZone, Resource, ResourceType, Service, UpdateRequest, ZoneQuery,
-};
-use kops_tasks::{Error, Result};
 use serde_json::Value as Json;
 
 use crate::backend::{AwsBackend, Scope};
-use crate::convert::{Attrs, b, i, immutable, jlist, obj, object, objs, req, s, strs, tag_diff};
+use crate::convert::{
+    Attrs, b, check_immutable, i, immutable, jlist, obj, object, objs, req, s, strs, tag_diff,
+};
 
 use ResourceType as R;
 
@@ -84,7 +86,7 @@ async fn get_object(be: &AwsBackend, bucket: &str, key: &str) -> Result<Option<R
         .body
         .collect()
         .await
-        .map_err(|e| Error::Retryable {
+        .map_err(|e| Error::Unavailable {
             operation: format!("read s3://{id}"),
             source: Some(Box::new(e)),
         })?
@@ -447,7 +449,7 @@ async fn create_zone(be: &AwsBackend, rq: &CreateRequest) -> Result<String> {
     let id = o
         .hosted_zone()
         .map(|z| z.id().to_owned())
-        .ok_or_else(|| Error::retryable(format!("CreateHostedZone {name} returned no zone")))?;
+        .ok_or_else(|| Error::unavailable(format!("CreateHostedZone {name} returned no zone")))?;
     if !rq.tags.is_empty() {
         let tags: Vec<R53Tag> = rq
             .tags
@@ -741,6 +743,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
     let old = be.reread(rt, id).await.map_err(|_| Error::NotFound {
         what: format!("{rt} {id}"),
     })?;
+    check_immutable(rt, &old.attrs, &rq.attrs)?;
     let mut merged = old.attrs.clone();
     merged.extend(rq.attrs.clone());
     match rt {

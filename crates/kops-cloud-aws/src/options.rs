@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::cloud::Service;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_ec2::config::{Credentials, SharedCredentialsProvider};
-use kops_model::aws::cloud::Service;
 
 use crate::backend::AwsBackend;
 use crate::error::{Error, Result};

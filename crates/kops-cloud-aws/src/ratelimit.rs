@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kops_model::aws::cloud::Service;
+use crate::cloud::Service;
 
 /// A token bucket's size and refill rate.
 #[derive(Clone, Copy, Debug, PartialEq)]

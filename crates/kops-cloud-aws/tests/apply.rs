@@ -19,14 +19,14 @@ use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
 use kops_cloud_aws::AwsBackend;
-use kops_model::aws::cloud::{
-    AccountInfo, AwsCloud, CreateRequest, HostedZone, Image, ImageQuery, ListQuery, Resource,
-    ResourceType, UpdateRequest, ZoneQuery,
+use kops_cloud_aws::cloud::{
+    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone, Image, ImageQuery,
+    ListQuery, Resource, ResourceCloud, ResourceType, UpdateRequest, ZoneQuery,
 };
 use kops_model::aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
 use kops_model::aws::{AwsTask, ModelContext, build_tasks, builders};
 use kops_tasks::{
-    Context, Error, Executor, ExecutorOptions, Plan, Results, TaskGraph, TokioClock, async_trait,
+    Context, Executor, ExecutorOptions, Plan, Results, TaskGraph, TokioClock, async_trait,
 };
 
 mod common;
@@ -362,7 +362,7 @@ struct Throttling {
 }
 
 impl Throttling {
-    fn check(&self, op: &str) -> kops_tasks::Result<()> {
+    fn check(&self, op: &str) -> CloudResult<()> {
         // A fixed pseudo-random sequence (splitmix64), so runs are reproducible.
         let mut z = self
             .n
@@ -373,47 +373,51 @@ impl Throttling {
         z ^= z >> 31;
         if z % 100 < self.percent {
             self.injected.fetch_add(1, Ordering::Relaxed);
-            return Err(Error::throttled(format!("{op} (injected)")));
+            return Err(CloudError::throttled(format!("{op} (injected)")));
         }
         Ok(())
     }
 }
 
 #[async_trait]
-impl AwsCloud for Throttling {
-    async fn account(&self) -> kops_tasks::Result<AccountInfo> {
-        self.check("account")?;
-        self.inner.account().await
-    }
-    async fn zones(&self) -> kops_tasks::Result<Vec<String>> {
-        self.check("zones")?;
-        self.inner.zones().await
-    }
-    async fn list(&self, q: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
+impl ResourceCloud<ResourceType> for Throttling {
+    async fn list(&self, q: &ListQuery) -> CloudResult<Vec<Resource>> {
         self.check("list")?;
         self.inner.list(q).await
     }
-    async fn list_digests(&self, q: &ListQuery) -> kops_tasks::Result<Vec<Resource>> {
+    async fn list_digests(&self, q: &ListQuery) -> CloudResult<Vec<Resource>> {
         self.check("list_digests")?;
         self.inner.list_digests(q).await
     }
-    async fn create(&self, r: &CreateRequest) -> kops_tasks::Result<Resource> {
+    async fn create(&self, r: &CreateRequest) -> CloudResult<Resource> {
         self.check("create")?;
         self.inner.create(r).await
     }
-    async fn update(&self, r: &UpdateRequest) -> kops_tasks::Result<Resource> {
+    async fn update(&self, r: &UpdateRequest) -> CloudResult<Resource> {
         self.check("update")?;
         self.inner.update(r).await
     }
-    async fn delete(&self, t: ResourceType, id: &str) -> kops_tasks::Result<()> {
+    async fn delete(&self, t: ResourceType, id: &str) -> CloudResult<()> {
         self.check("delete")?;
         self.inner.delete(t, id).await
     }
-    async fn images(&self, q: &ImageQuery) -> kops_tasks::Result<Vec<Image>> {
+}
+
+#[async_trait]
+impl AwsCloud for Throttling {
+    async fn account(&self) -> CloudResult<AccountInfo> {
+        self.check("account")?;
+        self.inner.account().await
+    }
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        self.check("zones")?;
+        self.inner.zones().await
+    }
+    async fn images(&self, q: &ImageQuery) -> CloudResult<Vec<Image>> {
         self.check("images")?;
         self.inner.images(q).await
     }
-    async fn hosted_zones(&self, q: &ZoneQuery) -> kops_tasks::Result<Vec<HostedZone>> {
+    async fn hosted_zones(&self, q: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
         self.check("hosted_zones")?;
         self.inner.hosted_zones(q).await
     }

@@ -1,4 +1,4 @@
-//! The cloud conformance suite that `kops-mock` passes (`kops_mock::conformance`), run
+//! The cloud conformance suite that `kops-mock` passes (`kops_cloud_aws::conformance`), run
 //! against this backend on moto: the real backend and the mock answer the same checks.
 //! One test per family, each under fresh names, so a failure names the family.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -8,8 +8,8 @@ use std::pin::Pin;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use kops_cloud_aws::AwsBackend;
-use kops_mock::conformance;
-use kops_model::aws::cloud::AwsCloud;
+use kops_cloud_aws::AwsCloud;
+use kops_cloud_aws::conformance;
 
 mod common;
 use common::{backend, endpoint, make_bucket};
@@ -26,7 +26,9 @@ fn prefix(family: &str) -> String {
 type Check = for<'a> fn(
     &'a AwsBackend,
     &'a str,
-) -> Pin<Box<dyn Future<Output = kops_tasks::Result<()>> + Send + 'a>>;
+) -> Pin<
+    Box<dyn Future<Output = kops_cloud_aws::cloud::CloudResult<()>> + Send + 'a>,
+>;
 
 /// Runs one family of the suite on a large-stack runtime (the SDK's futures are deep in
 /// debug builds).

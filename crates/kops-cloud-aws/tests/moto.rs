@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kops_cloud_aws::AwsBackend;
-use kops_model::aws::cloud::{
-    AwsCloud, AwsCloudExt, CreateRequest, ListQuery, Resource, ResourceType as R, TagFilter,
-    UpdateRequest,
+use kops_cloud_aws::cloud::{
+    AwsCloudExt, CloudError, CreateRequest, ListQuery, Resource, ResourceCloud, ResourceType as R,
+    TagFilter, UpdateRequest,
 };
 use kops_model::aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
 use serde_json::{Value as Json, json};
@@ -257,7 +257,7 @@ async fn network_objects_round_trip() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, kops_tasks::Error::NotFound { .. }), "{err:?}");
+    assert!(matches!(err, CloudError::NotFound { .. }), "{err:?}");
 }
 
 #[tokio::test]

@@ -1,6 +1,17 @@
-//! `kops-cloud-gce` is the GCE backend: it reads and changes Google Compute Engine resources behind the cloud traits the tasks use.
+//! `kops-cloud-gce` is a placeholder: the crate holds the place of kops-rs' GCE cloud in
+//! the workspace and has no API and no code yet. It does not talk to Google Cloud.
+//!
+//! # What it is to become
+//!
+//! Laid out as `kops-cloud-aws` is: the GCE vocabulary and trait always (a
+//! `GceResourceType` enum with its table of facts, implementing
+//! `kops_tasks::resource::ResourceKind`, and a `GceCloud` trait extending
+//! `kops_tasks::resource::ResourceCloud` with what only GCE has: the project, zones,
+//! images by family), and the backend over the GCE APIs behind a default feature, so the
+//! model and the mock can depend on the vocabulary without the client. The GCE model's
+//! tasks are then `kops_tasks::resource::ResourceTask<GceResourceType>`, found by name
+//! and by labels.
 //!
 //! # Stability
 //!
-//! This crate has no public API yet; it is part of the kops-rs workspace
-//! layout and gains its API as the corresponding issue lands.
+//! No public API yet; it gains one as the GCE issue lands.

@@ -39,18 +39,22 @@
 //!
 //! # Errors
 //!
-//! [`to_task_error`]: not found -> `NotFound`, invalid -> `Invalid`, throttled ->
-//! `Throttled`, unavailable and dependency conflicts (`DependencyViolation`,
-//! `DeleteConflict`, `ResourceInUse`) -> `Retryable` (ordered deletes retry them),
-//! duplicates -> `Cloud`.
+//! [`to_cloud_error`]: not found -> `NotFound`, duplicates -> `AlreadyExists`, dependency
+//! conflicts (`DependencyViolation`, `DeleteConflict`, `ResourceInUse`) -> `Conflict`
+//! (retried, as ordered deletes need), invalid -> `Invalid` naming the field, throttled
+//! -> `Throttled`, unavailable -> `Unavailable`. An update that changes an immutable
+//! attribute of [`ResourceType::facts`] is `Invalid` naming the attribute, before
+//! anything changes.
 
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use kops_model::aws::cloud::{
-    AccountInfo, AwsCloud, CreateRequest, HostedZone as ZoneInfo, Image as ImageInfo, ImageQuery,
-    ListQuery, Resource, ResourceType, TagFilter, UpdateRequest, ZoneQuery,
+use kops_cloud_aws::cloud::{
+    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone as ZoneInfo,
+    Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, TagFilter,
+    UpdateRequest, ZoneQuery,
 };
+use kops_tasks::resource::immutable_changes;
 use serde_json::{Map, Value as Json, json};
 
 use crate::asg::{
@@ -70,70 +74,86 @@ use crate::s3::PutOptions;
 use crate::{Error, Filter, MockAws, Tags};
 
 type Attrs = BTreeMap<String, Json>;
-type TResult<T> = kops_tasks::Result<T>;
 
-/// Maps a mock error onto the task engine's error kinds.
-pub fn to_task_error(e: Error) -> kops_tasks::Error {
-    use kops_tasks::Error as T;
+/// Maps a mock error onto the cloud error kinds. Everything the mock's error says goes
+/// into the cloud error's fields (the mock's error is not kept as a source, so nothing is
+/// printed twice).
+pub fn to_cloud_error(e: Error) -> CloudError {
+    let code = e.code();
     match e {
         Error::NotFound {
             operation,
             kind,
             id,
-        } => T::NotFound {
+        } => CloudError::NotFound {
             what: format!("{kind} {id} ({operation})"),
+        },
+        Error::AlreadyExists {
+            operation,
+            kind,
+            id,
+        } => CloudError::AlreadyExists {
+            operation,
+            what: format!("{kind} {id}"),
+            source: None,
+        },
+        // A dependency still in place is what AWS' eventual consistency looks like during
+        // ordered deletes: a conflict, retried.
+        Error::Conflict {
+            operation,
+            kind,
+            id,
+            message,
+        } => CloudError::Conflict {
+            operation,
+            what: format!("{kind} {id}"),
+            reason: format!("{code}: {message}"),
+            source: None,
         },
         Error::Invalid {
             operation,
             field,
             message,
-        } => T::Invalid {
-            field: format!("{operation} {field}"),
-            message,
+        } => CloudError::Invalid {
+            field,
+            message: format!("{operation}: {message}"),
         },
-        Error::Throttled { ref operation, .. } => T::Throttled {
-            operation: operation.clone(),
-            source: Some(Box::new(e)),
+        Error::Throttled { operation, code } => CloudError::Throttled {
+            operation: format!("{operation} ({code})"),
+            source: None,
         },
-        // A dependency still in place is what AWS' eventual consistency looks like during
-        // ordered deletes: worth retrying.
-        Error::Unavailable { ref operation, .. } | Error::Conflict { ref operation, .. } => {
-            T::Retryable {
-                operation: operation.clone(),
-                source: Some(Box::new(e)),
-            }
-        }
-        Error::AlreadyExists { ref operation, .. } => T::Cloud {
-            operation: operation.clone(),
-            source: Some(Box::new(e)),
+        Error::Unavailable { operation, code } => CloudError::Unavailable {
+            operation: format!("{operation} ({code})"),
+            source: None,
         },
-        other => T::Cloud {
-            operation: "mock".into(),
+        other => CloudError::Other {
+            operation: "kops-mock".into(),
             source: Some(Box::new(other)),
         },
     }
 }
 
-trait Ctx<T> {
-    fn tk(self) -> TResult<T>;
+/// Mock results as cloud results.
+trait IntoCloud<T> {
+    fn into_cloud(self) -> CloudResult<T>;
 }
 
-impl<T> Ctx<T> for crate::Result<T> {
-    fn tk(self) -> TResult<T> {
-        self.map_err(to_task_error)
+impl<T> IntoCloud<T> for crate::Result<T> {
+    fn into_cloud(self) -> CloudResult<T> {
+        self.map_err(to_cloud_error)
     }
 }
 
 /// `Ok(())` for a not-found error: deleting what is gone succeeds.
-fn gone(r: crate::Result<()>) -> TResult<()> {
+fn gone(r: crate::Result<()>) -> CloudResult<()> {
     match r {
         Err(e) if e.is_not_found() => Ok(()),
-        other => other.tk(),
+        other => other.into_cloud(),
     }
 }
 
-fn invalid(rt: ResourceType, field: &str, message: impl Into<String>) -> kops_tasks::Error {
-    kops_tasks::Error::Invalid {
+fn invalid(rt: ResourceType, field: &str, message: impl Into<String>) -> CloudError {
+    CloudError::Invalid {
         field: format!("{rt}.{field}"),
         message: message.into(),
     }
@@ -260,7 +280,7 @@ fn route_destination(r: &Route) -> String {
     r.destination().unwrap_or_default().to_owned()
 }
 
-fn split2(rt: ResourceType, id: &str, sep: char) -> TResult<(&str, &str)> {
+fn split2(rt: ResourceType, id: &str, sep: char) -> CloudResult<(&str, &str)> {
     id.split_once(sep)
         .ok_or_else(|| invalid(rt, "id", format!("{id:?} is not of the form A{sep}B")))
 }
@@ -318,19 +338,17 @@ impl MockAws {
         Ok(())
     }
 
-    fn one(&self, rt: ResourceType, id: &str) -> TResult<Resource> {
+    fn one(&self, rt: ResourceType, id: &str) -> CloudResult<Resource> {
         let found = self.list_native(&ListQuery::new(rt).with_ids([id]))?;
         found
             .into_iter()
             .find(|r| r.id == id)
-            .ok_or_else(|| kops_tasks::Error::NotFound {
-                what: format!("{rt} {id}"),
-            })
+            .ok_or_else(|| CloudError::not_found(format!("{rt} {id}")))
     }
 
     // ----- list -------------------------------------------------------------------------
 
-    fn list_native(&self, q: &ListQuery) -> TResult<Vec<Resource>> {
+    fn list_native(&self, q: &ListQuery) -> CloudResult<Vec<Resource>> {
         use ResourceType as R;
         let rt = q.resource_type;
         let mut out: Vec<Resource> = Vec::new();
@@ -338,7 +356,7 @@ impl MockAws {
             R::Vpc => {
                 for v in self
                     .describe_vpcs(&[], &ec2_filters(q, "vpc-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &v.id, &v.tags);
                     put(&mut r.attrs, "cidr_block", v.cidr_block.clone());
@@ -359,7 +377,7 @@ impl MockAws {
                     Some(p) => vec![Filter::new("vpc-id", [p.clone()])],
                     None => Vec::new(),
                 };
-                for v in self.describe_vpcs(&[], &filters).tk()? {
+                for v in self.describe_vpcs(&[], &filters).into_cloud()? {
                     if rt == R::VpcCidrBlock {
                         for a in v.cidr_block_associations.iter().skip(1) {
                             let mut r = Resource::new(rt, &a.association_id).with_parent(&v.id);
@@ -380,7 +398,7 @@ impl MockAws {
             R::DhcpOptions => {
                 for d in self
                     .describe_dhcp_options(&[], &ec2_filters(q, "dhcp-options-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &d.id, &d.tags);
                     if let Some(v) = d.configurations.get("domain-name").and_then(|v| v.first()) {
@@ -396,7 +414,7 @@ impl MockAws {
                 }
             }
             R::DhcpOptionsAssociation => {
-                for v in self.describe_vpcs(&[], &[]).tk()? {
+                for v in self.describe_vpcs(&[], &[]).into_cloud()? {
                     if v.dhcp_options_id == "default" {
                         continue;
                     }
@@ -409,7 +427,7 @@ impl MockAws {
             R::InternetGateway => {
                 for g in self
                     .describe_internet_gateways(&[], &ec2_filters(q, "internet-gateway-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &g.id, &g.tags);
                     put_opt(&mut r.attrs, "vpc_id", g.attached_vpc_id.clone());
@@ -422,7 +440,7 @@ impl MockAws {
                         &[],
                         &ec2_filters(q, "egress-only-internet-gateway-id", None),
                     )
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &g.id, &g.tags);
                     put(&mut r.attrs, "vpc_id", g.vpc_id.clone());
@@ -432,7 +450,7 @@ impl MockAws {
             R::Subnet => {
                 for s in self
                     .describe_subnets(&[], &ec2_filters(q, "subnet-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &s.id, &s.tags);
                     put(&mut r.attrs, "vpc_id", s.vpc_id.clone());
@@ -485,7 +503,7 @@ impl MockAws {
             R::RouteTable => {
                 for t in self
                     .describe_route_tables(&[], &ec2_filters(q, "route-table-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &t.id, &t.tags);
                     put(&mut r.attrs, "vpc_id", t.vpc_id.clone());
@@ -497,7 +515,7 @@ impl MockAws {
                     Some(p) => vec![Filter::new("route-table-id", [p.clone()])],
                     None => Vec::new(),
                 };
-                for t in self.describe_route_tables(&[], &filters).tk()? {
+                for t in self.describe_route_tables(&[], &filters).into_cloud()? {
                     if rt == R::Route {
                         for route in &t.routes {
                             if route.gateway_id.as_deref() == Some("local") {
@@ -524,7 +542,7 @@ impl MockAws {
             R::ElasticIp => {
                 for a in self
                     .describe_addresses(&[], &ec2_filters(q, "allocation-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &a.allocation_id, &a.tags);
                     put(&mut r.attrs, "domain", a.domain.clone());
@@ -535,7 +553,7 @@ impl MockAws {
             R::NatGateway => {
                 for n in self
                     .describe_nat_gateways(&[], &ec2_filters(q, "nat-gateway-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &n.id, &n.tags);
                     put(&mut r.attrs, "subnet_id", n.subnet_id.clone());
@@ -547,7 +565,7 @@ impl MockAws {
             R::SecurityGroup => {
                 for g in self
                     .describe_security_groups(&[], &ec2_filters(q, "group-id", Some("group-name")))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &g.id, &g.tags).with_name(&g.name);
                     put(&mut r.attrs, "vpc_id", g.vpc_id.clone());
@@ -564,14 +582,17 @@ impl MockAws {
                 if !q.ids.is_empty() {
                     filters.push(Filter::new("security-group-rule-id", q.ids.clone()));
                 }
-                for rule in self.describe_security_group_rules(&[], &filters).tk()? {
+                for rule in self
+                    .describe_security_group_rules(&[], &filters)
+                    .into_cloud()?
+                {
                     let mut r = Resource::new(rt, &rule.id).with_parent(&rule.group_id);
                     rule_attrs(&mut r.attrs, &rule.group_id, rule.is_egress, &rule.spec);
                     out.push(r);
                 }
             }
             R::IamRole => {
-                for role in self.list_roles("/").tk()? {
+                for role in self.list_roles("/").into_cloud()? {
                     let mut r = new_res(rt, &role.name, &role.tags)
                         .with_name(&role.name)
                         .with_arn(&role.arn);
@@ -601,19 +622,19 @@ impl MockAws {
                     Some(p) => match self.get_role(p) {
                         Ok(r) => vec![r.name],
                         Err(e) if e.is_not_found() => Vec::new(),
-                        Err(e) => return Err(to_task_error(e)),
+                        Err(e) => return Err(to_cloud_error(e)),
                     },
                     None => self
                         .list_roles("/")
-                        .tk()?
+                        .into_cloud()?
                         .into_iter()
                         .map(|r| r.name)
                         .collect(),
                 };
                 for role in roles {
                     if rt == R::IamRolePolicy {
-                        for p in self.list_role_policies(&role).tk()? {
-                            let doc = self.get_role_policy(&role, &p).tk()?;
+                        for p in self.list_role_policies(&role).into_cloud()? {
+                            let doc = self.get_role_policy(&role, &p).into_cloud()?;
                             let mut r = Resource::new(rt, format!("{role}:{p}"))
                                 .with_name(&p)
                                 .with_parent(&role);
@@ -623,7 +644,7 @@ impl MockAws {
                             out.push(r);
                         }
                     } else {
-                        for arn in self.list_attached_role_policies(&role).tk()? {
+                        for arn in self.list_attached_role_policies(&role).into_cloud()? {
                             let mut r =
                                 Resource::new(rt, format!("{role}:{arn}")).with_parent(&role);
                             put(&mut r.attrs, "role", role.clone());
@@ -634,7 +655,7 @@ impl MockAws {
                 }
             }
             R::IamInstanceProfile => {
-                for p in self.list_instance_profiles("/").tk()? {
+                for p in self.list_instance_profiles("/").into_cloud()? {
                     let mut r = new_res(rt, &p.name, &p.tags)
                         .with_name(&p.name)
                         .with_arn(&p.arn);
@@ -644,8 +665,8 @@ impl MockAws {
                 }
             }
             R::IamOidcProvider => {
-                for arn in self.list_oidc_providers().tk()? {
-                    let p = self.get_oidc_provider(&arn).tk()?;
+                for arn in self.list_oidc_providers().into_cloud()? {
+                    let p = self.get_oidc_provider(&arn).into_cloud()?;
                     let mut r = new_res(rt, &p.arn, &p.tags).with_arn(&p.arn);
                     put(&mut r.attrs, "url", p.url);
                     put(&mut r.attrs, "client_id_list", p.client_ids);
@@ -659,7 +680,7 @@ impl MockAws {
                 if !names.is_empty() {
                     f.push(Filter::new("key-name", names));
                 }
-                for k in self.describe_key_pairs(&[], &f).tk()? {
+                for k in self.describe_key_pairs(&[], &f).into_cloud()? {
                     let mut r = new_res(rt, &k.name, &k.tags).with_name(&k.name);
                     put(&mut r.attrs, "key_name", k.name.clone());
                     put(&mut r.attrs, "public_key", k.public_key.clone());
@@ -675,7 +696,7 @@ impl MockAws {
                         &[],
                         &ec2_filters(q, "launch-template-id", Some("launch-template-name")),
                     )
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &t.id, &t.tags).with_name(&t.name);
                     put(&mut r.attrs, "name", t.name.clone());
@@ -696,7 +717,10 @@ impl MockAws {
             R::AutoscalingGroup => {
                 let filters: Vec<Filter> = q.tags.iter().map(ec2_tag_filter).collect();
                 let names: Vec<String> = q.ids.iter().chain(&q.names).cloned().collect();
-                for g in self.describe_auto_scaling_groups(&names, &filters).tk()? {
+                for g in self
+                    .describe_auto_scaling_groups(&names, &filters)
+                    .into_cloud()?
+                {
                     let mut r = new_res(rt, &g.spec.name, &g.tags)
                         .with_name(&g.spec.name)
                         .with_arn(&g.arn);
@@ -709,7 +733,7 @@ impl MockAws {
                     Some(p) => vec![p.clone()],
                     None => self
                         .describe_auto_scaling_groups(&[], &[])
-                        .tk()?
+                        .into_cloud()?
                         .into_iter()
                         .map(|g| g.spec.name)
                         .collect(),
@@ -719,7 +743,7 @@ impl MockAws {
                         let pool = match self.describe_warm_pool(&g) {
                             Ok(p) => p,
                             Err(e) if e.is_not_found() => None,
-                            Err(e) => return Err(to_task_error(e)),
+                            Err(e) => return Err(to_cloud_error(e)),
                         };
                         if let Some(p) = pool {
                             let mut r = Resource::new(rt, &g).with_parent(&g);
@@ -744,7 +768,7 @@ impl MockAws {
                         let hooks = match self.describe_lifecycle_hooks(&g, &[]) {
                             Ok(h) => h,
                             Err(e) if e.is_not_found() => Vec::new(),
-                            Err(e) => return Err(to_task_error(e)),
+                            Err(e) => return Err(to_cloud_error(e)),
                         };
                         for h in hooks {
                             let mut r = Resource::new(rt, format!("{g}:{}", h.name))
@@ -774,7 +798,7 @@ impl MockAws {
             R::Volume => {
                 for v in self
                     .describe_volumes(&[], &ec2_filters(q, "volume-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &v.id, &v.tags);
                     put(
@@ -792,12 +816,12 @@ impl MockAws {
                 }
             }
             R::LoadBalancer => {
-                let lbs = self.describe_load_balancers(&[], &[]).tk()?;
+                let lbs = self.describe_load_balancers(&[], &[]).into_cloud()?;
                 let arns: Vec<String> = lbs.iter().map(|l| l.arn.clone()).collect();
                 let tags = if arns.is_empty() {
                     BTreeMap::new()
                 } else {
-                    self.describe_elbv2_tags(&arns).tk()?
+                    self.describe_elbv2_tags(&arns).into_cloud()?
                 };
                 for l in lbs {
                     let t = tags.get(&l.arn).cloned().unwrap_or_default();
@@ -845,12 +869,12 @@ impl MockAws {
                 }
             }
             R::TargetGroup => {
-                let tgs = self.describe_target_groups(&[], &[], None).tk()?;
+                let tgs = self.describe_target_groups(&[], &[], None).into_cloud()?;
                 let arns: Vec<String> = tgs.iter().map(|t| t.arn.clone()).collect();
                 let tags = if arns.is_empty() {
                     BTreeMap::new()
                 } else {
-                    self.describe_elbv2_tags(&arns).tk()?
+                    self.describe_elbv2_tags(&arns).into_cloud()?
                 };
                 for t in tgs {
                     let tg_tags = tags.get(&t.arn).cloned().unwrap_or_default();
@@ -885,7 +909,7 @@ impl MockAws {
                 let listeners = match self.describe_listeners(q.parent.as_deref(), &[]) {
                     Ok(l) => l,
                     Err(e) if e.is_not_found() => Vec::new(),
-                    Err(e) => return Err(to_task_error(e)),
+                    Err(e) => return Err(to_cloud_error(e)),
                 };
                 for l in listeners {
                     let mut r = Resource::new(rt, &l.arn)
@@ -928,7 +952,7 @@ impl MockAws {
                     Some(p) => vec![p.clone()],
                     None => self
                         .list_hosted_zones()
-                        .tk()?
+                        .into_cloud()?
                         .into_iter()
                         .map(|z| z.id)
                         .collect(),
@@ -937,7 +961,7 @@ impl MockAws {
                     let records = match self.list_resource_record_sets(&z) {
                         Ok(r) => r,
                         Err(e) if e.is_not_found() => continue,
-                        Err(e) => return Err(to_task_error(e)),
+                        Err(e) => return Err(to_cloud_error(e)),
                     };
                     let short = z.trim_start_matches("/hostedzone/").to_owned();
                     for rs in records {
@@ -968,7 +992,7 @@ impl MockAws {
                 }
             }
             R::HostedZone => {
-                for z in self.list_hosted_zones().tk()? {
+                for z in self.list_hosted_zones().into_cloud()? {
                     let mut r = new_res(rt, &z.id, &z.tags).with_name(z.name.trim_end_matches('.'));
                     put(
                         &mut r.attrs,
@@ -997,19 +1021,19 @@ impl MockAws {
                         match self.get_queue_url(n) {
                             Ok(u) => urls.push(u),
                             Err(e) if e.is_not_found() => {}
-                            Err(e) => return Err(to_task_error(e)),
+                            Err(e) => return Err(to_cloud_error(e)),
                         }
                     }
                     urls
                 } else {
-                    self.list_queues("").tk()?
+                    self.list_queues("").into_cloud()?
                 };
                 for url in urls {
                     if !q.ids.is_empty() && !q.ids.contains(&url) {
                         continue;
                     }
-                    let attrs = self.get_queue_attributes(&url).tk()?;
-                    let tags = self.list_queue_tags(&url).tk()?;
+                    let attrs = self.get_queue_attributes(&url).into_cloud()?;
+                    let tags = self.list_queue_tags(&url).into_cloud()?;
                     let name = url.rsplit('/').next().unwrap_or_default().to_owned();
                     let arn = attrs.get("QueueArn").cloned().unwrap_or_default();
                     let mut r = new_res(rt, &url, &tags).with_name(&name).with_arn(arn);
@@ -1026,8 +1050,8 @@ impl MockAws {
                 }
             }
             R::EventRule => {
-                for rule in self.list_rules("").tk()? {
-                    let tags = self.list_rule_tags(&rule.arn).tk()?;
+                for rule in self.list_rules("").into_cloud()? {
+                    let tags = self.list_rule_tags(&rule.arn).into_cloud()?;
                     let mut r = new_res(rt, &rule.name, &tags)
                         .with_name(&rule.name)
                         .with_arn(&rule.arn);
@@ -1048,7 +1072,7 @@ impl MockAws {
                     Some(p) => vec![p.clone()],
                     None => self
                         .list_rules("")
-                        .tk()?
+                        .into_cloud()?
                         .into_iter()
                         .map(|r| r.name)
                         .collect(),
@@ -1057,7 +1081,7 @@ impl MockAws {
                     let targets = match self.list_targets_by_rule(&rule) {
                         Ok(t) => t,
                         Err(e) if e.is_not_found() => continue,
-                        Err(e) => return Err(to_task_error(e)),
+                        Err(e) => return Err(to_cloud_error(e)),
                     };
                     for t in targets {
                         let mut r =
@@ -1081,13 +1105,13 @@ impl MockAws {
                 } else {
                     let buckets = match &q.parent {
                         Some(p) => vec![p.clone()],
-                        None => self.list_buckets().tk()?,
+                        None => self.list_buckets().into_cloud()?,
                     };
                     for b in buckets {
                         match self.list_objects(&b, "") {
                             Ok(ks) => keys.extend(ks.into_iter().map(|k| (b.clone(), k))),
                             Err(e) if e.is_not_found() => {}
-                            Err(e) => return Err(to_task_error(e)),
+                            Err(e) => return Err(to_cloud_error(e)),
                         }
                     }
                 }
@@ -1095,7 +1119,7 @@ impl MockAws {
                     let o = match self.get_object(&b, &k) {
                         Ok(o) => o,
                         Err(e) if e.is_not_found() => continue,
-                        Err(e) => return Err(to_task_error(e)),
+                        Err(e) => return Err(to_cloud_error(e)),
                     };
                     let mut r = Resource::new(rt, format!("{b}/{k}")).with_parent(&b);
                     put(&mut r.attrs, "bucket", b.clone());
@@ -1119,7 +1143,7 @@ impl MockAws {
             R::Instance => {
                 for i in self
                     .describe_instances(&[], &ec2_filters(q, "instance-id", None))
-                    .tk()?
+                    .into_cloud()?
                 {
                     let mut r = new_res(rt, &i.id, &i.tags);
                     put(&mut r.attrs, "instance_type", i.instance_type.clone());
@@ -1135,7 +1159,7 @@ impl MockAws {
                 }
             }
             other => {
-                return Err(kops_tasks::Error::NotImplemented {
+                return Err(CloudError::NotImplemented {
                     operation: format!("list {other}"),
                     implementer: "kops-mock".into(),
                 });
@@ -1430,7 +1454,7 @@ fn rule_attrs(a: &mut Attrs, group: &str, egress: bool, s: &RuleSpec) {
     put_opt(a, "description", s.description.clone());
 }
 
-fn rule_from(rt: ResourceType, a: &Attrs) -> TResult<(String, bool, RuleSpec)> {
+fn rule_from(rt: ResourceType, a: &Attrs) -> CloudResult<(String, bool, RuleSpec)> {
     let group = a_str(a, "security_group_id")
         .ok_or_else(|| invalid(rt, "security_group_id", "is required"))?;
     let egress = match a_str(a, "type").as_deref() {
@@ -1525,7 +1549,7 @@ fn template_spec(o: &Map<String, Json>) -> LaunchTemplateSpec {
     }
 }
 
-fn asg_spec(rt: ResourceType, name: &str, a: &Attrs) -> TResult<AutoScalingGroupSpec> {
+fn asg_spec(rt: ResourceType, name: &str, a: &Attrs) -> CloudResult<AutoScalingGroupSpec> {
     let launch_template = a_obj(a, "launch_template").map(template_spec);
     let mixed = a_obj(a, "mixed_instances_policy").map(|m| {
         let lt = m.get("launch_template").and_then(obj_of);
@@ -1677,7 +1701,7 @@ fn tg_attributes(a: &Attrs) -> BTreeMap<String, String> {
     m
 }
 
-fn listener_spec(rt: ResourceType, a: &Attrs) -> TResult<ListenerSpec> {
+fn listener_spec(rt: ResourceType, a: &Attrs) -> CloudResult<ListenerSpec> {
     let actions = objs(a, "default_action")
         .into_iter()
         .map(|o| Action {
@@ -1780,7 +1804,7 @@ fn subnet_attributes(a: &Attrs) -> SubnetAttributes {
 }
 
 impl MockAws {
-    fn create_native(&self, req: &CreateRequest) -> TResult<Resource> {
+    fn create_native(&self, req: &CreateRequest) -> CloudResult<Resource> {
         use ResourceType as R;
         let rt = req.resource_type;
         let a = &req.attrs;
@@ -1809,13 +1833,13 @@ impl MockAws {
                         a_bool(a, "assign_generated_ipv6_cidr_block").unwrap_or(false),
                         tags,
                     )
-                    .tk()?;
+                    .into_cloud()?;
                 let (h, s) = (
                     a_bool(a, "enable_dns_hostnames"),
                     a_bool(a, "enable_dns_support"),
                 );
                 if h.is_some() || s.is_some() {
-                    self.modify_vpc_attribute(&v.id, h, s).tk()?;
+                    self.modify_vpc_attribute(&v.id, h, s).into_cloud()?;
                 }
                 v.id
             }
@@ -1824,7 +1848,7 @@ impl MockAws {
                     &parent_or("vpc_id")?,
                     VpcCidr::Ipv4(need("cidr_block")?),
                 )
-                .tk()?
+                .into_cloud()?
                 .association_id
             }
             R::VpcIpv6CidrBlock => {
@@ -1836,7 +1860,7 @@ impl MockAws {
                     _ => VpcCidr::AmazonIpv6,
                 };
                 self.associate_vpc_cidr_block(&parent_or("vpc_id")?, cidr)
-                    .tk()?
+                    .into_cloud()?
                     .association_id
             }
             R::DhcpOptions => {
@@ -1853,24 +1877,24 @@ impl MockAws {
                         conf.insert(key.to_owned(), v);
                     }
                 }
-                self.create_dhcp_options(conf, tags).tk()?.id
+                self.create_dhcp_options(conf, tags).into_cloud()?.id
             }
             R::DhcpOptionsAssociation => {
                 let vpc = need("vpc_id")?;
                 self.associate_dhcp_options(&need("dhcp_options_id")?, &vpc)
-                    .tk()?;
+                    .into_cloud()?;
                 vpc
             }
             R::InternetGateway => {
-                let g = self.create_internet_gateway(tags).tk()?;
+                let g = self.create_internet_gateway(tags).into_cloud()?;
                 if let Some(v) = a_str(a, "vpc_id") {
-                    self.attach_internet_gateway(&g.id, &v).tk()?;
+                    self.attach_internet_gateway(&g.id, &v).into_cloud()?;
                 }
                 g.id
             }
             R::EgressOnlyInternetGateway => {
                 self.create_egress_only_internet_gateway(&need("vpc_id")?, tags)
-                    .tk()?
+                    .into_cloud()?
                     .id
             }
             R::Subnet => {
@@ -1883,32 +1907,36 @@ impl MockAws {
                         ipv6_native: a_bool(a, "ipv6_native").unwrap_or(false),
                         tags,
                     })
-                    .tk()?;
+                    .into_cloud()?;
                 let attrs = subnet_attributes(a);
                 if attrs != SubnetAttributes::default() {
-                    self.modify_subnet_attribute(&s.id, attrs).tk()?;
+                    self.modify_subnet_attribute(&s.id, attrs).into_cloud()?;
                 }
                 s.id
             }
-            R::RouteTable => self.create_route_table(&need("vpc_id")?, tags).tk()?.id,
+            R::RouteTable => {
+                self.create_route_table(&need("vpc_id")?, tags)
+                    .into_cloud()?
+                    .id
+            }
             R::Route => {
                 let rtb = parent_or("route_table_id")?;
                 let route = route_from(a);
                 let dest = route_destination(&route);
-                self.create_route(&rtb, route).tk()?;
+                self.create_route(&rtb, route).into_cloud()?;
                 format!("{rtb}_{dest}")
             }
             R::RouteTableAssociation => self
                 .associate_route_table(&parent_or("route_table_id")?, &need("subnet_id")?)
-                .tk()?,
-            R::ElasticIp => self.allocate_address(tags).tk()?.allocation_id,
+                .into_cloud()?,
+            R::ElasticIp => self.allocate_address(tags).into_cloud()?.allocation_id,
             R::NatGateway => {
                 self.create_nat_gateway(
                     &need("subnet_id")?,
                     a_str(a, "allocation_id").as_deref(),
                     tags,
                 )
-                .tk()?
+                .into_cloud()?
                 .id
             }
             R::SecurityGroup => {
@@ -1918,7 +1946,7 @@ impl MockAws {
                     &need("vpc_id")?,
                     tags,
                 )
-                .tk()?
+                .into_cloud()?
                 .id
             }
             R::SecurityGroupRule => {
@@ -1934,11 +1962,11 @@ impl MockAws {
                 } else {
                     self.authorize_security_group_ingress(&group, vec![spec], Tags::new())
                 }
-                .tk()?;
+                .into_cloud()?;
                 made.into_iter()
                     .next()
                     .map(|r| r.id)
-                    .ok_or_else(|| kops_tasks::Error::cloud("ec2:AuthorizeSecurityGroupRules"))?
+                    .ok_or_else(|| CloudError::other("ec2:AuthorizeSecurityGroupRules"))?
             }
             R::IamRole => {
                 self.create_role(CreateRole {
@@ -1950,28 +1978,28 @@ impl MockAws {
                     permissions_boundary: a_str(a, "permissions_boundary"),
                     tags,
                 })
-                .tk()?
+                .into_cloud()?
                 .name
             }
             R::IamRolePolicy => {
                 let role = parent_or("role")?;
                 let policy = name()?;
                 self.put_role_policy(&role, &policy, &need("policy")?)
-                    .tk()?;
+                    .into_cloud()?;
                 format!("{role}:{policy}")
             }
             R::IamRolePolicyAttachment => {
                 let role = parent_or("role")?;
                 let arn = need("policy_arn")?;
-                self.attach_role_policy(&role, &arn).tk()?;
+                self.attach_role_policy(&role, &arn).into_cloud()?;
                 format!("{role}:{arn}")
             }
             R::IamInstanceProfile => {
                 let n = name()?;
                 self.create_instance_profile(&n, &a_str(a, "path").unwrap_or_default(), tags)
-                    .tk()?;
+                    .into_cloud()?;
                 if let Some(role) = a_str(a, "role") {
-                    self.add_role_to_instance_profile(&n, &role).tk()?;
+                    self.add_role_to_instance_profile(&n, &role).into_cloud()?;
                 }
                 n
             }
@@ -1982,7 +2010,7 @@ impl MockAws {
                     a_list(a, "thumbprint_list"),
                     tags,
                 )
-                .tk()?
+                .into_cloud()?
                 .arn
             }
             R::KeyPair => {
@@ -1990,32 +2018,32 @@ impl MockAws {
                     .or(req.name.clone())
                     .ok_or_else(|| invalid(rt, "key_name", "is required"))?;
                 self.import_key_pair(&n, &need("public_key")?, tags)
-                    .tk()?
+                    .into_cloud()?
                     .name
             }
             R::LaunchTemplate => {
                 let t = self
                     .create_launch_template(&name()?, lt_data(a), tags)
-                    .tk()?;
+                    .into_cloud()?;
                 t.id
             }
             R::AutoscalingGroup => {
                 let n = name()?;
                 let spec = asg_spec(rt, &n, a)?;
                 self.create_auto_scaling_group(spec, asg_tags(&req.tags, a))
-                    .tk()?
+                    .into_cloud()?
                     .spec
                     .name
             }
             R::WarmPool => {
                 let g = parent_or("autoscaling_group_name")?;
-                self.put_warm_pool(&g, warm_pool(a)).tk()?;
+                self.put_warm_pool(&g, warm_pool(a)).into_cloud()?;
                 g
             }
             R::LifecycleHook => {
                 let g = parent_or("autoscaling_group_name")?;
                 let n = name()?;
-                self.put_lifecycle_hook(hook(&g, &n, a)?).tk()?;
+                self.put_lifecycle_hook(hook(&g, &n, a)?).into_cloud()?;
                 format!("{g}:{n}")
             }
             R::Volume => {
@@ -2029,7 +2057,7 @@ impl MockAws {
                     kms_key_id: a_str(a, "kms_key_id"),
                     tags,
                 })
-                .tk()?
+                .into_cloud()?
                 .id
             }
             R::LoadBalancer => {
@@ -2046,7 +2074,7 @@ impl MockAws {
                         ip_address_type: a_str(a, "ip_address_type").unwrap_or_default(),
                         tags,
                     })
-                    .tk()?;
+                    .into_cloud()?;
                 if let Some(v) = a_bool(a, "enable_cross_zone_load_balancing") {
                     self.modify_load_balancer_attributes(
                         &lb.arn,
@@ -2056,7 +2084,7 @@ impl MockAws {
                         )]
                         .into(),
                     )
-                    .tk()?;
+                    .into_cloud()?;
                 }
                 lb.arn
             }
@@ -2071,10 +2099,11 @@ impl MockAws {
                         health_check: health_check(a),
                         tags,
                     })
-                    .tk()?;
+                    .into_cloud()?;
                 let attrs = tg_attributes(a);
                 if !attrs.is_empty() {
-                    self.modify_target_group_attributes(&tg.arn, attrs).tk()?;
+                    self.modify_target_group_attributes(&tg.arn, attrs)
+                        .into_cloud()?;
                 }
                 tg.arn
             }
@@ -2084,13 +2113,13 @@ impl MockAws {
                     listener_spec(rt, a)?,
                     Tags::new(),
                 )
-                .tk()?
+                .into_cloud()?
                 .arn
             }
             R::RecordSet => {
                 let zone = parent_or("zone_id")?;
                 let rs = record_from(a);
-                let z = self.get_hosted_zone(&zone).tk()?;
+                let z = self.get_hosted_zone(&zone).into_cloud()?;
                 let id = record_id(&z.id, &rs);
                 self.change_resource_record_sets(
                     &z.id,
@@ -2099,7 +2128,7 @@ impl MockAws {
                         record_set: rs,
                     }],
                 )
-                .tk()?;
+                .into_cloud()?;
                 id
             }
             R::HostedZone => {
@@ -2110,15 +2139,15 @@ impl MockAws {
                     .ok_or_else(|| invalid(rt, "name", "is required"))?;
                 let z = self
                     .create_hosted_zone(&n, vpcs.first().cloned(), a_str(a, "comment"), tags)
-                    .tk()?;
+                    .into_cloud()?;
                 for v in vpcs.into_iter().skip(1) {
-                    self.associate_vpc_with_hosted_zone(&z.id, v).tk()?;
+                    self.associate_vpc_with_hosted_zone(&z.id, v).into_cloud()?;
                 }
                 z.id
             }
             R::SqsQueue => {
                 self.create_queue(&name()?, queue_attributes(a), tags)
-                    .tk()?
+                    .into_cloud()?
                     .url
             }
             R::EventRule => {
@@ -2131,7 +2160,7 @@ impl MockAws {
                     description: a_str(a, "description"),
                     tags,
                 })
-                .tk()?;
+                .into_cloud()?;
                 n
             }
             R::EventTarget => {
@@ -2149,7 +2178,7 @@ impl MockAws {
                         input: a_str(a, "input"),
                     }],
                 )
-                .tk()?;
+                .into_cloud()?;
                 format!("{rule}:{tid}")
             }
             R::S3Object => {
@@ -2162,7 +2191,7 @@ impl MockAws {
                     a_str(a, "content").unwrap_or_default().into_bytes(),
                     opts,
                 )
-                .tk()?;
+                .into_cloud()?;
                 format!("{bucket}/{key}")
             }
             R::Instance => {
@@ -2175,14 +2204,14 @@ impl MockAws {
                         tags,
                         ..Default::default()
                     })
-                    .tk()?;
+                    .into_cloud()?;
                 made.into_iter()
                     .next()
                     .map(|i| i.id)
-                    .ok_or_else(|| kops_tasks::Error::cloud("ec2:RunInstances"))?
+                    .ok_or_else(|| CloudError::other("ec2:RunInstances"))?
             }
             other => {
-                return Err(kops_tasks::Error::NotImplemented {
+                return Err(CloudError::NotImplemented {
                     operation: format!("create {other}"),
                     implementer: "kops-mock".into(),
                 });
@@ -2192,7 +2221,7 @@ impl MockAws {
         self.one(rt, &id)
     }
 
-    fn update_native(&self, req: &UpdateRequest) -> TResult<Resource> {
+    fn update_native(&self, req: &UpdateRequest) -> CloudResult<Resource> {
         use ResourceType as R;
         let rt = req.resource_type;
         let id = req.id.as_str();
@@ -2207,84 +2236,68 @@ impl MockAws {
         }
         merged.extend(a.iter().map(|(k, v)| (k.clone(), v.clone())));
         let changed = |k: &str| a.contains_key(k) && current.attrs.get(k) != a.get(k);
-        let immutable = |keys: &[&str]| -> TResult<()> {
-            for k in keys {
-                if changed(k) {
-                    return Err(invalid(rt, k, "cannot be changed; replace the object"));
-                }
-            }
-            Ok(())
-        };
+        // What cannot change in place, from the one table of facts.
+        let fixed = immutable_changes(rt, &current.attrs, a);
+        if !fixed.is_empty() {
+            return Err(CloudError::immutable(rt.terraform_type(), &fixed));
+        }
         match rt {
             R::Vpc => {
-                immutable(&["cidr_block"])?;
                 let (h, s) = (
                     a_bool(a, "enable_dns_hostnames"),
                     a_bool(a, "enable_dns_support"),
                 );
                 if h.is_some() || s.is_some() {
-                    self.modify_vpc_attribute(id, h, s).tk()?;
+                    self.modify_vpc_attribute(id, h, s).into_cloud()?;
                 }
             }
             R::DhcpOptionsAssociation => {
                 if let Some(d) = a_str(a, "dhcp_options_id") {
-                    self.associate_dhcp_options(&d, id).tk()?;
+                    self.associate_dhcp_options(&d, id).into_cloud()?;
                 }
             }
             R::InternetGateway => {
                 if changed("vpc_id") {
                     if let Some(old) = current.attr_str("vpc_id") {
-                        self.detach_internet_gateway(id, old).tk()?;
+                        self.detach_internet_gateway(id, old).into_cloud()?;
                     }
                     if let Some(new) = a_str(a, "vpc_id") {
-                        self.attach_internet_gateway(id, &new).tk()?;
+                        self.attach_internet_gateway(id, &new).into_cloud()?;
                     }
                 }
             }
             R::Subnet => {
-                immutable(&["vpc_id", "availability_zone", "cidr_block"])?;
                 let attrs = subnet_attributes(a);
                 if attrs != SubnetAttributes::default() {
-                    self.modify_subnet_attribute(id, attrs).tk()?;
+                    self.modify_subnet_attribute(id, attrs).into_cloud()?;
                 }
                 if changed("ipv6_cidr_block")
                     && !current.attrs.contains_key("ipv6_cidr_block")
                     && let Some(c) = a_str(a, "ipv6_cidr_block")
                 {
-                    self.associate_subnet_cidr_block(id, &c).tk()?;
+                    self.associate_subnet_cidr_block(id, &c).into_cloud()?;
                 }
             }
             R::Route => {
                 let (rtb, _) = split2(rt, id, '_')?;
                 let route = route_from(&merged);
-                self.replace_route(rtb, route).tk()?;
+                self.replace_route(rtb, route).into_cloud()?;
             }
-            R::SecurityGroup => immutable(&["vpc_id", "description", "name"])?,
+            R::SecurityGroup => {}
             R::SecurityGroupRule => {
                 // Only the description of a rule can change in place.
                 if a.contains_key("description") {
                     self.modify_security_group_rule_description(id, a_str(a, "description"))
-                        .tk()?;
+                        .into_cloud()?;
                 }
-                immutable(&[
-                    "type",
-                    "protocol",
-                    "from_port",
-                    "to_port",
-                    "cidr_blocks",
-                    "ipv6_cidr_blocks",
-                    "prefix_list_ids",
-                    "source_security_group_id",
-                    "security_group_id",
-                ])?;
             }
             R::IamRole => {
                 if let Some(d) = a_str(a, "assume_role_policy") {
-                    self.update_assume_role_policy(id, &d).tk()?;
+                    self.update_assume_role_policy(id, &d).into_cloud()?;
                 }
                 if a.contains_key("permissions_boundary") {
                     self.set_role_permissions_boundary(id, a_str(a, "permissions_boundary"))
-                        .tk()?;
+                        .into_cloud()?;
                 }
                 if a.contains_key("description") || a.contains_key("max_session_duration") {
                     self.update_role(
@@ -2292,42 +2305,43 @@ impl MockAws {
                         a_str(a, "description"),
                         a_i32(a, "max_session_duration"),
                     )
-                    .tk()?;
+                    .into_cloud()?;
                 }
             }
             R::IamRolePolicy => {
                 let (role, policy) = split2(rt, id, ':')?;
                 if let Some(d) = a_str(a, "policy") {
-                    self.put_role_policy(role, policy, &d).tk()?;
+                    self.put_role_policy(role, policy, &d).into_cloud()?;
                 }
             }
             R::IamInstanceProfile => {
                 if changed("role") {
                     if let Some(old) = current.attr_str("role") {
-                        self.remove_role_from_instance_profile(id, old).tk()?;
+                        self.remove_role_from_instance_profile(id, old)
+                            .into_cloud()?;
                     }
                     if let Some(new) = a_str(a, "role") {
-                        self.add_role_to_instance_profile(id, &new).tk()?;
+                        self.add_role_to_instance_profile(id, &new).into_cloud()?;
                     }
                 }
             }
             R::IamOidcProvider => {
                 if a.contains_key("thumbprint_list") {
                     self.update_oidc_thumbprints(id, a_list(a, "thumbprint_list"))
-                        .tk()?;
+                        .into_cloud()?;
                 }
                 if a.contains_key("client_id_list") {
                     let want = a_list(a, "client_id_list");
                     let have = a_list(&current.attrs, "client_id_list");
                     for c in want.iter().filter(|c| !have.contains(c)) {
-                        self.add_oidc_client_id(id, c).tk()?;
+                        self.add_oidc_client_id(id, c).into_cloud()?;
                     }
                     for c in have.iter().filter(|c| !want.contains(c)) {
-                        self.remove_oidc_client_id(id, c).tk()?;
+                        self.remove_oidc_client_id(id, c).into_cloud()?;
                     }
                 }
             }
-            R::KeyPair => immutable(&["public_key", "key_name"])?,
+            R::KeyPair => {}
             R::LaunchTemplate => {
                 if !a.is_empty() {
                     // A new version with the full data (callers send the changed fields).
@@ -2337,13 +2351,13 @@ impl MockAws {
                         None,
                         None,
                     )
-                    .tk()?;
+                    .into_cloud()?;
                 }
             }
             R::AutoscalingGroup => {
                 if a.keys().any(|k| k != "tag") {
                     let spec = asg_spec(rt, id, &merged)?;
-                    self.update_auto_scaling_group(spec).tk()?;
+                    self.update_auto_scaling_group(spec).into_cloud()?;
                 }
                 if a.contains_key("tag") || req.tags.is_some() {
                     let want = asg_tags(req.tags.as_ref().unwrap_or(&current.tags), &merged);
@@ -2354,18 +2368,17 @@ impl MockAws {
                         .cloned()
                         .collect();
                     if !stale.is_empty() {
-                        self.delete_asg_tags(id, &stale).tk()?;
+                        self.delete_asg_tags(id, &stale).into_cloud()?;
                     }
-                    self.create_or_update_asg_tags(id, want).tk()?;
+                    self.create_or_update_asg_tags(id, want).into_cloud()?;
                 }
             }
-            R::WarmPool => self.put_warm_pool(id, warm_pool(&merged)).tk()?,
+            R::WarmPool => self.put_warm_pool(id, warm_pool(&merged)).into_cloud()?,
             R::LifecycleHook => {
                 let (g, n) = split2(rt, id, ':')?;
-                self.put_lifecycle_hook(hook(g, n, &merged)?).tk()?;
+                self.put_lifecycle_hook(hook(g, n, &merged)?).into_cloud()?;
             }
             R::Volume => {
-                immutable(&["availability_zone", "encrypted", "kms_key_id"])?;
                 if a.keys()
                     .any(|k| ["size", "type", "iops", "throughput"].contains(&k.as_str()))
                 {
@@ -2376,18 +2389,17 @@ impl MockAws {
                         a_i32(a, "iops"),
                         a_i32(a, "throughput"),
                     )
-                    .tk()?;
+                    .into_cloud()?;
                 }
             }
             R::LoadBalancer => {
-                immutable(&["load_balancer_type", "internal"])?;
                 if a.contains_key("subnet_mapping") || a.contains_key("subnets") {
                     self.set_load_balancer_subnets(id, subnet_mappings(&merged))
-                        .tk()?;
+                        .into_cloud()?;
                 }
                 if a.contains_key("security_groups") {
                     self.set_load_balancer_security_groups(id, a_list(a, "security_groups"))
-                        .tk()?;
+                        .into_cloud()?;
                 }
                 if let Some(v) = a_bool(a, "enable_cross_zone_load_balancing") {
                     self.modify_load_balancer_attributes(
@@ -2398,21 +2410,23 @@ impl MockAws {
                         )]
                         .into(),
                     )
-                    .tk()?;
+                    .into_cloud()?;
                 }
             }
             R::TargetGroup => {
-                immutable(&["port", "protocol", "vpc_id"])?;
                 if a.contains_key("health_check") {
-                    self.modify_target_group(id, health_check(&merged)).tk()?;
+                    self.modify_target_group(id, health_check(&merged))
+                        .into_cloud()?;
                 }
                 let attrs = tg_attributes(a);
                 if !attrs.is_empty() {
-                    self.modify_target_group_attributes(id, attrs).tk()?;
+                    self.modify_target_group_attributes(id, attrs)
+                        .into_cloud()?;
                 }
             }
             R::Listener => {
-                self.modify_listener(id, listener_spec(rt, &merged)?).tk()?;
+                self.modify_listener(id, listener_spec(rt, &merged)?)
+                    .into_cloud()?;
             }
             R::RecordSet => {
                 let zone = current
@@ -2426,7 +2440,7 @@ impl MockAws {
                         record_set: record_from(&merged),
                     }],
                 )
-                .tk()?;
+                .into_cloud()?;
             }
             R::HostedZone => {
                 if a.contains_key("vpc") {
@@ -2434,17 +2448,18 @@ impl MockAws {
                     let want = zone_vpcs(a, &region);
                     let have = zone_vpcs(&current.attrs, &region);
                     for v in want.iter().filter(|v| !have.contains(v)) {
-                        self.associate_vpc_with_hosted_zone(id, v.clone()).tk()?;
+                        self.associate_vpc_with_hosted_zone(id, v.clone())
+                            .into_cloud()?;
                     }
                     for v in have.iter().filter(|v| !want.contains(v)) {
-                        self.disassociate_vpc_from_hosted_zone(id, v).tk()?;
+                        self.disassociate_vpc_from_hosted_zone(id, v).into_cloud()?;
                     }
                 }
             }
             R::SqsQueue => {
                 let attrs = queue_attributes(a);
                 if !attrs.is_empty() {
-                    self.set_queue_attributes(id, attrs).tk()?;
+                    self.set_queue_attributes(id, attrs).into_cloud()?;
                 }
             }
             R::EventRule => {
@@ -2456,7 +2471,7 @@ impl MockAws {
                     description: a_str(&merged, "description"),
                     tags: Tags::new(),
                 })
-                .tk()?;
+                .into_cloud()?;
             }
             R::EventTarget => {
                 let (rule, tid) = split2(rt, id, ':')?;
@@ -2468,7 +2483,7 @@ impl MockAws {
                         input: a_str(&merged, "input"),
                     }],
                 )
-                .tk()?;
+                .into_cloud()?;
             }
             R::S3Object => {
                 let (bucket, key) = split2(rt, id, '/')?;
@@ -2479,7 +2494,7 @@ impl MockAws {
                     a_str(&merged, "content").unwrap_or_default().into_bytes(),
                     opts,
                 )
-                .tk()?;
+                .into_cloud()?;
             }
             R::VpcCidrBlock
             | R::VpcIpv6CidrBlock
@@ -2491,16 +2506,18 @@ impl MockAws {
             | R::NatGateway
             | R::IamRolePolicyAttachment
             | R::Instance => {
-                let keys: Vec<&String> = a
+                // The mock changes nothing else of these in place.
+                let keys: Vec<&str> = a
                     .keys()
                     .filter(|k| current.attrs.get(*k) != a.get(*k))
+                    .map(String::as_str)
                     .collect();
-                if let Some(k) = keys.first() {
-                    return Err(invalid(rt, k, "cannot be changed; replace the object"));
+                if !keys.is_empty() {
+                    return Err(CloudError::immutable(rt.terraform_type(), &keys));
                 }
             }
             other => {
-                return Err(kops_tasks::Error::NotImplemented {
+                return Err(CloudError::NotImplemented {
                     operation: format!("update {other}"),
                     implementer: "kops-mock".into(),
                 });
@@ -2515,7 +2532,7 @@ impl MockAws {
         self.one(rt, id)
     }
 
-    fn retag(&self, rt: ResourceType, id: &str, old: &Tags, new: &Tags) -> TResult<()> {
+    fn retag(&self, rt: ResourceType, id: &str, old: &Tags, new: &Tags) -> CloudResult<()> {
         use ResourceType as R;
         let removed: Vec<String> = old
             .keys()
@@ -2525,50 +2542,51 @@ impl MockAws {
         match rt {
             R::IamRole => {
                 if !removed.is_empty() {
-                    self.untag_role(id, &removed).tk()?;
+                    self.untag_role(id, &removed).into_cloud()?;
                 }
-                self.tag_role(id, new).tk()
+                self.tag_role(id, new).into_cloud()
             }
             R::IamInstanceProfile => {
                 if !removed.is_empty() {
-                    self.untag_instance_profile(id, &removed).tk()?;
+                    self.untag_instance_profile(id, &removed).into_cloud()?;
                 }
-                self.tag_instance_profile(id, new).tk()
+                self.tag_instance_profile(id, new).into_cloud()
             }
-            R::IamOidcProvider => self.tag_oidc_provider(id, new).tk(),
+            R::IamOidcProvider => self.tag_oidc_provider(id, new).into_cloud(),
             R::AutoscalingGroup => Ok(()),
             R::LoadBalancer | R::TargetGroup => {
                 if !removed.is_empty() {
-                    self.remove_elbv2_tags(&[id.to_owned()], &removed).tk()?;
+                    self.remove_elbv2_tags(&[id.to_owned()], &removed)
+                        .into_cloud()?;
                 }
-                self.add_elbv2_tags(&[id.to_owned()], new).tk()
+                self.add_elbv2_tags(&[id.to_owned()], new).into_cloud()
             }
-            R::HostedZone => self.change_hosted_zone_tags(id, new, &removed).tk(),
+            R::HostedZone => self.change_hosted_zone_tags(id, new, &removed).into_cloud(),
             R::SqsQueue => {
                 if !removed.is_empty() {
-                    self.untag_queue(id, &removed).tk()?;
+                    self.untag_queue(id, &removed).into_cloud()?;
                 }
-                self.tag_queue(id, new).tk()
+                self.tag_queue(id, new).into_cloud()
             }
             R::EventRule => {
-                let arn = self.describe_rule(id).tk()?.arn;
-                self.tag_rule(&arn, new).tk()
+                let arn = self.describe_rule(id).into_cloud()?.arn;
+                self.tag_rule(&arn, new).into_cloud()
             }
             R::KeyPair => {
                 let kid = self
                     .describe_key_pairs(&[id.to_owned()], &[])
-                    .tk()?
+                    .into_cloud()?
                     .into_iter()
                     .next()
                     .map(|k| k.id)
                     .unwrap_or_default();
-                self.retag_ec2(&kid, old, new).tk()
+                self.retag_ec2(&kid, old, new).into_cloud()
             }
-            _ => self.retag_ec2(id, old, new).tk(),
+            _ => self.retag_ec2(id, old, new).into_cloud(),
         }
     }
 
-    fn delete_native(&self, rt: ResourceType, id: &str) -> TResult<()> {
+    fn delete_native(&self, rt: ResourceType, id: &str) -> CloudResult<()> {
         use ResourceType as R;
         match rt {
             R::Vpc => gone(self.delete_vpc(id)),
@@ -2579,7 +2597,7 @@ impl MockAws {
                 let g = match self.describe_internet_gateways(&[id.to_owned()], &[]) {
                     Ok(g) => g,
                     Err(e) if e.is_not_found() => return Ok(()),
-                    Err(e) => return Err(to_task_error(e)),
+                    Err(e) => return Err(to_cloud_error(e)),
                 };
                 if let Some(v) = g.first().and_then(|g| g.attached_vpc_id.clone()) {
                     gone(self.detach_internet_gateway(id, &v))?;
@@ -2601,7 +2619,7 @@ impl MockAws {
                 let rules = match self.describe_security_group_rules(&[id.to_owned()], &[]) {
                     Ok(r) => r,
                     Err(e) if e.is_not_found() => return Ok(()),
-                    Err(e) => return Err(to_task_error(e)),
+                    Err(e) => return Err(to_cloud_error(e)),
                 };
                 let Some(r) = rules.first() else {
                     return Ok(());
@@ -2616,15 +2634,15 @@ impl MockAws {
                 match self.get_role(id) {
                     Ok(_) => {}
                     Err(e) if e.is_not_found() => return Ok(()),
-                    Err(e) => return Err(to_task_error(e)),
+                    Err(e) => return Err(to_cloud_error(e)),
                 }
-                for p in self.list_role_policies(id).tk()? {
+                for p in self.list_role_policies(id).into_cloud()? {
                     gone(self.delete_role_policy(id, &p))?;
                 }
-                for arn in self.list_attached_role_policies(id).tk()? {
+                for arn in self.list_attached_role_policies(id).into_cloud()? {
                     gone(self.detach_role_policy(id, &arn))?;
                 }
-                for p in self.list_instance_profiles("/").tk()? {
+                for p in self.list_instance_profiles("/").into_cloud()? {
                     if p.roles.iter().any(|r| r == id) {
                         gone(self.remove_role_from_instance_profile(&p.name, id))?;
                     }
@@ -2643,7 +2661,7 @@ impl MockAws {
                 let p = match self.get_instance_profile(id) {
                     Ok(p) => p,
                     Err(e) if e.is_not_found() => return Ok(()),
-                    Err(e) => return Err(to_task_error(e)),
+                    Err(e) => return Err(to_cloud_error(e)),
                 };
                 for r in &p.roles {
                     gone(self.remove_role_from_instance_profile(id, r))?;
@@ -2686,11 +2704,11 @@ impl MockAws {
                 match self.list_targets_by_rule(id) {
                     Ok(t) if !t.is_empty() => {
                         let ids: Vec<String> = t.into_iter().map(|t| t.id).collect();
-                        self.remove_targets(id, &ids).tk()?;
+                        self.remove_targets(id, &ids).into_cloud()?;
                     }
                     Ok(_) => {}
                     Err(e) if e.is_not_found() => return Ok(()),
-                    Err(e) => return Err(to_task_error(e)),
+                    Err(e) => return Err(to_cloud_error(e)),
                 }
                 gone(self.delete_rule(id))
             }
@@ -2703,7 +2721,7 @@ impl MockAws {
                 gone(self.delete_object(bucket, key))
             }
             R::Instance => gone(self.terminate_instances(&[id.to_owned()])),
-            other => Err(kops_tasks::Error::NotImplemented {
+            other => Err(CloudError::NotImplemented {
                 operation: format!("delete {other}"),
                 implementer: "kops-mock".into(),
             }),
@@ -2745,7 +2763,7 @@ fn warm_pool(a: &Attrs) -> WarmPool {
     }
 }
 
-fn hook(group: &str, name: &str, a: &Attrs) -> TResult<LifecycleHook> {
+fn hook(group: &str, name: &str, a: &Attrs) -> CloudResult<LifecycleHook> {
     Ok(LifecycleHook {
         group_name: group.to_owned(),
         name: name.to_owned(),
@@ -2765,8 +2783,27 @@ fn hook(group: &str, name: &str, a: &Attrs) -> TResult<LifecycleHook> {
 }
 
 #[async_trait]
+impl ResourceCloud<ResourceType> for MockAws {
+    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
+        self.list_native(query)
+    }
+
+    async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
+        self.create_native(request)
+    }
+
+    async fn update(&self, request: &UpdateRequest) -> CloudResult<Resource> {
+        self.update_native(request)
+    }
+
+    async fn delete(&self, resource_type: ResourceType, id: &str) -> CloudResult<()> {
+        self.delete_native(resource_type, id)
+    }
+}
+
+#[async_trait]
 impl AwsCloud for MockAws {
-    async fn account(&self) -> TResult<AccountInfo> {
+    async fn account(&self) -> CloudResult<AccountInfo> {
         Ok(AccountInfo::new(
             self.options().account_id.clone(),
             self.options().partition.clone(),
@@ -2774,34 +2811,18 @@ impl AwsCloud for MockAws {
         ))
     }
 
-    async fn zones(&self) -> TResult<Vec<String>> {
-        let mut z = self.describe_availability_zones().tk()?;
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        let mut z = self.describe_availability_zones().into_cloud()?;
         z.sort();
         Ok(z)
     }
 
-    async fn list(&self, query: &ListQuery) -> TResult<Vec<Resource>> {
-        self.list_native(query)
-    }
-
-    async fn create(&self, request: &CreateRequest) -> TResult<Resource> {
-        self.create_native(request)
-    }
-
-    async fn update(&self, request: &UpdateRequest) -> TResult<Resource> {
-        self.update_native(request)
-    }
-
-    async fn delete(&self, resource_type: ResourceType, id: &str) -> TResult<()> {
-        self.delete_native(resource_type, id)
-    }
-
-    async fn images(&self, query: &ImageQuery) -> TResult<Vec<ImageInfo>> {
+    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<ImageInfo>> {
         let found = match query {
             ImageQuery::Id(id) => match self.describe_images(std::slice::from_ref(id), &[], &[]) {
                 Ok(f) => f,
                 Err(e) if e.is_not_found() => Vec::new(),
-                Err(e) => return Err(to_task_error(e)),
+                Err(e) => return Err(to_cloud_error(e)),
             },
             ImageQuery::Name { owner, name } => self
                 .describe_images(
@@ -2809,8 +2830,8 @@ impl AwsCloud for MockAws {
                     &owner.iter().cloned().collect::<Vec<_>>(),
                     &[Filter::new("name", [name.clone()])],
                 )
-                .tk()?,
-            _ => self.describe_images(&[], &[], &[]).tk()?,
+                .into_cloud()?,
+            _ => self.describe_images(&[], &[], &[]).into_cloud()?,
         };
         let mut out: Vec<ImageInfo> = found
             .into_iter()
@@ -2826,15 +2847,15 @@ impl AwsCloud for MockAws {
         Ok(out)
     }
 
-    async fn hosted_zones(&self, query: &ZoneQuery) -> TResult<Vec<ZoneInfo>> {
+    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
         let zones = match query {
-            ZoneQuery::Name(n) => self.list_hosted_zones_by_name(Some(n)).tk()?,
+            ZoneQuery::Name(n) => self.list_hosted_zones_by_name(Some(n)).into_cloud()?,
             ZoneQuery::Id(id) => match self.get_hosted_zone(id) {
                 Ok(z) => vec![z],
                 Err(e) if e.is_not_found() => Vec::new(),
-                Err(e) => return Err(to_task_error(e)),
+                Err(e) => return Err(to_cloud_error(e)),
             },
-            _ => self.list_hosted_zones().tk()?,
+            _ => self.list_hosted_zones().into_cloud()?,
         };
         Ok(zones
             .into_iter()
@@ -2872,13 +2893,13 @@ impl<C: AwsCloud + ?Sized> FaultyCloud<C> {
         self.faults.injected()
     }
 
-    fn check(&self, service: &str, op: impl std::fmt::Display) -> TResult<()> {
-        self.faults.check(&format!("{service}:{op}")).tk()
+    fn check(&self, service: &str, op: impl std::fmt::Display) -> CloudResult<()> {
+        self.faults.check(&format!("{service}:{op}")).into_cloud()
     }
 }
 
 fn service_prefix(rt: ResourceType) -> &'static str {
-    use kops_model::aws::cloud::Service as S;
+    use kops_cloud_aws::cloud::Service as S;
     match rt.service() {
         S::Ec2 => "ec2",
         S::Autoscaling => "autoscaling",
@@ -2893,55 +2914,58 @@ fn service_prefix(rt: ResourceType) -> &'static str {
 }
 
 #[async_trait]
-impl<C: AwsCloud + ?Sized> AwsCloud for FaultyCloud<C> {
-    async fn account(&self) -> TResult<AccountInfo> {
-        self.check("sts", "GetCallerIdentity")?;
-        self.inner.account().await
-    }
-
-    async fn zones(&self) -> TResult<Vec<String>> {
-        self.check("ec2", "DescribeAvailabilityZones")?;
-        self.inner.zones().await
-    }
-
-    async fn list(&self, query: &ListQuery) -> TResult<Vec<Resource>> {
+impl<C: AwsCloud + ?Sized> ResourceCloud<ResourceType> for FaultyCloud<C> {
+    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         let rt = query.resource_type;
         self.check(service_prefix(rt), format_args!("List{rt:?}"))?;
         self.inner.list(query).await
     }
 
-    async fn list_digests(&self, query: &ListQuery) -> TResult<Vec<Resource>> {
+    async fn list_digests(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         let rt = query.resource_type;
         self.check(service_prefix(rt), format_args!("List{rt:?}"))?;
         self.inner.list_digests(query).await
     }
 
-    async fn create(&self, request: &CreateRequest) -> TResult<Resource> {
+    async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
         let rt = request.resource_type;
         self.check(service_prefix(rt), format_args!("Create{rt:?}"))?;
         self.inner.create(request).await
     }
 
-    async fn update(&self, request: &UpdateRequest) -> TResult<Resource> {
+    async fn update(&self, request: &UpdateRequest) -> CloudResult<Resource> {
         let rt = request.resource_type;
         self.check(service_prefix(rt), format_args!("Update{rt:?}"))?;
         self.inner.update(request).await
     }
 
-    async fn delete(&self, resource_type: ResourceType, id: &str) -> TResult<()> {
+    async fn delete(&self, resource_type: ResourceType, id: &str) -> CloudResult<()> {
         self.check(
             service_prefix(resource_type),
             format_args!("Delete{resource_type:?}"),
         )?;
         self.inner.delete(resource_type, id).await
     }
+}
 
-    async fn images(&self, query: &ImageQuery) -> TResult<Vec<ImageInfo>> {
+#[async_trait]
+impl<C: AwsCloud + ?Sized> AwsCloud for FaultyCloud<C> {
+    async fn account(&self) -> CloudResult<AccountInfo> {
+        self.check("sts", "GetCallerIdentity")?;
+        self.inner.account().await
+    }
+
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        self.check("ec2", "DescribeAvailabilityZones")?;
+        self.inner.zones().await
+    }
+
+    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<ImageInfo>> {
         self.check("ec2", "DescribeImages")?;
         self.inner.images(query).await
     }
 
-    async fn hosted_zones(&self, query: &ZoneQuery) -> TResult<Vec<ZoneInfo>> {
+    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
         self.check("route53", "ListHostedZones")?;
         self.inner.hosted_zones(query).await
     }
@@ -2984,55 +3008,58 @@ impl<C: AwsCloud + ?Sized> CountingCloud<C> {
 }
 
 #[async_trait]
-impl<C: AwsCloud + ?Sized> AwsCloud for CountingCloud<C> {
-    async fn account(&self) -> TResult<AccountInfo> {
-        self.count("sts", "GetCallerIdentity");
-        self.inner.account().await
-    }
-
-    async fn zones(&self) -> TResult<Vec<String>> {
-        self.count("ec2", "DescribeAvailabilityZones");
-        self.inner.zones().await
-    }
-
-    async fn list(&self, query: &ListQuery) -> TResult<Vec<Resource>> {
+impl<C: AwsCloud + ?Sized> ResourceCloud<ResourceType> for CountingCloud<C> {
+    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         let rt = query.resource_type;
         self.count(service_prefix(rt), format_args!("List{rt:?}"));
         self.inner.list(query).await
     }
 
-    async fn list_digests(&self, query: &ListQuery) -> TResult<Vec<Resource>> {
+    async fn list_digests(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         let rt = query.resource_type;
         self.count(service_prefix(rt), format_args!("List{rt:?}"));
         self.inner.list_digests(query).await
     }
 
-    async fn create(&self, request: &CreateRequest) -> TResult<Resource> {
+    async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
         let rt = request.resource_type;
         self.count(service_prefix(rt), format_args!("Create{rt:?}"));
         self.inner.create(request).await
     }
 
-    async fn update(&self, request: &UpdateRequest) -> TResult<Resource> {
+    async fn update(&self, request: &UpdateRequest) -> CloudResult<Resource> {
         let rt = request.resource_type;
         self.count(service_prefix(rt), format_args!("Update{rt:?}"));
         self.inner.update(request).await
     }
 
-    async fn delete(&self, resource_type: ResourceType, id: &str) -> TResult<()> {
+    async fn delete(&self, resource_type: ResourceType, id: &str) -> CloudResult<()> {
         self.count(
             service_prefix(resource_type),
             format_args!("Delete{resource_type:?}"),
         );
         self.inner.delete(resource_type, id).await
     }
+}
 
-    async fn images(&self, query: &ImageQuery) -> TResult<Vec<ImageInfo>> {
+#[async_trait]
+impl<C: AwsCloud + ?Sized> AwsCloud for CountingCloud<C> {
+    async fn account(&self) -> CloudResult<AccountInfo> {
+        self.count("sts", "GetCallerIdentity");
+        self.inner.account().await
+    }
+
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        self.count("ec2", "DescribeAvailabilityZones");
+        self.inner.zones().await
+    }
+
+    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<ImageInfo>> {
         self.count("ec2", "DescribeImages");
         self.inner.images(query).await
     }
 
-    async fn hosted_zones(&self, query: &ZoneQuery) -> TResult<Vec<ZoneInfo>> {
+    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
         self.count("route53", "ListHostedZones");
         self.inner.hosted_zones(query).await
     }

@@ -32,9 +32,9 @@
 //! - [`filter`]: [`Filter`], [`Tags`].
 //! - [`faults`]: [`FaultPlan`], [`FaultInjector`].
 //! - [`fixture`]: the `mock-cloud.yaml` loader.
-//! - [`cloud`]: the `kops_model::aws::cloud::AwsCloud` implementation and the
-//!   [`FaultyCloud`] and [`CountingCloud`] decorators.
-//! - `conformance` (feature `conformance`): the suite every `AwsCloud` must pass.
+//! - [`cloud`]: the `kops_cloud_aws::AwsCloud` implementation and the [`FaultyCloud`]
+//!   and [`CountingCloud`] decorators. It passes the cloud conformance suite
+//!   (`kops_cloud_aws::conformance`), as the SDK backend does against an emulator.
 //! - [`seed`]: [`Seed`] objects for [`MockAws::seed`].
 //!
 //! # Example
@@ -57,8 +57,6 @@
 
 pub mod asg;
 pub mod cloud;
-#[cfg(feature = "conformance")]
-pub mod conformance;
 pub mod ec2;
 pub mod elbv2;
 mod error;

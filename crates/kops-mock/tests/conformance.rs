@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
-use kops_mock::conformance;
+use kops_cloud_aws::cloud::{
+    AccountInfo, AwsCloud, AwsCloudExt, CloudError, CloudResult, CreateRequest, HostedZone, Image,
+    ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, UpdateRequest, ZoneQuery,
+};
+use kops_cloud_aws::conformance;
 use kops_mock::{FaultPlan, FaultyCloud, MockAws, Seed};
-use kops_model::aws::cloud::{AwsCloud, AwsCloudExt, ListQuery, ResourceType};
 
 fn cloud() -> MockAws {
     let m = MockAws::new();
@@ -65,17 +68,13 @@ async fn fixture_objects_are_visible_through_the_trait() {
         .unwrap();
     assert_eq!(img.id, "ami-12345678");
     let zones = c
-        .hosted_zones(&kops_model::aws::cloud::ZoneQuery::from_spec(
-            "private.example.com",
-        ))
+        .hosted_zones(&ZoneQuery::from_spec("private.example.com"))
         .await
         .unwrap();
     assert_eq!(zones.len(), 1);
     assert_eq!(zones[0].vpcs, ["vpc-12345678"]);
     let z = c
-        .hosted_zones(&kops_model::aws::cloud::ZoneQuery::from_spec(
-            "Z1AFAKE1ZON3YO",
-        ))
+        .hosted_zones(&ZoneQuery::from_spec("Z1AFAKE1ZON3YO"))
         .await
         .unwrap();
     assert_eq!(z[0].name, "example.com.");
@@ -116,7 +115,7 @@ async fn faulty_cloud_throttles_a_seeded_fraction() {
                 Ok(_) => outcome.push(false),
                 Err(e) => {
                     assert!(e.is_retryable(), "{e}");
-                    assert!(matches!(e, kops_tasks::Error::Throttled { .. }), "{e}");
+                    assert!(matches!(e, CloudError::Throttled { .. }), "{e}");
                     outcome.push(true);
                 }
             }
@@ -133,7 +132,7 @@ async fn faulty_cloud_throttles_a_seeded_fraction() {
 }
 
 #[tokio::test]
-async fn mock_errors_map_to_task_error_kinds() {
+async fn mock_errors_map_to_cloud_error_kinds() {
     let m = MockAws::new();
     m.set_faults(FaultPlan::new().with_rule(kops_mock::FaultRule::next(
         "ec2:DescribeVpcs",
@@ -145,14 +144,18 @@ async fn mock_errors_map_to_task_error_kinds() {
         .list(&ListQuery::new(ResourceType::Vpc))
         .await
         .unwrap_err();
-    assert!(matches!(e, kops_tasks::Error::Throttled { .. }), "{e}");
+    assert!(matches!(e, CloudError::Throttled { .. }), "{e}");
+    // The mock's error is not repeated as a source: the message says it once.
+    assert!(std::error::Error::source(&e).is_none(), "{e:?}");
+    assert_eq!(e.to_string().matches("ec2:DescribeVpcs").count(), 1, "{e}");
     assert!(
         c.list(&ListQuery::new(ResourceType::Vpc))
             .await
             .unwrap()
             .is_empty()
     );
-    // A dependency violation is retryable (ordered deletes under eventual consistency).
+    // A dependency violation is a conflict, retried (ordered deletes under eventual
+    // consistency).
     let vpc = m
         .create_vpc("10.0.0.0/16", false, Default::default())
         .unwrap();
@@ -160,7 +163,8 @@ async fn mock_errors_map_to_task_error_kinds() {
         .and_then(|g| m.attach_internet_gateway(&g.id, &vpc.id))
         .unwrap();
     let e = c.delete(ResourceType::Vpc, &vpc.id).await.unwrap_err();
-    assert!(matches!(e, kops_tasks::Error::Retryable { .. }), "{e}");
+    assert!(matches!(e, CloudError::Conflict { .. }), "{e}");
+    assert!(e.is_retryable());
 }
 
 /// A broken cloud that ignores tag filters: the isolation check must catch it, which shows
@@ -169,46 +173,35 @@ async fn mock_errors_map_to_task_error_kinds() {
 struct IgnoresTags(MockAws);
 
 #[async_trait::async_trait]
-impl AwsCloud for IgnoresTags {
-    async fn account(&self) -> kops_tasks::Result<kops_model::aws::cloud::AccountInfo> {
-        self.0.account().await
-    }
-    async fn zones(&self) -> kops_tasks::Result<Vec<String>> {
-        self.0.zones().await
-    }
-    async fn list(
-        &self,
-        query: &ListQuery,
-    ) -> kops_tasks::Result<Vec<kops_model::aws::cloud::Resource>> {
+impl ResourceCloud<ResourceType> for IgnoresTags {
+    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         let mut q = query.clone();
         q.tags.clear();
         self.0.list(&q).await
     }
-    async fn create(
-        &self,
-        r: &kops_model::aws::cloud::CreateRequest,
-    ) -> kops_tasks::Result<kops_model::aws::cloud::Resource> {
+    async fn create(&self, r: &CreateRequest) -> CloudResult<Resource> {
         self.0.create(r).await
     }
-    async fn update(
-        &self,
-        r: &kops_model::aws::cloud::UpdateRequest,
-    ) -> kops_tasks::Result<kops_model::aws::cloud::Resource> {
+    async fn update(&self, r: &UpdateRequest) -> CloudResult<Resource> {
         self.0.update(r).await
     }
-    async fn delete(&self, rt: ResourceType, id: &str) -> kops_tasks::Result<()> {
+    async fn delete(&self, rt: ResourceType, id: &str) -> CloudResult<()> {
         self.0.delete(rt, id).await
     }
-    async fn images(
-        &self,
-        q: &kops_model::aws::cloud::ImageQuery,
-    ) -> kops_tasks::Result<Vec<kops_model::aws::cloud::Image>> {
+}
+
+#[async_trait::async_trait]
+impl AwsCloud for IgnoresTags {
+    async fn account(&self) -> CloudResult<AccountInfo> {
+        self.0.account().await
+    }
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        self.0.zones().await
+    }
+    async fn images(&self, q: &ImageQuery) -> CloudResult<Vec<Image>> {
         self.0.images(q).await
     }
-    async fn hosted_zones(
-        &self,
-        q: &kops_model::aws::cloud::ZoneQuery,
-    ) -> kops_tasks::Result<Vec<kops_model::aws::cloud::HostedZone>> {
+    async fn hosted_zones(&self, q: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
         self.0.hosted_zones(q).await
     }
 }
@@ -224,7 +217,6 @@ async fn suite_catches_a_cloud_that_ignores_tag_filters() {
 
 #[tokio::test]
 async fn parents_match_what_the_model_looks_up() {
-    use kops_model::aws::cloud::{CreateRequest, HostedZone, ZoneQuery};
     use serde_json::json;
     let m = MockAws::new();
     let c: &dyn AwsCloud = &m;
@@ -352,7 +344,6 @@ async fn counting_cloud_counts_trait_calls() {
 
 #[tokio::test]
 async fn updates_build_on_the_current_state() {
-    use kops_model::aws::cloud::{CreateRequest, UpdateRequest};
     use serde_json::json;
     let m = MockAws::new();
     let c: &dyn AwsCloud = &m;
@@ -430,5 +421,9 @@ async fn updates_build_on_the_current_state() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(e, kops_tasks::Error::Invalid { .. }), "{e}");
+    assert!(
+        matches!(&e, CloudError::Invalid { field, .. } if field == "aws_security_group_rule.from_port"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("cannot change in place"), "{e}");
 }

@@ -76,9 +76,14 @@ pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> E
     }
 }
 
-pub(crate) fn cloud(operation: impl Into<String>) -> impl FnOnce(kops_tasks::Error) -> Error {
+pub(crate) fn cloud<E: Into<kops_tasks::Error>>(
+    operation: impl Into<String>,
+) -> impl FnOnce(E) -> Error {
     let operation = operation.into();
-    move |source| Error::Cloud { operation, source }
+    move |source| Error::Cloud {
+        operation,
+        source: source.into(),
+    }
 }
 
 pub(crate) fn store(operation: impl Into<String>) -> impl FnOnce(kops_statestore::Error) -> Error {

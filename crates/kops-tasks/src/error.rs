@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::key::TaskKey;
+use crate::resource::CloudError;
 
 /// A boxed source error from a cloud client or other backend.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -12,10 +13,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong while building, planning, applying or rendering tasks.
 ///
-/// Variants are what a caller acts on. Task implementations (cloud crates) map their
-/// backend errors into [`Error::Throttled`], [`Error::Retryable`], [`Error::NotFound`],
-/// [`Error::PermissionDenied`], [`Error::Invalid`] or [`Error::Cloud`]; the executor retries
-/// the first two (see [`Error::is_retryable`]).
+/// Variants are what a caller acts on. Clouds behind the resource layer
+/// ([`crate::resource::ResourceCloud`]) fail with a [`CloudError`], which arrives here as
+/// [`Error::CloudCall`]; other task implementations map their backend errors into
+/// [`Error::Throttled`], [`Error::Retryable`], [`Error::NotFound`],
+/// [`Error::PermissionDenied`], [`Error::Invalid`] or [`Error::Cloud`]. The executor retries
+/// what [`Error::is_retryable`] says.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -121,11 +124,15 @@ pub enum Error {
         source: Box<Error>,
     },
     /// Applying a graph finished with failures; every failure is listed.
-    #[error("{} task(s) failed: {}", failures.len(), join_keys(&failures.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>()))]
+    #[error("{} task(s) failed: {}", failures.len(), join_failures(failures))]
     Failed {
         /// Each failed task and its error.
         failures: Vec<(TaskKey, Error)>,
     },
+    /// A call through a cloud's resource trait failed; the [`CloudError`] says which kind
+    /// (and is retried when [`CloudError::is_retryable`]).
+    #[error(transparent)]
+    CloudCall(#[from] CloudError),
     /// A cloud call failed for a reason not covered above.
     #[error("cloud operation failed: {operation}")]
     Cloud {
@@ -156,10 +163,12 @@ pub enum Error {
 
 impl Error {
     /// Whether the executor should retry the operation that produced this error
-    /// ([`Error::Throttled`] and [`Error::Retryable`], also when wrapped in [`Error::Task`]).
+    /// ([`Error::Throttled`], [`Error::Retryable`] and retryable [`Error::CloudCall`]s, also
+    /// when wrapped in [`Error::Task`]).
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Throttled { .. } | Error::Retryable { .. } => true,
+            Error::CloudCall(e) => e.is_retryable(),
             Error::Task { source, .. } => source.is_retryable(),
             _ => false,
         }
@@ -203,4 +212,23 @@ fn join_keys(keys: &[TaskKey]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `key (error); key (error)`: the failures of a run, each with what failed (its own
+/// causes are not sources of the run's error, so they are shown here once).
+fn join_failures(failures: &[(TaskKey, Error)]) -> String {
+    failures
+        .iter()
+        .map(|(k, e)| {
+            let mut line = format!("{k} ({e}");
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                line.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            line.push(')');
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -70,6 +70,9 @@
 //! - [`diff`]: field comparison.
 //! - [`plan`]: [`Plan`], the printer, exit codes.
 //! - [`executor`]: [`Executor`], [`ExecutorOptions`], [`Event`], [`Report`].
+//! - [`resource`]: the cloud-neutral resource layer: [`resource::ResourceKind`],
+//!   [`resource::ResourceCloud`], [`resource::CloudError`] and the generic
+//!   [`resource::ResourceTask`] every cloud model's tasks are.
 //! - [`clock`]: [`Clock`], [`TokioClock`], [`ManualClock`].
 //! - [`terraform`]: the HCL2 emitter and writer.
 //!
@@ -139,6 +142,7 @@ pub mod graph;
 pub mod key;
 pub mod lifecycle;
 pub mod plan;
+pub mod resource;
 pub mod task;
 pub mod terraform;
 pub mod value;

@@ -28,7 +28,7 @@ use std::time::Duration;
 use super::cloud::{
     AwsCloud, AwsCloudExt, HostedZone, ListQuery, Resource, ResourceType, ZoneQuery,
 };
-use kops_tasks::{Error, Result};
+use super::cloud::{CloudError as Error, CloudResult as Result};
 
 use ResourceType as R;
 

@@ -179,7 +179,7 @@ pub async fn discover(
         {
             let found = match api.resolve_image(image).await {
                 Ok(found) => found,
-                Err(kops_tasks::Error::NotFound { .. }) => {
+                Err(kops_tasks::resource::CloudError::NotFound { .. }) => {
                     return Err(Error::ImageNotFound {
                         group: ig.name().to_owned(),
                         image: image.clone(),

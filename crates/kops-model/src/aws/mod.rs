@@ -1,7 +1,9 @@
 //! The AWS model.
 //!
-//! - [`cloud`]: the [`AwsCloud`] trait the AWS tasks talk to and its plain-data types.
-//! - [`task`]: [`AwsTask`], the task type every AWS task kind is an instance of.
+//! - [`cloud`]: the [`AwsCloud`] trait the AWS tasks talk to and its plain-data types
+//!   (re-exported from `kops-cloud-aws`).
+//! - [`task`]: [`AwsTask`], the task type every AWS task kind is an instance of (the
+//!   cloud-neutral `ResourceTask` over AWS' resource types).
 //! - [`builders`]: the [`ModelContext`] and [`AwsModel`]; kOps' AWS model builders
 //!   (spec -> tasks) are private modules behind [`builders::build`].
 //! - [`discover`](fn@discover): the cloud lookups that make a [`ModelContext`].

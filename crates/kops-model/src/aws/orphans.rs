@@ -108,6 +108,6 @@ impl Deleter<dyn AwsCloud> for OrphanDeleter {
                 object.key.kind()
             ),
         })?;
-        cx.cloud().delete(rt, &object.id).await
+        Ok(cx.cloud().delete(rt, &object.id).await?)
     }
 }

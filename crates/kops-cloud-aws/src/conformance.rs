@@ -1,5 +1,7 @@
 //! The cloud conformance suite: `pub async fn`s over `&dyn AwsCloud` that every
-//! implementation must pass — this mock, and the real AWS backend against an emulator.
+//! implementation must pass: the in-memory mock (`kops-mock`), and the SDK backend
+//! against an emulator. It lives next to the trait, as `object_store` keeps its
+//! integration suite next to `ObjectStore`.
 //!
 //! Each function creates what it needs under names derived from `cluster` (use a fresh
 //! one per run), finds it again by tags, changes it, deletes it, and checks not-found
@@ -10,14 +12,15 @@
 
 use std::collections::BTreeMap;
 
-use kops_model::aws::cloud::{
-    AwsCloud, AwsCloudExt, CreateRequest, ImageQuery, ListQuery, Resource, ResourceType, TagFilter,
-    UpdateRequest, ZoneQuery,
-};
-use kops_tasks::{Error, Result};
 use serde_json::{Value as Json, json};
 
-use crate::Tags;
+use crate::cloud::{
+    AwsCloud, AwsCloudExt, CloudError as Error, CloudResult as Result, CreateRequest, ImageQuery,
+    ListQuery, Resource, ResourceType, TagFilter, UpdateRequest, ZoneQuery,
+};
+
+/// Tags of an object, by key.
+pub type Tags = BTreeMap<String, String>;
 
 type R = ResourceType;
 
@@ -167,6 +170,21 @@ pub async fn network(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     assert_eq!(updated.tags, new_tags);
     let again = must_get(cloud, R::Vpc, &vpc.id).await?;
     assert_eq!(again.tags, new_tags, "tag update persisted");
+
+    // What the table of facts calls immutable is refused, naming the attribute, and
+    // nothing changes.
+    let refused = cloud
+        .update(
+            &UpdateRequest::new(R::Vpc, &vpc.id)
+                .with_attrs(attrs([("cidr_block", json!("10.101.0.0/16"))])),
+        )
+        .await;
+    assert!(
+        matches!(&refused, Err(Error::Invalid { field, .. }) if field == "aws_vpc.cidr_block"),
+        "changing a VPC's CIDR: {refused:?}"
+    );
+    let again = must_get(cloud, R::Vpc, &vpc.id).await?;
+    assert_eq!(again.attr_str("cidr_block"), Some("10.100.0.0/16"));
 
     let subnet_name = format!("{zone}.{cluster}");
     let subnet = make(

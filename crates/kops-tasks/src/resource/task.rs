@@ -1,0 +1,1044 @@
+//! [`ResourceTask`]: one cloud object described as Terraform-named attributes and tags,
+//! which renders itself for the Terraform target and finds, creates and updates itself
+//! through any [`ResourceCloud`] of its kind.
+//!
+//! Every task kind of a cloud model (VPC, Subnet, SecurityGroupRule, ...) is a
+//! `ResourceTask` with its kind in the [`TaskKey`] and its resource type `K`; the model's
+//! builders decide names, attributes and tags.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
+
+use super::{CreateRequest, ListQuery, Resource, ResourceCloud, ResourceKind, UpdateRequest};
+use crate::diff::FieldChange;
+use crate::terraform::{Body, Expr, Link, TerraformWriter};
+use crate::{
+    Change, ChangeKind, Context, Error, Fields, Found, Lifecycle, Outputs, Result, Task, TaskKey,
+    TaskRef, Value, async_trait,
+};
+
+/// One attribute value of a [`ResourceTask`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Attr {
+    /// A string.
+    Str(String),
+    /// An integer.
+    Int(i64),
+    /// A boolean.
+    Bool(bool),
+    /// A list (rendered on one line).
+    List(Vec<Attr>),
+    /// A map with quoted keys.
+    Map(BTreeMap<String, Attr>),
+    /// A reference to another task's output.
+    Ref(TaskRef),
+    /// A nested block.
+    Block(Vec<(String, Attr)>),
+    /// Repeated nested blocks.
+    Blocks(Vec<Vec<(String, Attr)>>),
+    /// Long text stored as a Terraform data file (`file(...)`), e.g. a policy document.
+    File(String),
+    /// Like [`Attr::File`] but with a data-file key other than the attribute name
+    /// (kOps names a role's assume-role policy file `..._policy`).
+    FileAs(&'static str, String),
+    /// Binary-safe text stored as a data file read with `filebase64(...)` (user data).
+    FileBase64(String),
+    /// A verbatim Terraform expression with no cloud meaning (rendered only).
+    Raw(String),
+}
+
+impl Attr {
+    /// A string.
+    pub fn s(v: impl Into<String>) -> Self {
+        Attr::Str(v.into())
+    }
+
+    /// A list of strings.
+    pub fn strs<S: Into<String>>(v: impl IntoIterator<Item = S>) -> Self {
+        Attr::List(v.into_iter().map(|s| Attr::Str(s.into())).collect())
+    }
+
+    /// A reference to `key`'s `id`.
+    pub fn id(key: &TaskKey) -> Self {
+        Attr::Ref(key.to_ref())
+    }
+
+    /// A reference to `key`'s output `attr`.
+    pub fn out(key: &TaskKey, attr: &'static str) -> Self {
+        Attr::Ref(key.to_ref().with_attr(attr))
+    }
+
+    fn to_value(&self) -> Value {
+        match self {
+            Attr::Str(s) => Value::String(s.clone()),
+            Attr::Int(i) => Value::Int(*i),
+            Attr::Bool(b) => Value::Bool(*b),
+            Attr::List(v) => Value::List(v.iter().map(Attr::to_value).collect()),
+            Attr::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), v.to_value())).collect()),
+            Attr::Ref(r) => Value::Ref(r.clone()),
+            Attr::Block(b) => Value::Object(block_fields(b)),
+            Attr::Blocks(bs) => {
+                Value::List(bs.iter().map(|b| Value::Object(block_fields(b))).collect())
+            }
+            Attr::File(t) | Attr::FileAs(_, t) | Attr::FileBase64(t) => Value::Text(t.clone()),
+            Attr::Raw(_) => Value::Null,
+        }
+    }
+
+    fn to_expr(&self, w: &mut TerraformWriter, tf_type: &str, name: &str, attr: &str) -> Expr {
+        match self {
+            Attr::Str(s) => Expr::String(s.clone()),
+            Attr::Int(i) => Expr::Int(*i),
+            Attr::Bool(b) => Expr::Bool(*b),
+            Attr::List(v) => Expr::List(
+                v.iter()
+                    .map(|a| a.to_expr(w, tf_type, name, attr))
+                    .collect(),
+            ),
+            Attr::Map(m) => Expr::Map(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.to_expr(w, tf_type, name, attr)))
+                    .collect(),
+            ),
+            Attr::Ref(r) => Expr::Ref(r.clone()),
+            Attr::File(t) => w.add_file(tf_type, name, attr, t.clone().into_bytes()),
+            Attr::FileAs(key, t) => w.add_file(tf_type, name, key, t.clone().into_bytes()),
+            Attr::FileBase64(t) => w.add_file_base64(tf_type, name, attr, t.clone().into_bytes()),
+            Attr::Raw(r) => Expr::Raw(r.clone()),
+            Attr::Block(_) | Attr::Blocks(_) => Expr::Null,
+        }
+    }
+
+    /// The value sent to the cloud, references resolved.
+    fn to_json<C: ?Sized>(&self, cx: &Context<'_, C>) -> Result<Json> {
+        Ok(match self {
+            Attr::Str(s) | Attr::File(s) | Attr::FileAs(_, s) | Attr::FileBase64(s) => {
+                Json::String(s.clone())
+            }
+            Attr::Int(i) => Json::from(*i),
+            Attr::Bool(b) => Json::Bool(*b),
+            Attr::List(v) => Json::Array(v.iter().map(|a| a.to_json(cx)).collect::<Result<_>>()?),
+            Attr::Map(m) => Json::Object(
+                m.iter()
+                    .map(|(k, v)| Ok((k.clone(), v.to_json(cx)?)))
+                    .collect::<Result<_>>()?,
+            ),
+            Attr::Ref(r) => Json::String(cx.resolve(r)?),
+            Attr::Block(b) => block_json(b, cx)?,
+            Attr::Blocks(bs) => Json::Array(
+                bs.iter()
+                    .map(|b| block_json(b, cx))
+                    .collect::<Result<_>>()?,
+            ),
+            Attr::Raw(_) => Json::Null,
+        })
+    }
+}
+
+impl From<&str> for Attr {
+    fn from(v: &str) -> Self {
+        Attr::Str(v.to_owned())
+    }
+}
+impl From<String> for Attr {
+    fn from(v: String) -> Self {
+        Attr::Str(v)
+    }
+}
+impl From<i64> for Attr {
+    fn from(v: i64) -> Self {
+        Attr::Int(v)
+    }
+}
+impl From<i32> for Attr {
+    fn from(v: i32) -> Self {
+        Attr::Int(i64::from(v))
+    }
+}
+impl From<bool> for Attr {
+    fn from(v: bool) -> Self {
+        Attr::Bool(v)
+    }
+}
+impl From<TaskRef> for Attr {
+    fn from(v: TaskRef) -> Self {
+        Attr::Ref(v)
+    }
+}
+
+fn block_fields(b: &[(String, Attr)]) -> Fields {
+    let mut f = Fields::new();
+    for (k, v) in b {
+        f.insert(k.clone(), v.to_value());
+    }
+    f
+}
+
+fn block_json<C: ?Sized>(b: &[(String, Attr)], cx: &Context<'_, C>) -> Result<Json> {
+    let mut m = serde_json::Map::new();
+    for (k, v) in b {
+        m.insert(k.clone(), v.to_json(cx)?);
+    }
+    Ok(Json::Object(m))
+}
+
+fn block_body(b: &[(String, Attr)], w: &mut TerraformWriter, tf_type: &str, name: &str) -> Body {
+    let mut body = Body::new();
+    for (k, v) in b {
+        body = add_attr(body, k, v, w, tf_type, name);
+    }
+    body
+}
+
+fn add_attr(
+    body: Body,
+    k: &str,
+    v: &Attr,
+    w: &mut TerraformWriter,
+    tf_type: &str,
+    name: &str,
+) -> Body {
+    match v {
+        Attr::Block(b) => body.block(k, block_body(b, w, tf_type, name)),
+        Attr::Blocks(bs) => {
+            let mut body = body;
+            for b in bs {
+                body = body.push_block(k, block_body(b, w, tf_type, name));
+            }
+            body
+        }
+        other => {
+            let e = other.to_expr(w, tf_type, name, k);
+            body.attr(k, e)
+        }
+    }
+}
+
+/// How a task finds its object in the cloud.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum FindBy {
+    /// By a known ID (shared objects, objects named by their ID such as key pairs).
+    Id(String),
+    /// By [`Resource::name`] (security groups, IAM, ASGs, LBs, queues, rules).
+    Name(String),
+    /// By the name and cluster tags (labels) of the kind's policy,
+    /// [`ResourceKind::name_filters`] (AWS: the `Name` and `KubernetesCluster` tags of VPC
+    /// networking objects and volumes).
+    NameTag(String),
+    /// Under a parent (given by one of the task's attributes), matching the listed
+    /// attributes (routes, associations, rules, hooks, targets, objects).
+    Parent {
+        /// The attribute holding the parent's ID.
+        parent_attr: String,
+        /// Attributes that identify the object under the parent.
+        match_attrs: Vec<String>,
+    },
+}
+
+/// One cloud object the model manages, of resource type `K`.
+///
+/// It implements [`Task`] for every cloud `C` that is a [`ResourceCloud<K>`], among them
+/// the cloud's own trait object (`dyn AwsCloud`).
+#[derive(Clone, Debug)]
+pub struct ResourceTask<K> {
+    key: TaskKey,
+    resource_type: K,
+    tf_type: String,
+    tf_name: String,
+    name: Option<String>,
+    attrs: Vec<(String, Attr)>,
+    tags: Option<BTreeMap<String, String>>,
+    tags_attr: &'static str,
+    cluster: String,
+    find_by: FindBy,
+    shared_id: Option<String>,
+    lifecycle: Lifecycle,
+    deps: Vec<TaskKey>,
+    render: bool,
+    render_only: Vec<(String, Attr)>,
+}
+
+impl<K: ResourceKind> ResourceTask<K> {
+    /// A task of `kind` named `name` managing a `resource_type` object of `cluster`. It
+    /// renders as `resource "<terraform type>" "<name>"` and is found by its name tag
+    /// ([`FindBy::NameTag`]) unless set otherwise.
+    pub fn new(
+        kind: &str,
+        name: impl Into<String>,
+        resource_type: K,
+        cluster: impl Into<String>,
+    ) -> Self {
+        let name = name.into();
+        ResourceTask {
+            key: TaskKey::new(kind, &name),
+            resource_type,
+            tf_type: resource_type.terraform_type().to_owned(),
+            tf_name: name.clone(),
+            name: None,
+            attrs: Vec::new(),
+            tags: None,
+            tags_attr: resource_type.tags_attr(),
+            cluster: cluster.into(),
+            find_by: FindBy::NameTag(name),
+            shared_id: None,
+            lifecycle: Lifecycle::Sync,
+            deps: Vec::new(),
+            render: true,
+            render_only: Vec::new(),
+        }
+    }
+
+    /// The task's key.
+    pub fn task_key(&self) -> &TaskKey {
+        &self.key
+    }
+
+    /// The type of cloud object the task manages.
+    pub fn resource_type(&self) -> K {
+        self.resource_type
+    }
+
+    /// The object's cloud name ([`Resource::name`]), when the type has one.
+    pub fn cloud_name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The tags the object should carry, when the task sets them.
+    pub fn expected_tags(&self) -> Option<&BTreeMap<String, String>> {
+        self.tags.as_ref()
+    }
+
+    /// Sets an attribute (replacing an earlier one with the same name).
+    pub fn attr(mut self, name: &str, value: impl Into<Attr>) -> Self {
+        self.set(name, value);
+        self
+    }
+
+    /// Sets an attribute in place.
+    pub fn set(&mut self, name: &str, value: impl Into<Attr>) {
+        let value = value.into();
+        if let Some(slot) = self.attrs.iter_mut().find(|(k, _)| k == name) {
+            slot.1 = value;
+        } else {
+            self.attrs.push((name.to_owned(), value));
+        }
+    }
+
+    /// Sets an attribute when `value` is `Some`.
+    pub fn attr_opt(self, name: &str, value: Option<impl Into<Attr>>) -> Self {
+        match value {
+            Some(v) => self.attr(name, v),
+            None => self,
+        }
+    }
+
+    /// An attribute.
+    pub fn get(&self, name: &str) -> Option<&Attr> {
+        self.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// Sets the tags (rendered as `tags = {...}`).
+    pub fn tags(mut self, tags: BTreeMap<String, String>) -> Self {
+        self.tags = Some(tags);
+        self
+    }
+
+    /// Sets the object's cloud name ([`Resource::name`]) and finds it by that name.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        self.find_by = FindBy::Name(name.clone());
+        self.name = Some(name);
+        self
+    }
+
+    /// Sets the Terraform resource name (default: the task name).
+    pub fn tf_name(mut self, name: impl Into<String>) -> Self {
+        self.tf_name = name.into();
+        self
+    }
+
+    /// Sets the Terraform resource type (default: the resource type's).
+    pub fn tf_type(mut self, t: &str) -> Self {
+        self.tf_type = t.to_owned();
+        self
+    }
+
+    /// Sets how the object is found.
+    pub fn find_by(mut self, f: FindBy) -> Self {
+        self.find_by = f;
+        self
+    }
+
+    /// Marks the object as existing and not managed here (a shared VPC or subnet):
+    /// references to it render as the literal `id`, and nothing is rendered.
+    pub fn shared(mut self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.find_by = FindBy::Id(id.clone());
+        self.shared_id = Some(id);
+        self.lifecycle = Lifecycle::ExistsAndWarnIfChanges;
+        self
+    }
+
+    /// Whether the task describes a shared object.
+    pub fn is_shared(&self) -> bool {
+        self.shared_id.is_some()
+    }
+
+    /// Adds an explicit dependency.
+    pub fn depends_on(mut self, key: TaskKey) -> Self {
+        self.deps.push(key);
+        self
+    }
+
+    /// Adds an attribute that only the Terraform rendering has (kOps renders some
+    /// separate objects inline, e.g. an ASG's warm pool); it is neither diffed nor sent
+    /// to the cloud by this task.
+    pub fn render_attr(mut self, name: &str, value: impl Into<Attr>) -> Self {
+        self.render_only.push((name.to_owned(), value.into()));
+        self
+    }
+
+    /// Skips Terraform rendering (the object exists only for the direct target).
+    pub fn no_render(mut self) -> Self {
+        self.render = false;
+        self
+    }
+
+    fn cloud_tags(&self) -> BTreeMap<String, String> {
+        self.tags.clone().unwrap_or_default()
+    }
+
+    async fn candidates<C>(&self, cx: &Context<'_, C>) -> Result<Vec<Resource<K>>>
+    where
+        C: ResourceCloud<K> + ?Sized,
+    {
+        let cloud = cx.cloud();
+        let rt = self.resource_type;
+        match &self.find_by {
+            FindBy::Id(id) => Ok(cloud
+                .list(&ListQuery::new(rt).with_ids([id.clone()]))
+                .await?),
+            FindBy::Name(n) => Ok(cloud
+                .list(&ListQuery::new(rt).with_names([n.clone()]))
+                .await?),
+            FindBy::NameTag(n) => {
+                let mut q = ListQuery::new(rt);
+                for f in K::name_filters(&self.cluster, n) {
+                    q = q.with_tag(f);
+                }
+                Ok(cloud.list(&q).await?)
+            }
+            FindBy::Parent {
+                parent_attr,
+                match_attrs,
+            } => {
+                let Some(parent) = self.get(parent_attr) else {
+                    return Err(Error::invalid(
+                        format!("{}.{parent_attr}", self.key),
+                        "parent attribute is not set",
+                    ));
+                };
+                let parent = match parent.to_json(cx) {
+                    Ok(Json::String(s)) => s,
+                    // The parent does not exist yet: neither does this object.
+                    _ => return Ok(Vec::new()),
+                };
+                let all = cloud
+                    .list_digests(&ListQuery::new(rt).with_parent(parent))
+                    .await?;
+                let mut want = BTreeMap::new();
+                for a in match_attrs {
+                    if let Some(v) = self.get(a)
+                        && let Ok(j) = v.to_json(cx)
+                    {
+                        want.insert(a.clone(), j);
+                    }
+                }
+                Ok(all
+                    .into_iter()
+                    .filter(|r| want.iter().all(|(k, v)| r.attrs.get(k) == Some(v)))
+                    .collect())
+            }
+        }
+    }
+
+    fn outputs_of(&self, r: &Resource<K>) -> Outputs {
+        let mut o = Outputs::id(r.id.clone());
+        if let Some(a) = &r.arn {
+            o.insert("arn", a.clone());
+        }
+        if let Some(n) = r.name.clone().or_else(|| self.name.clone()) {
+            o.insert("name", n);
+        }
+        for (k, v) in &r.attrs {
+            if let Json::String(s) = v {
+                o.insert(k.clone(), s.clone());
+            }
+        }
+        o
+    }
+}
+
+fn json_to_value(j: &Json) -> Value {
+    match j {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => n.as_i64().map_or(Value::Null, Value::Int),
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(v) => Value::List(v.iter().map(json_to_value).collect()),
+        Json::Object(m) => {
+            let mut f = Fields::new();
+            for (k, v) in m {
+                f.insert(k.clone(), json_to_value(v));
+            }
+            Value::Object(f)
+        }
+    }
+}
+
+/// The actual value of a text attribute the cloud reported only as a digest of its
+/// content (see [`ResourceCloud::list_digests`]): the expected value when the digests
+/// match, otherwise a placeholder naming the digest (which differs from anything expected).
+fn content_by_digest(expected: &Value, reported: &str, digest: fn(&[u8]) -> String) -> Value {
+    let text = match expected {
+        Value::Text(t) | Value::String(t) => t.as_str(),
+        _ => return Value::String(format!("<content with digest {reported}>")),
+    };
+    if digest(text.as_bytes()).eq_ignore_ascii_case(reported) {
+        expected.clone()
+    } else {
+        Value::String(format!("<content with digest {reported}>"))
+    }
+}
+
+/// Aligns the actual value's shape with the expected one (maps vs objects, text vs
+/// string) so the diff compares content, not representation.
+fn align(expected: &Value, actual: Value) -> Value {
+    match (expected, actual) {
+        (Value::Text(_), Value::String(s)) => Value::Text(s),
+        // Terraform writes some numbers and flags as strings (`deregistration_delay =
+        // "30"`); APIs answer with the typed value.
+        (Value::String(_), Value::Bool(b)) => Value::String(b.to_string()),
+        (Value::String(_), Value::Int(i)) => Value::String(i.to_string()),
+        // A single nested block is a one-element list in the APIs (a listener's
+        // `default_action`).
+        (Value::Object(_), Value::List(mut l)) if l.len() == 1 => {
+            let only = l.remove(0);
+            align(expected, only)
+        }
+        (Value::Map(_), Value::Object(f)) => {
+            Value::Map(f.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect())
+        }
+        (Value::Object(ef), Value::Object(af)) => {
+            let mut out = Fields::new();
+            for (k, ev) in ef.iter() {
+                let av = af.get(k).cloned().unwrap_or(Value::Null);
+                out.insert(k.to_owned(), align(ev, av));
+            }
+            Value::Object(out)
+        }
+        (Value::List(el), Value::List(al)) => Value::List(
+            al.into_iter()
+                .enumerate()
+                .map(|(i, a)| match el.get(i) {
+                    Some(e) => align(e, a),
+                    None => a,
+                })
+                .collect(),
+        ),
+        (_, a) => a,
+    }
+}
+
+#[async_trait]
+impl<K, C> Task<C> for ResourceTask<K>
+where
+    K: ResourceKind,
+    C: ResourceCloud<K> + ?Sized,
+{
+    fn key(&self) -> &TaskKey {
+        &self.key
+    }
+
+    fn fields(&self) -> Fields {
+        let mut f = Fields::with_capacity(self.attrs.len() + 2);
+        if let Some(n) = &self.name {
+            f.insert("name", Value::String(n.clone()));
+        }
+        for (k, v) in &self.attrs {
+            f.insert(k.clone(), v.to_value());
+        }
+        if self.resource_type.is_taggable()
+            && let Some(t) = &self.tags
+        {
+            f.insert("tags", Value::string_map(t.clone()));
+        }
+        f
+    }
+
+    fn dependencies(&self) -> Vec<TaskKey> {
+        self.deps.clone()
+    }
+
+    fn lifecycle(&self) -> Lifecycle {
+        self.lifecycle
+    }
+
+    async fn find(&self, cx: &Context<'_, C>) -> Result<Option<Found>> {
+        let found = self.candidates(cx).await?;
+        let Some(r) = found.into_iter().next() else {
+            return Ok(None);
+        };
+        let mut fields = Fields::new();
+        if self.name.is_some() {
+            fields.insert("name", r.name.clone().map_or(Value::Null, Value::String));
+        }
+        let digests = K::content_digest();
+        for (k, v) in &self.attrs {
+            let expected = v.to_value();
+            let reported = match (r.attrs.get(k), digests) {
+                (None, Some(d)) => r
+                    .attr_str(&format!("{k}{}", d.suffix))
+                    .map(|reported| (reported, d.digest)),
+                _ => None,
+            };
+            let actual = match reported {
+                Some((reported, digest)) => content_by_digest(&expected, reported, digest),
+                None => r.attrs.get(k).map_or(Value::Null, json_to_value),
+            };
+            fields.insert(k.clone(), align(&expected, actual));
+        }
+        if self.resource_type.is_taggable() && self.tags.is_some() {
+            fields.insert("tags", Value::string_map(r.tags.clone()));
+        }
+        Ok(Some(Found::new(fields, self.outputs_of(&r))))
+    }
+
+    /// Refuses an update that changes an attribute the kind lists as immutable
+    /// ([`ResourceKind::immutable_attrs`]), naming the field, so a dry run reports it before
+    /// anything is applied.
+    fn check_changes(&self, actual: Option<&Found>, changes: &[FieldChange]) -> Result<()> {
+        if actual.is_none() || self.shared_id.is_some() {
+            return Ok(());
+        }
+        let immutable = self.resource_type.immutable_attrs();
+        let fields: Vec<&str> = changes
+            .iter()
+            .map(|c| c.field.as_str())
+            .filter(|f| immutable.contains(f))
+            .collect();
+        let Some((first, rest)) = fields.split_first() else {
+            return Ok(());
+        };
+        let mut message = format!(
+            "cannot change in place: {} {first} is immutable; the object must be replaced",
+            self.resource_type.terraform_type()
+        );
+        if !rest.is_empty() {
+            message.push_str(&format!(" (also changed: {})", rest.join(", ")));
+        }
+        Err(Error::invalid(format!("{}.{first}", self.key), message))
+    }
+
+    async fn apply(&self, cx: &Context<'_, C>, change: &Change<'_>) -> Result<Outputs> {
+        if let Some(id) = &self.shared_id {
+            return Err(Error::Lifecycle {
+                key: self.key.clone(),
+                message: format!("shared object {id} is not managed by this cluster"),
+            });
+        }
+        let mut attrs = BTreeMap::new();
+        for (k, v) in &self.attrs {
+            if matches!(v, Attr::Raw(_)) {
+                continue;
+            }
+            if change.kind == ChangeKind::Update && !change.changed(k) {
+                continue;
+            }
+            attrs.insert(k.clone(), v.to_json(cx)?);
+        }
+        let parent = match &self.find_by {
+            FindBy::Parent { parent_attr, .. } => attrs
+                .get(parent_attr)
+                .and_then(Json::as_str)
+                .map(str::to_owned)
+                .or(match self.get(parent_attr) {
+                    Some(a) => a.to_json(cx)?.as_str().map(str::to_owned),
+                    None => None,
+                }),
+            _ => None,
+        };
+        let r = match (change.kind, change.actual) {
+            (ChangeKind::Update, Some(actual)) => {
+                let id = actual.outputs.get("id").unwrap_or_default().to_owned();
+                let mut req = UpdateRequest::new(self.resource_type, id).with_attrs(attrs);
+                if change.changed("tags") {
+                    req = req.with_tags(self.cloud_tags());
+                }
+                cx.cloud().update(&req).await?
+            }
+            _ => {
+                let mut req = CreateRequest::new(self.resource_type)
+                    .with_attrs(attrs)
+                    .with_tags(self.cloud_tags());
+                if let Some(n) = &self.name {
+                    req = req.with_name(n.clone());
+                }
+                if let Some(p) = parent {
+                    req = req.with_parent(p);
+                }
+                cx.cloud().create(&req).await?
+            }
+        };
+        Ok(self.outputs_of(&r))
+    }
+
+    fn render_terraform(&self, w: &mut TerraformWriter) -> Result<()> {
+        if let Some(id) = &self.shared_id {
+            w.link(self.key.clone(), Link::Literal(id.clone()));
+            return Ok(());
+        }
+        if !self.render {
+            return Ok(());
+        }
+        let mut body = Body::new();
+        if let Some(n) = &self.name
+            && !self.attrs.iter().any(|(k, _)| k == "name")
+        {
+            body = body.attr("name", n.as_str());
+        }
+        for (k, v) in self.attrs.iter().chain(&self.render_only) {
+            body = add_attr(body, k, v, w, &self.tf_type, &self.tf_name);
+        }
+        if let Some(t) = &self.tags
+            && !t.is_empty()
+        {
+            body = body.attr(self.tags_attr, Expr::string_map(t.clone()));
+        }
+        w.resource(&self.tf_type, &self.tf_name, body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::resource::{CloudError, CloudResult, ContentDigest, TagFilter};
+    use crate::{Executor, ExecutorOptions, ManualClock, TaskGraph};
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    enum Kind {
+        Net,
+        File,
+    }
+
+    impl fmt::Display for Kind {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.terraform_type())
+        }
+    }
+
+    /// A digest that is easy to compute by hand: the content's length.
+    fn length(content: &[u8]) -> String {
+        format!("len{}", content.len())
+    }
+
+    impl ResourceKind for Kind {
+        fn terraform_type(self) -> &'static str {
+            match self {
+                Kind::Net => "toy_network",
+                Kind::File => "toy_file",
+            }
+        }
+        fn is_taggable(self) -> bool {
+            self == Kind::Net
+        }
+        fn immutable_attrs(self) -> &'static [&'static str] {
+            match self {
+                Kind::Net => &["cidr"],
+                Kind::File => &[],
+            }
+        }
+        fn tags_attr(self) -> &'static str {
+            "labels"
+        }
+        fn name_filters(cluster: &str, name: &str) -> Vec<TagFilter> {
+            vec![
+                TagFilter::equals("cluster", cluster),
+                TagFilter::equals("name", name),
+            ]
+        }
+        fn content_digest() -> Option<ContentDigest> {
+            Some(ContentDigest::new("_digest", length))
+        }
+    }
+
+    /// A toy cloud: objects in a list, every request recorded.
+    #[derive(Debug, Default)]
+    struct Toy {
+        objects: Mutex<Vec<Resource<Kind>>>,
+        updates: Mutex<Vec<UpdateRequest<Kind>>>,
+        fail: Mutex<Option<CloudError>>,
+    }
+
+    impl Toy {
+        fn objects(&self) -> Vec<Resource<Kind>> {
+            self.objects
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+        }
+    }
+
+    #[async_trait]
+    impl ResourceCloud<Kind> for Toy {
+        async fn list(&self, query: &ListQuery<Kind>) -> CloudResult<Vec<Resource<Kind>>> {
+            if let Some(e) = self.fail.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                return Err(e);
+            }
+            Ok(self
+                .objects()
+                .into_iter()
+                .filter(|r| query.matches(r))
+                .collect())
+        }
+        async fn create(&self, request: &CreateRequest<Kind>) -> CloudResult<Resource<Kind>> {
+            let mut objects = self.objects.lock().unwrap_or_else(|e| e.into_inner());
+            let mut r = Resource::new(request.resource_type, format!("id-{}", objects.len()));
+            r.tags = request.tags.clone();
+            r.attrs = request.attrs.clone();
+            r.parent = request.parent.clone();
+            r.name = request.name.clone();
+            objects.push(r.clone());
+            Ok(r)
+        }
+        async fn update(&self, request: &UpdateRequest<Kind>) -> CloudResult<Resource<Kind>> {
+            self.updates
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(request.clone());
+            let mut objects = self.objects.lock().unwrap_or_else(|e| e.into_inner());
+            let r = objects
+                .iter_mut()
+                .find(|r| r.id == request.id)
+                .ok_or_else(|| CloudError::not_found(request.id.clone()))?;
+            r.attrs.extend(request.attrs.clone());
+            if let Some(t) = &request.tags {
+                r.tags = t.clone();
+            }
+            Ok(r.clone())
+        }
+        async fn delete(&self, _kind: Kind, id: &str) -> CloudResult<()> {
+            self.objects
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|r| r.id != id);
+            Ok(())
+        }
+    }
+
+    fn net(cidr: &str, dns: bool) -> ResourceTask<Kind> {
+        ResourceTask::new("Network", "main", Kind::Net, "a.example.com")
+            .attr("cidr", cidr)
+            .attr("dns", dns)
+            .tags([("name".to_owned(), "main".to_owned())].into())
+    }
+
+    fn plan_and_apply(
+        tasks: Vec<ResourceTask<Kind>>,
+        cloud: &Toy,
+        apply: bool,
+    ) -> crate::Result<crate::Plan> {
+        let boxed: Vec<Box<dyn Task<Toy>>> = tasks
+            .into_iter()
+            .map(|t| Box::new(t) as Box<dyn Task<Toy>>)
+            .collect();
+        let graph = TaskGraph::build(boxed)?;
+        let clock = ManualClock::new();
+        let exec = Executor::new(
+            ExecutorOptions::default()
+                .with_clock(std::sync::Arc::new(clock.clone()))
+                .with_max_attempts(2),
+        );
+        if apply {
+            clock
+                .block_on(exec.apply(&graph, cloud))
+                .unwrap_or_default()
+                .into_result()
+        } else {
+            clock
+                .block_on(exec.plan(&graph, cloud))
+                .unwrap_or_else(|| Err(crate::Error::invalid("plan", "did not finish")))
+        }
+    }
+
+    #[test]
+    fn creates_then_finds_by_the_kinds_name_filters() {
+        let cloud = Toy::default();
+        let plan = plan_and_apply(vec![net("10.0.0.0/16", true)], &cloud, true).unwrap();
+        assert_eq!(plan.exit_code(), 2, "{plan}");
+        let objects = cloud.objects();
+        assert_eq!(objects.len(), 1);
+        // The kind's filters want the cluster label as well as the name: an object without
+        // it is not this task's, so it would be created again.
+        assert_eq!(objects[0].attr_str("cidr"), Some("10.0.0.0/16"));
+        let again = plan_and_apply(vec![net("10.0.0.0/16", true)], &cloud, false).unwrap();
+        assert_eq!(again.summary().create, 1, "{again}");
+
+        let cloud = Toy::default();
+        let tagged = |t: ResourceTask<Kind>| {
+            t.tags(
+                [
+                    ("name".to_owned(), "main".to_owned()),
+                    ("cluster".to_owned(), "a.example.com".to_owned()),
+                ]
+                .into(),
+            )
+        };
+        plan_and_apply(vec![tagged(net("10.0.0.0/16", true))], &cloud, true).unwrap();
+        let again = plan_and_apply(vec![tagged(net("10.0.0.0/16", true))], &cloud, false).unwrap();
+        assert_eq!(again.exit_code(), 0, "{again}");
+    }
+
+    fn tagged_net(cidr: &str, dns: bool) -> ResourceTask<Kind> {
+        net(cidr, dns).tags(
+            [
+                ("name".to_owned(), "main".to_owned()),
+                ("cluster".to_owned(), "a.example.com".to_owned()),
+            ]
+            .into(),
+        )
+    }
+
+    #[test]
+    fn updates_send_only_the_changed_attributes() {
+        let cloud = Toy::default();
+        plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &cloud, true).unwrap();
+        let plan = plan_and_apply(vec![tagged_net("10.0.0.0/16", false)], &cloud, true).unwrap();
+        assert_eq!(plan.summary().update, 1, "{plan}");
+        let updates = cloud
+            .updates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        assert_eq!(updates.len(), 1);
+        assert_eq!(
+            updates[0].attrs.keys().collect::<Vec<_>>(),
+            ["dns"],
+            "{updates:?}"
+        );
+        assert!(updates[0].tags.is_none(), "tags did not change");
+        let again = plan_and_apply(vec![tagged_net("10.0.0.0/16", false)], &cloud, false).unwrap();
+        assert_eq!(again.exit_code(), 0, "{again}");
+    }
+
+    #[test]
+    fn a_dry_run_refuses_an_immutable_change_naming_the_field() {
+        let cloud = Toy::default();
+        plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &cloud, true).unwrap();
+        let err = plan_and_apply(vec![tagged_net("10.1.0.0/16", true)], &cloud, false).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("Network/main.cidr"), "{shown}");
+        assert!(shown.contains("cannot change in place"), "{shown}");
+        assert!(shown.contains("toy_network"), "{shown}");
+        // Applying refuses it as well, before any call.
+        assert!(plan_and_apply(vec![tagged_net("10.1.0.0/16", true)], &cloud, true).is_err());
+        assert!(
+            cloud
+                .updates
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
+        );
+        assert_eq!(cloud.objects()[0].attr_str("cidr"), Some("10.0.0.0/16"));
+    }
+
+    #[test]
+    fn check_changes_accepts_creates_and_mutable_changes() {
+        let t = tagged_net("10.0.0.0/16", true);
+        let change = |field: &str| FieldChange {
+            field: field.to_owned(),
+            old: None,
+            new: Value::Bool(true),
+            diff: None,
+        };
+        let found = Found::default();
+        let check = |actual, changes: &[FieldChange]| {
+            <ResourceTask<Kind> as Task<Toy>>::check_changes(&t, actual, changes)
+        };
+        assert!(check(None, &[change("cidr")]).is_ok(), "a create");
+        assert!(check(Some(&found), &[change("dns")]).is_ok());
+        let err = check(Some(&found), &[change("dns"), change("cidr")]).unwrap_err();
+        assert!(
+            matches!(&err, Error::Invalid { field, .. } if field == "Network/main.cidr"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn text_reported_by_digest_compares_by_content() {
+        let cloud = Toy::default();
+        let file = |content: &str| {
+            ResourceTask::new("File", "f", Kind::File, "a.example.com")
+                .attr("bucket", "b")
+                .attr("content", Attr::File(content.to_owned()))
+                .find_by(FindBy::Parent {
+                    parent_attr: "bucket".into(),
+                    match_attrs: vec!["bucket".into()],
+                })
+        };
+        // The cloud holds the object with the content's digest only.
+        cloud
+            .objects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(
+                Resource::new(Kind::File, "b/f")
+                    .with_parent("b")
+                    .with_attr("bucket", "b")
+                    .with_attr("content_digest", length(b"hello")),
+            );
+        let same = plan_and_apply(vec![file("hello")], &cloud, false).unwrap();
+        assert_eq!(same.exit_code(), 0, "{same}");
+        let other = plan_and_apply(vec![file("hello, world")], &cloud, false).unwrap();
+        assert_eq!(other.summary().update, 1, "{other}");
+    }
+
+    #[test]
+    fn cloud_errors_are_wrapped_and_retryable_ones_retried() {
+        let cloud = Toy::default();
+        *cloud.fail.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(CloudError::throttled("toy:List"));
+        // One throttled call, then the retry succeeds.
+        let plan = plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &cloud, false).unwrap();
+        assert_eq!(plan.summary().create, 1, "{plan}");
+        *cloud.fail.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(CloudError::PermissionDenied {
+                operation: "toy:List".into(),
+                source: None,
+            });
+        let err = plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &cloud, false).unwrap_err();
+        assert!(
+            err.to_string().contains("toy:List: permission denied"),
+            "{err}"
+        );
+        let e: Error = CloudError::throttled("x").into();
+        assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn renders_with_the_kinds_terraform_type_and_tags_attribute() {
+        let t = tagged_net("10.0.0.0/16", true);
+        let mut w = crate::terraform::TerraformWriter::new();
+        <ResourceTask<Kind> as Task<Toy>>::render_terraform(&t, &mut w).unwrap();
+        let out = w.finish().unwrap();
+        let main = out.main_tf();
+        assert!(main.contains("resource \"toy_network\" \"main\""), "{main}");
+        assert!(main.contains("labels = {"), "{main}");
+    }
+}
