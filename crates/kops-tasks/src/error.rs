@@ -132,7 +132,7 @@ pub enum Error {
     /// A call through a cloud's resource trait failed; the [`CloudError`] says which kind
     /// (and is retried when [`CloudError::is_retryable`]).
     #[error(transparent)]
-    CloudCall(#[from] CloudError),
+    CloudCall(Box<CloudError>),
     /// A cloud call failed for a reason not covered above.
     #[error("cloud operation failed: {operation}")]
     Cloud {
@@ -204,6 +204,12 @@ impl Error {
             field: field.into(),
             message: message.into(),
         }
+    }
+}
+
+impl From<CloudError> for Error {
+    fn from(e: CloudError) -> Self {
+        Error::CloudCall(Box::new(e))
     }
 }
 
