@@ -1,6 +1,6 @@
 //! End-to-end: the model's AWS tasks applied through `kops_tasks::Executor` (direct mode)
 //! to moto via this backend; then plan, change, re-apply, delete. Uses kOps' conformance
-//! cases from `<repo>/../shared/conformance/cases` (skipped when absent).
+//! cases from `<repo>/../shared/conformance/cases` (absent: a failure under CI, a recorded skip elsewhere; see `support/shared.rs`).
 #![allow(
     clippy::cmp_owned,
     clippy::nonminimal_bool,
@@ -35,19 +35,15 @@ use common::{backend, endpoint, make_bucket, run};
 /// An image moto knows (its built-in Ubuntu AMI).
 const MOTO_AMI: &str = "ami-1e749f67";
 
+#[path = "../../../support/shared.rs"]
+mod shared;
+
 fn case_dir(name: &str) -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/cases")
-        .join(name);
-    if d.join("in-v1alpha2.yaml").is_file() {
-        Some(d)
-    } else {
-        eprintln!(
-            "skipping: conformance case {name} not found at {}",
-            d.display()
-        );
-        None
-    }
+    shared::require(
+        "apply",
+        &format!("conformance/cases/{name}/in-v1alpha2.yaml"),
+    )?;
+    Some(shared::root().join("conformance/cases").join(name))
 }
 
 /// The case's spec with its fake region replaced and its config base in `bucket`.

@@ -16,6 +16,9 @@ fn cloud() -> MockAws {
     m
 }
 
+#[path = "../../../support/shared.rs"]
+mod shared;
+
 #[tokio::test]
 async fn mock_passes_the_whole_suite_and_leaves_nothing_behind() {
     let m = cloud();
@@ -54,12 +57,12 @@ async fn each_part_runs_alone() {
 
 #[tokio::test]
 async fn fixture_objects_are_visible_through_the_trait() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/fixtures/mock-cloud.yaml");
-    if !path.exists() {
-        eprintln!("skipping: {} is absent", path.display());
+    let Some(path) = shared::require(
+        "fixture_objects_are_visible_through_the_trait",
+        "conformance/fixtures/mock-cloud.yaml",
+    ) else {
         return;
-    }
+    };
     let m = kops_mock::fixture::load_file(&path).unwrap();
     let c: &dyn AwsCloud = &m;
     let img = c

@@ -11,15 +11,11 @@ use std::path::PathBuf;
 use kops_mock::fixture::{self, Fixture};
 use kops_mock::{Filter, MockAws};
 
+#[path = "../../../support/shared.rs"]
+mod shared;
+
 fn fixture_path() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/fixtures/mock-cloud.yaml");
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} is absent", p.display());
-        None
-    }
+    shared::require("fixture", "conformance/fixtures/mock-cloud.yaml")
 }
 
 fn load() -> Option<MockAws> {
