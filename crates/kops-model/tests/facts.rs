@@ -50,7 +50,9 @@ fn model_of(dir: &Path) -> Vec<AwsTask> {
         ctx = ctx.with_ssh_public_key(key);
     }
     if ctx.cluster.spec.networking.network_id.is_some() {
-        ctx = ctx.with_internet_gateway("igw-0shared");
+        ctx = ctx
+            .with_internet_gateway("igw-0shared")
+            .with_egress_only_internet_gateway("eigw-0shared");
     }
     if !ctx.dns_none() {
         ctx = ctx.with_dns_zone(HostedZone::new("/hostedzone/ZFACTS", "example.org.", false));
