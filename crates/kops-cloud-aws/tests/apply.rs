@@ -51,6 +51,9 @@ struct Case {
     cluster: internal::Cluster,
     groups: Vec<internal::InstanceGroup>,
     ssh_key: Option<String>,
+    /// The cluster's config base: every context of the case writes its managed files
+    /// here, so a second plan sees the files the first apply wrote.
+    config_store: Arc<kops_statestore::MemoryStore>,
 }
 
 fn load_case(dir: &PathBuf, region: &str, bucket: &str) -> Case {
@@ -78,6 +81,7 @@ fn load_case(dir: &PathBuf, region: &str, bucket: &str) -> Case {
         cluster: cluster.unwrap(),
         groups,
         ssh_key,
+        config_store: Arc::new(kops_statestore::MemoryStore::new()),
     }
 }
 
@@ -93,7 +97,7 @@ async fn context(cloud: &dyn AwsCloud, case: &Case, region: &str) -> ModelContex
     // memory), not through the cloud.
     let mut ctx = ModelContext::new(full, groups.clone(), region)
         .with_account(cloud.account().await.unwrap())
-        .with_config_store(Arc::new(kops_statestore::MemoryStore::new()));
+        .with_config_store(case.config_store.clone());
     for ig in &groups {
         if let Some(spec) = &ig.spec.image {
             ctx = ctx.with_image(spec.clone(), image.clone());
