@@ -586,7 +586,10 @@ fn kops_id_rules_for_added_items() {
     let mut ks = pki::new_keyset("kubernetes-ca", now).unwrap();
     let primary = ks.spec.primary_id.clone().unwrap();
     // A secondary must have a primary; a primary must have a key.
-    let other = pki::issue_ca("kubernetes-ca", false, pki::build_pki_serial(now), now).unwrap();
+    // One above the primary's serial: newer than the primary, and still a serial
+    // BuildPKISerial could give at `now`.
+    let newer = pki::Serial::from(primary.parse::<u128>().unwrap() + 1);
+    let other = pki::issue_ca("kubernetes-ca", false, newer, now).unwrap();
     let mut empty = Keyset::new("kubernetes-ca", KeysetType::Keypair);
     assert!(
         pki::add_item(
