@@ -1,17 +1,39 @@
-//! `kops-cloud-gce` is a placeholder: the crate holds the place of kops-rs' GCE cloud in
-//! the workspace and has no API and no code yet. It does not talk to Google Cloud.
+//! `kops-cloud-gce` is kops-rs' GCE cloud: its vocabulary and trait, always, and (as it
+//! lands) its backend over the Compute, IAM, Resource Manager and Storage REST APIs behind
+//! a default feature, laid out as `kops-cloud-aws` is.
 //!
-//! # What it is to become
+//! With `default-features = false` the crate compiles no Google client: it is the GCE
+//! resource types ([`GceResourceType`] and its table of facts, [`cloud::TypeFacts`]), the
+//! requests and answers ([`cloud::Resource`], [`cloud::ListQuery`], ...), the helpers for
+//! GCE's URLs and names, and the [`GceCloud`] trait the model's tasks talk to, over the
+//! cloud-neutral [`kops_tasks::resource`] layer. That is what `kops-model` and `kops-mock`
+//! depend on.
 //!
-//! Laid out as `kops-cloud-aws` is: the GCE vocabulary and trait always (a
-//! `GceResourceType` enum with its table of facts, implementing
-//! `kops_tasks::resource::ResourceKind`, and a `GceCloud` trait extending
-//! `kops_tasks::resource::ResourceCloud` with what only GCE has: the project, zones,
-//! images by family), and the backend over the GCE APIs behind a default feature, so the
-//! model and the mock can depend on the vocabulary without the client. The GCE model's
-//! tasks are then `kops_tasks::resource::ResourceTask<GceResourceType>`, found by name
-//! and by labels.
+//! # Modules
+//!
+//! - [`cloud`]: [`GceResourceType`], [`cloud::TypeFacts`], the plain-data types and the
+//!   [`GceCloud`] / [`GceCloudExt`] traits.
+//! - `conformance` (feature `conformance`): the suite every [`GceCloud`] must pass, run
+//!   against the mock.
+//!
+//! # Example
+//!
+//! ```
+//! use kops_cloud_gce::GceResourceType;
+//! use kops_cloud_gce::cloud::{CLUSTER_LABEL, ListQuery, TagFilter, safe_cluster_name};
+//!
+//! // Batched discovery: every disk of the cluster in one labelled query.
+//! let q = ListQuery::new(GceResourceType::Disk)
+//!     .with_tag(TagFilter::equals(CLUSTER_LABEL, safe_cluster_name("demo.example.com")));
+//! assert_eq!(q.resource_type.terraform_type(), "google_compute_disk");
+//! assert_eq!(q.tags[0].values, ["demo-example-com"]);
+//! ```
 //!
 //! # Stability
 //!
-//! No public API yet; it gains one as the GCE issue lands.
+//! Pre-1.0. The vocabulary's data types are `#[non_exhaustive]` so they can grow without
+//! breaking callers.
+
+pub mod cloud;
+
+pub use cloud::{GceCloud, GceCloudExt, GceResourceType};
