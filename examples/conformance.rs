@@ -88,10 +88,6 @@ fn run() -> anyhow::Result<()> {
     let channel_text = std::fs::read_to_string(fixtures.join("channels/stable"))
         .context("reading the stable channel")?;
     let channel = Channel::parse(&channel_text).context("parsing the stable channel")?;
-    let mock = seeded_cloud(&fixtures)?;
-    // Through the cloud trait (MockAws' own methods are the AWS operations).
-    let cloud: &dyn AwsCloud = &mock;
-
     let mut cluster = None;
     let mut groups = Vec::new();
     for object in manifest::parse(&input, &input_path.display().to_string())? {
@@ -119,19 +115,47 @@ fn run() -> anyhow::Result<()> {
             std::fs::read_to_string(case_dir.join("id_rsa.pub")).context("reading id_rsa.pub")?;
         opts = opts.with_ssh_public_key(key);
     }
-    let ctx = block_on(discover(cloud, &cluster, &groups, &opts))?
-        .context("discovering the cluster in the mock cloud")?;
-
     let mut overrides = LifecycleOverrides::new();
     if !case.lifecycle_overrides.is_empty() {
         overrides = LifecycleOverrides::parse(&case.lifecycle_overrides.join(","))
             .context("parsing lifecycleOverrides")?;
     }
+    if cluster.spec.cloud_provider.as_deref() == Some("gce") {
+        return render_gce(&fixtures, &cluster, &groups, &opts, &overrides, &out_dir);
+    }
+    let mock = seeded_cloud(&fixtures)?;
+    // Through the cloud trait (MockAws' own methods are the AWS operations).
+    let cloud: &dyn AwsCloud = &mock;
+    let ctx = block_on(discover(cloud, &cluster, &groups, &opts))?
+        .context("discovering the cluster in the mock cloud")?;
+
     let update = UpdateCluster::new(
         ctx,
         UpdateOptions::default().with_lifecycle_overrides(overrides),
     )?;
     let output = block_on(update.render_terraform())??;
     output.write_to(&out_dir)?;
+    Ok(())
+}
+
+/// A GCE case: the GCE mock seeded from the fixture's `gce` section, the GCE model, the
+/// Terraform target.
+fn render_gce(
+    fixtures: &Path,
+    cluster: &kops_api::v1alpha2::Cluster,
+    groups: &[kops_api::v1alpha2::InstanceGroup],
+    opts: &DiscoverOptions,
+    overrides: &LifecycleOverrides,
+    out_dir: &Path,
+) -> anyhow::Result<()> {
+    let path = fixtures.join("mock-cloud.yaml");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mock = kops_mock::gce::MockGce::from_fixture(&text).map_err(anyhow::Error::msg)?;
+    let cloud: &dyn kops_model::gce::cloud::GceCloud = &mock;
+    let ctx = block_on(kops_model::gce::discover(cloud, cluster, groups, opts))?
+        .context("discovering the cluster in the GCE mock cloud")?;
+    let output = kops_model::gce::render_terraform(&ctx, overrides)?;
+    output.write_to(out_dir)?;
     Ok(())
 }

@@ -13,6 +13,8 @@
 //!
 //! - [`cloud`]: [`GceResourceType`], [`cloud::TypeFacts`], the plain-data types and the
 //!   [`GceCloud`] / [`GceCloudExt`] traits.
+//! - [`cache`]: [`cache::ListCache`], batched discovery as a decorator: one list per
+//!   collection and run, answered from memory, invalidated on writes.
 //! - `conformance` (feature `conformance`): the suite every [`GceCloud`] must pass, run
 //!   against the mock.
 //!
@@ -34,6 +36,9 @@
 //! Pre-1.0. The vocabulary's data types are `#[non_exhaustive]` so they can grow without
 //! breaking callers.
 
+pub mod cache;
 pub mod cloud;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 
 pub use cloud::{GceCloud, GceCloudExt, GceResourceType};

@@ -64,6 +64,7 @@ pub mod events;
 pub mod faults;
 pub mod filter;
 pub mod fixture;
+pub mod gce;
 pub mod iam;
 pub mod route53;
 pub mod s3;

@@ -83,6 +83,7 @@ mod create;
 mod error;
 mod etcd;
 mod files;
+pub mod gce;
 mod images;
 pub mod pki;
 

@@ -45,6 +45,18 @@ pub enum Attr {
     FileAs(&'static str, String),
     /// Binary-safe text stored as a data file read with `filebase64(...)` (user data).
     FileBase64(String),
+    /// Like [`Attr::FileAs`] with a data-file key built at run time (kOps names a GCE
+    /// template's metadata file `..._metadata_<key>`): `(key, content)`.
+    FileNamed(String, String),
+    /// A value sent to the cloud and diffed as `value`, but rendered for Terraform as
+    /// `terraform` (kOps writes `format("serviceAccount:%s", <ref>)` where the cloud takes
+    /// the member text).
+    RenderedAs {
+        /// What the cloud gets and the diff compares.
+        value: Box<Attr>,
+        /// What the Terraform rendering writes.
+        terraform: Box<Attr>,
+    },
     /// A verbatim Terraform expression with no cloud meaning (rendered only).
     Raw(String),
 }
@@ -82,7 +94,10 @@ impl Attr {
             Attr::Blocks(bs) => {
                 Value::List(bs.iter().map(|b| Value::Object(block_fields(b))).collect())
             }
-            Attr::File(t) | Attr::FileAs(_, t) | Attr::FileBase64(t) => Value::Text(t.clone()),
+            Attr::File(t) | Attr::FileAs(_, t) | Attr::FileBase64(t) | Attr::FileNamed(_, t) => {
+                Value::Text(t.clone())
+            }
+            Attr::RenderedAs { value, .. } => value.to_value(),
             Attr::Raw(_) => Value::Null,
         }
     }
@@ -106,6 +121,8 @@ impl Attr {
             Attr::File(t) => w.add_file(tf_type, name, attr, t.clone().into_bytes()),
             Attr::FileAs(key, t) => w.add_file(tf_type, name, key, t.clone().into_bytes()),
             Attr::FileBase64(t) => w.add_file_base64(tf_type, name, attr, t.clone().into_bytes()),
+            Attr::FileNamed(key, t) => w.add_file(tf_type, name, key, t.clone().into_bytes()),
+            Attr::RenderedAs { terraform, .. } => terraform.to_expr(w, tf_type, name, attr),
             Attr::Raw(r) => Expr::Raw(r.clone()),
             Attr::Block(_) | Attr::Blocks(_) => Expr::Null,
         }
@@ -114,9 +131,12 @@ impl Attr {
     /// The value sent to the cloud, references resolved.
     fn to_json<C: ?Sized>(&self, cx: &Context<'_, C>) -> Result<Json> {
         Ok(match self {
-            Attr::Str(s) | Attr::File(s) | Attr::FileAs(_, s) | Attr::FileBase64(s) => {
-                Json::String(s.clone())
-            }
+            Attr::Str(s)
+            | Attr::File(s)
+            | Attr::FileAs(_, s)
+            | Attr::FileBase64(s)
+            | Attr::FileNamed(_, s) => Json::String(s.clone()),
+            Attr::RenderedAs { value, .. } => value.to_json(cx)?,
             Attr::Int(i) => Json::from(*i),
             Attr::Bool(b) => Json::Bool(*b),
             Attr::List(v) => Json::Array(v.iter().map(|a| a.to_json(cx)).collect::<Result<_>>()?),

@@ -1,0 +1,489 @@
+//! [`MockGce`]: an in-memory GCE project for tests, implementing
+//! `kops_cloud_gce::GceCloud` (in the spirit of kOps' `cloudmock/gce`).
+//!
+//! It holds every [`GceResourceType`] as [`Resource`]s keyed by type and ID, answers
+//! [`ListQuery`]s client-side, and behaves as GCE does where the model depends on it:
+//!
+//! - **names**: a create names its object; a second create of the same name is
+//!   `AlreadyExists`; zonal objects are `<zone>/<name>`;
+//! - **self-links** on every object (`https://www.googleapis.com/compute/v1/...`);
+//! - **addresses** are allocated: internal ones from the subnetwork's range, external
+//!   ones from 203.0.113.0/24;
+//! - **instance templates** are named `<name_prefix><n>` and their labels are the
+//!   object's labels; an update replaces the template, re-points the managed instance
+//!   groups that used it and deletes the old one;
+//! - **managed instance groups** report their `instance_group` link;
+//! - **deletes** refuse what others still use (a network with subnetworks or firewall
+//!   rules, a template a group uses) with `Conflict`;
+//! - **calls** are counted per REST method (`compute.firewalls.list`), for API-call
+//!   budgets ([`MockGce::calls`], [`MockGce::total_calls`]).
+//!
+//! ```
+//! # async fn demo() -> Result<(), kops_cloud_gce::cloud::CloudError> {
+//! use kops_cloud_gce::GceResourceType;
+//! use kops_cloud_gce::cloud::{CreateRequest, ListQuery, ResourceCloud};
+//! use kops_mock::gce::MockGce;
+//!
+//! let cloud = MockGce::new("testproject", "us-test1");
+//! let net = cloud
+//!     .create(&CreateRequest::new(GceResourceType::Network).with_name("net"))
+//!     .await?;
+//! assert!(net.attr_str("self_link").is_some_and(|l| l.ends_with("/global/networks/net")));
+//! assert_eq!(cloud.list(&ListQuery::new(GceResourceType::Network)).await?.len(), 1);
+//! # Ok(()) }
+//! # tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())?
+//! #     .block_on(demo()).map_err(|e| e.to_string())?;
+//! # Ok::<(), String>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use kops_cloud_gce::cloud::{
+    CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ProjectInfo,
+    Resource, ResourceCloud, Scope, UpdateRequest, last_component, self_link,
+};
+use kops_tasks::resource::immutable_changes;
+use serde_json::Value as Json;
+
+use GceResourceType as R;
+
+#[derive(Debug, Default)]
+struct State {
+    objects: BTreeMap<(GceResourceType, String), Resource>,
+    calls: BTreeMap<String, u64>,
+    serial: u64,
+    next_external: u32,
+    next_internal: BTreeMap<String, u32>,
+}
+
+/// An in-memory GCE project in one region (module docs).
+#[derive(Debug)]
+pub struct MockGce {
+    project: String,
+    region: String,
+    zones: Vec<String>,
+    state: Mutex<State>,
+}
+
+impl MockGce {
+    /// An empty project `project` in `region`, with zones `<region>-a`, `-b` and `-c`.
+    pub fn new(project: impl Into<String>, region: impl Into<String>) -> Self {
+        let region = region.into();
+        let zones = ["a", "b", "c"]
+            .iter()
+            .map(|z| format!("{region}-{z}"))
+            .collect();
+        MockGce {
+            project: project.into(),
+            region,
+            zones,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The project's default compute service account.
+    pub fn default_service_account(&self) -> &'static str {
+        "12345678-compute@developer.gserviceaccount.com"
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Calls so far, by REST method.
+    pub fn calls(&self) -> BTreeMap<String, u64> {
+        self.lock().calls.clone()
+    }
+
+    /// Every call so far.
+    pub fn total_calls(&self) -> u64 {
+        self.lock().calls.values().sum()
+    }
+
+    /// Every object the project holds, by type and ID.
+    pub fn objects(&self) -> Vec<Resource> {
+        self.lock().objects.values().cloned().collect()
+    }
+
+    /// Inserts an object as it is (seeding; no call counted). Its self-link is added
+    /// when missing.
+    pub fn seed(&self, mut r: Resource) {
+        let Some(rt) = r.resource_type else { return };
+        let name = r.name.clone().unwrap_or_else(|| last_component(&r.id).to_owned());
+        r.name.get_or_insert(name.clone());
+        if !r.attrs.contains_key("self_link") {
+            let loc = self.location(rt, &r.attrs);
+            r.attrs.insert(
+                "self_link".into(),
+                Json::String(self_link(&self.project, rt, loc.as_deref(), &name)),
+            );
+        }
+        self.lock().objects.insert((rt, r.id.clone()), r);
+    }
+
+    /// Seeds the `gce` section of the conformance fixture (`mock-cloud.yaml`): networks
+    /// and subnetworks. Returns the project and region it names.
+    pub fn from_fixture(text: &str) -> Result<Self, String> {
+        #[derive(serde::Deserialize)]
+        struct File {
+            gce: Option<Section>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Section {
+            project: String,
+            region: String,
+            #[serde(default)]
+            networks: Vec<Net>,
+            #[serde(default)]
+            subnetworks: Vec<Sub>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Net {
+            name: String,
+            #[serde(default)]
+            auto_create_subnetworks: bool,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Sub {
+            name: String,
+            network: String,
+            region: String,
+            #[serde(default)]
+            ip_cidr_range: Option<String>,
+        }
+        let file: File =
+            serde_saphyr::from_str(text).map_err(|e| format!("mock-cloud fixture: {e}"))?;
+        let Some(g) = file.gce else {
+            return Err("mock-cloud fixture: no gce section".into());
+        };
+        let cloud = MockGce::new(g.project, g.region);
+        for n in g.networks {
+            cloud.seed(
+                Resource::new(R::Network, n.name.clone())
+                    .with_name(n.name)
+                    .with_attr("auto_create_subnetworks", n.auto_create_subnetworks),
+            );
+        }
+        for s in g.subnetworks {
+            let mut r = Resource::new(R::Subnetwork, s.name.clone())
+                .with_name(s.name)
+                .with_attr("network", s.network)
+                .with_attr("region", s.region);
+            if let Some(c) = s.ip_cidr_range {
+                r = r.with_attr("ip_cidr_range", c);
+            }
+            cloud.seed(r);
+        }
+        Ok(cloud)
+    }
+
+    fn location(&self, rt: GceResourceType, attrs: &BTreeMap<String, Json>) -> Option<String> {
+        match rt.scope() {
+            Scope::Regional => Some(self.region.clone()),
+            Scope::Zonal => attrs.get("zone").and_then(Json::as_str).map(str::to_owned),
+            _ => None,
+        }
+    }
+
+    fn count(state: &mut State, rt: GceResourceType, verb: &str) {
+        let api = match rt.scope() {
+            Scope::Other => match rt {
+                R::ServiceAccount => "iam",
+                R::ProjectIamBinding => "cloudresourcemanager",
+                _ => "storage",
+            },
+            _ => "compute",
+        };
+        *state
+            .calls
+            .entry(format!("{api}.{}.{verb}", rt.facts().collection))
+            .or_insert(0) += 1;
+    }
+
+    /// Allocates an address: from the subnetwork's range for an internal one.
+    fn allocate(&self, state: &mut State, attrs: &BTreeMap<String, Json>) -> String {
+        if attrs.get("address_type").and_then(Json::as_str) == Some("INTERNAL") {
+            let subnet = attrs
+                .get("subnetwork")
+                .and_then(Json::as_str)
+                .map(last_component)
+                .unwrap_or_default()
+                .to_owned();
+            let cidr = state
+                .objects
+                .get(&(R::Subnetwork, subnet.clone()))
+                .and_then(|s| s.attr_str("ip_cidr_range"))
+                .and_then(|c| c.parse::<ipnet::Ipv4Net>().ok());
+            let n = state.next_internal.entry(subnet).or_insert(1);
+            *n += 1;
+            match cidr {
+                Some(net) => std::net::Ipv4Addr::from(u32::from(net.network()) + *n).to_string(),
+                None => format!("10.255.0.{n}"),
+            }
+        } else {
+            state.next_external += 1;
+            format!("203.0.113.{}", state.next_external)
+        }
+    }
+
+    fn missing(rt: GceResourceType, id: &str) -> CloudError {
+        CloudError::not_found(format!("{rt} {id}"))
+    }
+}
+
+fn name_of(req: &CreateRequest) -> CloudResult<String> {
+    req.name
+        .clone()
+        .or_else(|| {
+            req.attrs
+                .get("account_id")
+                .and_then(Json::as_str)
+                .map(str::to_owned)
+        })
+        .ok_or_else(|| CloudError::Invalid {
+            field: format!("{}.name", req.resource_type),
+            message: "required".into(),
+        })
+}
+
+fn str_attr(attrs: &BTreeMap<String, Json>, k: &str) -> String {
+    attrs
+        .get(k)
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn labels_of(attrs: &BTreeMap<String, Json>) -> BTreeMap<String, String> {
+    attrs
+        .get("labels")
+        .and_then(Json::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[async_trait]
+impl ResourceCloud<GceResourceType> for MockGce {
+    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
+        let mut s = self.lock();
+        Self::count(&mut s, query.resource_type, "list");
+        Ok(s.objects
+            .values()
+            .filter(|r| query.matches(r))
+            .cloned()
+            .collect())
+    }
+
+    async fn create(&self, req: &CreateRequest) -> CloudResult<Resource> {
+        let rt = req.resource_type;
+        let mut s = self.lock();
+        Self::count(&mut s, rt, "insert");
+        let mut attrs = req.attrs.clone();
+        let mut tags = req.tags.clone();
+        let (name, id) = match rt {
+            R::InstanceTemplate => {
+                s.serial += 1;
+                let prefix = str_attr(&attrs, "name_prefix");
+                let name = format!("{prefix}{}", s.serial);
+                tags = labels_of(&attrs);
+                (name.clone(), name)
+            }
+            R::ServiceAccount => {
+                let account = name_of(req)?;
+                let email = format!("{account}@{}.iam.gserviceaccount.com", self.project);
+                attrs.insert("email".into(), Json::String(email.clone()));
+                (account, email)
+            }
+            R::ProjectIamBinding => {
+                let id = format!(
+                    "{}/{}",
+                    str_attr(&attrs, "project"),
+                    str_attr(&attrs, "role")
+                );
+                (id.clone(), id)
+            }
+            R::StorageBucketIam => {
+                let id = format!(
+                    "{}/{}/{}",
+                    str_attr(&attrs, "bucket"),
+                    str_attr(&attrs, "role"),
+                    str_attr(&attrs, "member")
+                );
+                (id.clone(), id)
+            }
+            R::StorageBucketAcl => {
+                let b = str_attr(&attrs, "bucket");
+                (b.clone(), b)
+            }
+            R::RouterNat => {
+                let name = name_of(req)?;
+                let router = last_component(&str_attr(&attrs, "router")).to_owned();
+                (name.clone(), format!("{router}/{name}"))
+            }
+            _ => {
+                let name = name_of(req)?;
+                let zone = attrs.get("zone").and_then(Json::as_str);
+                let id = rt.id_of(&name, zone);
+                (name, id)
+            }
+        };
+        if s.objects.contains_key(&(rt, id.clone())) {
+            return Err(CloudError::AlreadyExists {
+                operation: format!("inserting {rt}"),
+                what: id,
+                source: None,
+            });
+        }
+        let loc = self.location(rt, &attrs);
+        let link = self_link(&self.project, rt, loc.as_deref(), &name);
+        match rt {
+            R::Address => {
+                let a = self.allocate(&mut s, &attrs);
+                attrs.insert("address".into(), Json::String(a));
+            }
+            R::InstanceGroupManager => {
+                let group = link.replace("/instanceGroupManagers/", "/instanceGroups/");
+                attrs.insert("instance_group".into(), Json::String(group));
+            }
+            _ => {}
+        }
+        attrs.insert("self_link".into(), Json::String(link));
+        let mut r = Resource::new(rt, id.clone()).with_name(name);
+        if rt == R::RouterNat {
+            r = r.with_parent(last_component(&str_attr(&attrs, "router")).to_owned());
+        }
+        r.attrs = attrs;
+        if rt.facts().labelled {
+            r.tags = tags;
+        }
+        s.objects.insert((rt, id), r.clone());
+        Ok(r)
+    }
+
+    async fn update(&self, req: &UpdateRequest) -> CloudResult<Resource> {
+        let rt = req.resource_type;
+        let mut s = self.lock();
+        Self::count(&mut s, rt, "patch");
+        let Some(current) = s.objects.get(&(rt, req.id.clone())).cloned() else {
+            return Err(Self::missing(rt, &req.id));
+        };
+        let bad = immutable_changes(rt, &current.attrs, &req.attrs);
+        if let Some(first) = bad.first() {
+            return Err(CloudError::Invalid {
+                field: format!("{rt}.{first}"),
+                message: "cannot change in place".into(),
+            });
+        }
+        let mut next = current.clone();
+        next.attrs.extend(req.attrs.clone());
+        if let Some(t) = &req.tags {
+            next.tags = t.clone();
+        }
+        if rt == R::InstanceTemplate {
+            // Replace: a new template, the groups re-pointed, the old one deleted.
+            s.serial += 1;
+            let name = format!("{}{}", str_attr(&next.attrs, "name_prefix"), s.serial);
+            let old_link = str_attr(&current.attrs, "self_link");
+            let link = self_link(&self.project, rt, None, &name);
+            next.id = name.clone();
+            next.name = Some(name);
+            next.tags = labels_of(&next.attrs);
+            next.attrs.insert("self_link".into(), Json::String(link.clone()));
+            for ((t, _), mig) in s.objects.iter_mut() {
+                if *t != R::InstanceGroupManager {
+                    continue;
+                }
+                let uses = mig
+                    .attrs
+                    .get("version")
+                    .and_then(|v| v.get("instance_template"))
+                    .and_then(Json::as_str)
+                    == Some(old_link.as_str());
+                if uses {
+                    mig.attrs.insert(
+                        "version".into(),
+                        serde_json::json!({ "instance_template": link }),
+                    );
+                }
+            }
+            s.objects.remove(&(rt, current.id.clone()));
+            s.objects.insert((rt, next.id.clone()), next.clone());
+            return Ok(next);
+        }
+        s.objects.insert((rt, next.id.clone()), next.clone());
+        Ok(next)
+    }
+
+    async fn delete(&self, rt: GceResourceType, id: &str) -> CloudResult<()> {
+        let mut s = self.lock();
+        Self::count(&mut s, rt, "delete");
+        let Some(current) = s.objects.get(&(rt, id.to_owned())).cloned() else {
+            return Ok(());
+        };
+        let name = current.name.clone().unwrap_or_default();
+        let link = str_attr(&current.attrs, "self_link");
+        let user = s.objects.values().find(|o| {
+            let refers = |k: &str| {
+                o.attrs.get(k).and_then(Json::as_str).is_some_and(|v| {
+                    v == name || v == link || last_component(v) == name && !v.is_empty()
+                })
+            };
+            match rt {
+                R::Network => {
+                    matches!(
+                        o.resource_type,
+                        Some(R::Subnetwork | R::Firewall | R::Router)
+                    ) && refers("network")
+                }
+                R::InstanceTemplate => {
+                    o.resource_type == Some(R::InstanceGroupManager)
+                        && o.attrs
+                            .get("version")
+                            .and_then(|v| v.get("instance_template"))
+                            .and_then(Json::as_str)
+                            == Some(link.as_str())
+                }
+                R::Router => o.resource_type == Some(R::RouterNat) && refers("router"),
+                _ => false,
+            }
+        });
+        if let Some(u) = user {
+            return Err(CloudError::Conflict {
+                operation: format!("deleting {rt}"),
+                what: id.to_owned(),
+                reason: format!("resourceInUseByAnotherResource: used by {}", u.id),
+                source: None,
+            });
+        }
+        s.objects.remove(&(rt, id.to_owned()));
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl GceCloud for MockGce {
+    async fn project(&self) -> CloudResult<ProjectInfo> {
+        let mut s = self.lock();
+        *s.calls.entry("compute.projects.get".into()).or_insert(0) += 1;
+        Ok(ProjectInfo::new(
+            self.project.clone(),
+            self.region.clone(),
+            self.default_service_account(),
+        ))
+    }
+
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        let mut s = self.lock();
+        *s.calls.entry("compute.zones.list".into()).or_insert(0) += 1;
+        Ok(self.zones.clone())
+    }
+}

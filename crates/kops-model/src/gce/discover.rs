@@ -1,0 +1,92 @@
+//! What the GCE model needs from the cloud before it can build (kOps' `ApplyClusterCmd`
+//! up to the model builders on GCE): the subnet ranges already used in the cluster's
+//! network (so new subnets get the next free /20, as kOps' `PerformNetworkAssignments`),
+//! then completion and validation.
+
+use std::sync::Arc;
+
+use kops_api::defaults::PopulateOptions;
+use kops_api::{internal, v1alpha2};
+use kops_statestore::{PrefixStore, Store};
+
+use super::GceModelContext;
+use super::cloud::{GceCloud, GceResourceType, ListQuery};
+use crate::cluster::ClusterContext;
+use crate::complete::complete_internal;
+use crate::error::{Result, cloud, invalid};
+
+/// The options of [`discover`]: the same as the AWS model's (channel, SSH key, kOps
+/// release, state store).
+pub type GceDiscoverOptions = crate::aws::DiscoverOptions;
+
+/// The store rooted at `base`, inside the state store `root` opened from `url`.
+fn config_store(root: &Arc<dyn Store>, url: &str, base: &str) -> Result<Arc<dyn Store>> {
+    let base = base.trim_end_matches('/');
+    let Some(rest) = base.strip_prefix(url).and_then(|r| r.strip_prefix('/')) else {
+        return Err(invalid(
+            "spec.configBase",
+            format!("{base:?} is not inside the state store {url:?}"),
+        ));
+    };
+    let store = PrefixStore::new(root.clone(), rest)
+        .map_err(|e| invalid("spec.configBase", e.to_string()))?;
+    Ok(Arc::new(store))
+}
+
+/// Completes `cluster` and `groups` for GCE and returns the [`GceModelContext`]. The
+/// cloud is asked for the subnetworks of the cluster's network (one list call), whose
+/// ranges count as used when subnets without a CIDR are given one.
+pub async fn discover(
+    api: &dyn GceCloud,
+    cluster: &v1alpha2::Cluster,
+    groups: &[v1alpha2::InstanceGroup],
+    options: &GceDiscoverOptions,
+) -> Result<GceModelContext> {
+    let c = internal::Cluster::try_from(cluster)?;
+    if c.cloud_provider() != Some(internal::CloudProvider::Gce) {
+        return Err(invalid(
+            "spec.cloudProvider",
+            "the GCE model needs a GCE cluster (cloudProvider: gce)",
+        ));
+    }
+    let mut popts = PopulateOptions::default();
+    if let Some(ch) = &options.channel {
+        popts = popts.with_channel(ch.clone());
+    }
+    // kOps looks the network up by the untruncated safe name here.
+    let network = match &c.spec.networking.network_id {
+        Some(id) => id.rsplit('/').next().unwrap_or(id).to_owned(),
+        None => super::naming::safe_cluster_name(c.name()),
+    };
+    let subnets = api
+        .list(&ListQuery::new(GceResourceType::Subnetwork))
+        .await
+        .map_err(cloud(format!("listing the subnetworks of network {network}")))?;
+    let used: Vec<String> = subnets
+        .iter()
+        .filter(|s| {
+            s.attr_str("network")
+                .is_some_and(|n| super::cloud::last_component(n) == network)
+        })
+        .filter_map(|s| s.attr_str("ip_cidr_range").map(str::to_owned))
+        .collect();
+    popts = popts.with_used_cidrs(used);
+    let (full, full_groups) = complete_internal(&c, groups, &popts)?;
+    let region = full.region().ok_or_else(|| {
+        invalid(
+            "spec.subnets",
+            "no region: set spec.subnets[].region (required on GCE)",
+        )
+    })?;
+    let mut base = ClusterContext::new(full, full_groups, region)
+        .with_kops_release(options.kops_release.clone());
+    if let Some(k) = &options.ssh_public_key {
+        base = base.with_ssh_public_key(k.clone());
+    }
+    if let Some((root, url)) = &options.state_store {
+        let (config_base, _) = base.config_base()?;
+        let store = config_store(root, url, config_base)?;
+        base = base.with_config_store(store);
+    }
+    GceModelContext::new(base)
+}
