@@ -149,7 +149,7 @@ impl Run {
     async fn ctx(&self, text: &str, machine: Option<&str>) -> anyhow::Result<GceModelContext> {
         let mut ctx = context(self.mock.as_ref(), text, machine).await?;
         let name = ctx.name().to_owned();
-        let store = kops_statestore::PrefixStore::new(self.store.clone(), format!("tests/{name}"))?;
+        let store = kops_statestore::PrefixStore::new(self.store.clone(), &format!("tests/{name}"))?;
         ctx.cluster_context = ctx.cluster_context.clone().with_config_store(Arc::new(store));
         Ok(ctx)
     }

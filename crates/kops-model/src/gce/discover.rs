@@ -42,7 +42,7 @@ pub async fn discover(
     groups: &[v1alpha2::InstanceGroup],
     options: &GceDiscoverOptions,
 ) -> Result<GceModelContext> {
-    let c = internal::Cluster::try_from(cluster)?;
+    let mut c = internal::Cluster::try_from(cluster)?;
     if c.cloud_provider() != Some(internal::CloudProvider::Gce) {
         return Err(invalid(
             "spec.cloudProvider",
@@ -62,12 +62,35 @@ pub async fn discover(
         .list(&ListQuery::new(GceResourceType::Subnetwork))
         .await
         .map_err(cloud(format!("listing the subnetworks of network {network}")))?;
-    let used: Vec<String> = subnets
+    let in_network: Vec<_> = subnets
         .iter()
         .filter(|s| {
             s.attr_str("network")
                 .is_some_and(|n| super::cloud::last_component(n) == network)
         })
+        .collect();
+    // A spec subnet without a range whose subnetwork already exists (an earlier apply)
+    // keeps the range it has.
+    let name = c.name().to_owned();
+    for sn in c.spec.networking.subnets.iter_mut().flatten() {
+        if sn.cidr.is_some() {
+            continue;
+        }
+        let cloud_name = match (&sn.id, &sn.name) {
+            (Some(id), _) => id.clone(),
+            (None, Some(n)) => super::naming::suffixed(n, &name),
+            (None, None) => continue,
+        };
+        if let Some(existing) = in_network
+            .iter()
+            .find(|s| s.name.as_deref() == Some(cloud_name.as_str()))
+            .and_then(|s| s.attr_str("ip_cidr_range"))
+        {
+            sn.cidr = Some(existing.to_owned());
+        }
+    }
+    let used: Vec<String> = in_network
+        .iter()
         .filter_map(|s| s.attr_str("ip_cidr_range").map(str::to_owned))
         .collect();
     popts = popts.with_used_cidrs(used);
