@@ -392,7 +392,13 @@ impl GceResourceType {
                 scope: Scope::Other,
                 labelled: false,
                 immutable: &["account_id", "project"],
-                attrs: &["account_id", "display_name", "description", "project", "email"],
+                attrs: &[
+                    "account_id",
+                    "display_name",
+                    "description",
+                    "project",
+                    "email",
+                ],
             },
             R::ProjectIamBinding => &TypeFacts {
                 terraform_type: "google_project_iam_binding",
@@ -578,11 +584,7 @@ pub trait GceCloud: ResourceCloud<GceResourceType> {
 #[async_trait]
 pub trait GceCloudExt: GceCloud {
     /// The single object of `resource_type` with `id`; `Ok(None)` when absent.
-    async fn get(
-        &self,
-        resource_type: GceResourceType,
-        id: &str,
-    ) -> CloudResult<Option<Resource>> {
+    async fn get(&self, resource_type: GceResourceType, id: &str) -> CloudResult<Option<Resource>> {
         let found = self
             .list(&ListQuery::new(resource_type).with_ids([id]))
             .await?;
@@ -617,7 +619,10 @@ mod tests {
             assert!(f.terraform_type.starts_with("google_"), "{rt:?}");
             assert!(tf_types.insert(f.terraform_type), "{rt:?} twice");
             for a in f.immutable {
-                assert!(f.attrs.contains(a), "{rt:?}: immutable {a} not an attribute");
+                assert!(
+                    f.attrs.contains(a),
+                    "{rt:?}: immutable {a} not an attribute"
+                );
             }
             assert_eq!(rt.to_string(), f.terraform_type);
         }

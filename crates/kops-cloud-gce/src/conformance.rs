@@ -57,10 +57,12 @@ async fn make(
 }
 
 async fn by_name(cloud: &dyn GceCloud, rt: R, name: &str) -> Result<Resource> {
-    let found = cloud
-        .list(&ListQuery::new(rt).with_names([name]))
-        .await?;
-    assert_eq!(found.len(), 1, "{rt} {name}: expected one object by name, got {found:?}");
+    let found = cloud.list(&ListQuery::new(rt).with_names([name])).await?;
+    assert_eq!(
+        found.len(),
+        1,
+        "{rt} {name}: expected one object by name, got {found:?}"
+    );
     found.into_iter().next().ok_or_else(|| Error::NotFound {
         what: format!("{rt} {name}"),
     })
@@ -68,7 +70,10 @@ async fn by_name(cloud: &dyn GceCloud, rt: R, name: &str) -> Result<Resource> {
 
 async fn gone(cloud: &dyn GceCloud, rt: R, id: &str) -> Result<()> {
     cloud.delete(rt, id).await?;
-    assert!(cloud.get(rt, id).await?.is_none(), "{rt} {id} still exists after delete");
+    assert!(
+        cloud.get(rt, id).await?.is_none(),
+        "{rt} {id} still exists after delete"
+    );
     // Deleting what does not exist is not an error.
     cloud.delete(rt, id).await?;
     Ok(())
@@ -146,9 +151,15 @@ pub async fn network(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
                 .with_attrs(attrs([("source_ranges", json!(["10.0.0.0/8"]))])),
         )
         .await?;
-    assert_eq!(changed.attrs.get("source_ranges"), Some(&json!(["10.0.0.0/8"])));
     assert_eq!(
-        by_name(cloud, R::Firewall, &fw_name).await?.attrs.get("source_ranges"),
+        changed.attrs.get("source_ranges"),
+        Some(&json!(["10.0.0.0/8"]))
+    );
+    assert_eq!(
+        by_name(cloud, R::Firewall, &fw_name)
+            .await?
+            .attrs
+            .get("source_ranges"),
         Some(&json!(["10.0.0.0/8"])),
         "an update is visible to a later list"
     );
@@ -159,7 +170,10 @@ pub async fn network(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
                 .with_attrs(attrs([("network", json!("other"))])),
         )
         .await;
-    assert!(matches!(err, Err(Error::Invalid { .. })), "network of a firewall changed: {err:?}");
+    assert!(
+        matches!(err, Err(Error::Invalid { .. })),
+        "network of a firewall changed: {err:?}"
+    );
 
     let router_name = format!("nat-{safe}");
     let router = make(
@@ -179,7 +193,10 @@ pub async fn network(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
             ("router", json!(router_name)),
             ("region", json!(region)),
             ("nat_ip_allocate_option", json!("AUTO_ONLY")),
-            ("source_subnetwork_ip_ranges_to_nat", json!("LIST_OF_SUBNETWORKS")),
+            (
+                "source_subnetwork_ip_ranges_to_nat",
+                json!("LIST_OF_SUBNETWORKS"),
+            ),
             (
                 "subnetwork",
                 json!([{"name": sub_name, "source_ip_ranges_to_nat": ["ALL_IP_RANGES"]}]),
@@ -189,7 +206,10 @@ pub async fn network(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
     .await?;
     // The network is in use.
     let in_use = cloud.delete(R::Network, &net.id).await;
-    assert!(matches!(in_use, Err(Error::Conflict { .. })), "deleting a used network: {in_use:?}");
+    assert!(
+        matches!(in_use, Err(Error::Conflict { .. })),
+        "deleting a used network: {in_use:?}"
+    );
     gone(cloud, R::RouterNat, &nat.id).await?;
     gone(cloud, R::Router, &router.id).await?;
     gone(cloud, R::Firewall, &fw.id).await?;
@@ -209,7 +229,10 @@ pub async fn compute(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
         .next()
         .ok_or_else(|| Error::not_found("a zone"))?;
     let mut tl = labels(cluster);
-    tl.insert(crate::cloud::INSTANCE_GROUP_LABEL.to_owned(), "nodes".to_owned());
+    tl.insert(
+        crate::cloud::INSTANCE_GROUP_LABEL.to_owned(),
+        "nodes".to_owned(),
+    );
     let tmpl_attrs = |machine: &str| {
         attrs([
             ("name_prefix", json!(format!("nodes-{safe}-"))),
@@ -223,7 +246,9 @@ pub async fn compute(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
         .create(&CreateRequest::new(R::InstanceTemplate).with_attrs(tmpl_attrs("e2-medium")))
         .await?;
     assert!(
-        tmpl.name.as_deref().is_some_and(|n| n.starts_with(&format!("nodes-{safe}-"))),
+        tmpl.name
+            .as_deref()
+            .is_some_and(|n| n.starts_with(&format!("nodes-{safe}-"))),
         "template name {:?} does not start with its prefix",
         tmpl.name
     );
@@ -245,10 +270,16 @@ pub async fn compute(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
     )
     .await?;
     assert_eq!(mig.id, format!("{zone}/{mig_name}"), "zonal ID");
-    assert!(mig.attr_str("instance_group").is_some(), "no instance_group link");
+    assert!(
+        mig.attr_str("instance_group").is_some(),
+        "no instance_group link"
+    );
     // A used template cannot be deleted.
     let in_use = cloud.delete(R::InstanceTemplate, &tmpl.id).await;
-    assert!(matches!(in_use, Err(Error::Conflict { .. })), "deleting a used template: {in_use:?}");
+    assert!(
+        matches!(in_use, Err(Error::Conflict { .. })),
+        "deleting a used template: {in_use:?}"
+    );
     // An update replaces the template; the group follows.
     let replaced = cloud
         .update(
@@ -257,7 +288,10 @@ pub async fn compute(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
         )
         .await?;
     assert_eq!(replaced.attr_str("machine_type"), Some("e2-standard-2"));
-    let new_link = replaced.attr_str("self_link").unwrap_or_default().to_owned();
+    let new_link = replaced
+        .attr_str("self_link")
+        .unwrap_or_default()
+        .to_owned();
     assert_ne!(new_link, link, "an updated template keeps its self-link");
     let mig_now = cloud
         .get(R::InstanceGroupManager, &mig.id)
@@ -272,7 +306,13 @@ pub async fn compute(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
         Some(new_link.as_str()),
         "the group does not use the replacing template"
     );
-    assert_eq!(cloud.list_labelled(R::InstanceTemplate, cluster).await?.len(), 1);
+    assert_eq!(
+        cloud
+            .list_labelled(R::InstanceTemplate, cluster)
+            .await?
+            .len(),
+        1
+    );
 
     let disk_name = format!("a-etcd-main-{safe}");
     let mut dl = labels(cluster);
@@ -282,7 +322,11 @@ pub async fn compute(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
         R::Disk,
         &disk_name,
         dl,
-        attrs([("zone", json!(zone)), ("size", json!(20)), ("type", json!("pd-ssd"))]),
+        attrs([
+            ("zone", json!(zone)),
+            ("size", json!(20)),
+            ("type", json!("pd-ssd")),
+        ]),
     )
     .await?;
     let by_label = cloud.list_labelled(R::Disk, cluster).await?;
@@ -290,7 +334,10 @@ pub async fn compute(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
     let relabelled = cloud
         .update(&UpdateRequest::new(R::Disk, disk.id.clone()).with_tags(labels(cluster)))
         .await?;
-    assert!(!relabelled.tags.contains_key("k8s-io-role-master"), "labels not replaced");
+    assert!(
+        !relabelled.tags.contains_key("k8s-io-role-master"),
+        "labels not replaced"
+    );
 
     gone(cloud, R::InstanceGroupManager, &mig.id).await?;
     gone(cloud, R::InstanceTemplate, &replaced.id).await?;
@@ -341,7 +388,11 @@ pub async fn load_balancer(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
     .await?;
     let addr = make(cloud, R::Address, &name, BTreeMap::new(), BTreeMap::new()).await?;
     let ip = addr.attr_str("address").unwrap_or_default().to_owned();
-    assert!(ip.parse::<std::net::IpAddr>().is_ok(), "address not allocated: {:?}", addr.attrs);
+    assert!(
+        ip.parse::<std::net::IpAddr>().is_ok(),
+        "address not allocated: {:?}",
+        addr.attrs
+    );
     let mut fl = labels(cluster);
     fl.insert("name".into(), "api".into());
     let fr = make(
@@ -358,7 +409,10 @@ pub async fn load_balancer(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
         ]),
     )
     .await?;
-    assert_eq!(cloud.list_labelled(R::ForwardingRule, cluster).await?.len(), 1);
+    assert_eq!(
+        cloud.list_labelled(R::ForwardingRule, cluster).await?.len(),
+        1
+    );
     gone(cloud, R::ForwardingRule, &fr.id).await?;
     gone(cloud, R::Address, &addr.id).await?;
     gone(cloud, R::TargetPool, &pool.id).await?;
@@ -391,7 +445,12 @@ pub async fn iam(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
             ("members", json!([format!("serviceAccount:{email}")])),
         ])))
         .await?;
-    assert!(cloud.get(R::ProjectIamBinding, &binding.id).await?.is_some());
+    assert!(
+        cloud
+            .get(R::ProjectIamBinding, &binding.id)
+            .await?
+            .is_some()
+    );
     gone(cloud, R::ProjectIamBinding, &binding.id).await?;
     gone(cloud, R::ServiceAccount, &sa.id).await?;
     Ok(())
@@ -405,7 +464,10 @@ pub async fn not_found(cloud: &dyn GceCloud) -> Result<()> {
         let u = cloud
             .update(&UpdateRequest::new(rt, id.clone()).with_attrs(BTreeMap::new()))
             .await;
-        assert!(matches!(u, Err(Error::NotFound { .. })), "{rt}: update of a missing object: {u:?}");
+        assert!(
+            matches!(u, Err(Error::NotFound { .. })),
+            "{rt}: update of a missing object: {u:?}"
+        );
         cloud.delete(rt, &id).await?;
     }
     Ok(())
@@ -428,7 +490,11 @@ pub async fn cluster_isolation(cloud: &dyn GceCloud, a: &str, b: &str) -> Result
                 R::Disk,
                 &format!("d-{}", safe_cluster_name(c)),
                 labels(c),
-                attrs([("zone", json!(zone)), ("size", json!(10)), ("type", json!("pd-ssd"))]),
+                attrs([
+                    ("zone", json!(zone)),
+                    ("size", json!(10)),
+                    ("type", json!("pd-ssd")),
+                ]),
             )
             .await?,
         );
@@ -443,7 +509,10 @@ pub async fn cluster_isolation(cloud: &dyn GceCloud, a: &str, b: &str) -> Result
                 .with_attrs(attrs([("zone", json!(zone)), ("size", json!(10))])),
         )
         .await;
-    assert!(matches!(again, Err(Error::AlreadyExists { .. })), "a taken name: {again:?}");
+    assert!(
+        matches!(again, Err(Error::AlreadyExists { .. })),
+        "a taken name: {again:?}"
+    );
     for d in made {
         gone(cloud, R::Disk, &d.id).await?;
     }

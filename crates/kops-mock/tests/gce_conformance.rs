@@ -8,6 +8,10 @@ async fn the_gce_mock_passes_the_conformance_suite() -> Result<(), Box<dyn std::
     let cloud = MockGce::new("testproject", "us-test1");
     conformance::run_all(&cloud, "mock").await?;
     // Everything the suite made, it deleted.
-    assert!(cloud.objects().is_empty(), "left behind: {:?}", cloud.objects());
+    assert!(
+        cloud.objects().is_empty(),
+        "left behind: {:?}",
+        cloud.objects()
+    );
     Ok(())
 }

@@ -34,8 +34,8 @@ fn run() -> anyhow::Result<()> {
     let case = std::fs::read_to_string(case_dir.join("case.yaml")).unwrap_or_default();
     let ssh_key = case.lines().any(|l| l.trim() == "sshKey: true");
     let input_path = case_dir.join("in-v1alpha2.yaml");
-    let input = std::fs::read(&input_path)
-        .with_context(|| format!("reading {}", input_path.display()))?;
+    let input =
+        std::fs::read(&input_path).with_context(|| format!("reading {}", input_path.display()))?;
     let channel = Channel::parse(
         &std::fs::read_to_string(fixtures.join("channels/stable"))
             .context("reading the stable channel")?,

@@ -149,8 +149,12 @@ impl Run {
     async fn ctx(&self, text: &str, machine: Option<&str>) -> anyhow::Result<GceModelContext> {
         let mut ctx = context(self.mock.as_ref(), text, machine).await?;
         let name = ctx.name().to_owned();
-        let store = kops_statestore::PrefixStore::new(self.store.clone(), &format!("tests/{name}"))?;
-        ctx.cluster_context = ctx.cluster_context.clone().with_config_store(Arc::new(store));
+        let store =
+            kops_statestore::PrefixStore::new(self.store.clone(), &format!("tests/{name}"))?;
+        ctx.cluster_context = ctx
+            .cluster_context
+            .clone()
+            .with_config_store(Arc::new(store));
         Ok(ctx)
     }
 }
@@ -189,7 +193,10 @@ async fn lifecycle(name: &str, topology: &str) -> anyhow::Result<()> {
     let cloud = ListCache::new(run.mock.clone());
     let after = gce::plan(&cloud, &ctx2, &none).await?;
     let changed: Vec<_> = after.changes().map(|i| i.key.to_string()).collect();
-    assert!(changed.is_empty(), "{name}: plan after the change: {changed:?}");
+    assert!(
+        changed.is_empty(),
+        "{name}: plan after the change: {changed:?}"
+    );
     // The replaced template is gone; the groups use the new one.
     assert_eq!(count(&run.mock, GceResourceType::InstanceTemplate), 2);
     Ok(())

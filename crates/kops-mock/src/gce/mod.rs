@@ -111,7 +111,10 @@ impl MockGce {
     /// when missing.
     pub fn seed(&self, mut r: Resource) {
         let Some(rt) = r.resource_type else { return };
-        let name = r.name.clone().unwrap_or_else(|| last_component(&r.id).to_owned());
+        let name = r
+            .name
+            .clone()
+            .unwrap_or_else(|| last_component(&r.id).to_owned());
         r.name.get_or_insert(name.clone());
         if !r.attrs.contains_key("self_link") {
             let loc = self.location(rt, &r.attrs);
@@ -397,7 +400,8 @@ impl ResourceCloud<GceResourceType> for MockGce {
             next.id = name.clone();
             next.name = Some(name);
             next.tags = labels_of(&next.attrs);
-            next.attrs.insert("self_link".into(), Json::String(link.clone()));
+            next.attrs
+                .insert("self_link".into(), Json::String(link.clone()));
             for ((t, _), mig) in s.objects.iter_mut() {
                 if *t != R::InstanceGroupManager {
                     continue;

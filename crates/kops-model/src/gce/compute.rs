@@ -154,7 +154,11 @@ fn kube_env(ig: &InstanceGroup, image: &str, machine_type: &str) -> String {
     } else {
         "ubuntu"
     };
-    let arch = if is_arm(machine_type) { "arm64" } else { "amd64" };
+    let arch = if is_arm(machine_type) {
+        "arm64"
+    } else {
+        "amd64"
+    };
     let mut s = format!("AUTOSCALER_ENV_VARS: os_distribution={distro};arch={arch};os=linux");
     if let Some(labels) = ig.spec.node_labels.as_ref().filter(|l| !l.is_empty()) {
         let joined: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -250,10 +254,7 @@ fn template(ctx: &GceModelContext, ig: &InstanceGroup) -> Result<super::GceTask>
     if public {
         nic.push(("access_config".to_owned(), Attr::Block(Vec::new())));
     }
-    nic.push((
-        "network".to_owned(),
-        Attr::out(&ctx.network_key(), "name"),
-    ));
+    nic.push(("network".to_owned(), Attr::out(&ctx.network_key(), "name")));
     nic.push((
         "stack_type".to_owned(),
         Attr::s(if ctx.is_ipv6_only() {
@@ -272,11 +273,13 @@ fn template(ctx: &GceModelContext, ig: &InstanceGroup) -> Result<super::GceTask>
         .gcp_provisioning_model
         .as_deref()
         .is_some_and(|m| m.eq_ignore_ascii_case("SPOT"));
-    let accelerators = ig.spec.guest_accelerators.as_ref().is_some_and(|g| !g.is_empty());
+    let accelerators = ig
+        .spec
+        .guest_accelerators
+        .as_ref()
+        .is_some_and(|g| !g.is_empty());
     let family = machine_type.split('-').next().unwrap_or("");
-    let terminate = spot
-        || accelerators
-        || ["a4x", "a4", "a3", "a2", "g2", "g4"].contains(&family);
+    let terminate = spot || accelerators || ["a4x", "a4", "a3", "a2", "g2", "g4"].contains(&family);
     let scheduling = vec![
         ("automatic_restart".to_owned(), Attr::Bool(!spot)),
         (
@@ -338,7 +341,11 @@ fn template(ctx: &GceModelContext, ig: &InstanceGroup) -> Result<super::GceTask>
             .as_ref()
             .and_then(|g| g.use_startup_script)
             .unwrap_or(false);
-        let key = if startup { "startup-script" } else { "user-data" };
+        let key = if startup {
+            "startup-script"
+        } else {
+            "user-data"
+        };
         metadata.insert(key.to_owned(), metadata_value(key, user_data(ctx, ig)?));
     }
 

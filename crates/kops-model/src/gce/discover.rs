@@ -61,7 +61,9 @@ pub async fn discover(
     let subnets = api
         .list(&ListQuery::new(GceResourceType::Subnetwork))
         .await
-        .map_err(cloud(format!("listing the subnetworks of network {network}")))?;
+        .map_err(cloud(format!(
+            "listing the subnetworks of network {network}"
+        )))?;
     let in_network: Vec<_> = subnets
         .iter()
         .filter(|s| {

@@ -94,7 +94,11 @@ impl Task<dyn GceCloud> for GceManagedFile {
 /// file); each is added only when the neutral list lacks it.
 fn gce_addons(ctx: &GceModelContext) -> Vec<(&'static str, &'static str, &'static str)> {
     let mut v = vec![
-        ("gcp-cloud-controller.addons.k8s.io", "k8s-1.23", "k8s-1.23.yaml"),
+        (
+            "gcp-cloud-controller.addons.k8s.io",
+            "k8s-1.23",
+            "k8s-1.23.yaml",
+        ),
         ("storage-gce.addons.k8s.io", "v1.7.0", "v1.7.0.yaml"),
     ];
     let pd = ctx
@@ -106,7 +110,11 @@ fn gce_addons(ctx: &GceModelContext) -> Vec<(&'static str, &'static str, &'stati
         .and_then(|g| g.pd_csi_driver.as_ref())
         .and_then(|p| p.enabled);
     if pd != Some(false) {
-        v.push(("gcp-pd-csi-driver.addons.k8s.io", "k8s-1.23", "k8s-1.23.yaml"));
+        v.push((
+            "gcp-pd-csi-driver.addons.k8s.io",
+            "k8s-1.23",
+            "k8s-1.23.yaml",
+        ));
     }
     v
 }

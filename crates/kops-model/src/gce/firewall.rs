@@ -126,7 +126,14 @@ pub(crate) fn add_pair(
                 allow,
                 false,
             ));
-            m.add(rule(ctx, &v6_id, &Source::Tags(tags), targets, &v6_allow, false));
+            m.add(rule(
+                ctx,
+                &v6_id,
+                &Source::Tags(tags),
+                targets,
+                &v6_allow,
+                false,
+            ));
         }
     }
 }

@@ -59,7 +59,9 @@ fn member(ctx: &GceModelContext, role: &str) -> Attr {
     let rendered = format!("google_service_account.{role}.email");
     Attr::RenderedAs {
         value: Box::new(Attr::s(format!("serviceAccount:{}", email(ctx, role)))),
-        terraform: Box::new(Attr::Raw(format!("format(\"serviceAccount:%s\", {rendered})"))),
+        terraform: Box::new(Attr::Raw(format!(
+            "format(\"serviceAccount:%s\", {rendered})"
+        ))),
     }
 }
 

@@ -80,7 +80,10 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
         let pool = ctx
             .task("TargetPool", &name, R::TargetPool)
             .named(&name)
-            .attr("health_checks", Attr::List(vec![Attr::out(&hc_key, "self_link")]));
+            .attr(
+                "health_checks",
+                Attr::List(vec![Attr::out(&hc_key, "self_link")]),
+            );
         let pool_key = pool.task_key().clone();
         m.add(pool);
         let address = ctx.task("Address", &name, R::Address).named(&name);
@@ -125,10 +128,7 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
             ("balancing_mode".to_owned(), Attr::s("CONNECTION")),
             (
                 "group".to_owned(),
-                Attr::out(
-                    &TaskKey::new("InstanceGroupManager", igm),
-                    "instance_group",
-                ),
+                Attr::out(&TaskKey::new("InstanceGroupManager", igm), "instance_group"),
             ),
         ]);
         for s in ig.spec.subnets.iter().flatten() {
@@ -189,7 +189,12 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
         ctx,
         m,
         "lb-health-checks",
-        Source::Ranges(HEALTH_CHECK_RANGES.iter().map(|s| (*s).to_owned()).collect()),
+        Source::Ranges(
+            HEALTH_CHECK_RANGES
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+        ),
         &cp,
         &[("tcp", Vec::new())],
     );

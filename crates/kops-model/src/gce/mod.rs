@@ -247,7 +247,10 @@ pub async fn plan(
     kops_tasks::Executor::new(kops_tasks::ExecutorOptions::default())
         .plan(&graph, api)
         .await
-        .map_err(crate::error::cloud(format!("planning cluster {}", ctx.name())))
+        .map_err(crate::error::cloud(format!(
+            "planning cluster {}",
+            ctx.name()
+        )))
 }
 
 /// Applies the cluster to `api` (direct target) and returns what was done; an error

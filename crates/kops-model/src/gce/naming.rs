@@ -54,7 +54,10 @@ pub fn suffixed(object: &str, cluster: &str) -> String {
 /// cut and hashed as a whole.
 pub fn instance_group_manager_name(cluster: &str, ig: &str, zone: &str) -> String {
     let short = zone.rsplit('-').next().unwrap_or(zone);
-    limited_length_name(&safe_object_name(&format!("{short}.{ig}"), cluster), MAX_NAME)
+    limited_length_name(
+        &safe_object_name(&format!("{short}.{ig}"), cluster),
+        MAX_NAME,
+    )
 }
 
 /// The network tag of a role (`control-plane`, `master`, `node`, `bastion`,
@@ -111,7 +114,10 @@ mod tests {
             "a-master-us-test1-a-minimal-gce-with-a-very-very-very-ve-j0fh8f"
         );
         assert_eq!(
-            suffixed("nodeport-external-to-node-ipv6", "minimal-gce-ilb-cilium-etcd.example.com"),
+            suffixed(
+                "nodeport-external-to-node-ipv6",
+                "minimal-gce-ilb-cilium-etcd.example.com"
+            ),
             "nodeport-external-to-node-ipv6-minimal-gce-ilb-cilium-et-eqdptu"
         );
         assert_eq!(

@@ -62,10 +62,7 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
                     ("ip_cidr_range".to_owned(), Attr::s(svc)),
                     (
                         "range_name".to_owned(),
-                        Attr::s(naming::limited_length_name(
-                            &format!("services-{safe}"),
-                            63,
-                        )),
+                        Attr::s(naming::limited_length_name(&format!("services-{safe}"), 63)),
                     ),
                 ]);
             }
