@@ -199,6 +199,16 @@ async fn lifecycle(name: &str, topology: &str) -> anyhow::Result<()> {
     );
     // The replaced template is gone; the groups use the new one.
     assert_eq!(count(&run.mock, GceResourceType::InstanceTemplate), 2);
+
+    // Delete leaves only what was there before (another cluster's objects stay).
+    run.mock.seed(
+        kops_cloud_gce::cloud::Resource::new(GceResourceType::Firewall, "ssh-other-example-com")
+            .with_name("ssh-other-example-com"),
+    );
+    let deleted = gce::delete_cluster(run.mock.as_ref(), name).await?;
+    assert!(!deleted.is_empty());
+    let left: Vec<String> = run.mock.objects().iter().map(|r| r.id.clone()).collect();
+    assert_eq!(left, ["ssh-other-example-com"], "{name}: left after delete");
     Ok(())
 }
 

@@ -10,11 +10,15 @@
 //! - [`discover`](fn@discover): complete a stored spec and look up what the model needs
 //!   (used subnet ranges, the project).
 //! - [`render_terraform`]: the Terraform directory kOps writes for a GCE cluster.
+//! - [`plan`] / [`apply`]: the direct target over any [`GceCloud`].
+//! - [`delete`]: [`delete_cluster`], everything the cluster owns by kOps' labels and
+//!   names, in dependency order.
 //! - [`naming`]: kOps' GCE names, hashes and label encoding.
 //! - [`cloud`]: the GCE vocabulary of `kops-cloud-gce`, re-exported.
 
 pub mod cloud;
 mod compute;
+pub mod delete;
 mod discover;
 mod files;
 mod firewall;
@@ -30,6 +34,7 @@ use kops_api::internal::{InstanceGroup, InstanceGroupRole};
 use kops_tasks::resource::ResourceTask;
 use kops_tasks::{Task, TaskKey};
 
+pub use delete::{delete_cluster, find_cluster_resources};
 pub use discover::{GceDiscoverOptions, discover};
 pub use terraform::render_terraform;
 
