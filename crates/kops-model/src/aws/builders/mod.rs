@@ -103,6 +103,7 @@ impl ModelContext {
 
     /// Sets the account information.
     pub fn with_account(mut self, account: AccountInfo) -> Self {
+        self.cluster_context.aws_account_id = Some(account.account_id.clone());
         self.account = account;
         self
     }
