@@ -14,7 +14,7 @@ fn control_plane_mode(ctx: &ClusterContext) -> bool {
     ctx.cluster.spec.karpenter.as_ref().and_then(|k| k.enabled) == Some(true)
 }
 
-/// The Corefile kOps writes when no external one is given.
+/// The Corefile kOps writes when no external one is given (no final line break).
 fn corefile(ctx: &ClusterContext, domain: &str, upstream: &[String]) -> String {
     let mut s =
         String::from(".:53 {\n    errors\n    health {\n      lameduck 10s\n    }\n    ready\n");
@@ -38,7 +38,7 @@ fn corefile(ctx: &ClusterContext, domain: &str, upstream: &[String]) -> String {
     if ctx.is_ipv6_only() {
         s.push_str("    dns64\n");
     }
-    s.push_str("}\n");
+    s.push('}');
     s
 }
 
@@ -58,10 +58,14 @@ pub(super) fn coredns(ctx: &ClusterContext) -> Result<Vec<Value>> {
     let domain = kd.domain.clone().unwrap_or_else(|| "cluster.local".into());
     let upstream = kd.upstream_nameservers.clone().unwrap_or_default();
     let corefile = match kd.external_core_file.as_deref() {
+        // kOps' template leaves the file as it is, apart from YAML's clipping of
+        // trailing line breaks to one.
         Some(f) if !f.is_empty() => {
-            let mut f = f.trim_end_matches('\n').to_owned();
-            f.push('\n');
-            f
+            let mut t = f.trim_end_matches('\n').to_owned();
+            if t.len() != f.len() {
+                t.push('\n');
+            }
+            t
         }
         _ => corefile(ctx, &domain, &upstream),
     };

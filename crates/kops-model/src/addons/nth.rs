@@ -67,7 +67,7 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         .map(|g| g.to_string())
         .unwrap_or_default();
     let image = format!("public.ecr.aws/aws-ec2/aws-node-termination-handler:{version}");
-    let queue_mode = nth.enable_sqs_termination_draining == Some(true);
+    let queue_mode = nth.enable_sqs_termination_draining.unwrap_or(true);
     let mut sa = service_account(NAME, ns);
     let mut sa_labels = labels(&version);
     sa_labels["k8s-app"] = NAME.into();
