@@ -81,10 +81,16 @@ fn nodes_roles(ctx: &ClusterContext) -> Vec<String> {
             .as_ref()
             .and_then(|i| i.profile.as_deref())
             .map(|arn| arn.rsplit('/').next().unwrap_or(arn).to_owned());
+        // kOps' instance profile names: `<role>.<cluster>`, cut to IAM's 64
+        // characters with a hash.
         roles.insert(profile.unwrap_or_else(|| {
-            ctx.scoped(ClusterContext::iam_role_prefix(
-                role.unwrap_or(&InstanceGroupRole::Node),
-            ))
+            crate::aws::naming::truncate(
+                &ctx.scoped(ClusterContext::iam_role_prefix(
+                    role.unwrap_or(&InstanceGroupRole::Node),
+                )),
+                64,
+                false,
+            )
         }));
     }
     roles.into_iter().collect()

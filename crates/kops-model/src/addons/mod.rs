@@ -102,17 +102,15 @@ impl Addon {
     }
 }
 
-/// kOps' `UseServiceAccountExternalPermissions` on AWS: pods get IAM roles through the
-/// cluster's OIDC provider (IRSA).
+/// kOps' `UseServiceAccountExternalPermissions`: pods get cloud roles of their own
+/// (`spec.iam.useServiceAccountExternalPermissions`; IRSA on AWS).
 fn irsa(ctx: &ClusterContext) -> bool {
-    ctx.cluster.spec.cloud_provider.aws.is_some()
-        && ctx
-            .cluster
-            .spec
-            .service_account_issuer_discovery
-            .as_ref()
-            .and_then(|s| s.enable_awsoidc_provider)
-            == Some(true)
+    ctx.cluster
+        .spec
+        .iam
+        .as_ref()
+        .and_then(|i| i.use_service_account_external_permissions)
+        == Some(true)
 }
 
 fn enabled(b: Option<bool>) -> bool {
@@ -402,11 +400,113 @@ struct Built {
     objects: Vec<Value>,
 }
 
+/// The service accounts of an addon that get an IAM role of their own under IRSA, as
+/// (namespace, name).
+fn irsa_service_accounts(ctx: &ClusterContext, addon: &Addon) -> Vec<(&'static str, &'static str)> {
+    match addon.name {
+        "aws-cloud-controller.addons.k8s.io" => {
+            vec![("kube-system", "aws-cloud-controller-manager")]
+        }
+        "aws-ebs-csi-driver.addons.k8s.io" => vec![("kube-system", "ebs-csi-controller-sa")],
+        "node-termination-handler.aws" => vec![("kube-system", "aws-node-termination-handler")],
+        "dns-controller.addons.k8s.io" if !ctx.cluster.uses_none_dns() => {
+            vec![("kube-system", "dns-controller")]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// kOps' `AddServiceAccountRole` on AWS: the pod gets a projected web-identity token, and
+/// every container the role ARN and the token path. kOps round-trips the pod spec
+/// through its typed form, which drops null and omitted-when-empty fields.
+fn add_service_account_role(ctx: &ClusterContext, pod: &mut Value, role_name: &str) {
+    let (partition, account) = ctx.aws_account.clone().unwrap_or_default();
+    let arn = format!("arn:{partition}:iam::{account}:role/{role_name}");
+    let dir = "/var/run/secrets/amazonaws.com/";
+    let Some(p) = pod.as_object_mut() else {
+        return;
+    };
+    p.retain(|k, v| {
+        !v.is_null()
+            && !(matches!(k.as_str(), "hostNetwork" | "hostPID" | "hostIPC")
+                && *v == Value::Bool(false))
+    });
+    let volumes = p.entry("volumes").or_insert_with(|| json!([]));
+    if let Some(v) = volumes.as_array_mut() {
+        v.push(json!({ "name": "token-amazonaws-com", "projected": { "defaultMode": 420, "sources": [
+            { "serviceAccountToken": { "audience": "amazonaws.com", "expirationSeconds": 86400, "path": "token" } } ] } }));
+    }
+    if let Some(cs) = p.get_mut("containers").and_then(Value::as_array_mut) {
+        for c in cs {
+            let Some(c) = c.as_object_mut() else { continue };
+            c.retain(|_, v| !v.is_null());
+            c.entry("resources").or_insert_with(|| json!({}));
+            if let Some(m) = c
+                .entry("volumeMounts")
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+            {
+                m.push(
+                    json!({ "mountPath": dir, "name": "token-amazonaws-com", "readOnly": true }),
+                );
+            }
+            if let Some(e) = c.entry("env").or_insert_with(|| json!([])).as_array_mut() {
+                e.push(json!({ "name": "AWS_ROLE_ARN", "value": arn }));
+                e.push(json!({ "name": "AWS_WEB_IDENTITY_TOKEN_FILE", "value": format!("{dir}token") }));
+            }
+        }
+    }
+    let sc = p.entry("securityContext").or_insert_with(|| json!({}));
+    if let Some(sc) = sc.as_object_mut() {
+        sc.entry("fsGroup").or_insert_with(|| json!(10001));
+    }
+}
+
+fn inject_irsa(ctx: &ClusterContext, addon: &Addon, objects: &mut [Value]) {
+    if !irsa(ctx) {
+        return;
+    }
+    let accounts = irsa_service_accounts(ctx, addon);
+    for o in objects.iter_mut() {
+        let workload = o.get("apiVersion").and_then(Value::as_str) == Some("apps/v1")
+            && matches!(
+                o.get("kind").and_then(Value::as_str),
+                Some("Deployment" | "DaemonSet")
+            );
+        if !workload {
+            continue;
+        }
+        let ns = o
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let Some(pod) = o.pointer_mut("/spec/template/spec") else {
+            continue;
+        };
+        let sa = pod
+            .get("serviceAccountName")
+            .or_else(|| pod.get("serviceAccount"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if let Some((sns, sname)) = accounts.iter().find(|(n, s)| *n == ns && *s == sa) {
+            let role = crate::aws::naming::truncate(
+                &format!("{sname}.{sns}.sa.{}", ctx.name()),
+                64,
+                false,
+            );
+            add_service_account_role(ctx, pod, &role);
+        }
+    }
+}
+
 fn build(ctx: &ClusterContext, addon: Addon) -> Result<Built> {
     let mut objects = objects(ctx, &addon)?.unwrap_or_default();
     let manifest = if addon.empty {
         String::new()
     } else {
+        inject_irsa(ctx, &addon, &mut objects);
         for o in &mut objects {
             add_labels(&addon, o);
             remap_images(ctx, o);

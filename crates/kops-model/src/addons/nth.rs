@@ -36,7 +36,7 @@ fn queue_url(ctx: &ClusterContext) -> String {
     format!(
         "https://sqs.{}{domain}{}/{name}",
         ctx.region,
-        ctx.aws_account_id.as_deref().unwrap_or_default()
+        ctx.aws_account.as_ref().map_or("", |(_, id)| id.as_str())
     )
 }
 
