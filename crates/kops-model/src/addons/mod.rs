@@ -426,11 +426,11 @@ fn add_service_account_role(ctx: &ClusterContext, pod: &mut Value, role_name: &s
     let Some(p) = pod.as_object_mut() else {
         return;
     };
-    p.retain(|k, v| {
-        !v.is_null()
-            && !(matches!(k.as_str(), "hostNetwork" | "hostPID" | "hostIPC")
-                && *v == Value::Bool(false))
-    });
+    let omitted = |k: &str, v: &Value| {
+        v.is_null()
+            || (matches!(k, "hostNetwork" | "hostPID" | "hostIPC") && *v == Value::Bool(false))
+    };
+    p.retain(|k, v| !omitted(k, v));
     let volumes = p.entry("volumes").or_insert_with(|| json!([]));
     if let Some(v) = volumes.as_array_mut() {
         v.push(json!({ "name": "token-amazonaws-com", "projected": { "defaultMode": 420, "sources": [
