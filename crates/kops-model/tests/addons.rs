@@ -391,3 +391,23 @@ fn dns_controller_is_empty_and_pruned_without_dns() {
         "{coredns}"
     );
 }
+
+#[test]
+fn kindnet_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-kindnet.example.org",
+        "kindnet: {}",
+        "",
+    ));
+    let text = &files["networking.kindnet-k8s-1.32"];
+    assert!(text.contains("kind: DaemonSet"), "{text}");
+    check_set("kindnet", &files);
+}
+
+#[test]
+fn kopeio_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml("addons-kopeio.example.org", "kopeio: {}", ""));
+    let text = &files["networking.kope.io-k8s-1.12"];
+    assert!(text.contains("kopeio-networking-agent"), "{text}");
+    check_set("kopeio", &files);
+}
