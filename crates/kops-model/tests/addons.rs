@@ -411,3 +411,15 @@ fn kopeio_applies_as_a_set() {
     assert!(text.contains("kopeio-networking-agent"), "{text}");
     check_set("kopeio", &files);
 }
+
+#[test]
+fn flannel_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-flannel.example.org",
+        "flannel: {backend: vxlan}",
+        "",
+    ));
+    let text = &files["networking.flannel-k8s-1.25"];
+    assert!(text.contains("\"Type\": \"vxlan\""), "{text}");
+    check_set("flannel", &files);
+}

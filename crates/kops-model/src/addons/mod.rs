@@ -322,6 +322,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "aws-ebs-csi-driver.addons.k8s.io" => ebs_csi::objects(ctx)?,
         "networking.kindnet" => networking::kindnet(ctx)?,
         "networking.kope.io" => networking::kopeio(),
+        "networking.flannel" => networking::flannel(ctx)?,
         "kubelet-api.rbac.addons.k8s.io" => core::kubelet_api_rbac(),
         "limit-range.addons.k8s.io" => core::limit_range(),
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),

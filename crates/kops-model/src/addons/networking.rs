@@ -1,4 +1,4 @@
-//! The CNI addons: kindnet and kopeio networking.
+//! The CNI addons: kindnet, kopeio networking and flannel.
 
 use serde_json::{Value, json};
 
@@ -203,4 +203,148 @@ pub(super) fn kopeio() -> Vec<Value> {
             ],
         )),
     ]
+}
+
+/// `networking.flannel`: flannel in its own `kube-flannel` namespace.
+pub(super) fn flannel(ctx: &ClusterContext) -> Result<Vec<Value>> {
+    let spec = &ctx.cluster.spec;
+    let f = spec
+        .networking
+        .flannel
+        .clone()
+        .ok_or_else(|| invalid("spec.networking.flannel", "not set"))?;
+    let ns = "kube-flannel";
+    let backend = f
+        .backend
+        .clone()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| "udp".into());
+    let network = spec
+        .networking
+        .non_masquerade_cidr
+        .clone()
+        .unwrap_or_default();
+    let resync = f
+        .iptables_resync_seconds
+        .filter(|s| *s != 0)
+        .map_or("5".to_owned(), |s| s.to_string());
+    let cni_conf = concat!(
+        "{\n  \"name\": \"cbr0\",\n  \"cniVersion\": \"0.3.1\",\n  \"plugins\": [\n    {\n",
+        "      \"type\": \"flannel\",\n      \"delegate\": {\n        \"hairpinMode\": true,\n",
+        "        \"isDefaultGateway\": true\n      }\n    },\n    {\n      \"type\": \"portmap\",\n",
+        "      \"capabilities\": {\n        \"portMappings\": true\n      }\n    }\n  ]\n}\n",
+    );
+    let net_conf = format!(
+        "{{\n  \"Network\": \"{network}\",\n  \"EnableNFTables\": false,\n  \"Backend\": {{\n    \"Type\": \"{backend}\"\n  }}\n}}"
+    );
+    let k8s_app = json!({ "k8s-app": "flannel" });
+    let with_labels = |mut o: Value| {
+        o["metadata"]["labels"] = k8s_app.clone();
+        o
+    };
+    let mut security =
+        json!({ "privileged": false, "capabilities": { "add": ["NET_ADMIN", "NET_RAW"] } });
+    if super::cloud_aws::selinux(ctx) {
+        security["seLinuxOptions"] = json!({ "type": "spc_t", "level": "s0" });
+    }
+    let image = "ghcr.io/flannel-io/flannel:v0.28.9";
+    Ok(vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": { "name": ns, "labels": { "k8s-app": "flannel", "pod-security.kubernetes.io/enforce": "privileged" } },
+        }),
+        with_labels(role(
+            "flannel",
+            "",
+            vec![
+                rule(&[""], &["pods"], &["get"]),
+                rule(&[""], &["nodes"], &["get", "list", "watch"]),
+                rule(&[""], &["nodes/status"], &["patch"]),
+            ],
+        )),
+        with_labels(binding(
+            "flannel",
+            "",
+            "ClusterRole",
+            "flannel",
+            vec![sa_subject("flannel", ns)],
+        )),
+        with_labels(service_account("flannel", ns)),
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": { "name": "kube-flannel-cfg", "namespace": ns,
+                "labels": { "tier": "node", "k8s-app": "flannel", "app": "flannel" } },
+            "data": { "cni-conf.json": cni_conf, "net-conf.json": net_conf },
+        }),
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": { "name": "kube-flannel-ds", "namespace": ns,
+                "labels": { "tier": "node", "app": "flannel", "k8s-app": "flannel" } },
+            "spec": {
+                "selector": { "matchLabels": { "tier": "node", "app": "flannel" } },
+                "template": {
+                    "metadata": { "labels": { "tier": "node", "app": "flannel" } },
+                    "spec": {
+                        "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [ { "matchExpressions": [
+                                { "key": "kubernetes.io/os", "operator": "In", "values": ["linux"] } ] } ] } } },
+                        "hostNetwork": true,
+                        "priorityClassName": "system-node-critical",
+                        "tolerations": [ { "operator": "Exists", "effect": "NoSchedule" } ],
+                        "serviceAccountName": "flannel",
+                        "initContainers": [
+                            {
+                                "name": "install-cni-plugin",
+                                "image": "ghcr.io/flannel-io/flannel-cni-plugin:v1.9.1-flannel3",
+                                "command": ["cp"],
+                                "args": ["-f", "/flannel", "/opt/cni/bin/flannel"],
+                                "volumeMounts": [mount("cni-plugin", "/opt/cni/bin")],
+                            },
+                            {
+                                "name": "install-cni",
+                                "image": image,
+                                "command": ["/opt/bin/install-conf"],
+                                "args": ["/etc/kube-flannel/cni-conf.json", "/etc/cni/net.d/10-flannel.conflist"],
+                                "volumeMounts": [mount("cni", "/etc/cni/net.d"), mount("flannel-cfg", "/etc/kube-flannel/")],
+                            },
+                        ],
+                        "containers": [ {
+                            "name": "kube-flannel",
+                            "image": image,
+                            "command": ["/opt/bin/flanneld"],
+                            "args": ["--ip-masq", "--kube-subnet-mgr", format!("--iptables-resync={resync}"), "--healthz-port=8081"],
+                            "ports": [ { "name": "healthz", "containerPort": 8081, "protocol": "TCP" } ],
+                            "livenessProbe": { "httpGet": { "path": "/healthz", "port": "healthz" },
+                                "initialDelaySeconds": 10, "periodSeconds": 30 },
+                            "readinessProbe": { "httpGet": { "path": "/readyz", "port": "healthz" },
+                                "initialDelaySeconds": 5, "periodSeconds": 10 },
+                            "resources": { "requests": { "cpu": "100m", "memory": "50Mi" } },
+                            "securityContext": security,
+                            "env": [
+                                env_field("POD_NAME", "metadata.name"),
+                                env_field("POD_NAMESPACE", "metadata.namespace"),
+                                { "name": "EVENT_QUEUE_DEPTH", "value": "5000" },
+                                { "name": "CONT_WHEN_CACHE_NOT_READY", "value": "false" },
+                            ],
+                            "volumeMounts": [
+                                mount("run", "/run/flannel"),
+                                mount("flannel-cfg", "/etc/kube-flannel/"),
+                                mount("xtables-lock", "/run/xtables.lock"),
+                            ],
+                        } ],
+                        "volumes": [
+                            host_path_volume("run", "/run/flannel", ""),
+                            host_path_volume("cni-plugin", "/opt/cni/bin", ""),
+                            host_path_volume("cni", "/etc/cni/net.d", ""),
+                            { "name": "flannel-cfg", "configMap": { "name": "kube-flannel-cfg" } },
+                            host_path_volume("xtables-lock", "/run/xtables.lock", "FileOrCreate"),
+                        ],
+                    },
+                },
+            },
+        }),
+    ])
 }
