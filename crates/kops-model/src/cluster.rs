@@ -44,6 +44,9 @@ pub struct ClusterContext {
     /// The store rooted at the cluster's config base, where direct apply writes the
     /// managed files; `None` when the context only renders (Terraform, tests).
     pub config_store: Option<Arc<dyn Store>>,
+    /// The AWS partition and account the cluster lives in, once the cloud model knows
+    /// them (addons name the NTH queue URL and service-account role ARNs with them).
+    pub(crate) aws_account: Option<(String, String)>,
 }
 
 impl ClusterContext {
@@ -57,6 +60,7 @@ impl ClusterContext {
             kops_release: DEFAULT_KOPS_RELEASE.to_owned(),
             extra_files: BTreeMap::new(),
             config_store: None,
+            aws_account: None,
         }
     }
 

@@ -181,28 +181,7 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
         }
     }
 
-    let list = addons::addons(ctx);
-    let cluster = ctx.name();
-    out.push(ManagedFile::new(
-        format!("{cluster}-addons-bootstrap"),
-        "addons/bootstrap-channel.yaml",
-        addons::bootstrap_channel(&list),
-    ));
-    for a in &list {
-        let task = if a.id.is_empty() {
-            format!("{cluster}-addons-{}", a.name)
-        } else {
-            format!("{cluster}-addons-{}-{}", a.name, a.id)
-        };
-        out.push(ManagedFile::new(
-            task,
-            format!("addons/{}/{}", a.name, a.file),
-            format!(
-                "# addon {} ({})\napiVersion: v1\nkind: List\nitems: []\n",
-                a.name, a.id
-            ),
-        ));
-    }
+    out.extend(addons::managed_files(ctx)?);
     for (rel, content) in &ctx.extra_files {
         out.push(ManagedFile::new(rel.clone(), rel.clone(), content.clone()));
     }

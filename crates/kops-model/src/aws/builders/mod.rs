@@ -103,6 +103,8 @@ impl ModelContext {
 
     /// Sets the account information.
     pub fn with_account(mut self, account: AccountInfo) -> Self {
+        self.cluster_context.aws_account =
+            Some((account.partition.clone(), account.account_id.clone()));
         self.account = account;
         self
     }

@@ -1,0 +1,425 @@
+//! The addon manifests apply as a set: for clusters with each addon family turned on,
+//! every object is well-formed, every ServiceAccount and role a binding or pod names is
+//! in the set (or is one Kubernetes ships), every image is pinned, and the bootstrap
+//! channel lists every manifest with the SHA-256 of its exact bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kops_api::defaults::{PopulateOptions, populate};
+use kops_api::internal;
+use kops_api::manifest::{self, Object};
+use kops_model::aws::builders::{self, ModelContext};
+use kops_model::aws::cloud::{AccountInfo, HostedZone, Image};
+use kops_model::aws::terraform::{RenderOptions, render};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// A small AWS cluster whose `spec.networking` and extra spec lines are `networking` and
+/// `extra`.
+fn cluster_yaml(name: &str, networking: &str, extra: &str) -> String {
+    format!(
+        r#"apiVersion: kops.k8s.io/v1alpha2
+kind: Cluster
+metadata:
+  name: {name}
+spec:
+  cloudProvider: aws
+  configBase: s3://addons-state/{name}
+  kubernetesVersion: v1.34.1
+  api:
+    dns: {{}}
+  kubernetesApiAccess: [0.0.0.0/0]
+  sshAccess: [0.0.0.0/0]
+  networkCIDR: 10.40.0.0/16
+  networking:
+    {networking}
+  etcdClusters:
+  - name: main
+    etcdMembers: [{{name: a, instanceGroup: cp}}]
+  - name: events
+    etcdMembers: [{{name: a, instanceGroup: cp}}]
+  subnets:
+  - {{name: eu-west-9a, zone: eu-west-9a, type: Public, cidr: 10.40.32.0/19}}
+{extra}---
+apiVersion: kops.k8s.io/v1alpha2
+kind: InstanceGroup
+metadata: {{name: cp}}
+spec: {{role: Master, image: ami-0000aaaa, machineType: m5.large, minSize: 1, maxSize: 1, subnets: [eu-west-9a]}}
+---
+apiVersion: kops.k8s.io/v1alpha2
+kind: InstanceGroup
+metadata: {{name: nodes}}
+spec: {{role: Node, image: ami-0000aaaa, machineType: m5.large, minSize: 1, maxSize: 2, subnets: [eu-west-9a]}}
+"#
+    )
+}
+
+/// Renders the cluster and returns the addon files (by location under `addons/`).
+fn addon_files(yaml: &str) -> (String, BTreeMap<String, String>) {
+    let mut cluster = None;
+    let mut groups = Vec::new();
+    for o in manifest::parse(yaml.as_bytes(), "cluster.yaml").unwrap() {
+        match o {
+            Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c).unwrap()),
+            Object::InstanceGroup(ig) => groups.push(internal::InstanceGroup::from(&ig)),
+            _ => {}
+        }
+    }
+    let (cluster, groups) =
+        populate(&cluster.unwrap(), &groups, &PopulateOptions::default()).unwrap();
+    let name = cluster.name().to_owned();
+    let image = Image::new("ami-0000aaaa", "addons-image", "111111111111")
+        .with_root_device_name("/dev/sda1")
+        .with_architecture("x86_64");
+    let ctx = ModelContext::new(cluster, groups, "eu-west-9")
+        .with_account(AccountInfo::new("111111111111", "aws", "eu-west-9"))
+        .with_image("ami-0000aaaa", image)
+        .with_dns_zone(HostedZone::new(
+            "/hostedzone/ZADDONS",
+            "example.org.",
+            false,
+        ));
+    let model = builders::build(&ctx).unwrap();
+    let files = render(&ctx, model, &RenderOptions::default())
+        .unwrap()
+        .files;
+    let prefix = format!("data/aws_s3_object_{name}-addons-");
+    let out = files
+        .into_iter()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .map(|(k, v)| {
+            let key = k
+                .trim_start_matches(&prefix)
+                .trim_end_matches("_content")
+                .to_owned();
+            (key, String::from_utf8(v).unwrap())
+        })
+        .collect();
+    (name, out)
+}
+
+fn s<'a>(v: &'a Value, path: &str) -> Option<&'a str> {
+    v.pointer(path).and_then(Value::as_str)
+}
+
+/// Roles and users Kubernetes itself provides, which bindings may name without the
+/// addon shipping them.
+fn builtin_role(kind: &str, name: &str) -> bool {
+    match kind {
+        "ClusterRole" => {
+            name.starts_with("system:")
+                || matches!(name, "admin" | "edit" | "view" | "cluster-admin")
+        }
+        "Role" => name == "extension-apiserver-authentication-reader",
+        _ => false,
+    }
+}
+
+/// Service accounts Kubernetes itself creates: the in-tree AWS cloud provider's, which
+/// kOps' storage addon binds.
+fn builtin_service_account(ns: &str, name: &str) -> bool {
+    ns == "kube-system" && name == "aws-cloud-provider"
+}
+
+/// Every check of the set; `label` names the case in failures.
+fn check_set(label: &str, files: &BTreeMap<String, String>) {
+    let channel = kops_api::yaml::from_str(&files["bootstrap"]).unwrap();
+    let listed = channel
+        .pointer("/spec/addons")
+        .and_then(Value::as_array)
+        .expect("the channel lists addons");
+    assert!(!listed.is_empty(), "{label}: the channel lists no addon");
+    let mut objects = Vec::new();
+    for a in listed {
+        let name = s(a, "/name").unwrap();
+        let key = match s(a, "/id") {
+            Some(id) => format!("{name}-{id}"),
+            None => name.to_owned(),
+        };
+        let text = files
+            .get(&key)
+            .unwrap_or_else(|| panic!("{label}: the channel lists {key}, no file for it"));
+        let hash: String = Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            s(a, "/manifestHash"),
+            Some(hash.as_str()),
+            "{label}: {key}: manifestHash is not the SHA-256 of the file"
+        );
+        assert!(
+            s(a, "/manifest").is_some_and(|m| m.starts_with(&format!("{name}/"))),
+            "{label}: {key}: manifest path"
+        );
+        for o in kops_api::yaml::from_str_multi(text).unwrap() {
+            objects.push((key.clone(), o));
+        }
+    }
+    assert!(!objects.is_empty(), "{label}: no objects");
+
+    let mut have: BTreeSet<(String, String, String)> = BTreeSet::new();
+    for (key, o) in &objects {
+        let api = s(o, "/apiVersion")
+            .unwrap_or_else(|| panic!("{label}: {key}: object without apiVersion"));
+        let kind = s(o, "/kind").unwrap_or_else(|| panic!("{label}: {key}: object without kind"));
+        let name = s(o, "/metadata/name")
+            .unwrap_or_else(|| panic!("{label}: {key}: {kind} without a name"));
+        assert!(!api.is_empty() && !kind.is_empty() && !name.is_empty());
+        let ns = s(o, "/metadata/namespace").unwrap_or("").to_owned();
+        let cluster_scoped = matches!(
+            kind,
+            "ClusterRole"
+                | "ClusterRoleBinding"
+                | "StorageClass"
+                | "CSIDriver"
+                | "Namespace"
+                | "CustomResourceDefinition"
+                | "PriorityClass"
+                | "MutatingWebhookConfiguration"
+                | "ValidatingWebhookConfiguration"
+                | "APIService"
+                | "IngressClass"
+        );
+        assert_eq!(
+            ns.is_empty(),
+            cluster_scoped,
+            "{label}: {key}: {kind}/{name} namespace {ns:?}"
+        );
+        assert_eq!(
+            s(o, "/metadata/labels/app.kubernetes.io~1managed-by"),
+            Some("kops"),
+            "{label}: {key}: {kind}/{name} lacks kOps' managed-by label"
+        );
+        assert!(
+            have.insert((kind.to_owned(), ns.clone(), name.to_owned())),
+            "{label}: {key}: {kind} {ns}/{name} appears twice"
+        );
+    }
+    let exists = |kind: &str, ns: &str, name: &str| {
+        have.contains(&(kind.to_owned(), ns.to_owned(), name.to_owned()))
+    };
+
+    for (key, o) in &objects {
+        let kind = s(o, "/kind").unwrap();
+        let ns = s(o, "/metadata/namespace").unwrap_or("");
+        if matches!(kind, "ClusterRoleBinding" | "RoleBinding") {
+            let rk = s(o, "/roleRef/kind").unwrap();
+            let rn = s(o, "/roleRef/name").unwrap();
+            let role_ns = if rk == "Role" { ns } else { "" };
+            assert!(
+                exists(rk, role_ns, rn) || builtin_role(rk, rn),
+                "{label}: {key}: binding {} names {rk} {rn}, not in the set",
+                s(o, "/metadata/name").unwrap()
+            );
+            for sub in o.pointer("/subjects").and_then(Value::as_array).unwrap() {
+                match s(sub, "/kind") {
+                    Some("ServiceAccount") => {
+                        let sn = s(sub, "/name").unwrap();
+                        let sns = s(sub, "/namespace").unwrap_or(ns);
+                        assert!(
+                            exists("ServiceAccount", sns, sn) || builtin_service_account(sns, sn),
+                            "{label}: {key}: subject ServiceAccount {sns}/{sn} not in the set"
+                        );
+                    }
+                    Some("User") => {
+                        // A service account named as its user.
+                        if let Some(rest) = s(sub, "/name")
+                            .unwrap()
+                            .strip_prefix("system:serviceaccount:")
+                        {
+                            let (sns, sn) = rest.split_once(':').unwrap();
+                            assert!(
+                                exists("ServiceAccount", sns, sn),
+                                "{label}: {key}: user {rest} not in the set"
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let pod = match kind {
+            "Deployment" | "DaemonSet" | "StatefulSet" | "Job" => o.pointer("/spec/template/spec"),
+            "Pod" => o.pointer("/spec"),
+            _ => None,
+        };
+        if let Some(pod) = pod {
+            for field in ["/serviceAccountName", "/serviceAccount"] {
+                if let Some(sa) = s(pod, field) {
+                    assert!(
+                        exists("ServiceAccount", ns, sa),
+                        "{label}: {key}: pod uses ServiceAccount {ns}/{sa}, not in the set"
+                    );
+                }
+            }
+            for list in ["/containers", "/initContainers"] {
+                for c in pod
+                    .pointer(list)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let image = s(c, "/image")
+                        .unwrap_or_else(|| panic!("{label}: {key}: container without image"));
+                    let last = image.rsplit('/').next().unwrap();
+                    let pinned = image.contains("@sha256:")
+                        || last
+                            .split_once(':')
+                            .is_some_and(|(_, tag)| !tag.is_empty() && tag != "latest");
+                    assert!(
+                        pinned,
+                        "{label}: {key}: image {image} is not pinned to a version"
+                    );
+                }
+            }
+            for m in pod
+                .pointer("/containers")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                for vm in m
+                    .pointer("/volumeMounts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let v = s(vm, "/name").unwrap();
+                    let declared = pod
+                        .pointer("/volumes")
+                        .and_then(Value::as_array)
+                        .is_some_and(|vs| vs.iter().any(|x| s(x, "/name") == Some(v)));
+                    assert!(declared, "{label}: {key}: mount of undeclared volume {v}");
+                }
+            }
+            if let Some(cm) = pod.pointer("/volumes").and_then(Value::as_array) {
+                for v in cm {
+                    if let Some(name) = s(v, "/configMap/name") {
+                        assert!(
+                            exists("ConfigMap", ns, name),
+                            "{label}: {key}: volume uses ConfigMap {ns}/{name}, not in the set"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn default_aws_addons_apply_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml("addons-cni.example.org", "cni: {}", ""));
+    for key in [
+        "kops-controller.addons.k8s.io-k8s-1.16",
+        "coredns.addons.k8s.io-k8s-1.12",
+        "kubelet-api.rbac.addons.k8s.io-k8s-1.9",
+        "limit-range.addons.k8s.io",
+        "dns-controller.addons.k8s.io-k8s-1.12",
+        "node-termination-handler.aws-k8s-1.11",
+        "storage-aws.addons.k8s.io-v1.15.0",
+        "aws-cloud-controller.addons.k8s.io-k8s-1.18",
+        "aws-ebs-csi-driver.addons.k8s.io-k8s-1.17",
+    ] {
+        assert!(
+            files.get(key).is_some_and(|f| !f.trim().is_empty()),
+            "{key}: missing or empty"
+        );
+    }
+    check_set("cni", &files);
+}
+
+#[test]
+fn kops_controller_config_names_the_node_roles_and_the_region() {
+    let (name, files) = addon_files(&cluster_yaml("addons-kc.example.org", "cni: {}", ""));
+    let objs =
+        kops_api::yaml::from_str_multi(&files["kops-controller.addons.k8s.io-k8s-1.16"]).unwrap();
+    let cm = objs
+        .iter()
+        .find(|o| s(o, "/kind") == Some("ConfigMap"))
+        .unwrap();
+    let config: Value = serde_json::from_str(s(cm, "/data/config.yaml").unwrap()).unwrap();
+    assert_eq!(config["clusterName"], name.as_str());
+    assert_eq!(
+        config["server"]["provider"]["aws"]["nodesRoles"],
+        serde_json::json!([format!("nodes.{name}")])
+    );
+    assert_eq!(config["server"]["provider"]["aws"]["Region"], "eu-west-9");
+}
+
+#[test]
+fn nth_reads_the_cluster_queue_in_the_account() {
+    let (_, files) = addon_files(&cluster_yaml("addons-nth.example.org", "cni: {}", ""));
+    let text = &files["node-termination-handler.aws-k8s-1.11"];
+    assert!(
+        text.contains(
+            "https://sqs.eu-west-9.amazonaws.com/111111111111/addons-nth-example-org-nth"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn dns_controller_is_empty_and_pruned_without_dns() {
+    let yaml = cluster_yaml(
+        "addons-none.example.org",
+        "cni: {}",
+        "  topology:\n    dns: {type: None}\n",
+    );
+    let (_, files) = addon_files(&yaml);
+    assert_eq!(files["dns-controller.addons.k8s.io-k8s-1.12"].trim(), "");
+    let channel = kops_api::yaml::from_str(&files["bootstrap"]).unwrap();
+    let dc = channel["spec"]["addons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "dns-controller.addons.k8s.io")
+        .unwrap();
+    assert_eq!(
+        dc["manifestHash"],
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert!(
+        dc["prune"]["kinds"]
+            .as_array()
+            .is_some_and(|k| k.len() == 13)
+    );
+    let coredns = &files["coredns.addons.k8s.io-k8s-1.12"];
+    assert!(
+        coredns.contains("hosts /rootfs/etc/hosts addons-none.example.org"),
+        "{coredns}"
+    );
+}
+
+#[test]
+fn kindnet_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-kindnet.example.org",
+        "kindnet: {}",
+        "",
+    ));
+    let text = &files["networking.kindnet-k8s-1.32"];
+    assert!(text.contains("kind: DaemonSet"), "{text}");
+    check_set("kindnet", &files);
+}
+
+#[test]
+fn kopeio_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml("addons-kopeio.example.org", "kopeio: {}", ""));
+    let text = &files["networking.kope.io-k8s-1.12"];
+    assert!(text.contains("kopeio-networking-agent"), "{text}");
+    check_set("kopeio", &files);
+}
+
+#[test]
+fn flannel_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-flannel.example.org",
+        "flannel: {backend: vxlan}",
+        "",
+    ));
+    let text = &files["networking.flannel-k8s-1.25"];
+    assert!(text.contains("\"Type\": \"vxlan\""), "{text}");
+    check_set("flannel", &files);
+}
