@@ -84,6 +84,8 @@ mod error;
 mod etcd;
 mod files;
 mod images;
+pub mod secrets;
+pub mod nodeup;
 pub mod pki;
 
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
