@@ -50,7 +50,7 @@ fn render_case(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             format!("{:064x}", if arch == "amd64" { 1 } else { 2 }),
         );
     }
-    ctx = ctx.with_keysets(golden_keysets(&ctx.cluster));
+    ctx.cluster_context.keysets = golden_keysets(&ctx.cluster);
     if let Ok(key) = std::fs::read_to_string(dir.join("id_rsa.pub")) {
         ctx = ctx.with_ssh_public_key(key);
     }
