@@ -279,7 +279,7 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
         )
     };
     if n.amazonvpc.is_some() {
-        net.insert("amazonvpc".into(), json!({}));
+        net.insert("amazonVPC".into(), json!({}));
         c.insert("DefaultMachineType".into(), first_machine_type());
     }
     if let Some(calico) = &n.calico {
@@ -307,7 +307,7 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
         net.insert("flannel".into(), json!({}));
     }
     if n.kuberouter.is_some() {
-        net.insert("kuberouter".into(), json!({}));
+        net.insert("kubeRouter".into(), json!({}));
     }
     if n.kindnet.is_some() {
         net.insert("kindnet".into(), json!({}));
