@@ -78,8 +78,12 @@ fn fixture_state_store(
                 .with_context(|| format!("fixture keyset {name} ({which})"))?;
         }
         let path = format!("{rel}/{}", kops_model::pki::keyset_path(&name));
-        block_on(store.put(&path, ks.to_yaml()?.into_bytes().into(), PutOptions::overwrite()))?
-            .with_context(|| format!("storing {path}"))?;
+        block_on(store.put(
+            &path,
+            ks.to_yaml()?.into_bytes().into(),
+            PutOptions::overwrite(),
+        ))?
+        .with_context(|| format!("storing {path}"))?;
     }
     Ok((store, root.to_owned()))
 }

@@ -59,8 +59,12 @@ pub async fn create_secret(global: &Global, args: &CreateSecretArgs) -> anyhow::
         value = std::fs::read(&value_args.filename)
             .with_context(|| format!("reading {}", value_args.filename.display()))?;
     }
-    secrets::validate_secret(kind, &value)
-        .with_context(|| format!("{}: not a valid {kind} secret", value_args.filename.display()))?;
+    secrets::validate_secret(kind, &value).with_context(|| {
+        format!(
+            "{}: not a valid {kind} secret",
+            value_args.filename.display()
+        )
+    })?;
     let st = State::open(global).await?;
     let cluster = state::cluster_name(None, global)?;
     st.cluster(&cluster).await?;

@@ -350,10 +350,7 @@ impl<C: ?Sized + Sync> Task<C> for ManagedFileTask {
         Ok(got.map(|g| {
             let fields = Fields::new()
                 .with("location", Value::string(self.location.as_str()))
-                .with(
-                    "contents",
-                    self.shown(&String::from_utf8_lossy(&g.data)),
-                );
+                .with("contents", self.shown(&String::from_utf8_lossy(&g.data)));
             Found::new(fields, Outputs::new())
         }))
     }

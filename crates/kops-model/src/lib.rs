@@ -84,9 +84,9 @@ mod error;
 mod etcd;
 mod files;
 mod images;
-pub mod secrets;
 pub mod nodeup;
 pub mod pki;
+pub mod secrets;
 
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;

@@ -53,12 +53,13 @@ pub fn encryption_config_hash(stored: &[u8]) -> Result<String> {
 /// to store: an encryption config must be an `EncryptionConfiguration` YAML, a docker
 /// config JSON, a Cilium password non-empty. Errors name the kind, never the value.
 pub fn validate_secret(kind: &str, value: &[u8]) -> Result<()> {
-    let text = std::str::from_utf8(value)
-        .map_err(|_| invalid(kind, "the secret must be UTF-8 text"))?;
+    let text =
+        std::str::from_utf8(value).map_err(|_| invalid(kind, "the secret must be UTF-8 text"))?;
     match kind {
         "encryptionconfig" => {
-            let v = kops_api::yaml::from_str(text)
-                .map_err(|_| invalid(kind, "not valid YAML (expected an EncryptionConfiguration)"))?;
+            let v = kops_api::yaml::from_str(text).map_err(|_| {
+                invalid(kind, "not valid YAML (expected an EncryptionConfiguration)")
+            })?;
             if v.get("kind").and_then(|k| k.as_str()) != Some("EncryptionConfiguration") {
                 return Err(invalid(kind, "kind must be EncryptionConfiguration"));
             }

@@ -99,7 +99,11 @@ fn golden_keysets(cluster: &internal::Cluster) -> BTreeMap<String, kops_api::key
         );
         std::fs::create_dir_all(&dir).unwrap();
         for name in created {
-            std::fs::write(dir.join(format!("{name}.yaml")), out[&name].to_yaml().unwrap()).unwrap();
+            std::fs::write(
+                dir.join(format!("{name}.yaml")),
+                out[&name].to_yaml().unwrap(),
+            )
+            .unwrap();
         }
     }
     out

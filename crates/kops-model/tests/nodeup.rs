@@ -102,7 +102,9 @@ async fn a_cluster_on_the_mock_boots_from_kops_files_and_leaks_no_key() {
         let user_data = tf
             .files
             .iter()
-            .find(|(p, _)| p.contains("aws_launch_template_") && p.contains(ig) && p.ends_with("_user_data"))
+            .find(|(p, _)| {
+                p.contains("aws_launch_template_") && p.contains(ig) && p.ends_with("_user_data")
+            })
             .map(|(_, b)| text(b))
             .unwrap_or_else(|| panic!("user-data of {ig}"));
         assert!(user_data.starts_with("#!/bin/bash\nset -o errexit\n"));
@@ -115,7 +117,11 @@ async fn a_cluster_on_the_mock_boots_from_kops_files_and_leaks_no_key() {
 
     // Errors name what is wrong and carry no key either.
     let err = kops_model::nodeup::assets::fetch_missing_hashes(
-        &mut up.context().cluster_context.clone().with_kops_release("0.0.0-unknown"),
+        &mut up
+            .context()
+            .cluster_context
+            .clone()
+            .with_kops_release("0.0.0-unknown"),
         &NoHashes,
     )
     .await
@@ -154,7 +160,11 @@ async fn a_missing_nodeup_hash_is_fetched_from_its_sha256_file() {
     }
     let store = Arc::new(MemoryStore::new());
     let up = update(&store).await;
-    let mut ctx = up.context().cluster_context.clone().with_kops_release("9.9.9");
+    let mut ctx = up
+        .context()
+        .cluster_context
+        .clone()
+        .with_kops_release("9.9.9");
     kops_model::nodeup::assets::fetch_missing_hashes(&mut ctx, &Served)
         .await
         .unwrap();

@@ -124,17 +124,17 @@ fn remap(ctx: &ClusterContext, canonical: &str) -> String {
     if host_of(repo_host) == host_of(canon_host) {
         return canonical.to_owned();
     }
-    let joined = format!("{}/{}", repo.trim_end_matches('/'), path.trim_start_matches('/'));
+    let joined = format!(
+        "{}/{}",
+        repo.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    );
     joined.replace(',', "%2C")
 }
 
 /// Resolves one file: its download URL, its hash (given, from the table, or fetched),
 /// and its mirrors (only when the hash is known, as kOps does).
-fn file_asset(
-    ctx: &ClusterContext,
-    canonical: &str,
-    known: Option<&str>,
-) -> Result<MirroredAsset> {
+fn file_asset(ctx: &ClusterContext, canonical: &str, known: Option<&str>) -> Result<MirroredAsset> {
     let download = remap(ctx, canonical);
     let hash = known
         .map(str::to_owned)
@@ -365,7 +365,10 @@ fn missing(ctx: &ClusterContext) -> Vec<String> {
 /// Fetches the SHA-256 of every file the table lacks from `<url>.sha256` (then
 /// `<url>.sha256sum`) at each of its mirrors through `fetcher`, and records them in
 /// [`ClusterContext::asset_hashes`]. An error names the URL no mirror answered for.
-pub async fn fetch_missing_hashes(ctx: &mut ClusterContext, fetcher: &dyn HashFetcher) -> Result<()> {
+pub async fn fetch_missing_hashes(
+    ctx: &mut ClusterContext,
+    fetcher: &dyn HashFetcher,
+) -> Result<()> {
     for url in missing(ctx) {
         let mut found = None;
         'search: for ext in [".sha256", ".sha256sum"] {
@@ -416,6 +419,9 @@ mod tests {
                 "https://github.com/kubernetes/kops/releases/download/v1.2.3/nodeup-linux-amd64"
             ]
         );
-        assert_eq!(mirrors("https://example.com/x", "1.2.3"), ["https://example.com/x"]);
+        assert_eq!(
+            mirrors("https://example.com/x", "1.2.3"),
+            ["https://example.com/x"]
+        );
     }
 }

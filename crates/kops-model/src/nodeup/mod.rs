@@ -313,7 +313,10 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
         net.insert("kindnet".into(), json!({}));
     }
     if runs_api && let Some(proxy) = &n.egress_proxy {
-        net.insert("egressProxy".into(), to_value("spec.networking.egressProxy", proxy)?);
+        net.insert(
+            "egressProxy".into(),
+            to_value("spec.networking.egressProxy", proxy)?,
+        );
     }
     c.insert("Networking".into(), Value::Object(net));
     if n.kubenet.is_some() || n.gce.is_some() || n.external.is_some() || n.kopeio.is_some() {
@@ -373,7 +376,13 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
         }));
     }
     insert_some(&mut c, "FileAssets", nonempty(file_assets));
-    let hooks = |h: Vec<Value>| if h.is_empty() { Value::Null } else { Value::Array(h) };
+    let hooks = |h: Vec<Value>| {
+        if h.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(h)
+        }
+    };
     c.insert(
         "Hooks".into(),
         Value::Array(vec![
@@ -402,7 +411,10 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
             if let Some(m) = nv.as_object_mut()
                 && !m.contains_key("package")
             {
-                m.insert("package".into(), Value::String("nvidia-driver-535-server".into()));
+                m.insert(
+                    "package".into(),
+                    Value::String("nvidia-driver-535-server".into()),
+                );
             }
             c.insert("NvidiaGPU".into(), nv);
         }
@@ -479,8 +491,15 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
             }
             sc.insert("Authentication".into(), v);
         }
-        if let Some(h) = ctx.encryption_config_hash.as_ref().filter(|h| !h.is_empty()) {
-            sc.insert("EncryptionConfigSecretHash".into(), Value::String(h.clone()));
+        if let Some(h) = ctx
+            .encryption_config_hash
+            .as_ref()
+            .filter(|h| !h.is_empty())
+        {
+            sc.insert(
+                "EncryptionConfigSecretHash".into(),
+                Value::String(h.clone()),
+            );
         }
         sc.insert(
             "ServiceAccountPublicKeys".into(),
@@ -586,16 +605,30 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
     }
     let mut packages: Vec<Value> = Vec::new();
     packages.extend(spec.packages.iter().flatten().cloned().map(Value::String));
-    packages.extend(ig.spec.packages.iter().flatten().cloned().map(Value::String));
+    packages.extend(
+        ig.spec
+            .packages
+            .iter()
+            .flatten()
+            .cloned()
+            .map(Value::String),
+    );
     insert_some(&mut c, "packages", nonempty(packages));
-    c.insert("usesNoneDNS".into(), Value::Bool(ctx.cluster.uses_none_dns()));
+    c.insert(
+        "usesNoneDNS".into(),
+        Value::Bool(ctx.cluster.uses_none_dns()),
+    );
     if let Some(ds) = spec
         .service_account_issuer_discovery
         .as_ref()
         .and_then(|s| s.discovery_service.as_ref())
     {
         let mut m = Map::new();
-        insert_some(&mut m, "url", ds.url.clone().filter(|u| !u.is_empty()).map(Value::String));
+        insert_some(
+            &mut m,
+            "url",
+            ds.url.clone().filter(|u| !u.is_empty()).map(Value::String),
+        );
         c.insert("discoveryServiceWithUniverse".into(), Value::Object(m));
     }
 
@@ -615,8 +648,14 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
         ),
     );
     b.insert("ClusterName".into(), Value::String(ctx.name().to_owned()));
-    b.insert("InstanceGroupName".into(), Value::String(ig.name().to_owned()));
-    b.insert("InstanceGroupRole".into(), Value::String(role_name(&role).to_owned()));
+    b.insert(
+        "InstanceGroupName".into(),
+        Value::String(ig.name().to_owned()),
+    );
+    b.insert(
+        "InstanceGroupRole".into(),
+        Value::String(role_name(&role).to_owned()),
+    );
     b.insert("NodeupConfigHash".into(), Value::String(hash));
     if runs_api {
         b.insert("ConfigBase".into(), Value::String(base.clone()));
@@ -628,7 +667,10 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
         );
         cs.insert(
             "servers".into(),
-            json!([format!("https://kops-controller.internal.{}:3988/", ctx.name())]),
+            json!([format!(
+                "https://kops-controller.internal.{}:3988/",
+                ctx.name()
+            )]),
         );
         b.insert("ConfigServer".into(), Value::Object(cs));
     }

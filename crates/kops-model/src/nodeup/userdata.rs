@@ -128,7 +128,8 @@ function download-release() {
 /bin/systemd-machine-id-setup || echo "== Failed to initialize the machine ID; ensure machine-id configured =="
 "#;
 
-const DIGITALOCEAN: &str = "  # DO has machine-id baked into the image and journald should be flushed
+const DIGITALOCEAN: &str =
+    "  # DO has machine-id baked into the image and journald should be flushed
   # to use the new machine-id
   systemctl restart systemd-journald
 ";
@@ -136,14 +137,17 @@ const DIGITALOCEAN: &str = "  # DO has machine-id baked into the image and journ
 impl Script {
     /// The script's bytes.
     pub(crate) fn render(&self) -> String {
-        let mut s = String::from("#!/bin/bash\nset -o errexit\nset -o nounset\nset -o pipefail\n\n");
+        let mut s =
+            String::from("#!/bin/bash\nset -o errexit\nset -o nounset\nset -o pipefail\n\n");
         for (arch, var) in [("amd64", "AMD64"), ("arm64", "ARM64")] {
             let (urls, hash) = self
                 .nodeup
                 .get(arch)
                 .map(|a| (a.locations.join(","), a.hash.clone()))
                 .unwrap_or_default();
-            s.push_str(&format!("NODEUP_URL_{var}={urls}\nNODEUP_HASH_{var}={hash}\n"));
+            s.push_str(&format!(
+                "NODEUP_URL_{var}={urls}\nNODEUP_HASH_{var}={hash}\n"
+            ));
         }
         s.push('\n');
         for (k, v) in &self.env {
