@@ -131,8 +131,10 @@ fn kube_scheduler_config(ctx: &ClusterContext) -> String {
         "kubeconfig".into(),
         Value::String("/var/lib/kube-scheduler/kubeconfig".into()),
     );
-    if let Some(ks) = &ctx.cluster.spec.kube_scheduler {
-        if let Ok(Value::Object(m)) = serde_json::to_value(ks) {
+    if let Some(ks) = &ctx.cluster.spec.kube_scheduler
+        && let Ok(Value::Object(m)) = serde_json::to_value(ks)
+    {
+        {
             if let Some(q) = m.get("qps") {
                 let n = q
                     .as_str()
