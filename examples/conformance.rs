@@ -32,6 +32,60 @@ struct CaseFile {
     ssh_key: bool,
     #[serde(default)]
     lifecycle_overrides: Vec<String>,
+    #[serde(default)]
+    cilium_etcd: bool,
+}
+
+/// The state store kOps' harness prepares: the fixture keysets (`fixtures/keysets`, the
+/// `*-cilium` ones only when the case says `ciliumEtcd: true`) in an in-memory store, at
+/// `pki/private/<name>/keyset.yaml` under the cluster's config base. Returns the store
+/// and its root URL (the config base's parent).
+fn fixture_state_store(
+    fixtures: &Path,
+    config_base: &str,
+    cilium: bool,
+) -> anyhow::Result<(std::sync::Arc<kops_statestore::MemoryStore>, String)> {
+    use kops_api::keyset::{Keyset, KeysetType};
+    use kops_statestore::{PutOptions, Store as _};
+    let base = config_base.trim_end_matches('/');
+    let (root, rel) = base
+        .rsplit_once('/')
+        .with_context(|| format!("configBase {base:?} has no parent"))?;
+    let store = std::sync::Arc::new(kops_statestore::MemoryStore::new());
+    let dir = fixtures.join("keysets");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .into_string()
+                .ok()
+                .and_then(|n| n.strip_suffix(".primary.crt").map(str::to_owned))
+        })
+        .collect();
+    names.sort();
+    let now = std::time::SystemTime::now();
+    for name in names {
+        if name.ends_with("-cilium") && !cilium {
+            continue;
+        }
+        let mut ks = Keyset::new(&name, KeysetType::Keypair);
+        for (which, primary) in [("primary", true), ("secondary", false)] {
+            let crt = std::fs::read_to_string(dir.join(format!("{name}.{which}.crt")))?;
+            let key = std::fs::read_to_string(dir.join(format!("{name}.{which}.key")))?;
+            let key = kops_model::pki::PrivateKeyPem::new(key)?;
+            kops_model::pki::add_item(&mut ks, &crt, Some(&key), primary, now)
+                .with_context(|| format!("fixture keyset {name} ({which})"))?;
+        }
+        let path = format!("{rel}/{}", kops_model::pki::keyset_path(&name));
+        block_on(store.put(
+            &path,
+            ks.to_yaml()?.into_bytes().into(),
+            PutOptions::overwrite(),
+        ))?
+        .with_context(|| format!("storing {path}"))?;
+    }
+    Ok((store, root.to_owned()))
 }
 
 /// The mock cloud seeded from `fixtures/mock-cloud.yaml`, with the partition kOps' test
@@ -109,7 +163,15 @@ fn run() -> anyhow::Result<()> {
         );
     }
 
-    let mut opts = DiscoverOptions::default().with_channel(channel);
+    let config_base = cluster
+        .spec
+        .config_base
+        .clone()
+        .context("the case's cluster has no configBase")?;
+    let (store, root) = fixture_state_store(&fixtures, &config_base, case.cilium_etcd)?;
+    let mut opts = DiscoverOptions::default()
+        .with_channel(channel)
+        .with_state_store(store, root);
     if case.ssh_key {
         let key =
             std::fs::read_to_string(case_dir.join("id_rsa.pub")).context("reading id_rsa.pub")?;

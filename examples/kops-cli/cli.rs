@@ -70,6 +70,8 @@ pub enum CreateCommand {
     Sshpublickey(CreateSshKeyArgs),
     /// Add a new CA keypair to a keyset (keypair rotation)
     Keypair(crate::keypair::CreateKeypairArgs),
+    /// Store a secret (encryptionconfig, dockerconfig, ciliumpassword)
+    Secret(crate::secret::CreateSecretArgs),
 }
 
 /// Cloud providers `create cluster` knows.

@@ -30,6 +30,7 @@ mod errors;
 mod get;
 mod keypair;
 mod output;
+mod secret;
 mod spec;
 mod state;
 mod toolbox;
@@ -117,6 +118,10 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             (Some(CreateCommand::Keypair(k)), _) => {
                 keypair::create_keypair(&global, &k).await?;
+                Ok(0)
+            }
+            (Some(CreateCommand::Secret(s)), _) => {
+                secret::create_secret(&global, &s).await?;
                 Ok(0)
             }
             (None, Some(file)) => {

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kops_api::internal::{Cluster, InstanceGroup, InstanceGroupRole};
+use kops_api::keyset::Keyset;
 use kops_api::v1alpha2::ClusterSubnetSpec;
 use kops_statestore::{Store, StoreUrl};
 
@@ -47,6 +48,19 @@ pub struct ClusterContext {
     /// The AWS partition and account the cluster lives in, once the cloud model knows
     /// them (addons name the NTH queue URL and service-account role ARNs with them).
     pub(crate) aws_account: Option<(String, String)>,
+    /// The cluster's keysets by name (`kubernetes-ca`, `service-account`, ...), read from
+    /// the keystore or newly generated; the nodeup configs carry their certificates and
+    /// primary ids.
+    pub keysets: BTreeMap<String, Keyset>,
+    /// Keysets generated for this cluster that the keystore does not hold yet: an update
+    /// writes them to `pki/private/<name>/keyset.yaml`.
+    pub new_keysets: Vec<String>,
+    /// SHA-256 of asset files the built-in table lacks, by URL (see
+    /// [`crate::nodeup::assets::fetch_missing_hashes`]).
+    pub asset_hashes: BTreeMap<String, String>,
+    /// `base64url(sha256(secrets/encryptionconfig))` when `spec.encryptionConfig` is on:
+    /// it reaches the nodeup config of API-server machines.
+    pub encryption_config_hash: Option<String>,
 }
 
 impl ClusterContext {
@@ -61,6 +75,10 @@ impl ClusterContext {
             extra_files: BTreeMap::new(),
             config_store: None,
             aws_account: None,
+            keysets: BTreeMap::new(),
+            new_keysets: Vec::new(),
+            asset_hashes: BTreeMap::new(),
+            encryption_config_hash: None,
         }
     }
 
@@ -80,6 +98,21 @@ impl ClusterContext {
     pub fn with_config_store(mut self, store: Arc<dyn Store>) -> Self {
         self.config_store = Some(store);
         self
+    }
+
+    /// Sets the keysets (by name).
+    pub fn with_keysets(mut self, keysets: BTreeMap<String, Keyset>) -> Self {
+        self.keysets = keysets;
+        self
+    }
+
+    /// Generates every keyset kOps creates for this spec that [`Self::keysets`] lacks
+    /// (kOps' `pki::ensure_keysets`), and records them in [`Self::new_keysets`] so that an
+    /// update stores them.
+    pub fn ensure_keysets(&mut self, now: std::time::SystemTime) -> Result<()> {
+        let created = crate::pki::ensure_keysets(&self.cluster, &mut self.keysets, now)?;
+        self.new_keysets.extend(created);
+        Ok(())
     }
 
     /// The cluster name.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use kops_api::internal::{InstanceGroup, InstanceGroupRole};
-use kops_api::manifest::{self, Object};
+use kops_api::keyset::Keyset;
 use kops_api::v1alpha2;
 use kops_statestore::{PutOptions, Store, StoreExt as _};
 use kops_tasks::{Change, Context, Fields, Found, Outputs, Task, TaskKey, Value, async_trait};
@@ -22,6 +22,7 @@ use crate::addons;
 use crate::cluster::ClusterContext;
 use crate::error::Result;
 use crate::etcd;
+use crate::nodeup;
 
 /// One file of the config base.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +33,9 @@ pub(crate) struct ManagedFile {
     pub(crate) location: String,
     /// The content.
     pub(crate) contents: String,
+    /// Whether the content is secret (a keyset with private keys): plans show a digest,
+    /// and Terraform never renders it.
+    pub(crate) sensitive: bool,
 }
 
 impl ManagedFile {
@@ -40,6 +44,7 @@ impl ManagedFile {
             name: name.into(),
             location: location.into(),
             contents,
+            sensitive: false,
         }
     }
 }
@@ -52,23 +57,6 @@ fn igconfig_role(ig: &InstanceGroup) -> &'static str {
         Some(InstanceGroupRole::Bastion) => "bastion",
         _ => "node",
     }
-}
-
-fn nodeup_config(ctx: &ClusterContext, ig: &InstanceGroup) -> String {
-    let mut s = String::new();
-    s.push_str(&format!("ClusterName: {}\n", ctx.name()));
-    s.push_str(&format!("InstanceGroupName: {}\n", ig.name()));
-    s.push_str(&format!("InstanceGroupRole: {}\n", igconfig_role(ig)));
-    if let Some(v) = &ctx.cluster.spec.kubernetes_version {
-        s.push_str(&format!("KubernetesVersion: {v}\n"));
-    }
-    let mut labels: BTreeMap<String, String> = ig.spec.node_labels.clone().unwrap_or_default();
-    labels.insert("kops.k8s.io/instancegroup".into(), ig.name().into());
-    s.push_str("NodeLabels:\n");
-    for (k, v) in labels {
-        s.push_str(&format!("  {k}: \"{v}\"\n"));
-    }
-    s
 }
 
 /// The static pod that exposes the API server's health to the load balancer
@@ -104,10 +92,17 @@ fn apiserver_healthcheck_manifest(ctx: &ClusterContext) -> String {
     s
 }
 
+/// The completed spec (`cluster-completed.spec`) as kOps writes it: the v1alpha2
+/// cluster through kOps' YAML.
+pub(crate) fn completed_spec(ctx: &ClusterContext) -> Result<String> {
+    let c = v1alpha2::Cluster::from(&ctx.cluster);
+    Ok(kops_api::yaml::to_string(&c)?)
+}
+
 /// Every managed file of a cluster, in kOps' order.
 pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
     let mut out = Vec::new();
-    let completed = manifest::to_yaml(&[Object::Cluster(v1alpha2::Cluster::from(&ctx.cluster))])?;
+    let completed = completed_spec(ctx)?;
     out.push(ManagedFile::new(
         "cluster-completed.spec",
         "cluster-completed.spec",
@@ -170,13 +165,13 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
         out.push(ManagedFile::new(
             format!("nodeupconfig-{}", ig.name()),
             format!("{dir}/nodeupconfig.yaml"),
-            nodeup_config(ctx, ig),
+            nodeup::build(ctx, ig)?.config,
         ));
         if ClusterContext::is_karpenter(ig) {
             out.push(ManagedFile::new(
                 format!("nodeupscript-{}", ig.name()),
                 format!("{dir}/nodeupscript.sh"),
-                format!("#!/bin/bash\n# nodeup bootstrap for {}\n", ig.name()),
+                nodeup::bootstrap_script(ctx, ig)?,
             ));
         }
     }
@@ -184,6 +179,81 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
     out.extend(addons::managed_files(ctx)?);
     for (rel, content) in &ctx.extra_files {
         out.push(ManagedFile::new(rel.clone(), rel.clone(), content.clone()));
+    }
+    out.extend(keyset_files(ctx)?);
+    Ok(out)
+}
+
+/// Reads every keyset of the keystore under `store` (the config base):
+/// `pki/private/<name>/keyset.yaml`, by name.
+pub(crate) async fn load_keysets(store: &dyn Store) -> Result<BTreeMap<String, Keyset>> {
+    let listed = store
+        .list("pki/private/")
+        .await
+        .map_err(crate::error::store("listing the keysets in pki/private/"))?;
+    let mut out = BTreeMap::new();
+    for meta in listed {
+        let Some(name) = meta
+            .path
+            .strip_prefix("pki/private/")
+            .and_then(|r| r.strip_suffix("/keyset.yaml"))
+            .filter(|n| !n.contains('/'))
+        else {
+            continue;
+        };
+        let got = store
+            .get(&meta.path)
+            .await
+            .map_err(crate::error::store(format!("reading {}", meta.path)))?;
+        let text = String::from_utf8_lossy(&got.data);
+        let ks = Keyset::from_yaml(&text, &meta.path)?;
+        out.insert(name.to_owned(), ks);
+    }
+    Ok(out)
+}
+
+/// What the nodeup configs need from the state store, read once before the model is
+/// built: the keysets (every missing one generated, as kOps' create and first update do)
+/// and, with `spec.encryptionConfig`, the hash of the `encryptionconfig` secret.
+pub(crate) async fn prepare_boot(ctx: &mut ClusterContext) -> Result<()> {
+    if let Some(store) = ctx.config_store.clone() {
+        let loaded = load_keysets(store.as_ref()).await?;
+        for (k, v) in loaded {
+            ctx.keysets.entry(k).or_insert(v);
+        }
+        if ctx.cluster.spec.encryption_config == Some(true) {
+            let got = store
+                .get_opt("secrets/encryptionconfig")
+                .await
+                .map_err(crate::error::store("reading secrets/encryptionconfig"))?;
+            let Some(got) = got else {
+                return Err(crate::error::invalid(
+                    "spec.encryptionConfig",
+                    "encryptionConfig is enabled, but the encryptionconfig secret does not exist: create it with `kops create secret encryptionconfig -f FILE`",
+                ));
+            };
+            ctx.encryption_config_hash = Some(crate::secrets::encryption_config_hash(&got.data)?);
+        }
+    }
+    ctx.ensure_keysets(std::time::SystemTime::now())?;
+    Ok(())
+}
+
+/// The keyset files an update writes: those of [`ClusterContext::new_keysets`], in
+/// kOps' format. Their content holds private keys: the tasks show only a digest.
+pub(crate) fn keyset_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
+    let mut out = Vec::new();
+    for name in &ctx.new_keysets {
+        let Some(ks) = ctx.keysets.get(name) else {
+            continue;
+        };
+        let mut f = ManagedFile::new(
+            format!("keyset-{name}"),
+            crate::pki::keyset_path(name),
+            ks.to_yaml()?,
+        );
+        f.sensitive = true;
+        out.push(f);
     }
     Ok(out)
 }
@@ -195,6 +265,7 @@ pub(crate) struct ManagedFileTask {
     key: TaskKey,
     location: String,
     contents: String,
+    sensitive: bool,
     store: Option<Arc<dyn Store>>,
 }
 
@@ -205,6 +276,7 @@ impl ManagedFileTask {
             key: TaskKey::new("ManagedFile", &file.name),
             location: file.location.clone(),
             contents: file.contents.clone(),
+            sensitive: file.sensitive,
             store,
         }
     }
@@ -214,6 +286,18 @@ impl ManagedFileTask {
             key: self.key.clone(),
             message: "no config-base store to write managed files to (set ClusterContext::config_store)".into(),
         })
+    }
+
+    /// The contents as a plan shows them: the text, or for a secret its SHA-256.
+    fn shown(&self, contents: &str) -> Value {
+        if self.sensitive {
+            use sha2::Digest as _;
+            let digest = sha2::Sha256::digest(contents.as_bytes());
+            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            Value::string(format!("<secret, sha256 {hex}>"))
+        } else {
+            Value::text(contents)
+        }
     }
 
     fn store_error(&self, operation: &str, e: kops_statestore::Error) -> kops_tasks::Error {
@@ -233,7 +317,7 @@ impl<C: ?Sized + Sync> Task<C> for ManagedFileTask {
     fn fields(&self) -> Fields {
         Fields::new()
             .with("location", Value::string(self.location.as_str()))
-            .with("contents", Value::text(self.contents.as_str()))
+            .with("contents", self.shown(&self.contents))
     }
 
     async fn find(&self, _cx: &Context<'_, C>) -> kops_tasks::Result<Option<Found>> {
@@ -245,10 +329,7 @@ impl<C: ?Sized + Sync> Task<C> for ManagedFileTask {
         Ok(got.map(|g| {
             let fields = Fields::new()
                 .with("location", Value::string(self.location.as_str()))
-                .with(
-                    "contents",
-                    Value::text(String::from_utf8_lossy(&g.data).into_owned()),
-                );
+                .with("contents", self.shown(&String::from_utf8_lossy(&g.data)));
             Found::new(fields, Outputs::new())
         }))
     }

@@ -85,7 +85,9 @@ mod etcd;
 mod files;
 pub mod gce;
 mod images;
+pub mod nodeup;
 pub mod pki;
+pub mod secrets;
 
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;

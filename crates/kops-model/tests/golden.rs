@@ -42,6 +42,15 @@ fn render_case(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .with_account(AccountInfo::new("111111111111", "aws", "eu-west-9"))
         .with_image("ami-0000aaaa", image)
         .with_kops_release("0.1.0-golden");
+    // The nodeup binary of the golden release: its hash as if fetched from
+    // `<url>.sha256` (the table only knows published releases).
+    for arch in ["amd64", "arm64"] {
+        ctx.asset_hashes.insert(
+            format!("https://artifacts.k8s.io/binaries/kops/0.1.0-golden/linux/{arch}/nodeup"),
+            format!("{:064x}", if arch == "amd64" { 1 } else { 2 }),
+        );
+    }
+    ctx.cluster_context.keysets = golden_keysets(&ctx.cluster);
     if let Ok(key) = std::fs::read_to_string(dir.join("id_rsa.pub")) {
         ctx = ctx.with_ssh_public_key(key);
     }
@@ -61,6 +70,43 @@ fn render_case(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     render(&ctx, model, &RenderOptions::default())
         .unwrap()
         .files
+}
+
+/// The keysets every golden case uses (`tests/golden/keysets/<name>.yaml`, CAs our
+/// own code issued once), so that nodeup configs and user-data are stable. With
+/// `KOPS_UPDATE_GOLDEN=1`, keysets a case needs and the directory lacks are generated
+/// and written there.
+fn golden_keysets(cluster: &internal::Cluster) -> BTreeMap<String, kops_api::keyset::Keyset> {
+    let dir = golden_dir().join("keysets");
+    let mut out = BTreeMap::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries {
+            let p = e.unwrap().path();
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&p).unwrap();
+            out.insert(
+                name.clone(),
+                kops_api::keyset::Keyset::from_yaml(&text, &name).unwrap(),
+            );
+        }
+    }
+    let created =
+        kops_model::pki::ensure_keysets(cluster, &mut out, std::time::SystemTime::now()).unwrap();
+    if !created.is_empty() {
+        assert!(
+            std::env::var("KOPS_UPDATE_GOLDEN").is_ok_and(|v| v == "1"),
+            "golden keysets missing: {created:?} (rerun with KOPS_UPDATE_GOLDEN=1)"
+        );
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in created {
+            std::fs::write(
+                dir.join(format!("{name}.yaml")),
+                out[&name].to_yaml().unwrap(),
+            )
+            .unwrap();
+        }
+    }
+    out
 }
 
 fn read_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -756,7 +756,15 @@ impl Registry {
     pub async fn put_completed_spec(&self, cluster: &Cluster) -> Result<Version> {
         let name = Self::cluster_name(cluster)?;
         let path = format!("{name}/cluster-completed.spec");
-        let data = encode_cluster(&path, cluster)?;
+        // Byte for byte as kOps writes it (and as the `cluster-completed.spec` managed
+        // file of an update holds it).
+        let data = kops_api::yaml::to_string(cluster)
+            .map(Bytes::from)
+            .map_err(|e| Error::Serialize {
+                path: path.clone(),
+                what: "Cluster",
+                source: e.into(),
+            })?;
         self.store.put(&path, data, PutOptions::overwrite()).await
     }
 

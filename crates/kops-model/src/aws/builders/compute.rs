@@ -186,20 +186,6 @@ fn completed_missing(ig: &InstanceGroup, field: &str) -> crate::error::Error {
     )
 }
 
-/// The approximate user data: a nodeup bootstrap script naming the group's config.
-fn user_data(ctx: &ModelContext, ig: &InstanceGroup) -> Result<String> {
-    let (base, _) = ctx.config_base()?;
-    let prefix = super::files::store_prefix(base)?;
-    let role = match ig.spec.role {
-        Some(InstanceGroupRole::ControlPlane) => "control-plane",
-        _ => "node",
-    };
-    Ok(format!(
-        "#!/bin/bash\nset -o errexit\nset -o nounset\nset -o pipefail\n\n# kops-rs bootstrap for instance group {ig}\nNODEUP_CONFIG=\"{prefix}/igconfig/{role}/{ig}/nodeupconfig.yaml\"\nexport NODEUP_CONFIG\n",
-        ig = ig.name()
-    ))
-}
-
 fn subnet_refs(ctx: &ModelContext, ig: &InstanceGroup) -> Vec<Attr> {
     ig.spec
         .subnets
@@ -474,14 +460,10 @@ fn build_group(ctx: &ModelContext, m: &mut AwsModel, ig: &InstanceGroup) -> Resu
             ]),
         );
     }
-    let has_user_data = role != InstanceGroupRole::Bastion
-        || ig
-            .spec
-            .additional_user_data
-            .as_ref()
-            .is_some_and(|u| !u.is_empty());
-    if has_user_data {
-        lt.set("user_data", Attr::FileBase64(user_data(ctx, ig)?));
+    // kOps' bootstrap script (multipart MIME with additional user-data); a bastion
+    // without additional user-data gets none.
+    if let Some(data) = crate::nodeup::user_data(ctx, ig)? {
+        lt.set("user_data", Attr::FileBase64(data));
     }
     m.add(lt);
 

@@ -111,8 +111,14 @@ pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             name,
             location,
             contents,
+            sensitive,
         } = &f;
-        let terraform = bucket.as_ref().map(|(b, prefix)| {
+        // Keysets never go into Terraform (kOps writes them straight to the keystore);
+        // without a store they exist only for this render.
+        if *sensitive && ctx.config_store.is_none() {
+            continue;
+        }
+        let terraform = bucket.as_ref().filter(|_| !*sensitive).map(|(b, prefix)| {
             let key = if prefix.is_empty() {
                 location.clone()
             } else {
@@ -153,16 +159,7 @@ pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             .as_ref()
             .and_then(|k| k.service_account_issuer.clone())
             .unwrap_or_default();
-        let discovery = serde_json::to_string_pretty(&serde_json::json!({
-            "issuer": issuer,
-            "jwks_uri": format!("{issuer}/openid/v1/jwks"),
-            "authorization_endpoint": "urn:kubernetes:programmatic_authorization",
-            "response_types_supported": ["id_token"],
-            "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": ["RS256"],
-            "claims_supported": ["sub", "iss"],
-        }))
-        .unwrap_or_default();
+        let discovery = crate::pki::oidc_discovery_json(&issuer);
         add_s3_object(
             ctx,
             m,
@@ -177,7 +174,15 @@ pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             "keys.json",
             &dbucket,
             &format!("{dprefix}/openid/v1/jwks"),
-            "{\n  \"keys\": []\n}".to_owned(),
+            match ctx.keysets.get("service-account") {
+                Some(ks) => crate::pki::jwks_json(ks)?,
+                None => {
+                    return Err(invalid(
+                        "service-account",
+                        "the service-account keyset is missing: keys.json needs its public keys",
+                    ));
+                }
+            },
         );
     }
 

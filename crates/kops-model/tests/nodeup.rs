@@ -1,0 +1,177 @@
+//! Nodes that boot: a cluster created and updated on the mock gets every keyset kOps
+//! makes, nodeup configs pinned by the boot config's hash, kOps' bootstrap script, and
+//! no private key in any plan, error, file rendered for Terraform or dump.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use kops_model::aws::cloud::AwsCloud;
+use kops_model::aws::{DiscoverOptions, UpdateCluster, UpdateOptions, discover};
+use kops_model::{DnsType, NewClusterOptions, new_cluster, pki};
+use kops_statestore::{MemoryStore, Registry, Store, StoreExt as _, SystemClock};
+use sha2::{Digest, Sha256};
+
+const NAME: &str = "boot.example.com";
+const STORE: &str = "memfs://clusters.example.com";
+
+fn mock() -> kops_mock::MockAws {
+    kops_mock::fixture::Fixture::parse(
+        "aws:\n  region: us-test-1\n  zones: [us-test-1a]\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: boot, ownerId: '1', rootDeviceName: /dev/xvda}\n",
+        "nodeup test",
+    )
+    .unwrap()
+    .build()
+    .unwrap()
+}
+
+async fn update(store: &Arc<MemoryStore>) -> UpdateCluster {
+    let (cluster, groups) = new_cluster(
+        &NewClusterOptions::new(NAME, STORE)
+            .with_zones(["us-test-1a"])
+            .with_dns(DnsType::None)
+            .with_image(Some("ami-00000001".into()))
+            .with_kubernetes_version("v1.34.1"),
+    )
+    .unwrap();
+    let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
+    let ctx = discover(&mock(), &cluster, &groups, &opts).await.unwrap();
+    UpdateCluster::new(
+        ctx,
+        UpdateOptions::default()
+            .with_lock_holder("nodeup test")
+            .with_unreadable_config_base(true),
+    )
+    .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn a_cluster_on_the_mock_boots_from_kops_files_and_leaks_no_key() {
+    let cloud = mock();
+    let api: &dyn AwsCloud = &cloud;
+    let store = Arc::new(MemoryStore::new());
+    let up = update(&store).await;
+    let mut outputs: Vec<(String, String)> = Vec::new();
+
+    let plan = up.plan(api).await.unwrap();
+    outputs.push(("plan (debug)".into(), format!("{plan:?}")));
+    outputs.push(("plan (text)".into(), format!("{}", plan.plan)));
+    let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
+    let applied = up.apply(api, &registry, &plan).await.unwrap();
+    outputs.push(("applied".into(), format!("{applied:?}")));
+
+    // Every keyset kOps makes for the spec is in the keystore, in kOps' format.
+    let full = &up.context().cluster;
+    for name in pki::keyset_names(full) {
+        let got = store
+            .get_opt(&format!("{NAME}/{}", pki::keyset_path(&name)))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("keyset {name} stored"));
+        let ks = kops_api::keyset::Keyset::from_yaml(&text(&got.data), &name).unwrap();
+        let primary = ks.primary().expect("a primary");
+        let cert = pki::Certificate::from_pem(primary.public_material.as_ref().unwrap()).unwrap();
+        assert!(cert.is_ca, "{name}");
+    }
+
+    // The nodeup config of each group, and the boot config in its user-data that pins
+    // it by hash.
+    let tf = up.render_terraform().await.unwrap();
+    for (path, bytes) in &tf.files {
+        outputs.push((format!("terraform {path}"), text(bytes)));
+    }
+    for ig in ["control-plane-us-test-1a", "nodes-us-test-1a"] {
+        let role = if ig.starts_with("control") {
+            "control-plane"
+        } else {
+            "node"
+        };
+        let config = store
+            .get_opt(&format!("{NAME}/igconfig/{role}/{ig}/nodeupconfig.yaml"))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("nodeup config of {ig}"));
+        let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(&config.data));
+        let config = text(&config.data);
+        assert!(config.contains("KeypairIDs:\n  "), "{config}");
+        assert!(config.contains("@https://dl.k8s.io/release/v1.34.1/bin/linux/amd64/kubelet"));
+        let user_data = tf
+            .files
+            .iter()
+            .find(|(p, _)| {
+                p.contains("aws_launch_template_") && p.contains(ig) && p.ends_with("_user_data")
+            })
+            .map(|(_, b)| text(b))
+            .unwrap_or_else(|| panic!("user-data of {ig}"));
+        assert!(user_data.starts_with("#!/bin/bash\nset -o errexit\n"));
+        assert!(
+            user_data.contains(&format!("NodeupConfigHash: {hash}\n")),
+            "{ig}: the boot config pins the stored nodeup config"
+        );
+        assert!(user_data.contains("NODEUP_HASH_AMD64=c86e072f"));
+    }
+
+    // Errors name what is wrong and carry no key either.
+    let err = kops_model::nodeup::assets::fetch_missing_hashes(
+        &mut up
+            .context()
+            .cluster_context
+            .clone()
+            .with_kops_release("0.0.0-unknown"),
+        &NoHashes,
+    )
+    .await
+    .unwrap_err();
+    outputs.push(("error".into(), format!("{err} {err:?}")));
+    assert!(err.to_string().contains("nodeup"), "{err}");
+
+    let dump = format!("{:?}", up.context());
+    outputs.push(("context dump".into(), dump));
+    for (what, out) in &outputs {
+        assert!(!out.contains("PRIVATE KEY"), "{what} shows a private key");
+    }
+}
+
+struct NoHashes;
+
+#[async_trait::async_trait]
+impl kops_model::nodeup::assets::HashFetcher for NoHashes {
+    async fn fetch(&self, _url: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+}
+
+/// A hash the table lacks comes from `<url>.sha256` through the fetcher; here it
+/// serves the canonical URL's file on loopback semantics (an in-process fetcher).
+#[tokio::test]
+async fn a_missing_nodeup_hash_is_fetched_from_its_sha256_file() {
+    struct Served;
+    #[async_trait::async_trait]
+    impl kops_model::nodeup::assets::HashFetcher for Served {
+        async fn fetch(&self, url: &str) -> Result<Option<String>, String> {
+            Ok(url
+                .starts_with("https://artifacts.k8s.io/binaries/kops/9.9.9/linux/")
+                .then(|| format!("{}  nodeup\n", "ab".repeat(32))))
+        }
+    }
+    let store = Arc::new(MemoryStore::new());
+    let up = update(&store).await;
+    let mut ctx = up
+        .context()
+        .cluster_context
+        .clone()
+        .with_kops_release("9.9.9");
+    kops_model::nodeup::assets::fetch_missing_hashes(&mut ctx, &Served)
+        .await
+        .unwrap();
+    assert_eq!(
+        ctx.asset_hashes
+            .get("https://artifacts.k8s.io/binaries/kops/9.9.9/linux/amd64/nodeup")
+            .map(String::as_str),
+        Some("ab".repeat(32).as_str())
+    );
+}
