@@ -647,12 +647,14 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
         name: format!("{cluster}-addons-bootstrap"),
         location: "addons/bootstrap-channel.yaml".into(),
         contents: kops_api::yaml::value_to_string(&channel),
+        sensitive: false,
     }];
     for b in built {
         out.push(ManagedFile {
             name: format!("{cluster}-addons-{}", b.addon.key()),
             location: format!("addons/{}", b.addon.manifest),
             contents: b.manifest,
+            sensitive: false,
         });
     }
     Ok(out)

@@ -143,6 +143,7 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
             name,
             location: format!("addons/{addon}/{file}"),
             contents: format!("# addon {addon} ({id})\napiVersion: v1\nkind: List\nitems: []\n"),
+            sensitive: false,
         });
     }
     for f in files {
