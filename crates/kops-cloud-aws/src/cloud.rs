@@ -1052,7 +1052,12 @@ pub struct GroupMember {
 
 impl GroupMembers {
     /// A group with no members.
-    pub fn new(name: impl Into<String>, min_size: i32, max_size: i32, desired_capacity: i32) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        min_size: i32,
+        max_size: i32,
+        desired_capacity: i32,
+    ) -> Self {
         GroupMembers {
             name: name.into(),
             min_size,

@@ -50,9 +50,9 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use kops_cloud_aws::cloud::{
-    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, GroupMember, GroupMembers, HostedZone as ZoneInfo,
-    Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, TagFilter,
-    UpdateRequest, ZoneQuery,
+    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, GroupMember, GroupMembers,
+    HostedZone as ZoneInfo, Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud,
+    ResourceType, TagFilter, UpdateRequest, ZoneQuery,
 };
 use kops_tasks::resource::immutable_changes;
 use serde_json::{Map, Value as Json, json};
@@ -2873,8 +2873,7 @@ impl AwsCloud for MockAws {
         Ok(groups
             .into_iter()
             .map(|g| {
-                let mut out =
-                    GroupMembers::new(g.name, g.min_size, g.max_size, g.desired_capacity);
+                let mut out = GroupMembers::new(g.name, g.min_size, g.max_size, g.desired_capacity);
                 out.launch_template = lt(g.launch_template);
                 out.instances = g
                     .instances

@@ -15,8 +15,8 @@ use kops_api::v1alpha2;
 use kops_mock::MockAws;
 use kops_mock::asg::{AutoScalingGroupSpec, LaunchTemplateSpec};
 use kops_mock::ec2::{CreateSubnet, Image, LaunchTemplateData, TemplateRef};
-use kops_mock::kube::kubelet::FakeKubelet;
 use kops_mock::kube::FakeKube;
+use kops_mock::kube::kubelet::FakeKubelet;
 use kops_mock::seed::Seed;
 use kops_model::day2::groups::{AwsInstanceGroups, InstanceGroupCloud};
 use kops_model::day2::rolling::{Event, Journal, RollingOptions, RollingUpdate, UPDATE_TAINT};
@@ -200,7 +200,9 @@ impl Rig {
     }
 
     fn instance_type(&self, id: &str) -> String {
-        self.cloud.describe_instances(&[id.to_owned()], &[]).unwrap()[0]
+        self.cloud
+            .describe_instances(&[id.to_owned()], &[])
+            .unwrap()[0]
             .instance_type
             .clone()
     }
@@ -213,7 +215,12 @@ impl Rig {
             .nodes
             .iter()
             .filter(|(_, n)| {
-                n.metadata.labels.as_ref().unwrap().get("kops.k8s.io/instancegroup").map(String::as_str)
+                n.metadata
+                    .labels
+                    .as_ref()
+                    .unwrap()
+                    .get("kops.k8s.io/instancegroup")
+                    .map(String::as_str)
                     == Some("nodes")
             })
             .map(|(k, _)| k.clone())
@@ -279,7 +286,10 @@ fn fast() -> RollingOptions {
 fn recorder() -> (Arc<Mutex<Vec<Event>>>, kops_model::day2::rolling::EventSink) {
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
-    (events, Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone())))
+    (
+        events,
+        Arc::new(move |e: &Event| sink.lock().unwrap().push(e.clone())),
+    )
 }
 
 /// The largest number of instances of `group` being drained or terminated at once.
@@ -312,7 +322,12 @@ async fn validate_all_ready_then_an_unready_node_is_named() {
     assert!(!result.is_valid());
     let f = result.failures.iter().find(|f| f.kind == "Node").unwrap();
     assert_eq!(f.name, node);
-    assert!(f.message.contains(&format!("node \"{node}\" of role \"node\" is not ready")), "{}", f.message);
+    assert!(
+        f.message
+            .contains(&format!("node \"{node}\" of role \"node\" is not ready")),
+        "{}",
+        f.message
+    );
 
     // --max-unready-nodes tolerates it.
     let tolerant = Validator::new(
@@ -330,13 +345,24 @@ async fn validate_names_missing_static_pods_and_missing_machines() {
     let rig = rig(1, 2, always()).await;
     rig.kubelet.abort();
     let cp = rig.members("control-plane-a")[0].clone();
-    rig.kube.objects().pods.remove(&("kube-system".to_string(), format!("kube-scheduler-{cp}")));
+    rig.kube
+        .objects()
+        .pods
+        .remove(&("kube-system".to_string(), format!("kube-scheduler-{cp}")));
     let worker = rig.members("nodes")[1].clone();
     rig.kube.delete_node(&worker);
     let result = rig.validator().validate().await.unwrap();
     let messages: Vec<&str> = result.failures.iter().map(|f| f.message.as_str()).collect();
-    assert!(messages.contains(&format!("control-plane node \"{cp}\" is missing kube-scheduler pod").as_str()), "{messages:?}");
-    assert!(messages.contains(&format!("machine \"{worker}\" has not yet joined cluster").as_str()), "{messages:?}");
+    assert!(
+        messages.contains(
+            &format!("control-plane node \"{cp}\" is missing kube-scheduler pod").as_str()
+        ),
+        "{messages:?}"
+    );
+    assert!(
+        messages.contains(&format!("machine \"{worker}\" has not yet joined cluster").as_str()),
+        "{messages:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -346,7 +372,13 @@ async fn validate_cannot_validate_an_unreachable_api() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
-    let v = Validator::new(client_for(&url), rig.cloud_groups(), CLUSTER, rig.groups.clone(), ValidateOptions::default());
+    let v = Validator::new(
+        client_for(&url),
+        rig.cloud_groups(),
+        CLUSTER,
+        rig.groups.clone(),
+        ValidateOptions::default(),
+    );
     let err = v.validate().await.unwrap_err();
     assert!(err.to_string().contains("listing nodes"), "{err}");
 }
@@ -360,14 +392,24 @@ async fn a_changed_instance_type_replaces_every_node_within_surge_and_the_contro
     rig.change_instance_type("nodes", "m5.large");
     rig.change_instance_type("control-plane-a", "m5.large");
 
-    let roll = RollingUpdate::new(rig.cloud_groups(), fast()).with_kube(rig.client.clone(), rig.validator());
+    let roll = RollingUpdate::new(rig.cloud_groups(), fast())
+        .with_kube(rig.client.clone(), rig.validator());
     let plan = roll.plan(&rig.cluster, &rig.groups).await.unwrap();
     assert!(plan.needs_update());
     let names: Vec<&str> = plan.groups.iter().map(|g| g.name.as_str()).collect();
     assert_eq!(names, ["control-plane-a", "nodes"]);
-    assert_eq!(plan.groups[0].max_surge, 0, "the control plane never surges");
+    assert_eq!(
+        plan.groups[0].max_surge, 0,
+        "the control plane never surges"
+    );
     assert_eq!(plan.groups[1].need_update, 3);
-    assert!(plan.groups[1].update[0].reason.contains("version 1, the group wants"), "{:?}", plan.groups[1].update[0]);
+    assert!(
+        plan.groups[1].update[0]
+            .reason
+            .contains("version 1, the group wants"),
+        "{:?}",
+        plan.groups[1].update[0]
+    );
 
     let (events, sink) = recorder();
     let roll = roll.with_events(sink);
@@ -385,15 +427,34 @@ async fn a_changed_instance_type_replaces_every_node_within_surge_and_the_contro
     // Default AWS settings: surge 1, unavailable 0 -> one at a time; the control plane one.
     assert!(max_in_flight(&events, "nodes") <= 1);
     assert_eq!(max_in_flight(&events, "control-plane-a"), 1);
-    assert!(!events.iter().any(|e| e.group == "control-plane-a" && e.action == "detach"));
-    assert_eq!(events.iter().filter(|e| e.group == "nodes" && e.action == "detach").count(), 1);
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.group == "control-plane-a" && e.action == "detach")
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.group == "nodes" && e.action == "detach")
+            .count(),
+        1
+    );
     // The control plane finished before any node was touched.
-    let last_cp = events.iter().rposition(|e| e.group == "control-plane-a").unwrap();
+    let last_cp = events
+        .iter()
+        .rposition(|e| e.group == "control-plane-a")
+        .unwrap();
     let first_node = events.iter().position(|e| e.group == "nodes").unwrap();
     assert!(last_cp < first_node);
     // The workload survived: every pod is bound to a live node.
     let o = rig.kube.objects();
-    assert_eq!(o.pods.values().filter(|p| p.metadata.namespace.as_deref() == Some("default")).count(), 2);
+    assert_eq!(
+        o.pods
+            .values()
+            .filter(|p| p.metadata.namespace.as_deref() == Some("default"))
+            .count(),
+        2
+    );
     assert!(o.evictions.iter().all(|e| e.blocked_by.is_none()));
 }
 
@@ -416,7 +477,13 @@ async fn surge_and_unavailable_bound_the_concurrency() {
     let in_flight = max_in_flight(&events, "nodes");
     assert!(in_flight <= 3, "{in_flight}");
     assert!(in_flight >= 2, "concurrency was used: {in_flight}");
-    assert_eq!(events.iter().filter(|e| e.group == "nodes" && e.action == "detach").count(), 2);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.group == "nodes" && e.action == "detach")
+            .count(),
+        2
+    );
     for id in rig.members("nodes") {
         assert_eq!(rig.instance_type(&id), "m5.large");
     }
@@ -427,8 +494,13 @@ async fn a_template_whose_nodes_never_turn_ready_stops_at_the_canary() {
     let rig = rig(1, 3, Arc::new(|i| i.instance_type != "m5.broken")).await;
     let before = rig.members("nodes");
     rig.change_instance_type("nodes", "m5.broken");
-    let roll = RollingUpdate::new(rig.cloud_groups(), fast()).with_kube(rig.client.clone(), rig.validator());
-    let err = roll.run(&rig.cluster, &rig.groups).await.unwrap_err().to_string();
+    let roll = RollingUpdate::new(rig.cloud_groups(), fast())
+        .with_kube(rig.client.clone(), rig.validator());
+    let err = roll
+        .run(&rig.cluster, &rig.groups)
+        .await
+        .unwrap_err()
+        .to_string();
     let canary = before.last().unwrap();
     assert!(err.contains(&format!("canary {canary}")), "{err}");
     assert!(err.contains("is not ready"), "{err}");
@@ -446,18 +518,34 @@ async fn a_pdb_that_blocks_a_drain_times_out_naming_it() {
     let roll = RollingUpdate::new(rig.cloud_groups(), fast())
         .with_kube(rig.client.clone(), rig.validator())
         .with_events(sink);
-    let err = roll.run(&rig.cluster, &rig.groups).await.unwrap_err().to_string();
+    let err = roll
+        .run(&rig.cluster, &rig.groups)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("PodDisruptionBudget default/web"), "{err}");
     assert!(err.contains("drain timeout"), "{err}");
-    assert!(rig.kube.evictions().iter().any(|e| e.blocked_by.as_deref() == Some("web")));
-    assert!(events.lock().unwrap().iter().any(|e| e.action == "evict-blocked"));
+    assert!(
+        rig.kube
+            .evictions()
+            .iter()
+            .any(|e| e.blocked_by.as_deref() == Some("web"))
+    );
+    assert!(
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e.action == "evict-blocked")
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_interrupted_roll_resumes_replacing_only_the_rest_and_leaves_no_taint() {
     let rig = rig(1, 4, always()).await;
     rig.change_instance_type("nodes", "m5.large");
-    let store: Arc<dyn Store> = kops_statestore::open("memfs://day2-resume", &StoreOptions::default()).unwrap();
+    let store: Arc<dyn Store> =
+        kops_statestore::open("memfs://day2-resume", &StoreOptions::default()).unwrap();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stop_tx = Arc::new(stop_tx);
     let trigger = stop_tx.clone();
@@ -473,7 +561,9 @@ async fn an_interrupted_roll_resumes_replacing_only_the_rest_and_leaves_no_taint
             }
         }
     });
-    let opts = fast().with_force(true).with_instance_groups(vec!["nodes".into()]);
+    let opts = fast()
+        .with_force(true)
+        .with_instance_groups(vec!["nodes".into()]);
     let first = RollingUpdate::new(rig.cloud_groups(), opts.clone())
         .with_kube(rig.client.clone(), rig.validator())
         .with_journal(Journal::new(store.clone(), CLUSTER))
@@ -482,11 +572,21 @@ async fn an_interrupted_roll_resumes_replacing_only_the_rest_and_leaves_no_taint
     let report = first.run(&rig.cluster, &rig.groups).await.unwrap();
     assert!(report.stopped);
     let first_replaced = report.replaced.clone();
-    assert!(first_replaced.len() >= 2 && first_replaced.len() < 4, "{first_replaced:?}");
+    assert!(
+        first_replaced.len() >= 2 && first_replaced.len() < 4,
+        "{first_replaced:?}"
+    );
     // No taint or cordon is left on any node.
     for (name, n) in rig.kube.objects().nodes.iter() {
         let spec = n.spec.clone().unwrap_or_default();
-        assert!(!spec.taints.unwrap_or_default().iter().any(|t| t.key == UPDATE_TAINT), "{name} still tainted");
+        assert!(
+            !spec
+                .taints
+                .unwrap_or_default()
+                .iter()
+                .any(|t| t.key == UPDATE_TAINT),
+            "{name} still tainted"
+        );
         assert_ne!(spec.unschedulable, Some(true), "{name} still cordoned");
     }
 
@@ -499,16 +599,30 @@ async fn an_interrupted_roll_resumes_replacing_only_the_rest_and_leaves_no_taint
     let plan = second.plan(&rig.cluster, &rig.groups).await.unwrap();
     assert!(plan.resumed);
     let report = second.run(&rig.cluster, &rig.groups).await.unwrap();
-    assert_eq!(first_replaced.len() + report.replaced.len(), 4, "{first_replaced:?} then {:?}", report.replaced);
+    assert_eq!(
+        first_replaced.len() + report.replaced.len(),
+        4,
+        "{first_replaced:?} then {:?}",
+        report.replaced
+    );
     for id in &report.replaced {
         assert!(!first_replaced.contains(id));
     }
-    assert!(events.lock().unwrap().iter().all(|e| e.instance.as_ref().is_none_or(|i| !first_replaced.contains(i))));
+    assert!(events.lock().unwrap().iter().all(|e| {
+        e.instance
+            .as_ref()
+            .is_none_or(|i| !first_replaced.contains(i))
+    }));
     for id in rig.members("nodes") {
         assert_eq!(rig.instance_type(&id), "m5.large");
     }
     // Finished: the journal is gone, so the next --force run starts afresh.
-    assert!(store.get("c.example.com/rolling-update/journal.json").await.is_err());
+    assert!(
+        store
+            .get("c.example.com/rolling-update/journal.json")
+            .await
+            .is_err()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -529,13 +643,134 @@ async fn cloudonly_rolls_without_any_api() {
 #[tokio::test(start_paused = true)]
 async fn nothing_to_do_without_a_change_and_force_replaces_ready_instances() {
     let rig = rig(1, 2, always()).await;
-    let roll = RollingUpdate::new(rig.cloud_groups(), fast()).with_kube(rig.client.clone(), rig.validator());
-    assert!(!roll.plan(&rig.cluster, &rig.groups).await.unwrap().needs_update());
-    let forced = RollingUpdate::new(rig.cloud_groups(), fast().with_force(true)).with_kube(rig.client.clone(), rig.validator());
+    let roll = RollingUpdate::new(rig.cloud_groups(), fast())
+        .with_kube(rig.client.clone(), rig.validator());
+    assert!(
+        !roll
+            .plan(&rig.cluster, &rig.groups)
+            .await
+            .unwrap()
+            .needs_update()
+    );
+    let forced = RollingUpdate::new(rig.cloud_groups(), fast().with_force(true))
+        .with_kube(rig.client.clone(), rig.validator());
     let plan = forced.plan(&rig.cluster, &rig.groups).await.unwrap();
     assert_eq!(plan.groups.iter().map(|g| g.need_update).sum::<usize>(), 3);
     assert!(plan.groups[1].update.iter().all(|u| u.reason == "--force"));
-    let unknown = RollingUpdate::new(rig.cloud_groups(), fast().with_instance_groups(vec!["nope".into()]));
-    let err = unknown.plan(&rig.cluster, &rig.groups).await.unwrap_err().to_string();
+    let unknown = RollingUpdate::new(
+        rig.cloud_groups(),
+        fast().with_instance_groups(vec!["nope".into()]),
+    );
+    let err = unknown
+        .plan(&rig.cluster, &rig.groups)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("nope"), "{err}");
+}
+
+fn openssl(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl must be installed for this test")
+}
+
+#[test]
+fn the_admin_certificate_verifies_against_the_cluster_ca_and_expires_when_asked() {
+    use kops_model::day2::kubeconfig::{KubeconfigEntry, issue_admin_credential, merge_kubeconfig};
+    use std::time::SystemTime;
+    let now = SystemTime::now();
+    let ca = kops_model::pki::new_keyset("kubernetes-ca", now).unwrap();
+    let admin = issue_admin_credential(&ca, "alice", Duration::from_secs(3600), now).unwrap();
+    assert!(
+        !format!("{admin:?}").contains("PRIVATE KEY"),
+        "Debug shows no key"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let ca_pem = String::from_utf8(ca.primary().unwrap().public_material.clone().unwrap()).unwrap();
+    let ca_path = dir.path().join("ca.crt");
+    let cert_path = dir.path().join("admin.crt");
+    std::fs::write(&ca_path, &ca_pem).unwrap();
+    std::fs::write(&cert_path, &admin.certificate_pem).unwrap();
+    let (ca_s, cert_s) = (ca_path.to_str().unwrap(), cert_path.to_str().unwrap());
+
+    let ok = openssl(&["verify", "-purpose", "sslclient", "-CAfile", ca_s, cert_s]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let subject = openssl(&[
+        "x509", "-in", cert_s, "-noout", "-subject", "-nameopt", "RFC2253",
+    ]);
+    let subject = String::from_utf8_lossy(&subject.stdout).to_string();
+    assert!(
+        subject.contains("CN=kubecfg-alice") && subject.contains("O=system:masters"),
+        "{subject}"
+    );
+    // Valid now and in 59 minutes, expired in 61.
+    let ends = |secs: &str| {
+        openssl(&["x509", "-in", cert_s, "-noout", "-checkend", secs])
+            .status
+            .success()
+    };
+    assert!(ends("3540"));
+    assert!(!ends("3660"));
+    // Checked at a time after expiry, verification fails.
+    let later = (SystemTime::now() + Duration::from_secs(7200))
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let expired = openssl(&["verify", "-attime", &later, "-CAfile", ca_s, cert_s]);
+    assert!(!expired.status.success());
+
+    // Another CA does not verify it.
+    let other = kops_model::pki::new_keyset("kubernetes-ca", now).unwrap();
+    let other_path = dir.path().join("other.crt");
+    std::fs::write(
+        &other_path,
+        other.primary().unwrap().public_material.clone().unwrap(),
+    )
+    .unwrap();
+    let wrong = openssl(&["verify", "-CAfile", other_path.to_str().unwrap(), cert_s]);
+    assert!(!wrong.status.success());
+
+    // The kubeconfig carries it under the user named after the cluster.
+    let text = merge_kubeconfig(
+        None,
+        &KubeconfigEntry::new(CLUSTER, "https://api.c.example.com")
+            .with_ca_pem(ca_pem)
+            .with_admin(admin),
+    )
+    .unwrap();
+    let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+    assert_eq!(kc.current_context.as_deref(), Some(CLUSTER));
+    assert!(
+        kc.auth_infos[0]
+            .auth_info
+            .as_ref()
+            .unwrap()
+            .client_certificate_data
+            .is_some()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kubeconfig_export_reaches_the_api() {
+    use kops_model::day2::kubeconfig::{KubeconfigEntry, client_for};
+    let rig = rig(1, 1, always()).await;
+    let client = client_for(&KubeconfigEntry::new(CLUSTER, rig.kube.url()))
+        .await
+        .unwrap();
+    let v = Validator::new(
+        client,
+        rig.cloud_groups(),
+        CLUSTER,
+        rig.groups.clone(),
+        ValidateOptions::default(),
+    );
+    assert!(v.validate().await.unwrap().is_valid());
 }

@@ -96,10 +96,7 @@ impl FakeKubelet {
                             ..Default::default()
                         },
                         spec: Some(NodeSpec {
-                            provider_id: Some(format!(
-                                "aws:///{}/{}",
-                                i.availability_zone, i.id
-                            )),
+                            provider_id: Some(format!("aws:///{}/{}", i.availability_zone, i.id)),
                             ..Default::default()
                         }),
                         status: None,
@@ -107,8 +104,11 @@ impl FakeKubelet {
                     set_node_ready(&mut node, ready);
                     self.kube.put_node(node);
                     if role == "control-plane" {
-                        for app in ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]
-                        {
+                        for app in [
+                            "kube-apiserver",
+                            "kube-controller-manager",
+                            "kube-scheduler",
+                        ] {
                             self.kube.put_pod(static_pod(app, &i.id));
                         }
                     }

@@ -110,7 +110,9 @@ impl FakeKube {
             .clone();
         pod.metadata.resource_version = Some(o.bump());
         let name = pod.metadata.name.clone().unwrap_or_default();
-        pod.metadata.uid.get_or_insert_with(|| format!("uid-{name}"));
+        pod.metadata
+            .uid
+            .get_or_insert_with(|| format!("uid-{name}"));
         o.pods.insert((ns, name), pod);
     }
 
@@ -145,7 +147,11 @@ fn reply(code: StatusCode, body: &Value) -> Reply {
 fn ok<T: serde::Serialize>(v: &T) -> Reply {
     match serde_json::to_value(v) {
         Ok(v) => reply(StatusCode::OK, &v),
-        Err(e) => status(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", &e.to_string()),
+        Err(e) => status(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            &e.to_string(),
+        ),
     }
 }
 
@@ -244,7 +250,10 @@ async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
                 }
                 n.metadata.resource_version = Some(o.bump());
                 o.nodes.insert(name, n.clone());
-                reply(StatusCode::CREATED, &serde_json::to_value(&n).unwrap_or_default())
+                reply(
+                    StatusCode::CREATED,
+                    &serde_json::to_value(&n).unwrap_or_default(),
+                )
             }
             Err(e) => status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
         },
@@ -265,7 +274,9 @@ async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
                     };
                     let patch: Value = match serde_json::from_slice(&body) {
                         Ok(v) => v,
-                        Err(e) => return status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
+                        Err(e) => {
+                            return status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string());
+                        }
                     };
                     let mut v = serde_json::to_value(current).unwrap_or_default();
                     if m == Method::PUT {
@@ -280,10 +291,16 @@ async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
                             o.schedule_pending();
                             ok(&n)
                         }
-                        Err(e) => status(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", &e.to_string()),
+                        Err(e) => {
+                            status(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", &e.to_string())
+                        }
                     }
                 }
-                _ => status(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", "method not allowed"),
+                _ => status(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "MethodNotAllowed",
+                    "method not allowed",
+                ),
             }
         }
         (Method::GET, ["api", "v1", "pods"]) => {
@@ -324,7 +341,10 @@ async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
                     p.metadata.namespace = Some((*ns).to_owned());
                     p.metadata.resource_version = Some(o.bump());
                     o.pods.insert(((*ns).to_owned(), name), p.clone());
-                    reply(StatusCode::CREATED, &serde_json::to_value(&p).unwrap_or_default())
+                    reply(
+                        StatusCode::CREATED,
+                        &serde_json::to_value(&p).unwrap_or_default(),
+                    )
                 }
                 Err(e) => status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
             }
@@ -368,7 +388,17 @@ async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
                 o.pdbs.values().cloned().collect(),
             )
         }
-        (Method::GET, ["apis", "policy", "v1", "namespaces", ns, "poddisruptionbudgets"]) => {
+        (
+            Method::GET,
+            [
+                "apis",
+                "policy",
+                "v1",
+                "namespaces",
+                ns,
+                "poddisruptionbudgets",
+            ],
+        ) => {
             let rv = o.resource_version;
             let items = o
                 .pdbs
@@ -378,17 +408,28 @@ async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
                 .collect();
             list("PodDisruptionBudgetList", "policy/v1", rv, items)
         }
-        (Method::POST, ["apis", "policy", "v1", "namespaces", ns, "poddisruptionbudgets"]) => {
-            match serde_json::from_slice::<PodDisruptionBudget>(&body) {
-                Ok(mut p) => {
-                    p.metadata.namespace = Some((*ns).to_owned());
-                    let name = p.metadata.name.clone().unwrap_or_default();
-                    o.pdbs.insert(((*ns).to_owned(), name), p.clone());
-                    reply(StatusCode::CREATED, &serde_json::to_value(&p).unwrap_or_default())
-                }
-                Err(e) => status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
+        (
+            Method::POST,
+            [
+                "apis",
+                "policy",
+                "v1",
+                "namespaces",
+                ns,
+                "poddisruptionbudgets",
+            ],
+        ) => match serde_json::from_slice::<PodDisruptionBudget>(&body) {
+            Ok(mut p) => {
+                p.metadata.namespace = Some((*ns).to_owned());
+                let name = p.metadata.name.clone().unwrap_or_default();
+                o.pdbs.insert(((*ns).to_owned(), name), p.clone());
+                reply(
+                    StatusCode::CREATED,
+                    &serde_json::to_value(&p).unwrap_or_default(),
+                )
             }
-        }
+            Err(e) => status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
+        },
         _ => status(
             StatusCode::NOT_FOUND,
             "NotFound",

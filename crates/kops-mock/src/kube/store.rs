@@ -43,10 +43,7 @@ pub(crate) fn node_ready(node: &Node) -> bool {
     node.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| {
-            c.iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True")
-        })
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 /// Sets the node's `Ready` condition.
@@ -57,7 +54,14 @@ pub(crate) fn set_node_ready(node: &mut Node, ready: bool) {
     conditions.push(NodeCondition {
         type_: "Ready".into(),
         status: if ready { "True" } else { "False" }.into(),
-        reason: Some(if ready { "KubeletReady" } else { "KubeletNotReady" }.into()),
+        reason: Some(
+            if ready {
+                "KubeletReady"
+            } else {
+                "KubeletNotReady"
+            }
+            .into(),
+        ),
         ..Default::default()
     });
 }
@@ -247,7 +251,11 @@ impl KubeObjects {
             None | Some("DaemonSet") | Some("Node") => return,
             Some(_) => {}
         }
-        let ns = old.metadata.namespace.clone().unwrap_or_else(|| "default".into());
+        let ns = old
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
         let base = old
             .metadata
             .generate_name
@@ -358,8 +366,10 @@ mod tests {
         for n in ["a", "b"] {
             o.nodes.insert(n.into(), node(n));
         }
-        o.pods.insert(("default".into(), "web-1".into()), pod("web-1", "a"));
-        o.pods.insert(("default".into(), "web-2".into()), pod("web-2", "a"));
+        o.pods
+            .insert(("default".into(), "web-1".into()), pod("web-1", "a"));
+        o.pods
+            .insert(("default".into(), "web-2".into()), pod("web-2", "a"));
         o.pdbs.insert(
             ("default".into(), "web".into()),
             PodDisruptionBudget {
@@ -387,7 +397,11 @@ mod tests {
         let mut o = objects(2);
         let err = o.evict("default", "web-1").unwrap_err();
         assert_eq!(err.0, "web");
-        assert!(err.1.contains("needs 2 healthy pods and has 2"), "{}", err.1);
+        assert!(
+            err.1.contains("needs 2 healthy pods and has 2"),
+            "{}",
+            err.1
+        );
         assert!(o.pods.contains_key(&("default".into(), "web-1".into())));
         assert_eq!(o.evictions[0].blocked_by.as_deref(), Some("web"));
     }

@@ -77,7 +77,13 @@ pub struct CloudGroup {
 
 impl CloudGroup {
     /// An empty group.
-    pub fn new(instance_group: impl Into<String>, group: impl Into<String>, min: i32, max: i32, target: i32) -> Self {
+    pub fn new(
+        instance_group: impl Into<String>,
+        group: impl Into<String>,
+        min: i32,
+        max: i32,
+        target: i32,
+    ) -> Self {
         CloudGroup {
             instance_group: instance_group.into(),
             group: group.into(),
@@ -94,7 +100,11 @@ impl CloudGroup {
 #[async_trait]
 pub trait InstanceGroupCloud: Send + Sync + fmt::Debug + 'static {
     /// The cloud groups of `groups` (an instance group without one is left out).
-    async fn cloud_groups(&self, cluster: &str, groups: &[InstanceGroup]) -> Result<Vec<CloudGroup>>;
+    async fn cloud_groups(
+        &self,
+        cluster: &str,
+        groups: &[InstanceGroup],
+    ) -> Result<Vec<CloudGroup>>;
 
     /// Detaches a member so the group launches a replacement (surge).
     async fn detach(&self, group: &CloudGroup, member: &str) -> Result<()>;
@@ -141,13 +151,19 @@ fn cloud_err(operation: String) -> impl FnOnce(kops_cloud_aws::cloud::CloudError
 
 #[async_trait]
 impl InstanceGroupCloud for AwsInstanceGroups {
-    async fn cloud_groups(&self, cluster: &str, groups: &[InstanceGroup]) -> Result<Vec<CloudGroup>> {
+    async fn cloud_groups(
+        &self,
+        cluster: &str,
+        groups: &[InstanceGroup],
+    ) -> Result<Vec<CloudGroup>> {
         let names: Vec<String> = groups.iter().map(|ig| group_name(cluster, ig)).collect();
         let found = self
             .cloud
             .group_members(&names)
             .await
-            .map_err(cloud_err(format!("listing the autoscaling groups of cluster {cluster}")))?;
+            .map_err(cloud_err(format!(
+                "listing the autoscaling groups of cluster {cluster}"
+            )))?;
         let detached = self
             .cloud
             .list(
@@ -156,13 +172,16 @@ impl InstanceGroupCloud for AwsInstanceGroups {
                     .with_tag(TagFilter::exists(DETACHED_TAG)),
             )
             .await
-            .map_err(cloud_err(format!("listing the detached instances of cluster {cluster}")))?;
+            .map_err(cloud_err(format!(
+                "listing the detached instances of cluster {cluster}"
+            )))?;
         let mut out = Vec::new();
         for (ig, name) in groups.iter().zip(&names) {
             let Some(g) = found.iter().find(|g| &g.name == name) else {
                 continue;
             };
-            let mut group = CloudGroup::new(ig.name(), name, g.min_size, g.max_size, g.desired_capacity);
+            let mut group =
+                CloudGroup::new(ig.name(), name, g.min_size, g.max_size, g.desired_capacity);
             for m in &g.instances {
                 if m.lifecycle_state.starts_with("Terminating") {
                     continue;
@@ -192,7 +211,9 @@ impl InstanceGroupCloud for AwsInstanceGroups {
                     && d.tags.get(DETACHED_TAG) == Some(name)
                     && !group.members.iter().any(|m| m.id == d.id)
                 {
-                    group.members.push(CloudMember::new(&d.id, MemberStatus::Detached));
+                    group
+                        .members
+                        .push(CloudMember::new(&d.id, MemberStatus::Detached));
                 }
             }
             out.push(group);
@@ -204,7 +225,10 @@ impl InstanceGroupCloud for AwsInstanceGroups {
         self.cloud
             .detach_instance(&group.group, member)
             .await
-            .map_err(cloud_err(format!("detaching {member} from {}", group.group)))
+            .map_err(cloud_err(format!(
+                "detaching {member} from {}",
+                group.group
+            )))
     }
 
     async fn terminate(&self, member: &str) -> Result<()> {

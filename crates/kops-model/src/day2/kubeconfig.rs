@@ -107,7 +107,10 @@ pub fn issue_admin_credential(
     params.not_before = now.into();
     let not_after = now + lifetime;
     params.not_after = not_after.into();
-    params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     // Without an authority key identifier the chain is found by name, whatever key id
     // method made the CA (Go changed it in 1.25).
@@ -184,7 +187,10 @@ pub fn api_server_url(cluster: &str, public_name: Option<&str>, internal: bool) 
     if internal {
         format!("https://api.internal.{cluster}")
     } else {
-        format!("https://{}", public_name.unwrap_or(&format!("api.{cluster}")))
+        format!(
+            "https://{}",
+            public_name.unwrap_or(&format!("api.{cluster}"))
+        )
     }
 }
 
@@ -193,7 +199,13 @@ fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
 }
 
-fn upsert(doc: &mut serde_json::Map<String, Value>, list: &str, name: &str, key: &str, body: Value) {
+fn upsert(
+    doc: &mut serde_json::Map<String, Value>,
+    list: &str,
+    name: &str,
+    key: &str,
+    body: Value,
+) {
     let items = doc
         .entry(list.to_owned())
         .or_insert_with(|| Value::Array(Vec::new()));
@@ -213,12 +225,10 @@ fn upsert(doc: &mut serde_json::Map<String, Value>, list: &str, name: &str, key:
 }
 
 fn has_named(doc: &serde_json::Map<String, Value>, list: &str, name: &str) -> bool {
-    doc.get(list)
-        .and_then(Value::as_array)
-        .is_some_and(|a| {
-            a.iter()
-                .any(|i| i.get("name").and_then(Value::as_str) == Some(name))
-        })
+    doc.get(list).and_then(Value::as_array).is_some_and(|a| {
+        a.iter()
+            .any(|i| i.get("name").and_then(Value::as_str) == Some(name))
+    })
 }
 
 /// Merges `entry` into the kubeconfig text `existing` (`None` or empty for a new file) and
@@ -252,7 +262,13 @@ pub fn merge_kubeconfig(existing: Option<&str>, entry: &KubeconfigEntry) -> Resu
     if let Some(name) = &entry.tls_server_name {
         cluster.insert("tls-server-name".into(), json!(name));
     }
-    upsert(&mut doc, "clusters", &entry.cluster, "cluster", Value::Object(cluster));
+    upsert(
+        &mut doc,
+        "clusters",
+        &entry.cluster,
+        "cluster",
+        Value::Object(cluster),
+    );
 
     let user = match (&entry.admin, &entry.user) {
         (Some(_), Some(_)) => {
@@ -293,18 +309,15 @@ pub fn merge_kubeconfig(existing: Option<&str>, entry: &KubeconfigEntry) -> Resu
         json!({"cluster": entry.cluster, "user": user}),
     );
     doc.insert("current-context".into(), json!(entry.cluster));
-    serde_saphyr::to_string(&Value::Object(doc))
-        .map_err(|e| invalid(format!("writing YAML: {e}")))
+    serde_saphyr::to_string(&Value::Object(doc)).map_err(|e| invalid(format!("writing YAML: {e}")))
 }
 
 /// A kube-rs client for the context named `context` of kubeconfig text `text` (the
 /// current context when `None`).
 pub async fn client_from_kubeconfig(text: &str, context: Option<&str>) -> Result<kube::Client> {
-    let fail = |operation: String, e: Box<dyn std::error::Error + Send + Sync>| {
-        Error::Kubernetes {
-            operation,
-            source: e,
-        }
+    let fail = |operation: String, e: Box<dyn std::error::Error + Send + Sync>| Error::Kubernetes {
+        operation,
+        source: e,
     };
     let kc = kube::config::Kubeconfig::from_yaml(text)
         .map_err(|e| fail("reading the kubeconfig".into(), Box::new(e)))?;
@@ -341,7 +354,10 @@ mod tests {
         assert_eq!(v["current-context"], "a.example.com");
         assert_eq!(v["clusters"].as_array().unwrap().len(), 2);
         assert_eq!(v["contexts"][1]["context"]["user"], "bob");
-        assert_eq!(v["clusters"][1]["cluster"]["certificate-authority-data"], b64("CA"));
+        assert_eq!(
+            v["clusters"][1]["cluster"]["certificate-authority-data"],
+            b64("CA")
+        );
         // Merging again replaces rather than duplicates.
         let again = merge_kubeconfig(Some(&out), &entry).unwrap();
         let v: Value = serde_saphyr::from_str(&again).unwrap();
@@ -359,7 +375,13 @@ mod tests {
     #[test]
     fn api_server_names_follow_kops() {
         assert_eq!(api_server_url("a.k8s", None, false), "https://api.a.k8s");
-        assert_eq!(api_server_url("a.k8s", None, true), "https://api.internal.a.k8s");
-        assert_eq!(api_server_url("a.k8s", Some("k.example"), false), "https://k.example");
+        assert_eq!(
+            api_server_url("a.k8s", None, true),
+            "https://api.internal.a.k8s"
+        );
+        assert_eq!(
+            api_server_url("a.k8s", Some("k.example"), false),
+            "https://k.example"
+        );
     }
 }

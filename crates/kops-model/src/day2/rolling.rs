@@ -250,7 +250,9 @@ pub struct Journal {
 
 impl fmt::Debug for Journal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Journal").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Journal")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -358,7 +360,10 @@ pub fn resolve_settings(
 ) -> (bool, i64, i64) {
     let ig = group.spec.rolling_update.clone().unwrap_or_default();
     let def = cluster.spec.rolling_update.clone().unwrap_or_default();
-    let drain = ig.drain_and_terminate.or(def.drain_and_terminate).unwrap_or(true);
+    let drain = ig
+        .drain_and_terminate
+        .or(def.drain_and_terminate)
+        .unwrap_or(true);
     let surge = match ig.max_surge.or(def.max_surge) {
         Some(v) => scaled(&v, num_instances, true),
         None => default_max_surge,
@@ -374,7 +379,12 @@ pub fn resolve_settings(
 
 /// The resolved (surge, concurrency) kOps uses for `update` instances of `group`: surge
 /// capped at the update count; control-plane groups never surge and run at least one.
-pub fn surge_and_concurrency(group: &InstanceGroup, surge: i64, unavailable: i64, update: usize) -> (i64, i64) {
+pub fn surge_and_concurrency(
+    group: &InstanceGroup,
+    surge: i64,
+    unavailable: i64,
+    update: usize,
+) -> (i64, i64) {
     let surge = surge.min(update as i64).max(0);
     if group.is_control_plane() {
         return (0, unavailable.max(1));
@@ -474,7 +484,13 @@ impl RollingUpdate {
     }
 
     fn emit(&self, group: &str, action: &str, instance: Option<&str>, detail: Option<String>) {
-        tracing::info!(group, action, instance, detail = detail.as_deref(), "rolling update");
+        tracing::info!(
+            group,
+            action,
+            instance,
+            detail = detail.as_deref(),
+            "rolling update"
+        );
         if let Some(sink) = &self.events {
             sink(&Event {
                 group: group.to_owned(),
@@ -513,10 +529,16 @@ impl RollingUpdate {
         }
         Ok(groups
             .iter()
-            .filter(|g| self.options.instance_groups.is_empty() || self.options.instance_groups.iter().any(|n| n == g.name()))
+            .filter(|g| {
+                self.options.instance_groups.is_empty()
+                    || self.options.instance_groups.iter().any(|n| n == g.name())
+            })
             .filter(|g| {
                 self.options.roles.is_empty()
-                    || self.options.roles.contains(g.spec.role.as_ref().unwrap_or(&InstanceGroupRole::Node))
+                    || self
+                        .options
+                        .roles
+                        .contains(g.spec.role.as_ref().unwrap_or(&InstanceGroupRole::Node))
             })
             .collect())
     }
@@ -566,12 +588,18 @@ impl RollingUpdate {
                 let num = (t.update.len() + t.ready) as i64;
                 let (_, surge, unavailable) =
                     resolve_settings(cluster, g, num, self.options.default_max_surge);
-                let (surge, concurrency) = surge_and_concurrency(g, surge, unavailable, t.update.len());
+                let (surge, concurrency) =
+                    surge_and_concurrency(g, surge, unavailable, t.update.len());
                 plans.push(GroupPlan {
                     name: g.name().to_owned(),
                     cloud_group: cg.group.clone(),
                     role: role_label(g.spec.role.as_ref()),
-                    status: if t.update.is_empty() { "Ready" } else { "NeedsUpdate" }.into(),
+                    status: if t.update.is_empty() {
+                        "Ready"
+                    } else {
+                        "NeedsUpdate"
+                    }
+                    .into(),
                     need_update: t.update.len(),
                     ready: t.ready,
                     min: cg.min_size,
@@ -587,13 +615,23 @@ impl RollingUpdate {
         }
         let resumed = journal.is_some();
         // Unknown roles are kOps' "unknown group type".
-        if let Some(g) = selected.iter().find(|g| matches!(g.spec.role, Some(InstanceGroupRole::Unknown(_)))) {
+        if let Some(g) = selected
+            .iter()
+            .find(|g| matches!(g.spec.role, Some(InstanceGroupRole::Unknown(_))))
+        {
             return Err(Error::Invalid {
                 field: format!("instancegroup {}: spec.role", g.name()),
                 message: "unknown group type".into(),
             });
         }
-        Ok((Plan { groups: plans, resumed }, cloud_groups, nodes))
+        Ok((
+            Plan {
+                groups: plans,
+                resumed,
+            },
+            cloud_groups,
+            nodes,
+        ))
     }
 
     fn target(
@@ -626,14 +664,20 @@ impl RollingUpdate {
                 .is_some_and(|a| a.contains_key(NEEDS_UPDATE_ANNOTATION));
             let reason = match &m.status {
                 MemberStatus::NeedsUpdate { reason } => Some(reason.clone()),
-                MemberStatus::Detached => Some("detached from its group by an earlier surge".into()),
-                MemberStatus::UpToDate if annotated => Some(format!("node annotated {NEEDS_UPDATE_ANNOTATION}")),
+                MemberStatus::Detached => {
+                    Some("detached from its group by an earlier surge".into())
+                }
+                MemberStatus::UpToDate if annotated => {
+                    Some(format!("node annotated {NEEDS_UPDATE_ANNOTATION}"))
+                }
                 MemberStatus::UpToDate if planned.contains(&m.id) => {
                     Some("planned by the interrupted run in the journal".into())
                 }
                 // With a journal, --force means the instances that run planned, not the
                 // replacements it created.
-                MemberStatus::UpToDate if self.options.force && journal.is_none() => Some("--force".into()),
+                MemberStatus::UpToDate if self.options.force && journal.is_none() => {
+                    Some("--force".into())
+                }
                 MemberStatus::UpToDate => None,
             };
             match reason {
@@ -644,7 +688,11 @@ impl RollingUpdate {
                         reason,
                         detached: m.status == MemberStatus::Detached,
                     };
-                    if p.detached { detached.push(p) } else { update.push(p) }
+                    if p.detached {
+                        detached.push(p)
+                    } else {
+                        update.push(p)
+                    }
                 }
                 None => ready += 1,
             }
@@ -674,7 +722,12 @@ impl RollingUpdate {
             let planned: Vec<(String, Vec<String>)> = plan
                 .groups
                 .iter()
-                .map(|g| (g.name.clone(), g.update.iter().map(|u| u.id.clone()).collect()))
+                .map(|g| {
+                    (
+                        g.name.clone(),
+                        g.update.iter().map(|u| u.id.clone()).collect(),
+                    )
+                })
                 .collect();
             j.update(|r| {
                 for (g, ids) in planned {
@@ -700,10 +753,17 @@ impl RollingUpdate {
             .collect();
 
         // Bastions in parallel.
-        let bastions: Vec<&GroupPlan> = plan.groups.iter().filter(|g| g.role == "Bastion" && g.need_update > 0).collect();
+        let bastions: Vec<&GroupPlan> = plan
+            .groups
+            .iter()
+            .filter(|g| g.role == "Bastion" && g.need_update > 0)
+            .collect();
         let mut futs = FuturesUnordered::new();
         for gp in &bastions {
-            if let (Some(g), Some(cg)) = (by_name(&gp.name), cloud_groups.iter().find(|c| c.instance_group == gp.name)) {
+            if let (Some(g), Some(cg)) = (
+                by_name(&gp.name),
+                cloud_groups.iter().find(|c| c.instance_group == gp.name),
+            ) {
                 futs.push(self.roll_group(cluster, g, cg, gp, &control_plane, &node_map));
             }
         }
@@ -711,28 +771,42 @@ impl RollingUpdate {
             r?;
         }
         drop(futs);
-        for gp in plan.groups.iter().filter(|g| g.role != "Bastion" && g.need_update > 0) {
+        for gp in plan
+            .groups
+            .iter()
+            .filter(|g| g.role != "Bastion" && g.need_update > 0)
+        {
             if self.stopped() {
                 report.stopped = true;
                 break;
             }
-            let (Some(g), Some(cg)) = (by_name(&gp.name), cloud_groups.iter().find(|c| c.instance_group == gp.name)) else {
+            let (Some(g), Some(cg)) = (
+                by_name(&gp.name),
+                cloud_groups.iter().find(|c| c.instance_group == gp.name),
+            ) else {
                 continue;
             };
-            let r = self.roll_group(cluster, g, cg, gp, &control_plane, &node_map).await;
+            let r = self
+                .roll_group(cluster, g, cg, gp, &control_plane, &node_map)
+                .await;
             if let Err(e) = r {
                 if g.is_control_plane() {
                     self.cleanup_marks().await;
                     return Err(Error::Invalid {
                         field: format!("instancegroup {}", g.name()),
-                        message: format!("control-plane node not healthy after update, stopping rolling-update: {}", chain(&e)),
+                        message: format!(
+                            "control-plane node not healthy after update, stopping rolling-update: {}",
+                            chain(&e)
+                        ),
                     });
                 }
                 if matches!(e, Error::Timeout { .. }) || self.stopped() {
                     self.cleanup_marks().await;
                     return Err(e);
                 }
-                report.errors.push(format!("instance group {}: {}", g.name(), chain(&e)));
+                report
+                    .errors
+                    .push(format!("instance group {}: {}", g.name(), chain(&e)));
             }
         }
         if self.stopped() {
@@ -754,7 +828,13 @@ impl RollingUpdate {
         Ok(report)
     }
 
-    async fn validate_count(&self, group: &str, count: u32, control_plane: &[String], why: &str) -> Result<()> {
+    async fn validate_count(
+        &self,
+        group: &str,
+        count: u32,
+        control_plane: &[String],
+        why: &str,
+    ) -> Result<()> {
         if self.cloud_only() {
             return Ok(());
         }
@@ -773,7 +853,12 @@ impl RollingUpdate {
                 Ok(v) if !relevant(v) => {
                     successes += 1;
                     if successes >= count {
-                        self.emit(group, "validate", None, Some(format!("cluster validated {why}")));
+                        self.emit(
+                            group,
+                            "validate",
+                            None,
+                            Some(format!("cluster validated {why}")),
+                        );
                         return Ok(());
                     }
                     tokio::time::sleep(self.options.validate_success_interval).await;
@@ -791,8 +876,7 @@ impl RollingUpdate {
             if tokio::time::Instant::now() + self.options.validate_tick > deadline {
                 let message = format!(
                     "instance group {group}: cluster did not validate within {:?} {why}: {}",
-                    self.options.validation_timeout,
-                    last
+                    self.options.validation_timeout, last
                 );
                 if !self.options.fail_on_validate_error {
                     self.emit(group, "validate", None, Some(format!("ignored: {message}")));
@@ -822,7 +906,8 @@ impl RollingUpdate {
         };
         // Pre-flight: one success.
         if !bastion {
-            self.validate_count(name, 1, control_plane, "before rolling").await?;
+            self.validate_count(name, 1, control_plane, "before rolling")
+                .await?;
         }
         let mut update = gp.update.clone();
         if !self.cloud_only() {
@@ -837,8 +922,10 @@ impl RollingUpdate {
             }
         }
         let num = (gp.need_update + gp.ready) as i64;
-        let (drain, surge, unavailable) = resolve_settings(cluster, group, num, self.options.default_max_surge);
-        let (mut surge, concurrency) = surge_and_concurrency(group, surge, unavailable, update.len());
+        let (drain, surge, unavailable) =
+            resolve_settings(cluster, group, num, self.options.default_max_surge);
+        let (mut surge, concurrency) =
+            surge_and_concurrency(group, surge, unavailable, update.len());
         let mut none_ready = gp.ready == 0;
 
         if surge > 0 && !self.cloud_only() {
@@ -875,7 +962,12 @@ impl RollingUpdate {
             }
         }
         if !drain {
-            self.emit(name, "skip", None, Some("drainAndTerminate is false".into()));
+            self.emit(
+                name,
+                "skip",
+                None,
+                Some("drainAndTerminate is false".into()),
+            );
             return Ok(());
         }
 
@@ -900,7 +992,10 @@ impl RollingUpdate {
             } else {
                 "after terminating an instance".into()
             };
-            if let Err(e) = self.validate_count(name, self.options.validate_count, control_plane, &why).await {
+            if let Err(e) = self
+                .validate_count(name, self.options.validate_count, control_plane, &why)
+                .await
+            {
                 while running.next().await.is_some() {}
                 return Err(e);
             }
@@ -918,7 +1013,13 @@ impl RollingUpdate {
         if self.stopped() {
             return Ok(());
         }
-        self.validate_count(name, self.options.validate_count, control_plane, "after the group").await
+        self.validate_count(
+            name,
+            self.options.validate_count,
+            control_plane,
+            "after the group",
+        )
+        .await
     }
 
     async fn taint(&self, group: &str, node: &Node) -> Result<()> {
@@ -937,7 +1038,11 @@ impl RollingUpdate {
             ..Default::default()
         });
         Api::<Node>::all(client.clone())
-            .patch(&name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"taints": taints}})))
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"taints": taints}})),
+            )
             .await
             .map_err(kube_err(format!("tainting node {name}")))?;
         if let Some(j) = &self.journal {
@@ -955,7 +1060,13 @@ impl RollingUpdate {
         let (Some(client), Some(j)) = (&self.client, &self.journal) else {
             return;
         };
-        let marked = j.record.lock().await.as_ref().map(|r| r.marked.clone()).unwrap_or_default();
+        let marked = j
+            .record
+            .lock()
+            .await
+            .as_ref()
+            .map(|r| r.marked.clone())
+            .unwrap_or_default();
         let api = Api::<Node>::all(client.clone());
         for name in marked {
             let Ok(node) = api.get(&name).await else {
@@ -970,7 +1081,11 @@ impl RollingUpdate {
                 .filter(|t| t.key != UPDATE_TAINT)
                 .collect();
             let patch = json!({"spec": {"taints": taints, "unschedulable": null}});
-            if api.patch(&name, &PatchParams::default(), &Patch::Merge(patch)).await.is_ok() {
+            if api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .is_ok()
+            {
                 self.emit("", "untaint", None, Some(name.clone()));
                 let _ = j
                     .update(|r| {
@@ -1032,7 +1147,11 @@ impl RollingUpdate {
         };
         ignore_nf(
             nodes
-                .patch(node, &PatchParams::default(), &Patch::Merge(json!({"spec": {"unschedulable": true}})))
+                .patch(
+                    node,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": {"unschedulable": true}})),
+                )
                 .await,
             format!("cordoning node {node}"),
         )?;
@@ -1067,7 +1186,11 @@ impl RollingUpdate {
             if matches!(owner.as_deref(), Some("DaemonSet") | Some("Node")) || mirror {
                 continue;
             }
-            let ns = pod.metadata.namespace.clone().unwrap_or_else(|| "default".into());
+            let ns = pod
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into());
             let pname = pod.metadata.name.clone().unwrap_or_default();
             let api = Api::<Pod>::namespaced(client.clone(), &ns);
             loop {
@@ -1076,7 +1199,8 @@ impl RollingUpdate {
                     Err(e) if is_not_found(&e) => break,
                     Err(e) if is_too_many_requests(&e) => {
                         let pdbs = self.blocking_pdbs(&ns, &pod).await;
-                        let detail = format!("pod {ns}/{pname} blocked by PodDisruptionBudget {pdbs}");
+                        let detail =
+                            format!("pod {ns}/{pname} blocked by PodDisruptionBudget {pdbs}");
                         self.emit(group, "evict-blocked", Some(instance), Some(detail.clone()));
                         if tokio::time::Instant::now() + self.options.evict_retry > deadline {
                             return Err(Error::Timeout {
@@ -1088,7 +1212,11 @@ impl RollingUpdate {
                         }
                         tokio::time::sleep(self.options.evict_retry).await;
                     }
-                    Err(e) => return Err(kube_err(format!("evicting pod {ns}/{pname} from node {node}"))(e)),
+                    Err(e) => {
+                        return Err(kube_err(format!(
+                            "evicting pod {ns}/{pname} from node {node}"
+                        ))(e));
+                    }
                 }
             }
             // Wait for the pod to go (or be replaced under the same name).
@@ -1100,7 +1228,9 @@ impl RollingUpdate {
                 }
                 if tokio::time::Instant::now() >= deadline {
                     return Err(Error::Timeout {
-                        operation: format!("draining node {node}: pod {ns}/{pname} was not deleted before the drain timeout"),
+                        operation: format!(
+                            "draining node {node}: pod {ns}/{pname} was not deleted before the drain timeout"
+                        ),
                     });
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -1132,7 +1262,11 @@ impl RollingUpdate {
             })
             .filter_map(|p| p.metadata.name.as_ref().map(|n| format!("{ns}/{n}")))
             .collect();
-        if names.is_empty() { "(unknown)".into() } else { names.join(",") }
+        if names.is_empty() {
+            "(unknown)".into()
+        } else {
+            names.join(",")
+        }
     }
 }
 
@@ -1184,8 +1318,14 @@ mod tests {
         assert_eq!(resolve_settings(&c, &node(None), 10, 0), (true, 0, 1));
         // Percentages: surge rounds up, unavailable down but at least 1.
         let pct = |s: &str| Some(IntOrString::String(s.into()));
-        assert_eq!(resolve_settings(&c, &node(Some(ru(pct("25%"), pct("25%")))), 10, 1), (true, 3, 2));
-        assert_eq!(resolve_settings(&c, &node(Some(ru(pct("1%"), pct("1%")))), 10, 1), (true, 1, 1));
+        assert_eq!(
+            resolve_settings(&c, &node(Some(ru(pct("25%"), pct("25%")))), 10, 1),
+            (true, 3, 2)
+        );
+        assert_eq!(
+            resolve_settings(&c, &node(Some(ru(pct("1%"), pct("1%")))), 10, 1),
+            (true, 1, 1)
+        );
         // A set surge of 0 makes unavailable default to 1.
         assert_eq!(
             resolve_settings(&c, &node(Some(ru(Some(IntOrString::Int(0)), None))), 3, 1),
@@ -1194,7 +1334,10 @@ mod tests {
         // The group's fields win over the cluster's, field by field.
         let mut c2 = Cluster::default();
         c2.spec.rolling_update = Some(ru(Some(IntOrString::Int(2)), Some(IntOrString::Int(3))));
-        assert_eq!(resolve_settings(&c2, &node(Some(ru(Some(IntOrString::Int(5)), None))), 10, 1), (true, 5, 3));
+        assert_eq!(
+            resolve_settings(&c2, &node(Some(ru(Some(IntOrString::Int(5)), None))), 10, 1),
+            (true, 5, 3)
+        );
     }
 
     #[test]

@@ -33,7 +33,12 @@ pub struct ValidationFailure {
 }
 
 impl ValidationFailure {
-    fn new(kind: &str, name: impl Into<String>, message: impl Into<String>, ig: Option<&str>) -> Self {
+    fn new(
+        kind: &str,
+        name: impl Into<String>,
+        message: impl Into<String>,
+        ig: Option<&str>,
+    ) -> Self {
         ValidationFailure {
             kind: kind.into(),
             name: name.into(),
@@ -147,7 +152,10 @@ fn kube_err(operation: &str) -> impl FnOnce(kube::Error) -> Error + '_ {
 /// The instance id in a node's `spec.providerID` (its last `/` segment).
 pub(crate) fn instance_of(node: &Node) -> Option<String> {
     let p = node.spec.as_ref()?.provider_id.as_deref()?;
-    p.rsplit('/').next().filter(|s| !s.is_empty()).map(str::to_owned)
+    p.rsplit('/')
+        .next()
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
 }
 
 fn condition(node: &Node, kind: &str) -> Option<String> {
@@ -199,7 +207,13 @@ impl ClusterValidator for Validator {
             .await
             .map_err(kube_err("listing pods"))?
             .items;
-        Ok(evaluate(&self.groups, &cloud_groups, &nodes, &pods, &self.options))
+        Ok(evaluate(
+            &self.groups,
+            &cloud_groups,
+            &nodes,
+            &pods,
+            &self.options,
+        ))
     }
 }
 
@@ -216,7 +230,12 @@ pub fn evaluate(
         .iter()
         .filter_map(|n| instance_of(n).map(|i| (i, n)))
         .collect();
-    let role_of = |ig: &str| groups.iter().find(|g| g.name() == ig).and_then(|g| g.spec.role.as_ref());
+    let role_of = |ig: &str| {
+        groups
+            .iter()
+            .find(|g| g.name() == ig)
+            .and_then(|g| g.spec.role.as_ref())
+    };
 
     // Tolerance: not-ready members of worker groups.
     let mut unready: Vec<(String, Option<String>)> = Vec::new();
@@ -224,7 +243,11 @@ pub fn evaluate(
         if role_of(&cg.instance_group) != Some(&InstanceGroupRole::Node) {
             continue;
         }
-        for m in cg.members.iter().filter(|m| m.status != MemberStatus::Detached) {
+        for m in cg
+            .members
+            .iter()
+            .filter(|m| m.status != MemberStatus::Detached)
+        {
             match by_instance.get(&m.id) {
                 Some(n) if is_ready(n) => {}
                 Some(n) => unready.push((m.id.clone(), n.metadata.name.clone())),
@@ -232,24 +255,32 @@ pub fn evaluate(
             }
         }
     }
-    let tolerated: BTreeSet<String> = if !unready.is_empty() && unready.len() <= options.max_unready_nodes {
-        unready
-            .iter()
-            .flat_map(|(i, n)| std::iter::once(i.clone()).chain(n.clone()))
-            .collect()
-    } else {
-        BTreeSet::new()
-    };
+    let tolerated: BTreeSet<String> =
+        if !unready.is_empty() && unready.len() <= options.max_unready_nodes {
+            unready
+                .iter()
+                .flat_map(|(i, n)| std::iter::once(i.clone()).chain(n.clone()))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
 
     for cg in cloud_groups {
         let ig = cg.instance_group.as_str();
         let role = role_of(ig);
-        let attached = cg.members.iter().filter(|m| m.status != MemberStatus::Detached).count();
+        let attached = cg
+            .members
+            .iter()
+            .filter(|m| m.status != MemberStatus::Detached)
+            .count();
         if (attached as i64) < i64::from(cg.target_size) {
             out.failures.push(ValidationFailure::new(
                 "InstanceGroup",
                 ig,
-                format!("InstanceGroup \"{ig}\" did not have enough nodes {attached} vs {}", cg.target_size),
+                format!(
+                    "InstanceGroup \"{ig}\" did not have enough nodes {attached} vs {}",
+                    cg.target_size
+                ),
                 Some(ig),
             ));
         }
@@ -278,13 +309,20 @@ pub fn evaluate(
             });
             let checked = matches!(
                 role,
-                Some(InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer | InstanceGroupRole::Node)
+                Some(
+                    InstanceGroupRole::ControlPlane
+                        | InstanceGroupRole::ApiServer
+                        | InstanceGroupRole::Node
+                )
             );
             if !ready && checked && !tolerated.contains(&name) {
                 out.failures.push(ValidationFailure::new(
                     "Node",
                     &name,
-                    format!("node \"{name}\" of role \"{}\" is not ready", role_name(role)),
+                    format!(
+                        "node \"{name}\" of role \"{}\" is not ready",
+                        role_name(role)
+                    ),
                     Some(ig),
                 ));
             }
@@ -295,7 +333,10 @@ pub fn evaluate(
             out.failures.push(ValidationFailure::new(
                 "InstanceGroup",
                 g.name(),
-                format!("InstanceGroup \"{}\" is missing from the cloud provider", g.name()),
+                format!(
+                    "InstanceGroup \"{}\" is missing from the cloud provider",
+                    g.name()
+                ),
                 Some(g.name()),
             ));
         }
@@ -312,11 +353,20 @@ pub fn evaluate(
         }
         let name = n.metadata.name.clone().unwrap_or_default();
         let ig = labels.get("kops.k8s.io/instancegroup").cloned();
-        for app in ["kube-apiserver", "kube-controller-manager", "kube-scheduler"] {
+        for app in [
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+        ] {
             let found = pods.iter().any(|p| {
                 p.metadata.namespace.as_deref() == Some("kube-system")
                     && pod_node(p).as_deref() == Some(name.as_str())
-                    && p.metadata.labels.as_ref().and_then(|l| l.get("k8s-app")).map(String::as_str) == Some(app)
+                    && p.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get("k8s-app"))
+                        .map(String::as_str)
+                        == Some(app)
             });
             if !found {
                 out.failures.push(ValidationFailure::new(
@@ -334,10 +384,19 @@ pub fn evaluate(
         nodes
             .iter()
             .find(|n| n.metadata.name.as_deref() == Some(node))
-            .and_then(|n| n.metadata.labels.as_ref()?.get("kops.k8s.io/instancegroup").cloned())
+            .and_then(|n| {
+                n.metadata
+                    .labels
+                    .as_ref()?
+                    .get("kops.k8s.io/instancegroup")
+                    .cloned()
+            })
     };
     for p in pods {
-        let priority = p.spec.as_ref().and_then(|s| s.priority_class_name.as_deref());
+        let priority = p
+            .spec
+            .as_ref()
+            .and_then(|s| s.priority_class_name.as_deref());
         let node_critical = priority == Some("system-node-critical");
         if priority != Some("system-cluster-critical") && !node_critical {
             continue;
@@ -375,7 +434,10 @@ pub fn evaluate(
                         .flatten()
                         .any(|c| c.type_ == "Ready" && c.status != "True");
                 if !not_ready.is_empty() {
-                    Some(format!("{prio} pod \"{name}\" is not ready ({})", not_ready.join(",")))
+                    Some(format!(
+                        "{prio} pod \"{name}\" is not ready ({})",
+                        not_ready.join(",")
+                    ))
                 } else if cond_not_ready {
                     Some(format!("{prio} pod \"{name}\" is not ready"))
                 } else {
@@ -384,8 +446,13 @@ pub fn evaluate(
             }
         };
         if let Some(message) = message {
-            let ig = if node_critical { node.as_deref().and_then(ig_of_node) } else { None };
-            out.failures.push(ValidationFailure::new("Pod", name, message, ig.as_deref()));
+            let ig = if node_critical {
+                node.as_deref().and_then(ig_of_node)
+            } else {
+                None
+            };
+            out.failures
+                .push(ValidationFailure::new("Pod", name, message, ig.as_deref()));
         }
     }
     out
@@ -454,7 +521,11 @@ pub async fn validate_until(
         if successes >= needed {
             return attempt;
         }
-        let pause = if ok { options.success_interval } else { options.interval };
+        let pause = if ok {
+            options.success_interval
+        } else {
+            options.interval
+        };
         if tokio::time::Instant::now() + pause > deadline {
             return attempt;
         }
