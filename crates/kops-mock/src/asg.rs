@@ -600,6 +600,9 @@ impl MockAws {
     }
 }
 
+/// A launch template id and version number.
+pub type TemplateVersion = (String, i64);
+
 /// A group with its members and the launch template version each runs (rolling update).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GroupMembership {
@@ -614,7 +617,7 @@ pub struct GroupMembership {
     /// The template (`id`, version number) new instances get.
     pub launch_template: Option<(String, i64)>,
     /// Members: id, lifecycle state, template (`id`, version number).
-    pub instances: Vec<(String, String, Option<(String, i64)>)>,
+    pub instances: Vec<(String, String, Option<TemplateVersion>)>,
 }
 
 impl MockAws {

@@ -711,10 +711,10 @@ impl RollingUpdate {
         let (plan, cloud_groups, nodes) = self.snapshot(cluster, groups).await?;
         let mut report = RollingReport::default();
         if !plan.needs_update() {
-            if let Some(j) = &self.journal {
-                if plan.resumed {
-                    j.finish().await?;
-                }
+            if let Some(j) = &self.journal
+                && plan.resumed
+            {
+                j.finish().await?;
             }
             return Ok(report);
         }
@@ -814,10 +814,11 @@ impl RollingUpdate {
             self.cleanup_marks().await;
         }
         report.replaced = self.replaced.lock().map(|r| r.clone()).unwrap_or_default();
-        if !report.stopped && report.errors.is_empty() {
-            if let Some(j) = &self.journal {
-                j.finish().await?;
-            }
+        if !report.stopped
+            && report.errors.is_empty()
+            && let Some(j) = &self.journal
+        {
+            j.finish().await?;
         }
         if !report.errors.is_empty() {
             return Err(Error::Invalid {
@@ -912,12 +913,11 @@ impl RollingUpdate {
         let mut update = gp.update.clone();
         if !self.cloud_only() {
             for u in &update {
-                if let Some(n) = u.node.as_ref().and_then(|n| nodes.get(n)) {
-                    if let Err(e) = self.taint(name, n).await {
-                        if self.options.fail_on_drain_error {
-                            return Err(e);
-                        }
-                    }
+                if let Some(n) = u.node.as_ref().and_then(|n| nodes.get(n))
+                    && let Err(e) = self.taint(name, n).await
+                    && self.options.fail_on_drain_error
+                {
+                    return Err(e);
                 }
             }
         }
@@ -981,11 +981,9 @@ impl RollingUpdate {
             if (running.len() as i64) < concurrency.max(1) && (!none_ready || i > 0) {
                 continue;
             }
-            if let Some(r) = running.next().await {
-                if let Err(e) = r {
-                    while running.next().await.is_some() {}
-                    return Err(e);
-                }
+            if let Some(Err(e)) = running.next().await {
+                while running.next().await.is_some() {}
+                return Err(e);
             }
             let why = if none_ready && i == 0 {
                 format!("after replacing the canary {}", u.id)
