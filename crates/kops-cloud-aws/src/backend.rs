@@ -514,4 +514,18 @@ impl AwsCloud for AwsBackend {
     async fn hosted_zones(&self, query: &ZoneQuery) -> Result<Vec<HostedZone>> {
         misc::hosted_zones(self, query).await
     }
+
+    async fn group_members(&self, names: &[String]) -> Result<Vec<crate::cloud::GroupMembers>> {
+        crate::members::group_members(self, names).await
+    }
+
+    async fn detach_instance(&self, group: &str, instance: &str) -> Result<()> {
+        self.invalidate(ResourceType::AutoscalingGroup);
+        crate::members::detach_instance(self, group, instance).await
+    }
+
+    async fn terminate_instance(&self, instance: &str) -> Result<()> {
+        self.invalidate(ResourceType::Instance);
+        crate::members::terminate_instance(self, instance).await
+    }
 }

@@ -981,6 +981,102 @@ pub trait AwsCloud: ResourceCloud<ResourceType> {
 
     /// Hosted zones matching `query`.
     async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<HostedZone>>;
+
+    /// The autoscaling groups named `names` (absent ones are left out) with their members
+    /// and the launch template version each runs, for rolling update and validation
+    /// (`autoscaling:DescribeAutoScalingGroups`, `ec2:DescribeLaunchTemplates` to turn
+    /// `$Latest`/`$Default` into a number). Defaults to [`CloudError::NotImplemented`].
+    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
+        let _ = names;
+        Err(not_implemented("autoscaling:DescribeAutoScalingGroups"))
+    }
+
+    /// Detaches `instance` from `group` without lowering its desired capacity, so the group
+    /// launches a replacement; tags it `kops.k8s.io/detached-from-asg=<group>` first, as kOps
+    /// does, so an interrupted surge is still recognisable. Defaults to
+    /// [`CloudError::NotImplemented`].
+    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        let _ = (group, instance);
+        Err(not_implemented("autoscaling:DetachInstances"))
+    }
+
+    /// Terminates an instance (`ec2:TerminateInstances`); an instance that is already gone
+    /// is not an error. Its group, if any, launches a replacement. Defaults to
+    /// [`CloudError::NotImplemented`].
+    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
+        let _ = instance;
+        Err(not_implemented("ec2:TerminateInstances"))
+    }
+}
+
+fn not_implemented(operation: &str) -> CloudError {
+    CloudError::NotImplemented {
+        operation: operation.to_owned(),
+        implementer: "this AwsCloud".to_owned(),
+    }
+}
+
+/// The tag kOps puts on an instance it detached from its group during a surge.
+pub const DETACHED_TAG: &str = "kops.k8s.io/detached-from-asg";
+
+/// An autoscaling group as rolling update sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct GroupMembers {
+    /// Group name.
+    pub name: String,
+    /// Minimum size.
+    pub min_size: i32,
+    /// Maximum size.
+    pub max_size: i32,
+    /// Desired capacity.
+    pub desired_capacity: i32,
+    /// The launch template (`id`, numeric version) new instances get; `None` when the group
+    /// has none.
+    pub launch_template: Option<(String, String)>,
+    /// Members in the group, in the group's order.
+    pub instances: Vec<GroupMember>,
+}
+
+/// One member of an autoscaling group.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct GroupMember {
+    /// Instance id.
+    pub id: String,
+    /// `InService`, `Pending`, `Terminating`, ...
+    pub lifecycle_state: String,
+    /// The launch template (`id`, numeric version) the instance was started from.
+    pub launch_template: Option<(String, String)>,
+}
+
+impl GroupMembers {
+    /// A group with no members.
+    pub fn new(
+        name: impl Into<String>,
+        min_size: i32,
+        max_size: i32,
+        desired_capacity: i32,
+    ) -> Self {
+        GroupMembers {
+            name: name.into(),
+            min_size,
+            max_size,
+            desired_capacity,
+            ..Default::default()
+        }
+    }
+}
+
+impl GroupMember {
+    /// A member in lifecycle state `state`.
+    pub fn new(id: impl Into<String>, state: impl Into<String>) -> Self {
+        GroupMember {
+            id: id.into(),
+            lifecycle_state: state.into(),
+            launch_template: None,
+        }
+    }
 }
 
 /// Conveniences over [`AwsCloud`], implemented for every cloud.

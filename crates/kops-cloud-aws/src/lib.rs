@@ -114,6 +114,8 @@ mod error;
 #[cfg(feature = "sdk")]
 mod iam;
 #[cfg(feature = "sdk")]
+mod members;
+#[cfg(feature = "sdk")]
 mod misc;
 #[cfg(feature = "sdk")]
 mod options;

@@ -599,3 +599,117 @@ impl MockAws {
         })
     }
 }
+
+/// A launch template id and version number.
+pub type TemplateVersion = (String, i64);
+
+/// A group with its members and the launch template version each runs (rolling update).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GroupMembership {
+    /// Group name.
+    pub name: String,
+    /// Minimum size.
+    pub min_size: i32,
+    /// Maximum size.
+    pub max_size: i32,
+    /// Desired capacity.
+    pub desired_capacity: i32,
+    /// The template (`id`, version number) new instances get.
+    pub launch_template: Option<(String, i64)>,
+    /// Members: id, lifecycle state, template (`id`, version number).
+    pub instances: Vec<(String, String, Option<TemplateVersion>)>,
+}
+
+impl MockAws {
+    /// `DescribeAutoScalingGroups` as rolling update reads it: each named group (absent ones
+    /// left out) with `$Latest`/`$Default` resolved to a number, and its members.
+    pub fn describe_group_members(&self, names: &[String]) -> Result<Vec<GroupMembership>> {
+        self.call("autoscaling:DescribeAutoScalingGroups", |st, op| {
+            let mut out = Vec::new();
+            for name in names {
+                let Some(g) = st.asg.groups.get(name) else {
+                    continue;
+                };
+                let lt = g.spec.launch_template.clone().or(g
+                    .spec
+                    .mixed_instances_policy
+                    .as_ref()
+                    .map(|m| m.launch_template.clone()));
+                let launch_template = match lt {
+                    Some(lt) => {
+                        let r = match (&lt.launch_template_id, &lt.launch_template_name) {
+                            (Some(id), _) => Some(TemplateRef::Id(id.clone())),
+                            (None, Some(n)) => Some(TemplateRef::Name(n.clone())),
+                            (None, None) => None,
+                        };
+                        match r {
+                            Some(r) => {
+                                let t = crate::ec2::resolve_template(&st.ec2, op, &r)?;
+                                let v = lt.version.as_deref().unwrap_or("$Default");
+                                Some((t.id.clone(), crate::ec2::version_number(op, t, v)?))
+                            }
+                            None => None,
+                        }
+                    }
+                    None => None,
+                };
+                let instances = g
+                    .instances
+                    .iter()
+                    .filter_map(|id| {
+                        let i = st.ec2.instances.get(id)?;
+                        let state = match i.state.as_str() {
+                            "running" => "InService",
+                            "pending" => "Pending",
+                            _ => "Terminating",
+                        };
+                        Some((id.clone(), state.to_owned(), i.launch_template.clone()))
+                    })
+                    .collect();
+                out.push(GroupMembership {
+                    name: name.clone(),
+                    min_size: g.spec.min_size,
+                    max_size: g.spec.max_size,
+                    desired_capacity: g.spec.desired_capacity.unwrap_or(g.spec.min_size),
+                    launch_template,
+                    instances,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// `DetachInstances` with `ShouldDecrementDesiredCapacity` as given: the instances keep
+    /// running outside the group; without decrementing, the group launches replacements.
+    pub fn detach_instances(&self, group: &str, ids: &[String], decrement: bool) -> Result<()> {
+        self.call("autoscaling:DetachInstances", |st, op| {
+            let g = group_mut(st, op, group)?;
+            if let Some(m) = ids.iter().find(|i| !g.instances.contains(i)) {
+                return Err(Error::invalid(
+                    op,
+                    "InstanceIds",
+                    format!("instance {m} is not part of Auto Scaling group {group}"),
+                ));
+            }
+            g.instances.retain(|i| !ids.contains(i));
+            if decrement {
+                let d = g.spec.desired_capacity.unwrap_or(g.spec.min_size);
+                g.spec.desired_capacity = Some((d - ids.len() as i32).max(0));
+            }
+            reconcile(st, op, group);
+            Ok(())
+        })
+    }
+
+    /// What the groups' health checks do after instances went away: every group is brought
+    /// back to its desired capacity.
+    pub fn heal_auto_scaling_groups(&self) {
+        let _ = self.call("autoscaling:HealthCheck", |st, op| {
+            let names: Vec<String> = st.asg.groups.keys().cloned().collect();
+            for n in names {
+                reconcile(st, op, &n);
+            }
+            Ok(())
+        });
+    }
+}

@@ -50,9 +50,9 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use kops_cloud_aws::cloud::{
-    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone as ZoneInfo,
-    Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, TagFilter,
-    UpdateRequest, ZoneQuery,
+    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, GroupMember, GroupMembers,
+    HostedZone as ZoneInfo, Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud,
+    ResourceType, TagFilter, UpdateRequest, ZoneQuery,
 };
 use kops_tasks::resource::immutable_changes;
 use serde_json::{Map, Value as Json, json};
@@ -2866,6 +2866,48 @@ impl AwsCloud for MockAws {
             .filter(|z| query.matches(z))
             .collect())
     }
+
+    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
+        let groups = self.describe_group_members(names).into_cloud()?;
+        let lt = |t: Option<(String, i64)>| t.map(|(id, v)| (id, v.to_string()));
+        Ok(groups
+            .into_iter()
+            .map(|g| {
+                let mut out = GroupMembers::new(g.name, g.min_size, g.max_size, g.desired_capacity);
+                out.launch_template = lt(g.launch_template);
+                out.instances = g
+                    .instances
+                    .into_iter()
+                    .map(|(id, state, t)| {
+                        let mut m = GroupMember::new(id, state);
+                        m.launch_template = lt(t);
+                        m
+                    })
+                    .collect();
+                out
+            })
+            .collect())
+    }
+
+    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.create_tags(
+            &[instance.to_owned()],
+            &crate::tags([(kops_cloud_aws::cloud::DETACHED_TAG, group)]),
+        )
+        .into_cloud()?;
+        self.detach_instances(group, &[instance.to_owned()], false)
+            .into_cloud()
+    }
+
+    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
+        match self.terminate_instances(&[instance.to_owned()]) {
+            Ok(()) => {}
+            Err(e) if e.is_not_found() => return Ok(()),
+            Err(e) => return Err(to_cloud_error(e)),
+        }
+        self.heal_auto_scaling_groups();
+        Ok(())
+    }
 }
 
 /// A decorator that runs a [`crate::FaultPlan`] in front of any [`AwsCloud`]: each call is
@@ -2969,6 +3011,21 @@ impl<C: AwsCloud + ?Sized> AwsCloud for FaultyCloud<C> {
         self.check("route53", "ListHostedZones")?;
         self.inner.hosted_zones(query).await
     }
+
+    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
+        self.check("autoscaling", "DescribeAutoScalingGroups")?;
+        self.inner.group_members(names).await
+    }
+
+    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.check("autoscaling", "DetachInstances")?;
+        self.inner.detach_instance(group, instance).await
+    }
+
+    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
+        self.check("ec2", "TerminateInstances")?;
+        self.inner.terminate_instance(instance).await
+    }
 }
 
 /// A decorator that counts calls per `<service>:<Verb><Type>` (the names
@@ -3062,5 +3119,20 @@ impl<C: AwsCloud + ?Sized> AwsCloud for CountingCloud<C> {
     async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
         self.count("route53", "ListHostedZones");
         self.inner.hosted_zones(query).await
+    }
+
+    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
+        self.count("autoscaling", "DescribeAutoScalingGroups");
+        self.inner.group_members(names).await
+    }
+
+    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.count("autoscaling", "DetachInstances");
+        self.inner.detach_instance(group, instance).await
+    }
+
+    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
+        self.count("ec2", "TerminateInstances");
+        self.inner.terminate_instance(instance).await
     }
 }

@@ -1190,7 +1190,7 @@ fn default_sg_id(ec2: &Ec2State, vpc_id: &str) -> Option<String> {
         .map(|g| g.id.clone())
 }
 
-fn resolve_template<'a>(
+pub(crate) fn resolve_template<'a>(
     ec2: &'a Ec2State,
     op: &str,
     r: &TemplateRef,
@@ -1208,7 +1208,7 @@ fn resolve_template<'a>(
     }
 }
 
-fn version_number(op: &str, lt: &LaunchTemplate, v: &str) -> Result<i64> {
+pub(crate) fn version_number(op: &str, lt: &LaunchTemplate, v: &str) -> Result<i64> {
     match v {
         "$Latest" => Ok(lt.latest_version_number),
         "$Default" => Ok(lt.default_version_number),

@@ -36,6 +36,8 @@
 //!   and [`CountingCloud`] decorators. It passes the cloud conformance suite
 //!   (`kops_cloud_aws::conformance`), as the SDK backend does against an emulator.
 //! - [`seed`]: [`Seed`] objects for [`MockAws::seed`].
+//! - `kube` (feature `kube`): a fake Kubernetes API server and kubelet for the day-two
+//!   commands.
 //!
 //! # Example
 //!
@@ -66,6 +68,8 @@ pub mod filter;
 pub mod fixture;
 pub mod gce;
 pub mod iam;
+#[cfg(feature = "kube")]
+pub mod kube;
 pub mod route53;
 pub mod s3;
 pub mod seed;

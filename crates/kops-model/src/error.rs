@@ -64,6 +64,22 @@ pub enum Error {
     /// The task engine rejected the tasks or a cloud call failed.
     #[error("task engine")]
     Tasks(#[from] kops_tasks::Error),
+    /// A call to the cluster's Kubernetes API failed (day-two commands).
+    #[error("{operation}")]
+    Kubernetes {
+        /// What was being done, e.g. `listing nodes`.
+        operation: String,
+        /// The client's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A day-two operation did not finish in time (validation, drain); the message names
+    /// what it waited for.
+    #[error("{operation}")]
+    Timeout {
+        /// What timed out, with the node, pod, budget or group it waited on.
+        operation: String,
+    },
     /// The cluster API layer failed (converting, completing or validating the spec).
     #[error("cluster API")]
     Api(#[from] kops_api::Error),

@@ -80,6 +80,8 @@ pub mod aws;
 pub mod cluster;
 mod complete;
 mod create;
+#[cfg(feature = "day2")]
+pub mod day2;
 mod error;
 mod etcd;
 mod files;

@@ -1,0 +1,240 @@
+//! The cloud side of validate and rolling update, cloud-neutral: each instance group's
+//! cloud group, its members and whether each needs an update, detach and terminate.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kops_api::internal::{InstanceGroup, InstanceGroupRole};
+use kops_cloud_aws::AwsCloud;
+use kops_cloud_aws::cloud::{DETACHED_TAG, ListQuery, ResourceType, TagFilter};
+
+use crate::{Error, Result};
+
+/// Why a member is, or is not, up to date.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase", tag = "status")]
+#[non_exhaustive]
+pub enum MemberStatus {
+    /// Runs the group's current configuration.
+    UpToDate,
+    /// Runs an older configuration: what it runs and what the group wants.
+    NeedsUpdate {
+        /// Why, e.g. `launch template lt-1 version 1, the group wants 2`.
+        reason: String,
+    },
+    /// Detached from its group by an earlier surge; replaced last.
+    Detached,
+}
+
+impl MemberStatus {
+    /// Whether the member must be replaced (out of date or detached).
+    pub fn needs_update(&self) -> bool {
+        !matches!(self, MemberStatus::UpToDate)
+    }
+}
+
+/// One machine of an instance group.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CloudMember {
+    /// Instance id.
+    pub id: String,
+    /// Update status.
+    #[serde(flatten)]
+    pub status: MemberStatus,
+}
+
+impl CloudMember {
+    /// A member with `status`.
+    pub fn new(id: impl Into<String>, status: MemberStatus) -> Self {
+        CloudMember {
+            id: id.into(),
+            status,
+        }
+    }
+}
+
+/// An instance group's cloud group.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CloudGroup {
+    /// The instance group's name.
+    pub instance_group: String,
+    /// The cloud's name for the group (the ASG name on AWS).
+    pub group: String,
+    /// Minimum size.
+    pub min_size: i32,
+    /// Maximum size.
+    pub max_size: i32,
+    /// The number of members the cloud keeps (ASG desired capacity).
+    pub target_size: i32,
+    /// Members, attached ones in the group's order, then detached ones.
+    pub members: Vec<CloudMember>,
+}
+
+impl CloudGroup {
+    /// An empty group.
+    pub fn new(
+        instance_group: impl Into<String>,
+        group: impl Into<String>,
+        min: i32,
+        max: i32,
+        target: i32,
+    ) -> Self {
+        CloudGroup {
+            instance_group: instance_group.into(),
+            group: group.into(),
+            min_size: min,
+            max_size: max,
+            target_size: target,
+            members: Vec::new(),
+        }
+    }
+}
+
+/// The cloud operations validate and rolling update need. Object-safe; implemented for AWS
+/// by [`AwsInstanceGroups`].
+#[async_trait]
+pub trait InstanceGroupCloud: Send + Sync + fmt::Debug + 'static {
+    /// The cloud groups of `groups` (an instance group without one is left out).
+    async fn cloud_groups(
+        &self,
+        cluster: &str,
+        groups: &[InstanceGroup],
+    ) -> Result<Vec<CloudGroup>>;
+
+    /// Detaches a member so the group launches a replacement (surge).
+    async fn detach(&self, group: &CloudGroup, member: &str) -> Result<()>;
+
+    /// Terminates a member; the group replaces it unless it was detached.
+    async fn terminate(&self, member: &str) -> Result<()>;
+}
+
+/// kOps' name of an instance group's cloud group: `<ig>.masters.<cluster>` for the
+/// control plane, `<ig>.apiservers.<cluster>` for API servers, `<ig>.<cluster>` otherwise.
+pub fn group_name(cluster: &str, ig: &InstanceGroup) -> String {
+    match ig.spec.role {
+        Some(InstanceGroupRole::ControlPlane) => format!("{}.masters.{cluster}", ig.name()),
+        Some(InstanceGroupRole::ApiServer) => format!("{}.apiservers.{cluster}", ig.name()),
+        _ => format!("{}.{cluster}", ig.name()),
+    }
+}
+
+/// [`InstanceGroupCloud`] over any [`AwsCloud`]: ASG members by launch template version,
+/// detached instances by their `kops.k8s.io/detached-from-asg` tag.
+pub struct AwsInstanceGroups {
+    cloud: Arc<dyn AwsCloud>,
+}
+
+impl fmt::Debug for AwsInstanceGroups {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AwsInstanceGroups").finish_non_exhaustive()
+    }
+}
+
+impl AwsInstanceGroups {
+    /// Over `cloud`.
+    pub fn new(cloud: Arc<dyn AwsCloud>) -> Self {
+        AwsInstanceGroups { cloud }
+    }
+}
+
+fn cloud_err(operation: String) -> impl FnOnce(kops_cloud_aws::cloud::CloudError) -> Error {
+    move |e| Error::Cloud {
+        operation,
+        source: e.into(),
+    }
+}
+
+#[async_trait]
+impl InstanceGroupCloud for AwsInstanceGroups {
+    async fn cloud_groups(
+        &self,
+        cluster: &str,
+        groups: &[InstanceGroup],
+    ) -> Result<Vec<CloudGroup>> {
+        let names: Vec<String> = groups.iter().map(|ig| group_name(cluster, ig)).collect();
+        let found = self
+            .cloud
+            .group_members(&names)
+            .await
+            .map_err(cloud_err(format!(
+                "listing the autoscaling groups of cluster {cluster}"
+            )))?;
+        let detached = self
+            .cloud
+            .list(
+                &ListQuery::new(ResourceType::Instance)
+                    .with_tag(TagFilter::equals("KubernetesCluster", cluster))
+                    .with_tag(TagFilter::exists(DETACHED_TAG)),
+            )
+            .await
+            .map_err(cloud_err(format!(
+                "listing the detached instances of cluster {cluster}"
+            )))?;
+        let mut out = Vec::new();
+        for (ig, name) in groups.iter().zip(&names) {
+            let Some(g) = found.iter().find(|g| &g.name == name) else {
+                continue;
+            };
+            let mut group =
+                CloudGroup::new(ig.name(), name, g.min_size, g.max_size, g.desired_capacity);
+            for m in &g.instances {
+                if m.lifecycle_state.starts_with("Terminating") {
+                    continue;
+                }
+                let status = match (&m.launch_template, &g.launch_template) {
+                    (Some(have), Some(want)) if have == want => MemberStatus::UpToDate,
+                    (have, Some(want)) => MemberStatus::NeedsUpdate {
+                        reason: match have {
+                            Some((id, v)) => format!(
+                                "launch template {id} version {v}, the group wants {} version {}",
+                                want.0, want.1
+                            ),
+                            None => format!("no launch template, the group wants {}", want.0),
+                        },
+                    },
+                    (_, None) => MemberStatus::UpToDate,
+                };
+                group.members.push(CloudMember::new(&m.id, status));
+            }
+            for d in &detached {
+                let running = d
+                    .attrs
+                    .get("state")
+                    .and_then(|s| s.as_str())
+                    .is_none_or(|s| matches!(s, "pending" | "running" | "stopping" | "stopped"));
+                if running
+                    && d.tags.get(DETACHED_TAG) == Some(name)
+                    && !group.members.iter().any(|m| m.id == d.id)
+                {
+                    group
+                        .members
+                        .push(CloudMember::new(&d.id, MemberStatus::Detached));
+                }
+            }
+            out.push(group);
+        }
+        Ok(out)
+    }
+
+    async fn detach(&self, group: &CloudGroup, member: &str) -> Result<()> {
+        self.cloud
+            .detach_instance(&group.group, member)
+            .await
+            .map_err(cloud_err(format!(
+                "detaching {member} from {}",
+                group.group
+            )))
+    }
+
+    async fn terminate(&self, member: &str) -> Result<()> {
+        self.cloud
+            .terminate_instance(member)
+            .await
+            .map_err(cloud_err(format!("terminating {member}")))
+    }
+}

@@ -1,0 +1,387 @@
+//! `kops export kubeconfig`: the cluster, user and context entries kOps writes, the
+//! short-lived admin client certificate it mints, and merging into an existing file.
+
+use std::time::{Duration, SystemTime};
+
+use kops_api::keyset::Keyset;
+use serde_json::{Value, json};
+
+use crate::pki::{Certificate, PrivateKeyPem};
+use crate::{Error, Result};
+
+/// kOps' default lifetime of an admin credential (`--admin` without a value).
+pub const DEFAULT_ADMIN_LIFETIME: Duration = Duration::from_secs(18 * 3600);
+
+/// A client certificate for the cluster's API, signed by `kubernetes-ca`. Never stored in
+/// the state store; `Debug` does not show the key.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AdminCredential {
+    /// The certificate, PEM.
+    pub certificate_pem: String,
+    /// Its private key, PKCS#8 PEM.
+    pub private_key: PrivateKeyPem,
+    /// End of validity.
+    pub not_after: SystemTime,
+}
+
+fn pki_err(message: impl Into<String>) -> Error {
+    Error::Invalid {
+        field: "keyset kubernetes-ca".into(),
+        message: message.into(),
+    }
+}
+
+/// Mints an admin client certificate as kOps does for `--admin`: CN `kubecfg-<user>`, O
+/// `system:masters`, client-auth usage, valid from `now` for `lifetime`, signed by the
+/// primary key of `ca` (the `kubernetes-ca` keyset, which must hold its private key).
+pub fn issue_admin_credential(
+    ca: &Keyset,
+    user: &str,
+    lifetime: Duration,
+    now: SystemTime,
+) -> Result<AdminCredential> {
+    use rcgen::{
+        CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, Issuer, KeyPair,
+        KeyUsagePurpose, PKCS_RSA_SHA256, SerialNumber,
+    };
+    if user.is_empty() {
+        return Err(Error::Invalid {
+            field: "user".into(),
+            message: "must not be empty".into(),
+        });
+    }
+    let primary = ca
+        .primary()
+        .ok_or_else(|| pki_err("has no primary keypair"))?;
+    let ca_cert_pem = primary
+        .public_material
+        .as_deref()
+        .ok_or_else(|| pki_err("primary keypair has no certificate"))?;
+    let ca_key_pem = primary
+        .private_material
+        .as_deref()
+        .ok_or_else(|| pki_err("primary keypair has no private key (not readable?)"))?;
+    let ca_cert = Certificate::from_pem(ca_cert_pem)?;
+    let ca_key_pem =
+        std::str::from_utf8(ca_key_pem).map_err(|_| pki_err("private key is not PEM text"))?;
+    // The key never reaches an error message: only rcgen's error kind does.
+    let ca_key = KeyPair::from_pem_and_sign_algo(ca_key_pem, &PKCS_RSA_SHA256)
+        .map_err(|e| pki_err(format!("reading the private key: {e}")))?;
+
+    // The issuer name must equal the CA's subject; rebuild it from the parsed subject
+    // (`SERIALNUMBER=...,CN=...` prints the last RDN first).
+    let mut issuer_dn = DistinguishedName::new();
+    for part in ca_cert.subject.split(',').rev() {
+        let Some((k, v)) = part.split_once('=') else {
+            continue;
+        };
+        let t = match k {
+            "CN" => DnType::CommonName,
+            "O" => DnType::OrganizationName,
+            "OU" => DnType::OrganizationalUnitName,
+            "C" => DnType::CountryName,
+            "L" => DnType::LocalityName,
+            "ST" => DnType::StateOrProvinceName,
+            "SERIALNUMBER" => DnType::CustomDnType(vec![2, 5, 4, 5]),
+            _ => continue,
+        };
+        let value = rcgen::string::PrintableString::try_from(v)
+            .map(rcgen::DnValue::PrintableString)
+            .unwrap_or_else(|_| rcgen::DnValue::Utf8String(v.to_string()));
+        issuer_dn.push(t, value);
+    }
+    let mut issuer_params = CertificateParams::default();
+    issuer_params.distinguished_name = issuer_dn;
+    let issuer = Issuer::new(issuer_params, ca_key);
+
+    let key = KeyPair::generate_for(&PKCS_RSA_SHA256)
+        .map_err(|e| pki_err(format!("generating a client key: {e}")))?;
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::OrganizationName, "system:masters");
+    dn.push(DnType::CommonName, format!("kubecfg-{user}"));
+    let mut params = CertificateParams::default();
+    params.distinguished_name = dn;
+    let serial = crate::pki::build_pki_serial(now);
+    params.serial_number = Some(SerialNumber::from_slice(serial.to_be_bytes()));
+    params.not_before = now.into();
+    let not_after = now + lifetime;
+    params.not_after = not_after.into();
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    // Without an authority key identifier the chain is found by name, whatever key id
+    // method made the CA (Go changed it in 1.25).
+    params.use_authority_key_identifier_extension = false;
+    let cert = params
+        .signed_by(&key, &issuer)
+        .map_err(|e| pki_err(format!("signing the client certificate: {e}")))?;
+    Ok(AdminCredential {
+        certificate_pem: cert.pem(),
+        private_key: PrivateKeyPem::new(key.serialize_pem())?,
+        not_after,
+    })
+}
+
+/// What one `export kubeconfig` writes for a cluster.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct KubeconfigEntry {
+    /// The cluster name; the cluster, context and (admin) user entries are named after it.
+    pub cluster: String,
+    /// API server URL (`https://api.<cluster>`, or the internal name).
+    pub server: String,
+    /// The CA bundle (trusted `kubernetes-ca` certificates), PEM; `None` to leave it out.
+    pub ca_pem: Option<String>,
+    /// `tls-server-name` (kOps always sets the internal API name).
+    pub tls_server_name: Option<String>,
+    /// Credentials for the user entry named after the cluster.
+    pub admin: Option<AdminCredential>,
+    /// Point the context at this existing user instead.
+    pub user: Option<String>,
+}
+
+impl KubeconfigEntry {
+    /// The entry for `cluster` at `server`, with no CA and no credentials.
+    pub fn new(cluster: impl Into<String>, server: impl Into<String>) -> Self {
+        KubeconfigEntry {
+            cluster: cluster.into(),
+            server: server.into(),
+            ca_pem: None,
+            tls_server_name: None,
+            admin: None,
+            user: None,
+        }
+    }
+
+    /// Sets the CA bundle.
+    pub fn with_ca_pem(mut self, pem: impl Into<String>) -> Self {
+        self.ca_pem = Some(pem.into());
+        self
+    }
+
+    /// Sets `tls-server-name`.
+    pub fn with_tls_server_name(mut self, name: impl Into<String>) -> Self {
+        self.tls_server_name = Some(name.into());
+        self
+    }
+
+    /// Writes these admin credentials.
+    pub fn with_admin(mut self, admin: AdminCredential) -> Self {
+        self.admin = Some(admin);
+        self
+    }
+
+    /// Uses an existing user.
+    pub fn with_user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+}
+
+/// kOps' API server names: `https://api.<cluster>` (or `spec.api.publicName`), and
+/// `https://api.internal.<cluster>` for `--internal`.
+pub fn api_server_url(cluster: &str, public_name: Option<&str>, internal: bool) -> String {
+    if internal {
+        format!("https://api.internal.{cluster}")
+    } else {
+        format!(
+            "https://{}",
+            public_name.unwrap_or(&format!("api.{cluster}"))
+        )
+    }
+}
+
+fn b64(s: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
+}
+
+fn upsert(
+    doc: &mut serde_json::Map<String, Value>,
+    list: &str,
+    name: &str,
+    key: &str,
+    body: Value,
+) {
+    let items = doc
+        .entry(list.to_owned())
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !items.is_array() {
+        *items = Value::Array(Vec::new());
+    }
+    if let Value::Array(items) = items {
+        let entry = json!({"name": name, key: body});
+        match items
+            .iter_mut()
+            .find(|i| i.get("name").and_then(Value::as_str) == Some(name))
+        {
+            Some(existing) => *existing = entry,
+            None => items.push(entry),
+        }
+    }
+}
+
+fn has_named(doc: &serde_json::Map<String, Value>, list: &str, name: &str) -> bool {
+    doc.get(list).and_then(Value::as_array).is_some_and(|a| {
+        a.iter()
+            .any(|i| i.get("name").and_then(Value::as_str) == Some(name))
+    })
+}
+
+/// Merges `entry` into the kubeconfig text `existing` (`None` or empty for a new file) and
+/// returns the new text: the cluster and context entries named after the cluster are
+/// replaced or added, so is the user entry when there are admin credentials, other entries
+/// and fields are kept, and `current-context` becomes the cluster. With `entry.user`, that
+/// user must already exist in the file; with neither, the user entry is left as it is.
+pub fn merge_kubeconfig(existing: Option<&str>, entry: &KubeconfigEntry) -> Result<String> {
+    let invalid = |message: String| Error::Invalid {
+        field: "kubeconfig".into(),
+        message,
+    };
+    let mut doc = match existing.map(str::trim) {
+        None | Some("") => serde_json::Map::new(),
+        Some(text) => match serde_saphyr::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(Value::Null) => serde_json::Map::new(),
+            Ok(_) => return Err(invalid("not a mapping".into())),
+            Err(e) => return Err(invalid(format!("not YAML: {e}"))),
+        },
+    };
+    doc.entry("apiVersion").or_insert_with(|| json!("v1"));
+    doc.entry("kind").or_insert_with(|| json!("Config"));
+    doc.entry("preferences").or_insert_with(|| json!({}));
+
+    let mut cluster = serde_json::Map::new();
+    cluster.insert("server".into(), json!(entry.server));
+    if let Some(ca) = &entry.ca_pem {
+        cluster.insert("certificate-authority-data".into(), json!(b64(ca)));
+    }
+    if let Some(name) = &entry.tls_server_name {
+        cluster.insert("tls-server-name".into(), json!(name));
+    }
+    upsert(
+        &mut doc,
+        "clusters",
+        &entry.cluster,
+        "cluster",
+        Value::Object(cluster),
+    );
+
+    let user = match (&entry.admin, &entry.user) {
+        (Some(_), Some(_)) => {
+            return Err(Error::Invalid {
+                field: "--user".into(),
+                message: "cannot be combined with --admin".into(),
+            });
+        }
+        (Some(admin), None) => {
+            upsert(
+                &mut doc,
+                "users",
+                &entry.cluster,
+                "user",
+                json!({
+                    "client-certificate-data": b64(&admin.certificate_pem),
+                    "client-key-data": b64(admin.private_key.expose_pem()),
+                }),
+            );
+            entry.cluster.clone()
+        }
+        (None, Some(u)) => {
+            if !has_named(&doc, "users", u) {
+                return Err(Error::Invalid {
+                    field: "--user".into(),
+                    message: format!("user {u:?} is not in the kubeconfig"),
+                });
+            }
+            u.clone()
+        }
+        (None, None) => entry.cluster.clone(),
+    };
+    upsert(
+        &mut doc,
+        "contexts",
+        &entry.cluster,
+        "context",
+        json!({"cluster": entry.cluster, "user": user}),
+    );
+    doc.insert("current-context".into(), json!(entry.cluster));
+    serde_saphyr::to_string(&Value::Object(doc)).map_err(|e| invalid(format!("writing YAML: {e}")))
+}
+
+/// A kube-rs client for the context named `context` of kubeconfig text `text` (the
+/// current context when `None`).
+pub async fn client_from_kubeconfig(text: &str, context: Option<&str>) -> Result<kube::Client> {
+    let fail = |operation: String, e: Box<dyn std::error::Error + Send + Sync>| Error::Kubernetes {
+        operation,
+        source: e,
+    };
+    let kc = kube::config::Kubeconfig::from_yaml(text)
+        .map_err(|e| fail("reading the kubeconfig".into(), Box::new(e)))?;
+    let options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kc, &options)
+        .await
+        .map_err(|e| fail("loading the kubeconfig context".into(), Box::new(e)))?;
+    kube::Client::try_from(config)
+        .map_err(|e| fail("building the Kubernetes client".into(), Box::new(e)))
+}
+
+/// A client for `entry` alone, as kOps' rolling-update and validate build one in memory
+/// (nothing is written to disk).
+pub async fn client_for(entry: &KubeconfigEntry) -> Result<kube::Client> {
+    let text = merge_kubeconfig(None, entry)?;
+    client_from_kubeconfig(&text, Some(&entry.cluster)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_other_entries_and_replaces_ours() {
+        let existing = "apiVersion: v1\nkind: Config\nclusters:\n- name: other\n  cluster:\n    server: https://other\ncontexts:\n- name: other\n  context:\n    cluster: other\n    user: bob\nusers:\n- name: bob\n  user:\n    token: t\ncurrent-context: other\n";
+        let entry = KubeconfigEntry::new("a.example.com", "https://api.a.example.com")
+            .with_ca_pem("CA")
+            .with_user("bob");
+        let out = merge_kubeconfig(Some(existing), &entry).unwrap();
+        let v: Value = serde_saphyr::from_str(&out).unwrap();
+        assert_eq!(v["current-context"], "a.example.com");
+        assert_eq!(v["clusters"].as_array().unwrap().len(), 2);
+        assert_eq!(v["contexts"][1]["context"]["user"], "bob");
+        assert_eq!(
+            v["clusters"][1]["cluster"]["certificate-authority-data"],
+            b64("CA")
+        );
+        // Merging again replaces rather than duplicates.
+        let again = merge_kubeconfig(Some(&out), &entry).unwrap();
+        let v: Value = serde_saphyr::from_str(&again).unwrap();
+        assert_eq!(v["clusters"].as_array().unwrap().len(), 2);
+        assert_eq!(v["contexts"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_unknown_user_is_an_error_naming_it() {
+        let entry = KubeconfigEntry::new("a", "https://api.a").with_user("nobody");
+        let err = merge_kubeconfig(None, &entry).unwrap_err().to_string();
+        assert!(err.contains("nobody"), "{err}");
+    }
+
+    #[test]
+    fn api_server_names_follow_kops() {
+        assert_eq!(api_server_url("a.k8s", None, false), "https://api.a.k8s");
+        assert_eq!(
+            api_server_url("a.k8s", None, true),
+            "https://api.internal.a.k8s"
+        );
+        assert_eq!(
+            api_server_url("a.k8s", Some("k.example"), false),
+            "https://k.example"
+        );
+    }
+}
