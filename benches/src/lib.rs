@@ -105,6 +105,10 @@ impl Task<Cloud> for SyntheticTask {
         self.fields.clone()
     }
 
+    fn fields_ref(&self) -> Option<&Fields> {
+        Some(&self.fields)
+    }
+
     async fn find(&self, cx: &Context<'_, Cloud>) -> Result<Option<Found>> {
         let Some(o) = cx.cloud().lookup(self.key.kind(), self.key.name()) else {
             return Ok(None);

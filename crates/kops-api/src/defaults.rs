@@ -262,6 +262,7 @@ pub fn populate_cluster(input: &Cluster, opts: &PopulateOptions) -> Result<Clust
         topology.dns = Some("Public".to_string());
     }
     let dns_type = topology.dns.clone().unwrap_or_default();
+    let none_dns = c.uses_none_dns();
     let authz = c.spec.authorization.get_or_insert_with(Default::default);
     if authz.rbac.is_none() && authz.always_allow.is_none() {
         authz.rbac = Some(v::RBACAuthorizationSpec::default());
@@ -411,7 +412,7 @@ pub fn populate_cluster(input: &Cluster, opts: &PopulateOptions) -> Result<Clust
     {
         lb.class = Some("Network".to_string());
     }
-    if dns_type != "None" {
+    if !none_dns {
         if c.spec.dns_zone.is_some() && c.spec.api.public_name.is_none() {
             c.spec.api.public_name = Some(format!("api.{name}"));
         }
@@ -432,7 +433,7 @@ pub fn populate_cluster(input: &Cluster, opts: &PopulateOptions) -> Result<Clust
         }
     }
 
-    if c.spec.dns_zone.is_none() && dns_type != "None" {
+    if c.spec.dns_zone.is_none() && !none_dns {
         c.spec.dns_zone = match (&opts.dns_zone, &opts.dns_zones) {
             (Some(zone), _) => Some(zone.clone()),
             (None, Some(zones)) => Some(find_dns_zone(&name, &dns_type, zones)?),

@@ -626,7 +626,7 @@ fn cluster_errors(c: &Cluster) -> ValidationErrors {
                 "spec.topology.dns.type",
                 format!("unsupported value {d:?}: use Public, Private or None"),
             );
-        } else if !aws && !gce && provider.is_some() && d != "None" {
+        } else if !aws && !gce && provider.is_some() && !c.uses_none_dns() {
             errs.push(
                 "spec.topology.dns.type",
                 format!(
@@ -636,10 +636,7 @@ fn cluster_errors(c: &Cluster) -> ValidationErrors {
             );
         }
     }
-    if let Some(name) = c.metadata.name.as_deref()
-        && name.trim_end_matches('.').ends_with(".k8s.local")
-        && dns != Some("None")
-    {
+    if c.is_gossip() && !c.uses_none_dns() {
         errs.push("spec.topology.dns.type", "gossip DNS (*.k8s.local) was removed in kOps 1.37: set topology.dns.type: None or use a hosted DNS zone");
     }
     for (field, v) in [
@@ -1332,13 +1329,7 @@ fn cross_errors(ig: &InstanceGroup, c: &Cluster, errs: &mut ValidationErrors) {
     if s.role == Some(InstanceGroupRole::ApiServer) {
         match provider {
             Some(CloudProvider::Aws) => {
-                if c.spec
-                    .networking
-                    .topology
-                    .as_ref()
-                    .and_then(|t| t.dns.as_deref())
-                    == Some("None")
-                {
+                if c.uses_none_dns() {
                     errs.push(
                         "spec.role",
                         "APIServer instance groups cannot be used with topology.dns.type None",

@@ -112,7 +112,134 @@ fn family(rt: ResourceType) -> &'static [ResourceType] {
     }
 }
 
-type Cell = Arc<OnceCell<Arc<Vec<Resource>>>>;
+type Cell = Arc<OnceCell<Arc<Listing>>>;
+
+/// One cached list of a type, sorted by ID and indexed by ID, name, parent and tag, so
+/// that each query (a task's find) reads only its candidates instead of the whole list:
+/// a run's thousands of queries against one list stay linear in their number.
+///
+/// The indexes hold hashes of the strings; every candidate is checked against the whole
+/// query before it is returned, so a hash collision costs a check, never a wrong answer.
+#[derive(Debug, Default)]
+struct Listing {
+    items: Vec<Resource>,
+    by_id: HashMap<u64, Vec<usize>>,
+    by_name: HashMap<u64, Vec<usize>>,
+    by_parent: HashMap<u64, Vec<usize>>,
+    /// By tag key and value.
+    by_tag: HashMap<u64, Vec<usize>>,
+    /// By tag key alone (for filters accepting any value).
+    by_tag_key: HashMap<u64, Vec<usize>>,
+}
+
+/// The hash an index of [`Listing`] files `parts` under (fixed keys, so runs agree).
+fn index_hash(parts: &[&str]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
+impl Listing {
+    fn new(mut items: Vec<Resource>) -> Listing {
+        items.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut l = Listing::default();
+        for (i, r) in items.iter().enumerate() {
+            l.by_id
+                .entry(index_hash(&[r.id.as_str()]))
+                .or_default()
+                .push(i);
+            if let Some(n) = &r.name {
+                l.by_name
+                    .entry(index_hash(&[n.as_str()]))
+                    .or_default()
+                    .push(i);
+            }
+            if let Some(p) = &r.parent {
+                l.by_parent
+                    .entry(index_hash(&[p.as_str()]))
+                    .or_default()
+                    .push(i);
+            }
+            for (k, v) in &r.tags {
+                l.by_tag
+                    .entry(index_hash(&[k.as_str(), v.as_str()]))
+                    .or_default()
+                    .push(i);
+                l.by_tag_key
+                    .entry(index_hash(&[k.as_str()]))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        l.items = items;
+        l
+    }
+
+    /// The objects matching `query`, sorted by ID.
+    fn answer(&self, query: &ListQuery) -> Vec<Resource> {
+        let mut picked: Vec<usize> = match self.candidates(query) {
+            Some(c) => c,
+            None => (0..self.items.len()).collect(),
+        };
+        picked.sort_unstable();
+        picked.dedup();
+        picked
+            .into_iter()
+            .filter_map(|i| self.items.get(i))
+            .filter(|r| query.matches(r))
+            .cloned()
+            .collect()
+    }
+
+    /// Indices that include every object matching `query` (perhaps more), from the most
+    /// selective index the query can use; `None` when it uses none (every object is one).
+    fn candidates(&self, query: &ListQuery) -> Option<Vec<usize>> {
+        fn look<'a>(index: &'a HashMap<u64, Vec<usize>>, parts: &[&str]) -> &'a [usize] {
+            index
+                .get(&index_hash(parts))
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+        }
+        let union = |index: &HashMap<u64, Vec<usize>>, keys: &[String]| -> Vec<usize> {
+            keys.iter()
+                .flat_map(|k| look(index, &[k.as_str()]).iter().copied())
+                .collect()
+        };
+        let mut best: Option<Vec<usize>> = None;
+        let mut consider = |c: Vec<usize>| {
+            if best.as_ref().is_none_or(|b| c.len() < b.len()) {
+                best = Some(c);
+            }
+        };
+        if !query.ids.is_empty() {
+            consider(union(&self.by_id, &query.ids));
+        }
+        if !query.names.is_empty() {
+            consider(union(&self.by_name, &query.names));
+        }
+        if let Some(p) = &query.parent {
+            consider(look(&self.by_parent, &[p.as_str()]).to_vec());
+        }
+        for f in &query.tags {
+            if f.values.is_empty() {
+                consider(look(&self.by_tag_key, &[f.key.as_str()]).to_vec());
+            } else {
+                consider(
+                    f.values
+                        .iter()
+                        .flat_map(|v| {
+                            look(&self.by_tag, &[f.key.as_str(), v.as_str()])
+                                .iter()
+                                .copied()
+                        })
+                        .collect(),
+                );
+            }
+        }
+        best
+    }
+}
 
 /// The AWS backend: implements [`AwsCloud`] for one region of one account.
 ///
@@ -228,11 +355,13 @@ impl AwsBackend {
         query: &ListQuery,
     ) -> Result<Vec<Resource>> {
         let all = cell
-            .get_or_try_init(|| async { self.fetch(rt, scope).await.map(Arc::new) })
+            .get_or_try_init(|| async {
+                self.fetch(rt, scope)
+                    .await
+                    .map(|items| Arc::new(Listing::new(items)))
+            })
             .await?;
-        let mut out: Vec<Resource> = all.iter().filter(|r| query.matches(r)).cloned().collect();
-        out.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(out)
+        Ok(all.answer(query))
     }
 
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<(ResourceType, Scope), Cell>> {
@@ -527,5 +656,83 @@ impl AwsCloud for AwsBackend {
     async fn terminate_instance(&self, instance: &str) -> Result<()> {
         self.invalidate(ResourceType::Instance);
         crate::members::terminate_instance(self, instance).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::TagFilter;
+
+    fn object(
+        id: &str,
+        name: Option<&str>,
+        parent: Option<&str>,
+        tags: &[(&str, &str)],
+    ) -> Resource {
+        let mut r = Resource::default();
+        r.resource_type = Some(ResourceType::Subnet);
+        r.id = id.to_owned();
+        r.name = name.map(str::to_owned);
+        r.parent = parent.map(str::to_owned);
+        r.tags = tags
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        r
+    }
+
+    fn ids(rs: &[Resource]) -> Vec<&str> {
+        rs.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    /// The indexed answer is the plain filter of the whole list, sorted by ID, for every
+    /// kind of criterion and their combinations.
+    #[test]
+    fn indexed_answers_equal_filtering_the_whole_list() {
+        let items = vec![
+            object(
+                "s-3",
+                Some("c"),
+                Some("vpc-1"),
+                &[("Name", "c"), ("Role", "x")],
+            ),
+            object("s-1", Some("a"), Some("vpc-1"), &[("Name", "a")]),
+            object(
+                "s-2",
+                Some("b"),
+                Some("vpc-2"),
+                &[("Name", "b"), ("Role", "x")],
+            ),
+            object("s-4", None, None, &[]),
+        ];
+        let listing = Listing::new(items.clone());
+        let tag = |k: &str, vs: &[&str]| {
+            let mut f = TagFilter::exists(k);
+            f.values = vs.iter().map(|v| (*v).to_owned()).collect();
+            f
+        };
+        let queries = [
+            ListQuery::new(ResourceType::Subnet),
+            ListQuery::new(ResourceType::Vpc),
+            ListQuery::new(ResourceType::Subnet).with_ids(["s-2".to_owned(), "s-9".to_owned()]),
+            ListQuery::new(ResourceType::Subnet).with_ids(["s-2".to_owned(), "s-2".to_owned()]),
+            ListQuery::new(ResourceType::Subnet).with_names(["a".to_owned(), "c".to_owned()]),
+            ListQuery::new(ResourceType::Subnet).with_parent("vpc-1"),
+            ListQuery::new(ResourceType::Subnet).with_tag(tag("Role", &[])),
+            ListQuery::new(ResourceType::Subnet).with_tag(tag("Name", &["b", "c"])),
+            ListQuery::new(ResourceType::Subnet)
+                .with_parent("vpc-1")
+                .with_tag(tag("Role", &["x"])),
+            ListQuery::new(ResourceType::Subnet).with_tag(tag("Missing", &[])),
+        ];
+        for q in &queries {
+            let mut expected: Vec<Resource> =
+                items.iter().filter(|r| q.matches(r)).cloned().collect();
+            expected.sort_by(|a, b| a.id.cmp(&b.id));
+            assert_eq!(ids(&listing.answer(q)), ids(&expected), "{q:?}");
+        }
+        let all = ListQuery::new(ResourceType::Subnet);
+        assert_eq!(ids(&listing.answer(&all)), ["s-1", "s-2", "s-3", "s-4"]);
     }
 }

@@ -17,9 +17,13 @@ use crate::value::Fields;
 pub struct Node<C: ?Sized + Sync> {
     pub(crate) task: Box<dyn Task<C>>,
     pub(crate) key: TaskKey,
-    pub(crate) fields: Fields,
+    /// The expected fields, when the task does not hold them itself ([`Task::fields_ref`]).
+    pub(crate) fields: Option<Fields>,
     pub(crate) lifecycle: Lifecycle,
 }
+
+/// What a node without fields shows (a task whose `fields_ref` stopped answering).
+static NO_FIELDS: Fields = Fields::new();
 
 impl<C: ?Sized + Sync> Node<C> {
     /// The task.
@@ -30,9 +34,13 @@ impl<C: ?Sized + Sync> Node<C> {
     pub fn key(&self) -> &TaskKey {
         &self.key
     }
-    /// Its expected fields (as returned by [`Task::fields`] at build time).
+    /// Its expected fields (as returned by [`Task::fields`] at build time, or borrowed
+    /// from the task through [`Task::fields_ref`]).
     pub fn fields(&self) -> &Fields {
-        &self.fields
+        match &self.fields {
+            Some(f) => f,
+            None => self.task.fields_ref().unwrap_or(&NO_FIELDS),
+        }
     }
     /// Its effective lifecycle (after overrides).
     pub fn lifecycle(&self) -> Lifecycle {
@@ -124,10 +132,13 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         // Each task's fields are taken in the order the tasks came in, which is usually
         // the order they lie in memory; then the nodes are sorted by key, the order plans
         // and renderers walk them in.
-        let tasks: Vec<(Box<dyn Task<C>>, Fields)> = tasks
+        let tasks: Vec<(Box<dyn Task<C>>, Option<Fields>)> = tasks
             .into_iter()
             .map(|t| {
-                let fields = t.fields();
+                let fields = match t.fields_ref() {
+                    Some(_) => None,
+                    None => Some(t.fields()),
+                };
                 (t, fields)
             })
             .collect();
@@ -164,7 +175,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                 }),
             };
             mine.clear();
-            for v in node.fields.values() {
+            for v in node.fields().values() {
                 v.for_each_ref(&mut |r| {
                     if unknown.is_none() {
                         match lookup(&r.key) {

@@ -32,6 +32,13 @@ pub trait Task<C: ?Sized + Sync>: Send + Sync + fmt::Debug {
     /// the graph is built; the result is cached there.
     fn fields(&self) -> Fields;
 
+    /// The expected state when the task keeps it ready-made: the graph then borrows it
+    /// for its whole life instead of calling [`Task::fields`] and caching a copy. It must
+    /// equal what [`Task::fields`] returns. Default `None` (the graph calls `fields`).
+    fn fields_ref(&self) -> Option<&Fields> {
+        None
+    }
+
     /// Dependencies beyond the references found in [`Task::fields`] (which are always
     /// dependencies). Default: none.
     fn dependencies(&self) -> Vec<TaskKey> {

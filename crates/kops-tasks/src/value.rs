@@ -231,7 +231,7 @@ pub struct Fields(Vec<(Cow<'static, str>, Value)>);
 
 impl Fields {
     /// An empty field map.
-    pub fn new() -> Self {
+    pub const fn new() -> Self {
         Fields(Vec::new())
     }
 
@@ -411,16 +411,19 @@ impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for ValueMap {
             .into_iter()
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
-        // Stable sort, then keep the last value of a repeated key (as repeated inserts would).
-        v.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(String, Value)> = Vec::with_capacity(v.len());
-        for (k, val) in v {
-            match out.last_mut() {
-                Some(last) if last.0 == k => last.1 = val,
-                _ => out.push((k, val)),
-            }
+        // Stable sort (skipped when the entries come sorted, as from a sorted map), then
+        // keep the last value of a repeated key (as repeated inserts would), in place.
+        if !v.is_sorted_by(|a, b| a.0 < b.0) {
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v.dedup_by(|later, earlier| {
+                let same = later.0 == earlier.0;
+                if same {
+                    std::mem::swap(&mut later.1, &mut earlier.1);
+                }
+                same
+            });
         }
-        ValueMap(out)
+        ValueMap(v)
     }
 }
 
@@ -461,7 +464,7 @@ impl Outputs {
 
     /// Outputs holding just an `id`.
     pub fn id(id: impl Into<String>) -> Self {
-        Outputs::new().with(TaskRef::ID, id)
+        Outputs(vec![(Cow::Borrowed(TaskRef::ID), id.into())])
     }
 
     /// Builder form of [`Outputs::insert`].
@@ -559,6 +562,25 @@ mod tests {
         );
         let keys: Vec<String> = f.refs().iter().map(|r| r.key.to_string()).collect();
         assert_eq!(keys, ["VPC/v", "SecurityGroup/s"]);
+    }
+
+    #[test]
+    fn maps_collect_sorted_and_keep_the_last_of_a_repeated_key() {
+        let m: ValueMap = [("b", 1), ("a", 2), ("b", 3), ("c", 4), ("a", 5)]
+            .into_iter()
+            .collect();
+        let entries: Vec<(&str, &Value)> = m.iter().collect();
+        assert_eq!(
+            entries,
+            [
+                ("a", &Value::Int(5)),
+                ("b", &Value::Int(3)),
+                ("c", &Value::Int(4))
+            ]
+        );
+        let sorted: ValueMap = [("a", 1), ("b", 2)].into_iter().collect();
+        assert_eq!(sorted.get("b"), Some(&Value::Int(2)));
+        assert_eq!(Outputs::id("i-1"), Outputs::new().with("id", "i-1"));
     }
 
     #[test]

@@ -594,7 +594,10 @@ where
         if self.resource_type.is_taggable()
             && let Some(t) = &self.tags
         {
-            f.insert("tags", Value::string_map(t.clone()));
+            f.insert(
+                "tags",
+                Value::string_map(t.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+            );
         }
         f
     }
@@ -609,10 +612,10 @@ where
 
     async fn find(&self, cx: &Context<'_, C>) -> Result<Option<Found>> {
         let found = self.candidates(cx).await?;
-        let Some(r) = found.into_iter().next() else {
+        let Some(mut r) = found.into_iter().next() else {
             return Ok(None);
         };
-        let mut fields = Fields::new();
+        let mut fields = Fields::with_capacity(self.attrs.len() + 2);
         if self.name.is_some() {
             fields.insert("name", r.name.clone().map_or(Value::Null, Value::String));
         }
@@ -632,7 +635,7 @@ where
             fields.insert(k.clone(), align(&expected, actual));
         }
         if self.resource_type.is_taggable() && self.tags.is_some() {
-            fields.insert("tags", Value::string_map(r.tags.clone()));
+            fields.insert("tags", Value::string_map(std::mem::take(&mut r.tags)));
         }
         Ok(Some(Found::new(fields, self.outputs_of(&r))))
     }
