@@ -48,8 +48,51 @@ pub enum Command {
     Promote(crate::keypair::PromoteArgs),
     /// Distrust keypairs (keypair rotation)
     Distrust(crate::keypair::DistrustArgs),
+    /// Export a cluster's kubeconfig (optionally with an admin credential)
+    Export(ExportArgs),
+    /// Validate a cluster against its instance groups
+    Validate(ValidateArgs),
+    /// Replace the instances that run an outdated configuration
+    #[command(name = "rolling-update")]
+    RollingUpdate(RollingUpdateArgs),
     /// Print a shell completion script
     Completion(CompletionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(subcommand)]
+    pub command: ExportCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExportCommand {
+    /// Merge the cluster's context into a kubeconfig file
+    Kubeconfig(crate::kubeconfig::ExportKubeconfigArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(subcommand)]
+    pub command: ValidateCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ValidateCommand {
+    /// Check nodes, instance groups and critical pods (exit 0 valid, 2 not valid, 1 error)
+    Cluster(crate::validate::ValidateClusterArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RollingUpdateArgs {
+    #[command(subcommand)]
+    pub command: RollingUpdateCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RollingUpdateCommand {
+    /// Plan (exit 2 when an update is needed) or perform, with --yes, a rolling update
+    Cluster(Box<crate::rolling::RollingUpdateClusterArgs>),
 }
 
 #[derive(Debug, Args)]

@@ -161,6 +161,20 @@ impl AwsCloud for JournaledCloud {
     async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
         self.inner.hosted_zones(query).await
     }
+    // Rolling update. Detach and terminate are not journaled: `rolling-update --yes`
+    // refuses the mock cloud rather than lose them on its next replay.
+    async fn group_members(
+        &self,
+        names: &[String],
+    ) -> CloudResult<Vec<kops_model::aws::cloud::GroupMembers>> {
+        self.inner.group_members(names).await
+    }
+    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.inner.detach_instance(group, instance).await
+    }
+    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
+        self.inner.terminate_instance(instance).await
+    }
 }
 
 /// The cloud of one command.

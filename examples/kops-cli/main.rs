@@ -29,12 +29,15 @@ mod edit;
 mod errors;
 mod get;
 mod keypair;
+mod kubeconfig;
 mod output;
+mod rolling;
 mod secret;
 mod spec;
 mod state;
 mod toolbox;
 mod update;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -166,6 +169,19 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Distrust(args) => match args.command {
             keypair::DistrustCommand::Keypair(a) => {
                 keypair::distrust_keypair(&global, &a).await.map(|_| 0)
+            }
+        },
+        Command::Export(args) => match args.command {
+            cli::ExportCommand::Kubeconfig(a) => {
+                kubeconfig::export_kubeconfig(&global, &a).await.map(|_| 0)
+            }
+        },
+        Command::Validate(args) => match args.command {
+            cli::ValidateCommand::Cluster(a) => validate::validate_cluster(&global, &a).await,
+        },
+        Command::RollingUpdate(args) => match args.command {
+            cli::RollingUpdateCommand::Cluster(a) => {
+                rolling::rolling_update_cluster(&global, &a).await
             }
         },
         Command::Toolbox(args) => match args.command {

@@ -1,0 +1,192 @@
+//! `export kubeconfig`, and the Kubernetes client `validate` and `rolling-update` use: an
+//! in-memory admin credential signed by the cluster's `kubernetes-ca`, as kOps builds one.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context as _, anyhow, bail};
+use clap::Args;
+use kops_api::{internal, v1alpha2};
+use kops_model::day2::kubeconfig::{
+    DEFAULT_ADMIN_LIFETIME, KubeconfigEntry, api_server_url, client_for, issue_admin_credential,
+    merge_kubeconfig,
+};
+use kops_model::pki;
+
+use crate::cli::Global;
+use crate::state::{self, State};
+
+/// `kops export kubeconfig` flags.
+#[derive(Debug, Args)]
+pub struct ExportKubeconfigArgs {
+    /// Cluster name (default: --name)
+    pub cluster_name: Option<String>,
+    /// Add an admin credential valid this long (default 18h); never stored in the state store
+    #[arg(long, num_args = 0..=1, default_missing_value = "18h", value_name = "DURATION")]
+    pub admin: Option<String>,
+    /// Point the context at this existing kubeconfig user
+    #[arg(long, value_name = "NAME", conflicts_with = "admin")]
+    pub user: Option<String>,
+    /// Use the cluster's internal API name (api.internal.<cluster>)
+    #[arg(long)]
+    pub internal: bool,
+    /// The kubeconfig file to merge into (default: $KUBECONFIG, else ~/.kube/config)
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Override the API server URL
+    #[arg(long, value_name = "URL")]
+    pub api_server: Option<String>,
+}
+
+/// Parses Go-style durations: `18h`, `90m`, `1h30m`, `45s`, `500ms`.
+pub fn parse_duration(s: &str) -> anyhow::Result<Duration> {
+    let bad = || anyhow!("invalid duration {s:?} (use e.g. 18h, 15m, 1h30m, 30s)");
+    let mut total = Duration::ZERO;
+    let mut rest = s.trim();
+    if rest == "0" {
+        return Ok(total);
+    }
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .ok_or_else(bad)?;
+        let n: f64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let secs = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 0.001,
+            _ => return Err(bad()),
+        };
+        total += Duration::from_secs_f64(n * secs);
+        rest = &rest[unit_len..];
+    }
+    Ok(total)
+}
+
+/// The OS user, for the certificate's CN.
+fn os_user() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+async fn entry(
+    st: &State,
+    name: &str,
+    internal_name: bool,
+    api_server: Option<&str>,
+    admin: Option<Duration>,
+) -> anyhow::Result<KubeconfigEntry> {
+    let stored: v1alpha2::Cluster = st.cluster(name).await?.value;
+    let cluster = internal::Cluster::try_from(&stored)
+        .with_context(|| format!("cluster {name}: converting the spec"))?;
+    let public = cluster.spec.api.public_name.clone();
+    let server = match api_server {
+        Some(s) => s.to_owned(),
+        None => api_server_url(name, public.as_deref(), internal_name),
+    };
+    let ca = st
+        .registry
+        .get_keyset(name, "kubernetes-ca")
+        .await
+        .with_context(|| format!("reading keyset kubernetes-ca of cluster {name}"))?
+        .value;
+    let bundle = pki::trusted_certificates(&ca)
+        .with_context(|| format!("cluster {name}: keyset kubernetes-ca"))?;
+    let mut e = KubeconfigEntry::new(name, server)
+        .with_ca_pem(bundle)
+        .with_tls_server_name(format!("api.internal.{name}"));
+    if let Some(lifetime) = admin {
+        let cred = issue_admin_credential(&ca, &os_user(), lifetime, SystemTime::now())
+            .with_context(|| format!("cluster {name}: minting the admin credential"))?;
+        e = e.with_admin(cred);
+    }
+    Ok(e)
+}
+
+/// A client for the cluster's API with a fresh admin credential (kOps' default for
+/// `validate` and `rolling-update`).
+pub async fn admin_client(
+    st: &State,
+    name: &str,
+    api_server: Option<&str>,
+) -> anyhow::Result<kube::Client> {
+    let e = entry(st, name, false, api_server, Some(DEFAULT_ADMIN_LIFETIME)).await?;
+    client_for(&e)
+        .await
+        .with_context(|| format!("building the Kubernetes client for cluster {name}"))
+}
+
+fn kubeconfig_path(flag: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = flag {
+        return Ok(p.clone());
+    }
+    if let Some(first) = std::env::var_os("KUBECONFIG")
+        .as_ref()
+        .and_then(|v| std::env::split_paths(v).next())
+    {
+        return Ok(first);
+    }
+    let home = std::env::var_os("HOME").ok_or_else(|| anyhow!("no --kubeconfig and no $HOME"))?;
+    Ok(PathBuf::from(home).join(".kube").join("config"))
+}
+
+/// `kops export kubeconfig`.
+pub async fn export_kubeconfig(global: &Global, args: &ExportKubeconfigArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let st = State::open(global).await?;
+    let admin = args
+        .admin
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .context("--admin")?;
+    if admin.is_some_and(|d| d.is_zero()) {
+        bail!("--admin: the lifetime must be positive");
+    }
+    let mut e = entry(&st, &name, args.internal, args.api_server.as_deref(), admin).await?;
+    if let Some(u) = &args.user {
+        e = e.with_user(u.clone());
+    }
+    let path = kubeconfig_path(args.kubeconfig.as_ref())?;
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(anyhow::Error::new(err).context(format!("reading {}", path.display())));
+        }
+    };
+    let text = merge_kubeconfig(existing.as_deref(), &e)
+        .with_context(|| format!("merging into {}", path.display()))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    write_private(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("kOps has set your kubectl context to {name}");
+    if admin.is_none() && args.user.is_none() {
+        eprintln!(
+            "Exported kubeconfig with no user authentication; use --admin, --user or --auth-plugin flags with `kops export kubeconfig`"
+        );
+    }
+    Ok(())
+}
+
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        opts.mode(0o600);
+    }
+    opts.open(path)?.write_all(text.as_bytes())
+}

@@ -1,0 +1,219 @@
+//! `rolling-update cluster` over [`kops_model::day2::rolling`]: without `--yes` the plan
+//! (exit 2 when an update is needed, 0 when none); with it the roll, journaled in the state
+//! store so an interrupted run (SIGINT lets the current step finish) resumes.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use kops_api::internal::{self, InstanceGroupRole};
+use kops_model::day2::rolling::{Event, Journal, Plan, RollingOptions, RollingUpdate};
+use kops_model::day2::validate::{ValidateOptions, Validator};
+
+use crate::cli::Global;
+use crate::kubeconfig::{admin_client, parse_duration};
+use crate::state::{self, State};
+use crate::validate::{group_cloud, instance_groups};
+
+/// Output of `rolling-update cluster`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum RollingFormat {
+    /// A table, and progress lines
+    #[default]
+    Table,
+    /// The plan as JSON, and one JSON line per event
+    Json,
+}
+
+/// `kops rolling-update cluster` flags.
+#[derive(Debug, Args)]
+pub struct RollingUpdateClusterArgs {
+    /// Cluster name (default: --name)
+    pub cluster_name: Option<String>,
+    /// Perform the update (default: show the plan)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Do not use the Kubernetes API (no taint, drain or validation)
+    #[arg(long)]
+    pub cloudonly: bool,
+    /// Replace up-to-date instances too
+    #[arg(long)]
+    pub force: bool,
+    /// Only these instance groups
+    #[arg(long = "instance-group", visible_aliases = ["ig", "instance-groups"], value_delimiter = ',')]
+    pub instance_groups: Vec<String>,
+    /// Only groups of these roles (ControlPlane, Node, Bastion, APIServer)
+    #[arg(long = "instance-group-roles", visible_aliases = ["role", "roles"], value_delimiter = ',')]
+    pub roles: Vec<String>,
+    /// Per validation episode
+    #[arg(long, default_value = "15m", value_name = "DURATION")]
+    pub validation_timeout: String,
+    /// Consecutive successful validations after each replacement
+    #[arg(long, default_value_t = 2)]
+    pub validate_count: u32,
+    /// Per node drain
+    #[arg(long, default_value = "15m", value_name = "DURATION")]
+    pub drain_timeout: String,
+    /// After each drain
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub post_drain_delay: String,
+    /// After each bastion termination
+    #[arg(long, default_value = "15s", value_name = "DURATION")]
+    pub bastion_interval: String,
+    /// After each control-plane termination
+    #[arg(
+        long,
+        visible_alias = "master-interval",
+        default_value = "15s",
+        value_name = "DURATION"
+    )]
+    pub control_plane_interval: String,
+    /// After each node termination
+    #[arg(long, default_value = "15s", value_name = "DURATION")]
+    pub node_interval: String,
+    /// Stop when validation times out
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub fail_on_validate_error: bool,
+    /// Stop when a drain fails
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub fail_on_drain_error: bool,
+    /// Output format
+    #[arg(short = 'o', long, value_enum, default_value_t)]
+    pub output: RollingFormat,
+    /// Override the API server URL
+    #[arg(long, value_name = "URL")]
+    pub api_server: Option<String>,
+}
+
+fn options(args: &RollingUpdateClusterArgs) -> anyhow::Result<RollingOptions> {
+    let d = |flag: &str, v: &str| parse_duration(v).with_context(|| format!("--{flag}"));
+    let roles = args
+        .roles
+        .iter()
+        .map(|r| match InstanceGroupRole::parse(r) {
+            InstanceGroupRole::Unknown(u) => Err(anyhow::anyhow!(
+                "--instance-group-roles: unknown role {u:?}"
+            )),
+            role => Ok(role),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(RollingOptions::default()
+        .with_force(args.force)
+        .with_cloud_only(args.cloudonly)
+        .with_instance_groups(args.instance_groups.clone())
+        .with_roles(roles)
+        .with_validation_timeout(d("validation-timeout", &args.validation_timeout)?)
+        .with_validate_count(args.validate_count)
+        .with_drain_timeout(d("drain-timeout", &args.drain_timeout)?)
+        .with_post_drain_delay(d("post-drain-delay", &args.post_drain_delay)?)
+        .with_bastion_interval(d("bastion-interval", &args.bastion_interval)?)
+        .with_control_plane_interval(d("control-plane-interval", &args.control_plane_interval)?)
+        .with_node_interval(d("node-interval", &args.node_interval)?)
+        .with_fail_on_validate_error(args.fail_on_validate_error)
+        .with_fail_on_drain_error(args.fail_on_drain_error))
+}
+
+fn print_plan(plan: &Plan, cloud_only: bool) {
+    print!(
+        "{:<28} {:<12} {:<11} {:<6} {:<4} {:<7} {:<4}",
+        "NAME", "STATUS", "NEEDUPDATE", "READY", "MIN", "TARGET", "MAX"
+    );
+    println!("{}", if cloud_only { "" } else { " NODES" });
+    for g in &plan.groups {
+        print!(
+            "{:<28} {:<12} {:<11} {:<6} {:<4} {:<7} {:<4}",
+            g.name, g.status, g.need_update, g.ready, g.min, g.target, g.max
+        );
+        match g.nodes {
+            Some(n) => println!(" {n}"),
+            None => println!(),
+        }
+    }
+    for g in &plan.groups {
+        for u in &g.update {
+            println!("  {} {}: {}", g.name, u.id, u.reason);
+        }
+    }
+}
+
+/// `kops rolling-update cluster`; returns the exit code.
+pub async fn rolling_update_cluster(
+    global: &Global,
+    args: &RollingUpdateClusterArgs,
+) -> anyhow::Result<u8> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let st = State::open(global).await?;
+    let stored = st.cluster(&name).await?.value;
+    let cluster = internal::Cluster::try_from(&stored)
+        .with_context(|| format!("cluster {name}: converting the spec"))?;
+    let groups = instance_groups(&st, &name).await?;
+    let cloud = group_cloud(global, &st, &name).await?;
+    let json = args.output == RollingFormat::Json;
+    let sink: kops_model::day2::rolling::EventSink = Arc::new(move |e: &Event| {
+        if json {
+            println!("{}", serde_json::to_string(e).unwrap_or_default());
+        } else {
+            eprintln!(
+                "{} {} {} {}",
+                e.group,
+                e.action,
+                e.instance.as_deref().unwrap_or(""),
+                e.detail.as_deref().unwrap_or("")
+            );
+        }
+    });
+    let mut roll = RollingUpdate::new(cloud.clone(), options(args)?)
+        .with_journal(Journal::new(st.store().clone(), &name))
+        .with_events(sink);
+    if !args.cloudonly {
+        let client = admin_client(&st, &name, args.api_server.as_deref()).await?;
+        let validator = Arc::new(Validator::new(
+            client.clone(),
+            cloud,
+            name.clone(),
+            groups.clone(),
+            ValidateOptions::default(),
+        ));
+        roll = roll.with_kube(client, validator);
+    }
+    let plan = roll
+        .plan(&cluster, &groups)
+        .await
+        .with_context(|| format!("planning the rolling update of cluster {name}"))?;
+    if json {
+        println!("{}", serde_json::to_string(&plan).unwrap_or_default());
+    } else {
+        print_plan(&plan, args.cloudonly);
+    }
+    if !plan.needs_update() && !args.force {
+        eprintln!("No rolling-update required.");
+        return Ok(0);
+    }
+    if !args.yes {
+        eprintln!("Must specify --yes to rolling-update.");
+        return Ok(2);
+    }
+    if global.mock_cloud {
+        anyhow::bail!(
+            "rolling-update --yes: not supported on the mock cloud (its journal does not record detach and terminate); the library's tests roll the mock in memory"
+        );
+    }
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("interrupted: finishing the current step, then removing the taints set");
+            let _ = tx.send(true);
+        }
+    });
+    let report = roll
+        .with_stop(rx)
+        .run(&cluster, &groups)
+        .await
+        .with_context(|| format!("rolling update of cluster {name}"))?;
+    if report.stopped {
+        eprintln!("Rolling update stopped; run it again to resume.");
+        return Ok(1);
+    }
+    eprintln!("Rolling update completed for cluster {name:?}");
+    Ok(0)
+}

@@ -1,0 +1,209 @@
+//! End-to-end tests of the day-two commands with the `kops` binary: `export kubeconfig
+//! --admin` (the certificate verifies against the cluster CA with openssl and expires when
+//! asked), `validate cluster` against an unreachable API (exit 1), `rolling-update` flags.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+use base64::Engine as _;
+
+const CLUSTER: &str = "demo.example.com";
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let (code, _, err) = env.kops(&[
+            "create",
+            "cluster",
+            CLUSTER,
+            "--zones",
+            "us-test-1a",
+            "--network-cidr",
+            "172.20.0.0/16",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = env.kops(&["create", "keypair", "kubernetes-ca", "--primary"]);
+        assert_eq!(code, 0, "{err}");
+        env
+    }
+
+    fn kops(&self, args: &[&str]) -> (i32, String, String) {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kops"));
+        for v in [
+            "KOPS_STATE_STORE",
+            "KOPS_MOCK_CLOUD",
+            "KOPS_CLUSTER_NAME",
+            "KUBECONFIG",
+        ] {
+            c.env_remove(v);
+        }
+        let state = format!("file://{}", self.dir.path().join("state").display());
+        let o = c
+            .env("NO_COLOR", "1")
+            .env("USER", "alice")
+            .current_dir(self.dir.path())
+            .args(["--state", &state, "--mock-cloud", "--name", CLUSTER])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+}
+
+fn openssl(args: &[&str]) -> std::process::Output {
+    Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl must be installed for this test")
+}
+
+fn field(text: &str, key: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{key}:")))
+        .unwrap_or_else(|| panic!("no {key} in\n{text}"));
+    let v = line.split_once(':').unwrap().1.trim().trim_matches('"');
+    String::from_utf8(base64::engine::general_purpose::STANDARD.decode(v).unwrap()).unwrap()
+}
+
+#[test]
+fn export_kubeconfig_admin_certificate_verifies_and_expires() {
+    let env = Env::new();
+    let kc = env.dir.path().join("kubeconfig");
+    let (code, out, err) = env.kops(&[
+        "export",
+        "kubeconfig",
+        "--admin=1h",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("PRIVATE KEY") && !err.contains("PRIVATE KEY"));
+    let text = std::fs::read_to_string(&kc).unwrap();
+    assert!(
+        text.contains("server: https://api.demo.example.com"),
+        "{text}"
+    );
+    assert!(text.contains("current-context: demo.example.com"), "{text}");
+    let ca = field(&text, "certificate-authority-data");
+    let cert = field(&text, "client-certificate-data");
+    let ca_path = env.dir.path().join("ca.crt");
+    let cert_path = env.dir.path().join("admin.crt");
+    std::fs::write(&ca_path, ca).unwrap();
+    std::fs::write(&cert_path, cert).unwrap();
+    let (ca_s, cert_s) = (ca_path.to_str().unwrap(), cert_path.to_str().unwrap());
+    let ok = openssl(&["verify", "-CAfile", ca_s, cert_s]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let subject = String::from_utf8_lossy(
+        &openssl(&[
+            "x509", "-in", cert_s, "-noout", "-subject", "-nameopt", "RFC2253",
+        ])
+        .stdout,
+    )
+    .to_string();
+    assert!(
+        subject.contains("CN=kubecfg-alice") && subject.contains("O=system:masters"),
+        "{subject}"
+    );
+    assert!(
+        openssl(&["x509", "-in", cert_s, "-noout", "-checkend", "3500"])
+            .status
+            .success()
+    );
+    assert!(
+        !openssl(&["x509", "-in", cert_s, "-noout", "-checkend", "3700"])
+            .status
+            .success()
+    );
+    // Nothing was stored in the state store.
+    let stored = walk(&env.dir.path().join("state"));
+    assert!(!stored.iter().any(|f| f.contains("kubecfg")), "{stored:?}");
+
+    // --user must name an existing user; with one it points the context at it.
+    let (code, _, err) = env.kops(&[
+        "export",
+        "kubeconfig",
+        "--user",
+        "nobody",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("nobody"), "{err}");
+    let (code, _, err) = env.kops(&[
+        "export",
+        "kubeconfig",
+        "--user",
+        CLUSTER,
+        "--internal",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&kc).unwrap();
+    assert!(
+        text.contains("server: https://api.internal.demo.example.com"),
+        "{text}"
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p.display().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn validate_exits_1_when_the_api_cannot_be_reached() {
+    let env = Env::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let (code, _, err) = env.kops(&["validate", "cluster", "--api-server", &url]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("could not validate"), "{err}");
+}
+
+#[test]
+fn rolling_update_rejects_bad_flags_naming_them() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&[
+        "rolling-update",
+        "cluster",
+        "--cloudonly",
+        "--node-interval",
+        "soon",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--node-interval"), "{err}");
+    let (code, _, err) = env.kops(&[
+        "rolling-update",
+        "cluster",
+        "--cloudonly",
+        "--instance-group",
+        "nope",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("nope"), "{err}");
+}
