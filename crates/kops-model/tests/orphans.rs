@@ -153,12 +153,18 @@ async fn removing_a_zone_and_an_ssh_cidr_plans_exactly_their_deletion() {
     let after = second.plan(api).await.unwrap();
     let left = changes(&after.plan);
     assert!(
-        left.iter().all(|(c, deferred)| *deferred && c.contains("SecurityGroupRule")),
+        left.iter()
+            .all(|(c, deferred)| *deferred && c.contains("SecurityGroupRule")),
         "{left:#?}"
     );
     assert_eq!(left.len(), rules.len(), "{left:#?}");
     second
-        .apply(api, &registry, &after, ApplyOptions::default().with_prune(true))
+        .apply(
+            api,
+            &registry,
+            &after,
+            ApplyOptions::default().with_prune(true),
+        )
         .await
         .unwrap();
     let last = second.plan(api).await.unwrap();

@@ -203,10 +203,7 @@ impl LockInfo {
             Some(e) => format!(", lease until {e}"),
             None => ", no lease expiry".to_string(),
         };
-        format!(
-            "{who} for {} since {}{until}",
-            self.operation, self.created
-        )
+        format!("{who} for {} since {}{until}", self.operation, self.created)
     }
 }
 
@@ -513,7 +510,13 @@ mod tests {
         }
         let t = UNIX_EPOCH + Duration::from_secs(951_827_696);
         assert_eq!(parse_rfc3339("2000-02-29T13:34:56.250+01:00"), Some(t));
-        for bad in ["", "2000-02-29", "2000-13-01T00:00:00Z", "2000-02-29T12:34:56", "x000-02-29T12:34:56Z"] {
+        for bad in [
+            "",
+            "2000-02-29",
+            "2000-13-01T00:00:00Z",
+            "2000-02-29T12:34:56",
+            "x000-02-29T12:34:56Z",
+        ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
     }
@@ -547,22 +550,43 @@ mod tests {
                 .with_process("ci-7", 42)
                 .with_command("kops update cluster --yes")
                 .with_lease(Duration::from_secs(60));
-            let held = Lock::acquire(store.clone(), "c/lock", &a, &clock).await.unwrap();
+            let held = Lock::acquire(store.clone(), "c/lock", &a, &clock)
+                .await
+                .unwrap();
             assert!(held.replaced().is_none());
             clock.set(1_000_059);
             let b = LockRequest::new("bob", "update cluster");
-            let err = Lock::acquire(store.clone(), "c/lock", &b, &clock).await.unwrap_err();
+            let err = Lock::acquire(store.clone(), "c/lock", &b, &clock)
+                .await
+                .unwrap_err();
             let text = err.to_string();
-            for part in ["alice@ci", "host ci-7", "pid 42", "`kops update cluster --yes`", "lease until"] {
+            for part in [
+                "alice@ci",
+                "host ci-7",
+                "pid 42",
+                "`kops update cluster --yes`",
+                "lease until",
+            ] {
                 assert!(text.contains(part), "{text:?} lacks {part:?}");
             }
             clock.set(1_000_060);
-            let taken = Lock::acquire(store.clone(), "c/lock", &b, &clock).await.unwrap();
-            assert_eq!(taken.replaced().map(|i| i.holder.as_str()), Some("alice@ci"));
+            let taken = Lock::acquire(store.clone(), "c/lock", &b, &clock)
+                .await
+                .unwrap();
+            assert_eq!(
+                taken.replaced().map(|i| i.holder.as_str()),
+                Some("alice@ci")
+            );
             // The stale holder can neither renew nor release the lock it lost.
             let mut held = held;
-            assert!(matches!(held.renew(&clock).await, Err(Error::LockMismatch { .. })));
-            assert!(matches!(held.release().await, Err(Error::LockMismatch { .. })));
+            assert!(matches!(
+                held.renew(&clock).await,
+                Err(Error::LockMismatch { .. })
+            ));
+            assert!(matches!(
+                held.release().await,
+                Err(Error::LockMismatch { .. })
+            ));
             taken.release().await.unwrap();
             assert!(read_lock(store.as_ref(), "c/lock").await.unwrap().is_none());
         });
@@ -574,7 +598,9 @@ mod tests {
             let store: Arc<dyn Store> = Arc::new(crate::MemoryStore::new());
             let clock = At(0.into());
             let a = LockRequest::new("alice", "update").with_lease(Duration::from_secs(10));
-            let mut held = Lock::acquire(store.clone(), "c/lock", &a, &clock).await.unwrap();
+            let mut held = Lock::acquire(store.clone(), "c/lock", &a, &clock)
+                .await
+                .unwrap();
             clock.set(8);
             held.renew(&clock).await.unwrap();
             clock.set(15);

@@ -120,7 +120,10 @@ pub fn wave_of(key: &TaskKey) -> Option<usize> {
 }
 
 fn resource_type(kind: &str) -> Option<ResourceType> {
-    KINDS.iter().find(|(_, k, _)| *k == kind).map(|(rt, _, _)| *rt)
+    KINDS
+        .iter()
+        .find(|(_, k, _)| *k == kind)
+        .map(|(rt, _, _)| *rt)
 }
 
 /// The cloud IDs (and ARNs) of the objects the tasks of a plan found: those objects are
@@ -203,7 +206,10 @@ fn describe(r: &Resource, rt: ResourceType) -> String {
 fn attr_int(r: &Resource, k: &str) -> i64 {
     r.attrs
         .get(k)
-        .and_then(|v| v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))
+        .and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
         .unwrap_or(0)
 }
 

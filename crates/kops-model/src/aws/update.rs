@@ -289,13 +289,7 @@ impl UpdateCluster {
             renew(lock, registry, &name).await?;
             failed.extend(
                 executor
-                    .delete_orphans(
-                        &plan.plan,
-                        &wave,
-                        &OrphanDeleter::new(),
-                        api,
-                        options.prune,
-                    )
+                    .delete_orphans(&plan.plan, &wave, &OrphanDeleter::new(), api, options.prune)
                     .await,
             );
             // A wave that failed leaves its dependencies in use: stop before them.
