@@ -26,6 +26,15 @@ pub struct Global {
     /// Cluster name (for commands that act on one cluster)
     #[arg(long, global = true, env = "KOPS_CLUSTER_NAME", value_name = "NAME")]
     pub name: Option<String>,
+    /// Saved versions of each cluster spec to keep (0: keep none)
+    #[arg(
+        long,
+        global = true,
+        env = "KOPS_HISTORY_LIMIT",
+        value_name = "N",
+        default_value_t = kops_statestore::registry::DEFAULT_HISTORY_LIMIT
+    )]
+    pub history_limit: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +51,10 @@ pub enum Command {
     Update(UpdateArgs),
     /// Delete a cluster and its cloud resources
     Delete(DeleteArgs),
+    /// Remove a cluster's lock left by a run that died
+    Unlock(crate::unlock::UnlockArgs),
+    /// Restore a saved version of a cluster's spec
+    Rollback(RollbackArgs),
     /// Tools for inspecting clusters
     Toolbox(ToolboxArgs),
     /// Promote a keypair to primary (keypair rotation)
@@ -264,6 +277,20 @@ pub enum GetCommand {
     /// List a cluster's keypairs
     #[command(alias = "keypair")]
     Keypairs(crate::keypair::GetKeypairsArgs),
+    /// List the saved versions of a cluster's spec
+    History(crate::history::GetHistoryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    #[command(subcommand)]
+    pub command: RollbackCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RollbackCommand {
+    /// Make a saved version of the cluster spec current again (see `get history`)
+    Cluster(crate::history::RollbackClusterArgs),
 }
 
 #[derive(Debug, Args)]
@@ -364,6 +391,10 @@ pub struct UpdateClusterArgs {
     /// Lifecycle overrides, e.g. IAMRole=ExistsAndWarnIfChanges (comma-separated)
     #[arg(long, value_delimiter = ',', value_name = "KIND=LIFECYCLE")]
     pub lifecycle_overrides: Vec<String>,
+    /// Also perform deferred deletions: security-group rules, load balancers, target
+    /// groups and volumes the spec no longer needs
+    #[arg(long)]
+    pub prune: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,6 @@ use kops_model::aws::cloud::AwsCloud;
 use kops_model::aws::delete::{
     DeleteOptions, delete_cluster as delete_resources, find_cluster_resources,
 };
-use kops_statestore::LockRequest;
 
 use crate::cli::{DeleteClusterArgs, DeleteIgArgs, Global};
 use crate::cloud::Cloud;
@@ -66,23 +65,7 @@ pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow
         return Ok(2);
     }
 
-    let lock = st
-        .registry
-        .lock(
-            &name,
-            &LockRequest::new(format!("pid {}", std::process::id()), "delete cluster"),
-        )
-        .await
-        .map_err(|e| {
-            let what = match &e {
-                kops_statestore::Error::Locked { info, .. } => format!(
-                    "cluster {name} is locked by {} ({} since {}, lock id {})",
-                    info.holder, info.operation, info.created, info.id
-                ),
-                _ => format!("taking the lock of cluster {name}"),
-            };
-            anyhow::Error::new(e).context(what)
-        })?;
+    let lock = st.lock(&name, "delete cluster").await?;
     let outcome = async {
         if let Some(c) = &cloud {
             let bar = output::progress_bar(resources.len() as u64, "delete");

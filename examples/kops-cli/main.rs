@@ -18,7 +18,8 @@
 //!
 //! Module map: [`cli`] (flags), [`state`] (store, registry, lock),
 //! [`create`] (`create`, `replace`), [`get`], [`edit`], [`update`],
-//! [`delete`], [`cloud`] (mock or AWS, mock persistence), [`toolbox`],
+//! [`delete`], [`unlock`], [`history`] (`get history`, `rollback`), [`cloud`] (mock or
+//! AWS, mock persistence), [`toolbox`],
 //! [`output`] (colour, progress bars), [`errors`] (one-line errors for the user).
 
 mod cli;
@@ -28,6 +29,7 @@ mod delete;
 mod edit;
 mod errors;
 mod get;
+mod history;
 mod keypair;
 mod kubeconfig;
 mod output;
@@ -36,6 +38,7 @@ mod secret;
 mod spec;
 mod state;
 mod toolbox;
+mod unlock;
 mod update;
 mod validate;
 
@@ -144,6 +147,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 GetCommand::Clusters(a) => get::get_clusters(&global, &a).await?,
                 GetCommand::Instancegroups(a) => get::get_instance_groups(&global, &a).await?,
                 GetCommand::Keypairs(a) => keypair::get_keypairs(&global, &a).await?,
+                GetCommand::History(a) => history::get_history(&global, &a).await?,
             }
             Ok(0)
         }
@@ -160,6 +164,14 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Delete(args) => match args.command {
             DeleteCommand::Cluster(a) => delete::delete_cluster(&global, &a).await,
             DeleteCommand::Instancegroup(a) => delete::delete_instance_group(&global, &a).await,
+        },
+        Command::Unlock(args) => match args.command {
+            unlock::UnlockCommand::Cluster(a) => unlock::unlock_cluster(&global, &a).await,
+        },
+        Command::Rollback(args) => match args.command {
+            cli::RollbackCommand::Cluster(a) => {
+                history::rollback_cluster(&global, &a).await.map(|_| 0)
+            }
         },
         Command::Promote(args) => match args.command {
             keypair::PromoteCommand::Keypair(a) => {

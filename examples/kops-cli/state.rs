@@ -2,9 +2,10 @@
 //! every mutating command takes.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
-use kops_statestore::{LockRequest, Registry, Store, StoreOptions, SystemClock};
+use kops_statestore::{Lock, LockRequest, Registry, Store, StoreOptions, SystemClock};
 
 use crate::cli::Global;
 
@@ -33,7 +34,8 @@ impl State {
         let store = kops_statestore::open(&url, &options)
             .with_context(|| format!("opening state store {url}"))?;
         Ok(State {
-            registry: Registry::new(store, Arc::new(SystemClock)),
+            registry: Registry::new(store, Arc::new(SystemClock))
+                .with_history_limit(Some(global.history_limit)),
             url,
         })
     }
@@ -68,17 +70,7 @@ impl State {
         operation: &str,
         f: impl AsyncFnOnce() -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
-        let request = LockRequest::new(holder(), operation);
-        let lock = self.registry.lock(cluster, &request).await.map_err(|e| {
-            let what = match &e {
-                kops_statestore::Error::Locked { info, .. } => format!(
-                    "cluster {cluster} is locked by {} ({} since {}, lock id {})",
-                    info.holder, info.operation, info.created, info.id
-                ),
-                _ => format!("taking the lock of cluster {cluster}"),
-            };
-            anyhow::Error::new(e).context(what)
-        })?;
+        let lock = self.lock(cluster, operation).await?;
         let result = f().await;
         let released = lock
             .release()
@@ -92,15 +84,83 @@ impl State {
     }
 }
 
+impl State {
+    /// Takes the cluster's lock for `operation`, with a one-line error naming the holder
+    /// (and how to clear a stale lock) when someone else has it. Says so on stderr when
+    /// it replaced a lock whose lease had run out.
+    pub async fn lock(&self, cluster: &str, operation: &str) -> anyhow::Result<Lock> {
+        let request = lock_request(operation);
+        let lock = self
+            .registry
+            .lock(cluster, &request)
+            .await
+            .map_err(|e| lock_error(cluster, e))?;
+        if let Some(old) = lock.replaced() {
+            eprintln!(
+                "warning: cluster {cluster}: took over the expired lock of {} (lock id {}); that run may have stopped half way, this one picks up from the cloud as it is",
+                old.describe(),
+                old.id
+            );
+        }
+        Ok(lock)
+    }
+}
+
+/// The error for a failed lock acquisition: one line naming the holder when locked.
+pub fn lock_error(cluster: &str, e: kops_statestore::Error) -> anyhow::Error {
+    match &e {
+        kops_statestore::Error::Locked { info, .. } => crate::errors::user(format!(
+            "cluster {cluster} is locked by {} (lock id {}); wait for it to finish, or if that process is gone run `kops unlock cluster {cluster}`{}",
+            info.describe(),
+            info.id,
+            if info.expires.is_some() {
+                " after the lease expires, or with --force now"
+            } else {
+                " --force"
+            }
+        )),
+        _ => anyhow::Error::new(e).context(format!("taking the lock of cluster {cluster}")),
+    }
+}
+
+/// How long a lock taken by this process lasts: `KOPS_LOCK_LEASE` seconds, else the
+/// library's default.
+fn lease() -> Duration {
+    std::env::var("KOPS_LOCK_LEASE")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|s| *s > 0)
+        .map_or(kops_statestore::lock::DEFAULT_LEASE, Duration::from_secs)
+}
+
+/// The lock request of this process for `operation`: holder, host, pid, command line,
+/// lease.
+pub fn lock_request(operation: &str) -> LockRequest {
+    // The command as typed, program name shortened; flags of kops carry no secrets.
+    let command = std::iter::once("kops".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    LockRequest::new(holder(), operation)
+        .with_process(hostname(), std::process::id())
+        .with_command(command)
+        .with_lease(lease())
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
 /// `user@host` for lock records.
 pub fn holder() -> String {
     let user = std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "unknown".into());
-    let host = std::fs::read_to_string("/etc/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into());
-    format!("{user}@{host} (pid {})", std::process::id())
+    format!("{user}@{}", hostname())
 }
 
 /// The cluster a command acts on: its positional argument, else `--name`.

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context as _, anyhow, bail};
 use kops_api::{internal, v1alpha2};
-use kops_model::aws::{DiscoverOptions, ModelContext, UpdateCluster, UpdateOptions, discover};
+use kops_model::aws::{
+    ApplyOptions, DiscoverOptions, ModelContext, UpdateCluster, UpdateOptions, discover,
+};
 use kops_tasks::{ExecutorOptions, LifecycleOverrides};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
@@ -78,16 +80,42 @@ fn overrides(args: &UpdateClusterArgs) -> anyhow::Result<LifecycleOverrides> {
 }
 
 /// `kops update cluster`; returns the exit code.
+///
+/// With `--yes` the cluster's lock is taken first and held through discovery, plan,
+/// apply and saving the mock cloud, so two concurrent runs never plan against the same
+/// cloud: the second exits 1 naming the holder.
 pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow::Result<u8> {
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
-    let Prepared { cloud, ctx } = prepare(global, &st, &name).await?;
+    if args.yes && args.target == Target::Direct {
+        st.cluster(&name).await?;
+        let mut lock = st.lock(&name, "update cluster").await?;
+        let result = update_locked(global, args, &st, &name, Some(&mut lock)).await;
+        let released = lock
+            .release()
+            .await
+            .with_context(|| format!("releasing the lock of cluster {name}"));
+        let code = result?;
+        released?;
+        return Ok(code);
+    }
+    update_locked(global, args, &st, &name, None).await
+}
+
+async fn update_locked(
+    global: &Global,
+    args: &UpdateClusterArgs,
+    st: &State,
+    name: &str,
+    lock: Option<&mut kops_statestore::Lock>,
+) -> anyhow::Result<u8> {
+    let Prepared { cloud, ctx } = prepare(global, st, name).await?;
     let options = UpdateOptions::default()
         .with_lifecycle_overrides(overrides(args)?)
-        .with_lock_holder(state::holder())
+        .with_lock_request(state::lock_request("update cluster"))
         // The mock's nodes read nothing: a local state store is fine there.
         .with_unreadable_config_base(global.mock_cloud);
-    let update = UpdateCluster::new(ctx, options.clone())
+    let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
 
     if args.target == Target::Terraform {
@@ -116,7 +144,7 @@ pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow
         .await
         .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
 
-    if !args.yes {
+    let Some(lock) = lock.filter(|_| args.yes) else {
         match args.output {
             PlanFormat::Json => println!("{}", plan.plan.to_json()),
             PlanFormat::Text => {
@@ -130,11 +158,20 @@ pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow
             }
         }
         return Ok(u8::try_from(plan.plan.exit_code()).unwrap_or(1));
-    }
+    };
 
-    if !plan.plan.has_changes() {
+    let only_deferred = !args.prune
+        && plan.plan.has_changes()
+        && plan.plan.items.iter().all(|i| {
+            !i.action.is_change() || (i.action == kops_tasks::Action::Delete && i.deferred)
+        });
+    if !plan.plan.has_changes() || only_deferred {
         if args.output == PlanFormat::Json {
             println!("{}", plan.plan.to_json());
+        } else if only_deferred {
+            println!(
+                "No changes applied to cluster {name}; deferred deletions are pending (apply them with --prune)."
+            );
         } else {
             println!("No changes needed for cluster {name}.");
         }
@@ -142,14 +179,12 @@ pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow
     }
     let bar = output::progress_bar(update.graph().len() as u64, "apply");
     let b = bar.clone();
-    let update = UpdateCluster::new(
-        update.context().clone(),
-        options.with_executor(
-            ExecutorOptions::default().with_progress(move |e| output::follow(&b, e)),
-        ),
-    )
-    .with_context(|| format!("building the model of cluster {name}"))?;
-    let result = update.apply(api, &st.registry, &plan).await;
+    let apply = ApplyOptions::default()
+        .with_executor(ExecutorOptions::default().with_progress(move |e| output::follow(&b, e)))
+        .with_prune(args.prune);
+    let result = update
+        .apply_holding(api, &st.registry, &plan, lock, apply)
+        .await;
     bar.finish_and_clear();
     // The cloud changed whatever the outcome: persist the mock's state first.
     cloud.save().await?;

@@ -1468,6 +1468,7 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
                     "CreateNatGateway",
                     what,
                     ec2.create_nat_gateway()
+                        .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
                         .subnet_id(req(a, "subnet_id", rt)?)
                         .set_allocation_id(s(a, "allocation_id"))
                         .set_tag_specifications(
@@ -1531,6 +1532,7 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
                     "CreateVolume",
                     what,
                     ec2.create_volume()
+                        .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
                         .availability_zone(req(a, "availability_zone", rt)?)
                         .set_size(i32_(a, "size"))
                         .set_volume_type(s(a, "type").map(|v| t::VolumeType::from(v.as_str())))
@@ -1558,6 +1560,7 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
                     "CreateLaunchTemplate",
                     &name,
                     ec2.create_launch_template()
+                        .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
                         .launch_template_name(&name)
                         .launch_template_data(lt_data_from_attrs(a))
                         .set_tag_specifications(

@@ -98,6 +98,7 @@ pub mod classify;
 pub mod cloud;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod idempotent;
 
 #[cfg(feature = "sdk")]
 mod asg;
@@ -123,6 +124,7 @@ mod options;
 pub mod ratelimit;
 
 pub use cloud::{AwsCloud, AwsCloudExt, ResourceType};
+pub use idempotent::Idempotent;
 
 #[cfg(feature = "sdk")]
 pub use backend::AwsBackend;

@@ -31,6 +31,8 @@
 //!   resource types of each service (operations are methods of [`MockAws`]).
 //! - [`filter`]: [`Filter`], [`Tags`].
 //! - [`faults`]: [`FaultPlan`], [`FaultInjector`].
+//! - [`chaos`]: [`ChaosCloud`] (lost responses, delayed visibility, half-done creates,
+//!   crashes, throttling; seeded) and [`ClientTokens`] (EC2's idempotent creates).
 //! - [`fixture`]: the `mock-cloud.yaml` loader.
 //! - [`cloud`]: the `kops_cloud_aws::AwsCloud` implementation and the [`FaultyCloud`]
 //!   and [`CountingCloud`] decorators. It passes the cloud conformance suite
@@ -58,6 +60,7 @@
 //! Experimental (0.x): the resource types and method set grow as the model needs them.
 
 pub mod asg;
+pub mod chaos;
 pub mod cloud;
 pub mod ec2;
 pub mod elbv2;
@@ -79,6 +82,7 @@ mod state;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use chaos::{ChaosCloud, ChaosPlan, ChaosStats, ClientTokens};
 pub use cloud::{CountingCloud, FaultyCloud};
 pub use error::{Error, Result};
 pub use faults::{FaultInjector, FaultKind, FaultPlan, FaultRule};

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use kops_model::aws::cloud::{AwsCloud, ListQuery, ResourceType};
-use kops_model::aws::{DiscoverOptions, UpdateCluster, UpdateOptions, discover};
+use kops_model::aws::{ApplyOptions, DiscoverOptions, UpdateCluster, UpdateOptions, discover};
 use kops_model::{DEFAULT_KOPS_RELEASE, DnsType, Error, NewClusterOptions, new_cluster};
 use kops_statestore::{LockRequest, MemoryStore, Registry, Store, StoreExt as _, SystemClock};
 
@@ -62,7 +62,10 @@ async fn managed_files_go_to_the_config_base_in_the_clusters_own_store() {
     let api: &dyn AwsCloud = &cloud;
     let plan = update.plan(api).await.unwrap();
     assert!(plan.plan.has_changes());
-    update.apply(api, &registry(&store), &plan).await.unwrap();
+    update
+        .apply(api, &registry(&store), &plan, ApplyOptions::default())
+        .await
+        .unwrap();
 
     // The files are in the store, under the cluster's config base...
     let bootstrap = store
@@ -96,7 +99,7 @@ async fn direct_apply_refuses_a_config_base_nodes_cannot_read() {
     let plan = update.plan(api).await.unwrap();
     let before = cloud.resource_ids();
     let err = update
-        .apply(api, &registry(&store), &plan)
+        .apply(api, &registry(&store), &plan, ApplyOptions::default())
         .await
         .expect_err("a memfs:// config base must be refused on a real cloud");
     let msg = err.to_string();

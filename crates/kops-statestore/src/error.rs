@@ -40,14 +40,25 @@ pub enum Error {
 
     /// A lock is held by someone else.
     #[error(
-        "{path}: locked by {holder} for {operation} since {created} (lock id {id}, tool {tool_version})",
-        holder = info.holder, operation = info.operation, created = info.created,
-        id = info.id, tool_version = info.tool_version
+        "{path}: locked by {holder} (lock id {id}, tool {tool_version})",
+        holder = info.describe(), id = info.id, tool_version = info.tool_version
     )]
     Locked {
         /// Path of the lock object.
         path: String,
         /// What the lock object records about its holder.
+        info: Box<LockInfo>,
+    },
+
+    /// An unlock without force found a lock whose lease has not run out.
+    #[error(
+        "{path}: the lease of {holder} has not expired (lock id {id}); force the unlock only if that process is gone",
+        holder = info.describe(), id = info.id
+    )]
+    LeaseNotExpired {
+        /// Path of the lock object.
+        path: String,
+        /// What the lock object records.
         info: Box<LockInfo>,
     },
 

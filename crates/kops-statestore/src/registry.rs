@@ -111,7 +111,12 @@ pub struct HistoryEntry {
 pub struct Registry {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
+    history_limit: Option<usize>,
 }
+
+/// How many saved versions of a cluster's `config` a [`Registry`] keeps unless told
+/// otherwise ([`Registry::with_history_limit`]).
+pub const DEFAULT_HISTORY_LIMIT: usize = 50;
 
 fn check_name(what: &str, name: &str) -> Result<()> {
     if name.is_empty() || name.contains('/') || validate_path(name).is_err() {
@@ -205,7 +210,24 @@ fn compact_timestamp(t: std::time::SystemTime) -> String {
 impl Registry {
     /// A registry over `store`, stamping times from `clock`.
     pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
-        Registry { store, clock }
+        Registry {
+            store,
+            clock,
+            history_limit: Some(DEFAULT_HISTORY_LIMIT),
+        }
+    }
+
+    /// Keeps at most `limit` saved versions of each cluster's `config` (`None`: all of
+    /// them). After each update the oldest beyond the limit are deleted; a limit of 0
+    /// keeps no history.
+    pub fn with_history_limit(mut self, limit: Option<usize>) -> Self {
+        self.history_limit = limit;
+        self
+    }
+
+    /// The history retention (see [`Registry::with_history_limit`]).
+    pub fn history_limit(&self) -> Option<usize> {
+        self.history_limit
     }
 
     /// The underlying store.
@@ -322,12 +344,23 @@ impl Registry {
         // update into an error (a caller retrying with `expected` would then
         // get a precondition failure for a write that succeeded): it is a
         // warning, and at worst one history entry is missing.
-        if let Err(e) = self.save_history(&name, current.data).await {
-            tracing::warn!(
-                cluster = %name,
-                error = %e,
-                "cluster config updated, but its previous version could not be saved to history"
-            );
+        if self.history_limit != Some(0) {
+            if let Err(e) = self.save_history(&name, current.data).await {
+                tracing::warn!(
+                    cluster = %name,
+                    error = %e,
+                    "cluster config updated, but its previous version could not be saved to history"
+                );
+            }
+        }
+        if let Some(limit) = self.history_limit {
+            if let Err(e) = self.prune_history(&name, limit).await {
+                tracing::warn!(
+                    cluster = %name,
+                    error = %e,
+                    "cluster config updated, but its history could not be pruned"
+                );
+            }
         }
         Ok(Versioned { value: *c, version })
     }
@@ -801,7 +834,8 @@ impl Registry {
 
     // ---- lock ---------------------------------------------------------------
 
-    fn lock_path(cluster: &str) -> String {
+    /// Path of a cluster's lock object, relative to the store root.
+    pub fn lock_path(cluster: &str) -> String {
         format!("{cluster}/kops-rs.lock")
     }
 
@@ -822,6 +856,32 @@ impl Registry {
     pub async fn lock_info(&self, cluster: &str) -> Result<Option<LockInfo>> {
         check_name("cluster name", cluster)?;
         lock::read_lock(self.store.as_ref(), &Self::lock_path(cluster)).await
+    }
+
+    /// Removes the cluster's lock, as `kops unlock cluster` does: a lock whose lease ran
+    /// out always, one still leased only with `force` (else [`Error::LeaseNotExpired`]
+    /// naming its holder). Returns what the removed lock recorded, `None` when the
+    /// cluster was not locked.
+    pub async fn unlock(&self, cluster: &str, force: bool) -> Result<Option<LockInfo>> {
+        check_name("cluster name", cluster)?;
+        let path = Self::lock_path(cluster);
+        let Some(info) = lock::read_lock(self.store.as_ref(), &path).await? else {
+            return Ok(None);
+        };
+        if !force && !info.is_expired(self.clock.now()) {
+            return Err(Error::LeaseNotExpired {
+                path,
+                info: Box::new(info),
+            });
+        }
+        lock::force_unlock(self.store.as_ref(), &path, &info.id)
+            .await
+            .map(Some)
+    }
+
+    /// The clock this registry stamps times with.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// Removes the cluster's lock if its id is `id`; returns what it recorded.

@@ -272,7 +272,9 @@ pub async fn delete_cluster(
                 continue;
             };
             match cloud.delete(rt, &r.id).await {
-                Ok(()) => {
+                // Already gone (an earlier delete whose answer was lost, or a listing
+                // that lagged behind a delete): what was asked for holds.
+                Ok(()) | Err(Error::NotFound { .. }) => {
                     tracing::info!(kind = %rt, id = %r.id, "deleted");
                     report.deleted.push(r);
                 }

@@ -10,7 +10,7 @@
 //! - [`update`]: [`UpdateCluster`], plan / apply / Terraform.
 //! - [`delete`]: [`delete_cluster`], everything a cluster owns, in dependency order.
 //! - [`naming`]: kOps' name truncation and hashing, SSH key fingerprints.
-//! - [`orphans`]: instance-group objects the spec no longer describes.
+//! - [`orphans`]: objects the cluster owns that the spec no longer describes.
 //! - [`terraform`]: rendering a model to a Terraform directory as kOps lays it out.
 
 pub mod builders;
@@ -28,7 +28,7 @@ pub use cloud::{AwsCloud, AwsCloudExt};
 pub use delete::{DeleteOptions, DeleteReport, delete_cluster, find_cluster_resources};
 pub use discover::{DiscoverOptions, discover};
 pub use task::AwsTask;
-pub use update::{UpdateCluster, UpdateOptions, UpdatePlan};
+pub use update::{ApplyOptions, UpdateCluster, UpdateOptions, UpdatePlan};
 
 use kops_tasks::Task;
 

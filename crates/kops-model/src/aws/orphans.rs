@@ -1,39 +1,115 @@
-//! Instance-group objects the cluster owns but the model no longer describes.
+//! Objects the cluster owns but the model no longer describes.
 //!
-//! When an instance group is removed from the spec, its autoscaling group and launch
-//! template stay in the cloud until something deletes them. [`find_group_objects`] lists
-//! the ones the cluster owns; [`kops_tasks::Plan::add_orphans`] turns those no task
-//! describes into planned deletions (with a reason), and [`OrphanDeleter`] deletes them
-//! through [`kops_tasks::Executor::delete_orphans`], autoscaling groups first
-//! ([`DELETION_WAVES`]).
+//! When something is removed from the spec (an instance group, a zone with its subnets,
+//! an `sshAccess` CIDR), the cloud objects made for it stay until something deletes them.
+//! [`find_orphans`] lists the objects the cluster owns and sets aside every one a task of
+//! the plan *found* (its ID is among the plan's [`Claims`]); what is left, of the kinds
+//! the model makes, is an orphan. [`kops_tasks::Plan::add_orphans`] turns them into
+//! planned deletions (with a reason), and [`OrphanDeleter`] deletes them through
+//! [`kops_tasks::Executor::delete_orphans`], one [wave](DELETION_WAVES) at a time:
+//! dependents (autoscaling groups) before what they depend on (launch templates,
+//! subnets, the VPC).
 //!
-//! Only objects carrying **both** the cluster's ownership tag
-//! (`kubernetes.io/cluster/<cluster>=owned`) and kOps' instance-group tag
-//! (`kops.k8s.io/instancegroup`) are considered. Kubernetes tags the volumes and load
-//! balancers it creates for workloads with the same ownership tag, and objects shared with
-//! the cluster are tagged `shared`: neither may ever be taken for an orphan.
+//! As in kOps, some deletions are **deferred**: security-group rules, load balancers and
+//! target groups (and here also EBS volumes, which hold etcd's data) are planned but
+//! deleted only when deferred deletions are allowed (`update cluster --prune`), so a
+//! rolling update can finish before traffic rules go.
+//!
+//! What is never taken for an orphan:
+//! - objects not tagged `kubernetes.io/cluster/<cluster>=owned` (or the legacy
+//!   `KubernetesCluster=<cluster>` alone): `shared` and untagged objects;
+//! - objects Kubernetes made for workloads with the same ownership tag (load balancers,
+//!   target groups and volumes carrying `kubernetes.io/service-name`,
+//!   `elbv2.k8s.aws/cluster` or `kubernetes.io/created-for/...` tags), and EBS volumes
+//!   that are not etcd's;
+//! - instances (their autoscaling group owns them) and DNS records;
+//! - security-group rules under a group the cluster does not own, rules referencing a
+//!   group it does not own, and rules whose description starts with `kubernetes.io/`
+//!   (the cloud controller's);
+//! - objects of a kind whose tasks are not all `Sync` (a lifecycle override such as
+//!   `IAMRole=ExistsAndWarnIfChanges` or `Ignore` means the model does not look after
+//!   that kind), and objects whose key a task of the graph has (a second object under a
+//!   task's name is a duplicate to look at, not something to delete unasked).
 //!
 //! ```
 //! use kops_model::aws::orphans::{DELETION_WAVES, wave_of};
 //! use kops_tasks::TaskKey;
 //!
-//! // Autoscaling groups go before the launch templates they use.
+//! // Autoscaling groups go before the launch templates they use, subnets before the VPC.
 //! let asg = TaskKey::new("AutoscalingGroup", "old.example.com");
 //! let lt = TaskKey::new("LaunchTemplate", "old.example.com");
 //! assert!(wave_of(&asg) < wave_of(&lt));
-//! assert_eq!(DELETION_WAVES.len(), 2);
+//! assert!(wave_of(&TaskKey::new("Subnet", "a")) < wave_of(&TaskKey::new("VPC", "a")));
 //! ```
 
-use kops_tasks::{Context, Deleter, Error, OwnedObject, Result, TaskKey, async_trait};
+use std::collections::{BTreeSet, HashSet};
 
-use super::cloud::{AwsCloud, ListQuery, ResourceType, TagFilter};
+use kops_tasks::{
+    Context, Deleter, Error, Lifecycle, OwnedObject, Plan, Result, TaskGraph, TaskKey, async_trait,
+};
+
+use super::cloud::{AwsCloud, AwsCloudExt, CloudError, ListQuery, Resource, ResourceType};
+use super::delete::is_owned;
+
+use ResourceType as R;
 
 /// The tag kOps puts on every object that belongs to one instance group.
 pub const INSTANCE_GROUP_TAG: &str = "kops.k8s.io/instancegroup";
 
 /// The kinds of orphans, in the order they must be deleted: each inner slice is one wave,
-/// and a wave starts only when the one before it is done.
-pub const DELETION_WAVES: &[&[&str]] = &[&["AutoscalingGroup"], &["LaunchTemplate"]];
+/// and a wave starts only when the one before it is done. Kinds are the model's task
+/// kinds (`Subnet`, `SecurityGroupRule`, ...).
+pub const DELETION_WAVES: &[&[&str]] = &[
+    &["AutoscalingGroup"],
+    &["NetworkLoadBalancer"],
+    &["TargetGroup"],
+    &["LaunchTemplate"],
+    &["EventBridgeRule", "SQS"],
+    &["NatGateway"],
+    &["ElasticIP"],
+    &["EBSVolume"],
+    &["SecurityGroupRule"],
+    &["SecurityGroup"],
+    &["RouteTable"],
+    &["Subnet"],
+    &["InternetGateway", "EgressOnlyInternetGateway"],
+    &["VPC"],
+    &["DHCPOptions"],
+    &["SSHKey"],
+    &["IAMInstanceProfile"],
+    &["IAMRole"],
+    &["IAMOIDCProvider"],
+];
+
+/// The model's task kind for each resource type an orphan may have, and whether its
+/// deletion is deferred.
+const KINDS: &[(ResourceType, &str, bool)] = &[
+    (R::AutoscalingGroup, "AutoscalingGroup", false),
+    (R::LoadBalancer, "NetworkLoadBalancer", true),
+    (R::TargetGroup, "TargetGroup", true),
+    (R::LaunchTemplate, "LaunchTemplate", false),
+    (R::EventRule, "EventBridgeRule", false),
+    (R::SqsQueue, "SQS", false),
+    (R::NatGateway, "NatGateway", false),
+    (R::ElasticIp, "ElasticIP", false),
+    (R::Volume, "EBSVolume", true),
+    (R::SecurityGroupRule, "SecurityGroupRule", true),
+    (R::SecurityGroup, "SecurityGroup", false),
+    (R::RouteTable, "RouteTable", false),
+    (R::Subnet, "Subnet", false),
+    (R::InternetGateway, "InternetGateway", false),
+    (
+        R::EgressOnlyInternetGateway,
+        "EgressOnlyInternetGateway",
+        false,
+    ),
+    (R::Vpc, "VPC", false),
+    (R::DhcpOptions, "DHCPOptions", false),
+    (R::KeyPair, "SSHKey", false),
+    (R::IamInstanceProfile, "IAMInstanceProfile", false),
+    (R::IamRole, "IAMRole", false),
+    (R::IamOidcProvider, "IAMOIDCProvider", false),
+];
 
 /// The wave (index into [`DELETION_WAVES`]) that deletes objects of `key`'s kind;
 /// `None` for kinds this module never plans to delete.
@@ -44,41 +120,216 @@ pub fn wave_of(key: &TaskKey) -> Option<usize> {
 }
 
 fn resource_type(kind: &str) -> Option<ResourceType> {
-    match kind {
-        "AutoscalingGroup" => Some(ResourceType::AutoscalingGroup),
-        "LaunchTemplate" => Some(ResourceType::LaunchTemplate),
+    KINDS
+        .iter()
+        .find(|(_, k, _)| *k == kind)
+        .map(|(rt, _, _)| *rt)
+}
+
+/// The cloud IDs (and ARNs) of the objects the tasks of a plan found: those objects are
+/// described by the spec, whatever else the cluster owns is not.
+#[derive(Clone, Debug, Default)]
+pub struct Claims {
+    ids: HashSet<String>,
+    /// Task kinds the model does not fully manage (a task of the kind is not `Sync`).
+    unmanaged: BTreeSet<String>,
+    keys: HashSet<TaskKey>,
+}
+
+impl Claims {
+    /// The claims of a planned `graph`: `outputs` gives the outputs each task's find
+    /// recorded (see [`kops_tasks::Results`]).
+    pub fn from_graph<C: ?Sized + Sync>(
+        graph: &TaskGraph<C>,
+        outputs: &kops_tasks::Results,
+    ) -> Self {
+        let mut c = Claims::default();
+        for node in graph.nodes() {
+            let key = node.key();
+            c.keys.insert(key.clone());
+            if node.lifecycle() != Lifecycle::Sync {
+                c.unmanaged.insert(key.kind().to_owned());
+            }
+            if let Some(o) = outputs.outputs(key) {
+                for attr in ["id", "arn"] {
+                    if let Some(v) = o.get(attr).filter(|v| !v.is_empty()) {
+                        c.ids.insert(v.to_owned());
+                    }
+                }
+            }
+        }
+        c
+    }
+
+    /// Adds an ID as claimed (for objects found outside the graph).
+    pub fn claim(&mut self, id: impl Into<String>) {
+        self.ids.insert(id.into());
+    }
+
+    /// Whether a task found the object with this ID.
+    pub fn is_claimed(&self, id: &str) -> bool {
+        self.ids.contains(id)
+    }
+
+    fn manages(&self, kind: &str) -> bool {
+        !self.unmanaged.contains(kind)
+    }
+}
+
+/// Tags Kubernetes (and its controllers) put on the cloud objects it makes for workloads.
+fn made_by_kubernetes(r: &Resource) -> bool {
+    r.tags.keys().any(|k| {
+        k == "kubernetes.io/service-name"
+            || k == "elbv2.k8s.aws/cluster"
+            || k.starts_with("kubernetes.io/created-for/")
+            || k == "ebs.csi.aws.com/cluster"
+    })
+}
+
+fn display_name(r: &Resource) -> String {
+    r.name
+        .clone()
+        .or_else(|| r.tags.get("Name").cloned())
+        .unwrap_or_else(|| r.id.clone())
+}
+
+fn describe(r: &Resource, rt: ResourceType) -> String {
+    let mut s = format!("{} {}", rt.terraform_type(), r.id);
+    if let Some(g) = r.tags.get(INSTANCE_GROUP_TAG) {
+        s.push_str(&format!(" of instance group {g:?}"));
+    } else if let Some(z) = r.attr_str("availability_zone") {
+        s.push_str(&format!(" in zone {z}"));
+    }
+    s
+}
+
+fn attr_int(r: &Resource, k: &str) -> i64 {
+    r.attrs
+        .get(k)
+        .and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+fn attr_first(r: &Resource, k: &str) -> Option<String> {
+    match r.attrs.get(k)? {
+        serde_json::Value::Array(a) => a.first().and_then(|v| v.as_str()).map(str::to_owned),
+        serde_json::Value::String(s) => Some(s.clone()),
         _ => None,
     }
 }
 
-/// Every autoscaling group and launch template owned by `cluster` and tagged with an
-/// instance group, keyed as the model's tasks for them are keyed (`AutoscalingGroup` /
-/// `LaunchTemplate` + the object's name). Two list calls, whatever the number of groups.
-pub async fn find_group_objects(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<OwnedObject>> {
-    let ownership = format!("kubernetes.io/cluster/{cluster}");
+/// The security-group rule's key: kOps' name when the model would make it
+/// (`from-<source>-ingress-tcp-22to22-<group>`), built from what the cloud reports.
+fn rule_name(r: &Resource, group_name: &str, names: &[(String, String)]) -> String {
+    let egress = r.attr_str("type") == Some("egress");
+    let proto = r.attr_str("protocol").unwrap_or("-1");
+    let proto_label = if proto == "-1" { "all" } else { proto };
+    let (from, to) = if proto == "-1" {
+        (0, 0)
+    } else {
+        (attr_int(r, "from_port"), attr_int(r, "to_port"))
+    };
+    let peer = r
+        .attr_str("source_security_group_id")
+        .map(|id| {
+            names
+                .iter()
+                .find(|(i, _)| i == id)
+                .map_or_else(|| id.to_owned(), |(_, n)| n.clone())
+        })
+        .or_else(|| attr_first(r, "cidr_blocks"))
+        .or_else(|| attr_first(r, "ipv6_cidr_blocks"))
+        .or_else(|| attr_first(r, "prefix_list_ids"))
+        .unwrap_or_else(|| r.id.clone());
+    let dir = if egress { "egress" } else { "ingress" };
+    let (src, dst) = if egress {
+        (group_name.to_owned(), peer)
+    } else {
+        (peer, group_name.to_owned())
+    };
+    format!("from-{src}-{dir}-{proto_label}-{from}to{to}-{dst}")
+}
+
+/// Every object `cluster` owns that no task of the plan found (see the module docs),
+/// keyed by the model's task kind and the object's name, in no particular order; delete
+/// them by [`DELETION_WAVES`].
+pub async fn find_orphans(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    claims: &Claims,
+) -> Result<Vec<OwnedObject>> {
     let mut out = Vec::new();
-    for kinds in DELETION_WAVES {
-        for kind in *kinds {
-            let Some(rt) = resource_type(kind) else {
+    let mut groups: Vec<(String, String)> = Vec::new();
+    for &(rt, kind, deferred) in KINDS {
+        if rt == R::SecurityGroupRule {
+            continue;
+        }
+        let found = match cloud.list_for_cluster(rt, cluster).await {
+            Ok(v) => v,
+            // A backend that cannot list a type has nothing of it to delete.
+            Err(CloudError::NotImplemented { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        for r in found.into_iter().filter(|r| is_owned(r, cluster)) {
+            if rt == R::SecurityGroup {
+                groups.push((r.id.clone(), display_name(&r)));
+            }
+            if !claims.manages(kind) || claims.is_claimed(&r.id) {
                 continue;
-            };
-            let query = ListQuery::new(rt)
-                .with_tag(TagFilter::equals(ownership.as_str(), "owned"))
-                .with_tag(TagFilter::exists(INSTANCE_GROUP_TAG));
-            for r in cloud.list(&query).await? {
-                // Filter again: a backend may apply only some of the filters server-side.
-                if r.tags.get(&ownership).map(String::as_str) != Some("owned") {
+            }
+            if r.arn.as_deref().is_some_and(|a| claims.is_claimed(a)) {
+                continue;
+            }
+            if made_by_kubernetes(&r) {
+                continue;
+            }
+            if rt == R::Volume && !r.tags.keys().any(|k| k.starts_with("k8s.io/etcd/")) {
+                continue;
+            }
+            let key = TaskKey::new(kind, display_name(&r));
+            if claims.keys.contains(&key) {
+                continue;
+            }
+            out.push(OwnedObject {
+                key,
+                id: r.id.clone(),
+                description: describe(&r, rt),
+                deferred,
+            });
+        }
+    }
+    if claims.manages("SecurityGroupRule") {
+        let owned: HashSet<&str> = groups.iter().map(|(id, _)| id.as_str()).collect();
+        for (gid, gname) in &groups {
+            let rules = cloud
+                .list(&ListQuery::new(R::SecurityGroupRule).with_parent(gid.clone()))
+                .await?;
+            for r in rules {
+                if claims.is_claimed(&r.id) {
                     continue;
                 }
-                let Some(group) = r.tags.get(INSTANCE_GROUP_TAG) else {
+                if r.attr_str("description")
+                    .is_some_and(|d| d.starts_with("kubernetes.io/"))
+                {
                     continue;
-                };
-                let name = r.name.clone().unwrap_or_else(|| r.id.clone());
+                }
+                if r.attr_str("source_security_group_id")
+                    .is_some_and(|s| !owned.contains(s))
+                {
+                    continue;
+                }
+                let key = TaskKey::new("SecurityGroupRule", rule_name(&r, gname, &groups));
+                if claims.keys.contains(&key) {
+                    continue;
+                }
                 out.push(OwnedObject {
-                    key: TaskKey::new(*kind, &name),
+                    key,
                     id: r.id.clone(),
-                    description: format!("{} of instance group {group:?}", rt.terraform_type()),
-                    deferred: false,
+                    description: format!("aws_security_group_rule {} of group {gname}", r.id),
+                    deferred: true,
                 });
             }
         }
@@ -86,7 +337,29 @@ pub async fn find_group_objects(cloud: &dyn AwsCloud, cluster: &str) -> Result<V
     Ok(out)
 }
 
-/// Deletes orphans found by [`find_group_objects`] through [`AwsCloud::delete`].
+/// The orphans of `plan` grouped by [`DELETION_WAVES`], for deleting one wave at a time.
+pub fn waves<'a>(owned: &'a [OwnedObject]) -> Vec<Vec<OwnedObject>> {
+    DELETION_WAVES
+        .iter()
+        .map(|kinds| {
+            owned
+                .iter()
+                .filter(|o: &&'a OwnedObject| kinds.contains(&o.key.kind()))
+                .cloned()
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether `plan` deletes anything now (not counting deferred deletions).
+pub fn has_undeferred_deletions(plan: &Plan) -> bool {
+    plan.items
+        .iter()
+        .any(|i| i.action == kops_tasks::Action::Delete && !i.deferred)
+}
+
+/// Deletes orphans found by [`find_orphans`] through [`AwsCloud::delete`]; an object
+/// already gone counts as deleted.
 #[derive(Clone, Copy, Debug, Default)]
 #[non_exhaustive]
 pub struct OrphanDeleter;
@@ -108,6 +381,53 @@ impl Deleter<dyn AwsCloud> for OrphanDeleter {
                 object.key.kind()
             ),
         })?;
-        Ok(cx.cloud().delete(rt, &object.id).await?)
+        match cx.cloud().delete(rt, &object.id).await {
+            Ok(()) | Err(CloudError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_a_wave_and_waves_follow_delete_order() {
+        for (_, kind, _) in KINDS {
+            assert!(
+                wave_of(&TaskKey::new(*kind, "x")).is_some(),
+                "{kind} has no wave"
+            );
+        }
+        let pos = |k: &str| wave_of(&TaskKey::new(k, "x")).unwrap_or(usize::MAX);
+        assert!(pos("AutoscalingGroup") < pos("LaunchTemplate"));
+        assert!(pos("LaunchTemplate") < pos("SecurityGroup"));
+        assert!(pos("SecurityGroupRule") < pos("SecurityGroup"));
+        assert!(pos("NatGateway") < pos("ElasticIP"));
+        assert!(pos("NatGateway") < pos("Subnet"));
+        assert!(pos("Subnet") < pos("VPC"));
+        assert!(pos("IAMInstanceProfile") < pos("IAMRole"));
+        // Every kind of the cluster-delete order that the model makes has a wave.
+        for rt in super::super::delete::DELETE_ORDER {
+            if *rt == R::Instance {
+                continue;
+            }
+            assert!(KINDS.iter().any(|(t, _, _)| t == rt), "{rt} has no kind");
+        }
+    }
+
+    #[test]
+    fn rule_names_follow_kops() {
+        let r = Resource::new(R::SecurityGroupRule, "sgr-1")
+            .with_attr("type", "ingress")
+            .with_attr("protocol", "tcp")
+            .with_attr("from_port", 22)
+            .with_attr("to_port", 22)
+            .with_attr("cidr_blocks", vec!["10.0.0.0/8"]);
+        assert_eq!(
+            rule_name(&r, "nodes.a.example.com", &[]),
+            "from-10.0.0.0/8-ingress-tcp-22to22-nodes.a.example.com"
+        );
     }
 }

@@ -1,0 +1,469 @@
+//! Faults that real clouds have beyond a refused call, as a seeded decorator of any
+//! [`AwsCloud`] ([`ChaosCloud`]), and the server side of EC2's client tokens
+//! ([`ClientTokens`]).
+//!
+//! A [`ChaosPlan`] mixes, each drawn from one seeded generator so a seed always gives
+//! the same run for the same call sequence:
+//! - **throttling**: a fraction of calls fail with a throttling error before reaching
+//!   the cloud;
+//! - **lost responses**: a fraction of creates, updates and deletes *happen* and then
+//!   answer [`CloudError::Unavailable`], as a connection reset after the request was
+//!   served does (the classic source of duplicates);
+//! - **delayed visibility**: a fraction of created objects stay out of listings for the
+//!   next N calls, and a fraction of deleted objects stay in them (eventually consistent
+//!   describes);
+//! - **half-done creates**: a fraction of creates of named objects (roles, groups,
+//!   autoscaling groups, ...) make the object without its tags and then fail, as a
+//!   create-then-tag sequence that dies between its steps;
+//! - **a crash at mutation k**: from the k-th create/update/delete on, every call fails
+//!   as if the process had died; the caller then starts again from the cloud and the
+//!   state store only, with a new decorator ([`ChaosCloud::restart`]).
+//!
+//! Visibility is modelled per process: a restarted run sees what the cloud holds (a
+//! restart takes longer than the describe lag). [`ChaosStats`] counts what was injected.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use kops_cloud_aws::cloud::{
+    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone as ZoneInfo,
+    Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType,
+    UpdateRequest, ZoneQuery,
+};
+
+/// The attribute a create request carries its client token in (see [`ClientTokens`]).
+pub const CLIENT_TOKEN_ATTR: &str = "client_token";
+
+/// What a [`ChaosCloud`] injects.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ChaosPlan {
+    /// Seed of the generator.
+    pub seed: u64,
+    /// Fraction of calls throttled.
+    pub throttle: f64,
+    /// Fraction of creates, updates and deletes whose response is lost after the effect.
+    pub lost_response: f64,
+    /// Fraction of creates hidden from listings, and of deletes still listed, for
+    /// [`ChaosPlan::visibility_lag`] calls.
+    pub delayed_visibility: f64,
+    /// How many calls a delayed object stays hidden (or deleted one stays listed).
+    pub visibility_lag: u64,
+    /// Fraction of creates of named objects that make the object untagged, then fail.
+    pub half_create: f64,
+    /// The process dies at this mutation (1 = the first create/update/delete fails and
+    /// everything after it).
+    pub crash_at: Option<u64>,
+}
+
+impl ChaosPlan {
+    /// No faults, seeded.
+    pub fn new(seed: u64) -> Self {
+        ChaosPlan {
+            seed,
+            visibility_lag: 5,
+            ..ChaosPlan::default()
+        }
+    }
+
+    /// Sets the fraction of throttled calls.
+    pub fn with_throttle(mut self, f: f64) -> Self {
+        self.throttle = f.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Sets the fraction of lost responses.
+    pub fn with_lost_response(mut self, f: f64) -> Self {
+        self.lost_response = f.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Sets the fraction of delayed-visibility objects and the lag in calls.
+    pub fn with_delayed_visibility(mut self, f: f64, lag: u64) -> Self {
+        self.delayed_visibility = f.clamp(0.0, 1.0);
+        self.visibility_lag = lag;
+        self
+    }
+
+    /// Sets the fraction of half-done creates.
+    pub fn with_half_create(mut self, f: f64) -> Self {
+        self.half_create = f.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Crashes at mutation `k` (counted from 1).
+    pub fn with_crash_at(mut self, k: Option<u64>) -> Self {
+        self.crash_at = k;
+        self
+    }
+}
+
+/// Counts of what a [`ChaosCloud`] injected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChaosStats {
+    /// Calls made.
+    pub calls: u64,
+    /// Calls throttled.
+    pub throttled: u64,
+    /// Mutations whose response was lost.
+    pub lost: u64,
+    /// Objects hidden after create.
+    pub hidden: u64,
+    /// Objects still listed after delete.
+    pub lingering: u64,
+    /// Creates left half done.
+    pub half_created: u64,
+    /// Whether the process "died".
+    pub crashed: bool,
+}
+
+#[derive(Debug)]
+struct State {
+    rng: u64,
+    calls: u64,
+    mutations: u64,
+    /// Created objects hidden until the call count passes the value.
+    hidden: BTreeMap<String, u64>,
+    /// Deleted objects still listed until the call count passes the value.
+    lingering: Vec<(Resource, u64)>,
+    stats: ChaosStats,
+}
+
+/// The decorator (see the module docs).
+#[derive(Debug)]
+pub struct ChaosCloud {
+    inner: Arc<dyn AwsCloud>,
+    plan: ChaosPlan,
+    state: Mutex<State>,
+}
+
+fn draw(rng: &mut u64) -> f64 {
+    *rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *rng;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Kinds found by name, whose create the mock can leave half done (object made,
+/// tags not).
+fn is_named(rt: ResourceType) -> bool {
+    use ResourceType as R;
+    matches!(
+        rt,
+        R::IamRole
+            | R::IamInstanceProfile
+            | R::SecurityGroup
+            | R::AutoscalingGroup
+            | R::LaunchTemplate
+            | R::LoadBalancer
+            | R::TargetGroup
+            | R::SqsQueue
+            | R::EventRule
+    )
+}
+
+impl ChaosCloud {
+    /// Wraps `inner` with `plan`.
+    pub fn new(inner: Arc<dyn AwsCloud>, plan: ChaosPlan) -> Self {
+        ChaosCloud {
+            state: Mutex::new(State {
+                rng: plan.seed ^ 0xC4A0_5C4A_05C4_A05C,
+                calls: 0,
+                mutations: 0,
+                hidden: BTreeMap::new(),
+                lingering: Vec::new(),
+                stats: ChaosStats::default(),
+            }),
+            inner,
+            plan,
+        }
+    }
+
+    /// A new process after a crash: the same cloud, `plan` from its start, nothing
+    /// hidden or lingering.
+    pub fn restart(&self, plan: ChaosPlan) -> Self {
+        ChaosCloud::new(self.inner.clone(), plan)
+    }
+
+    /// What was injected so far.
+    pub fn stats(&self) -> ChaosStats {
+        self.lock().stats
+    }
+
+    /// The cloud behind the faults.
+    pub fn inner(&self) -> &Arc<dyn AwsCloud> {
+        &self.inner
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a call; fails it when crashed or throttled.
+    fn enter(&self, operation: &str, mutation: bool) -> CloudResult<()> {
+        let mut st = self.lock();
+        st.calls += 1;
+        st.stats.calls += 1;
+        let now = st.calls;
+        st.hidden.retain(|_, until| *until >= now);
+        st.lingering.retain(|(_, until)| *until >= now);
+        if mutation {
+            st.mutations += 1;
+            if self.plan.crash_at.is_some_and(|k| st.mutations >= k) {
+                st.stats.crashed = true;
+            }
+        }
+        if st.stats.crashed {
+            return Err(CloudError::Other {
+                operation: format!("{operation}: the process died (injected crash)"),
+                source: None,
+            });
+        }
+        if draw(&mut st.rng) < self.plan.throttle {
+            st.stats.throttled += 1;
+            return Err(CloudError::Throttled {
+                operation: format!("{operation} (RequestLimitExceeded, injected)"),
+                source: None,
+            });
+        }
+        Ok(())
+    }
+
+    fn chance(&self, f: f64) -> bool {
+        if f <= 0.0 {
+            return false;
+        }
+        let mut st = self.lock();
+        draw(&mut st.rng) < f
+    }
+
+    fn lost(&self, operation: &str) -> CloudError {
+        self.lock().stats.lost += 1;
+        CloudError::Unavailable {
+            operation: format!(
+                "{operation} (connection reset after the request was served, injected)"
+            ),
+            source: None,
+        }
+    }
+
+    fn filter_listing(&self, query: &ListQuery, mut found: Vec<Resource>) -> Vec<Resource> {
+        let st = self.lock();
+        found.retain(|r| !st.hidden.contains_key(&r.id));
+        for (r, _) in &st.lingering {
+            if r.resource_type != Some(query.resource_type) || found.iter().any(|f| f.id == r.id) {
+                continue;
+            }
+            let parent_ok = query.parent.is_none() || query.parent == r.parent;
+            let tags_ok = query.tags.iter().all(|t| {
+                r.tags
+                    .get(&t.key)
+                    .is_some_and(|v| t.values.is_empty() || t.values.contains(v))
+            });
+            let ids_ok = query.ids.is_empty() || query.ids.contains(&r.id);
+            if parent_ok && tags_ok && ids_ok {
+                found.push(r.clone());
+            }
+        }
+        found
+    }
+}
+
+#[async_trait]
+impl ResourceCloud<ResourceType> for ChaosCloud {
+    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
+        self.enter(&format!("List{:?}", query.resource_type), false)?;
+        let found = self.inner.list(query).await?;
+        Ok(self.filter_listing(query, found))
+    }
+
+    async fn list_digests(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
+        self.enter(&format!("List{:?}", query.resource_type), false)?;
+        let found = self.inner.list_digests(query).await?;
+        Ok(self.filter_listing(query, found))
+    }
+
+    async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
+        let rt = request.resource_type;
+        let op = format!("Create{rt:?}");
+        self.enter(&op, true)?;
+        if is_named(rt) && self.chance(self.plan.half_create) {
+            let mut first = request.clone();
+            first.tags.clear();
+            self.inner.create(&first).await?;
+            self.lock().stats.half_created += 1;
+            return Err(CloudError::Unavailable {
+                operation: format!("{op}: tagging the new object failed (injected)"),
+                source: None,
+            });
+        }
+        let r = self.inner.create(request).await?;
+        if self.chance(self.plan.delayed_visibility) {
+            let mut st = self.lock();
+            let until = st.calls + self.plan.visibility_lag;
+            st.hidden.insert(r.id.clone(), until);
+            st.stats.hidden += 1;
+        }
+        if self.chance(self.plan.lost_response) {
+            return Err(self.lost(&op));
+        }
+        Ok(r)
+    }
+
+    async fn update(&self, request: &UpdateRequest) -> CloudResult<Resource> {
+        let op = format!("Update{:?}", request.resource_type);
+        self.enter(&op, true)?;
+        let r = self.inner.update(request).await?;
+        if self.chance(self.plan.lost_response) {
+            return Err(self.lost(&op));
+        }
+        Ok(r)
+    }
+
+    async fn delete(&self, resource_type: ResourceType, id: &str) -> CloudResult<()> {
+        let op = format!("Delete{resource_type:?}");
+        self.enter(&op, true)?;
+        // What the object looked like, to keep listing it for a while.
+        let before = if self.plan.delayed_visibility > 0.0 {
+            self.inner
+                .list(&ListQuery::new(resource_type).with_ids([id.to_owned()]))
+                .await
+                .ok()
+                .and_then(|v| v.into_iter().find(|r| r.id == id))
+        } else {
+            None
+        };
+        self.inner.delete(resource_type, id).await?;
+        if let Some(r) = before {
+            if self.chance(self.plan.delayed_visibility) {
+                let mut st = self.lock();
+                let until = st.calls + self.plan.visibility_lag;
+                st.lingering.push((r, until));
+                st.stats.lingering += 1;
+            }
+        }
+        if self.chance(self.plan.lost_response) {
+            return Err(self.lost(&op));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl AwsCloud for ChaosCloud {
+    async fn account(&self) -> CloudResult<AccountInfo> {
+        self.enter("GetCallerIdentity", false)?;
+        self.inner.account().await
+    }
+
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        self.enter("DescribeAvailabilityZones", false)?;
+        self.inner.zones().await
+    }
+
+    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<ImageInfo>> {
+        self.enter("DescribeImages", false)?;
+        self.inner.images(query).await
+    }
+
+    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
+        self.enter("ListHostedZones", false)?;
+        self.inner.hosted_zones(query).await
+    }
+}
+
+/// The server side of EC2's client tokens, in front of the mock: a create whose request
+/// carries [`CLIENT_TOKEN_ATTR`] returns the object the first request with that token
+/// made (if it still exists) instead of making another; the attribute itself is not
+/// passed on. AWS does this for `RunInstances`, `CreateLaunchTemplate`,
+/// `CreateNatGateway` and others that take a `ClientToken`.
+#[derive(Debug)]
+pub struct ClientTokens {
+    inner: Arc<dyn AwsCloud>,
+    made: Mutex<BTreeMap<String, (ResourceType, String)>>,
+}
+
+impl ClientTokens {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn AwsCloud>) -> Self {
+        ClientTokens {
+            inner,
+            made: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn made(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (ResourceType, String)>> {
+        self.made.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl ResourceCloud<ResourceType> for ClientTokens {
+    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
+        self.inner.list(query).await
+    }
+
+    async fn list_digests(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
+        self.inner.list_digests(query).await
+    }
+
+    async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
+        let Some(token) = request
+            .attrs
+            .get(CLIENT_TOKEN_ATTR)
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+        else {
+            return self.inner.create(request).await;
+        };
+        let mut plain = request.clone();
+        plain.attrs.remove(CLIENT_TOKEN_ATTR);
+        let earlier = self.made().get(&token).cloned();
+        if let Some((rt, id)) = earlier {
+            if rt == request.resource_type {
+                let found = self
+                    .inner
+                    .list(&ListQuery::new(rt).with_ids([id.clone()]))
+                    .await?;
+                if let Some(r) = found.into_iter().find(|r| r.id == id) {
+                    return Ok(r);
+                }
+            }
+        }
+        let r = self.inner.create(&plain).await?;
+        self.made()
+            .insert(token, (request.resource_type, r.id.clone()));
+        Ok(r)
+    }
+
+    async fn update(&self, request: &UpdateRequest) -> CloudResult<Resource> {
+        self.inner.update(request).await
+    }
+
+    async fn delete(&self, resource_type: ResourceType, id: &str) -> CloudResult<()> {
+        self.inner.delete(resource_type, id).await
+    }
+}
+
+#[async_trait]
+impl AwsCloud for ClientTokens {
+    async fn account(&self) -> CloudResult<AccountInfo> {
+        self.inner.account().await
+    }
+
+    async fn zones(&self) -> CloudResult<Vec<String>> {
+        self.inner.zones().await
+    }
+
+    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<ImageInfo>> {
+        self.inner.images(query).await
+    }
+
+    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
+        self.inner.hosted_zones(query).await
+    }
+}

@@ -1,0 +1,172 @@
+//! Objects the spec no longer needs are planned for deletion, and only those: removing a
+//! zone (its subnet and the instance groups in it) and an `sshAccess` CIDR (its
+//! security-group rules) from an applied cluster, on the mock cloud.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use kops_api::v1alpha2::{Cluster, InstanceGroup};
+use kops_model::aws::cloud::AwsCloud;
+use kops_model::aws::{ApplyOptions, DiscoverOptions, UpdateCluster, UpdateOptions, discover};
+use kops_model::{DnsType, NewClusterOptions, new_cluster};
+use kops_statestore::{MemoryStore, Registry, Store, SystemClock};
+
+const NAME: &str = "orphans.example.com";
+const STORE: &str = "memfs://clusters.example.com";
+
+fn mock() -> kops_mock::MockAws {
+    kops_mock::fixture::Fixture::parse(
+        "aws:\n  region: us-test-1\n  zones: [us-test-1a, us-test-1b]\n  route53:\n    hostedZones:\n    - {id: /hostedzone/ZORPHANS, name: example.com., private: false}\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: orphans, ownerId: '1', rootDeviceName: /dev/xvda}\n",
+        "orphans test",
+    )
+    .unwrap()
+    .build()
+    .unwrap()
+}
+
+fn spec() -> (Cluster, Vec<InstanceGroup>) {
+    let (mut cluster, groups) = new_cluster(
+        &NewClusterOptions::new(NAME, STORE)
+            .with_zones(["us-test-1a", "us-test-1b"])
+            .with_control_plane_zones(["us-test-1a"])
+            .with_node_count(2)
+            .with_dns(DnsType::Public)
+            .with_image(Some("ami-00000001".into()))
+            .with_kubernetes_version("v1.34.1"),
+    )
+    .unwrap();
+    cluster.spec.ssh_access = Some(vec!["0.0.0.0/0".into(), "10.1.0.0/16".into()]);
+    (cluster, groups)
+}
+
+async fn update(
+    cloud: &kops_mock::MockAws,
+    store: &Arc<MemoryStore>,
+    cluster: &Cluster,
+    groups: &[InstanceGroup],
+) -> UpdateCluster {
+    let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
+    let ctx = discover(cloud, cluster, groups, &opts).await.unwrap();
+    UpdateCluster::new(
+        ctx,
+        UpdateOptions::default()
+            .with_lock_holder("orphans test")
+            .with_unreadable_config_base(true),
+    )
+    .unwrap()
+}
+
+/// The plan's cloud changes. The state store's copy of the completed spec
+/// (`ManagedFile/cluster-completed.spec`) changes with the spec and is left out.
+fn changes(plan: &kops_tasks::Plan) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = plan
+        .items
+        .iter()
+        .filter(|i| i.action.is_change())
+        .filter(|i| i.key.to_string() != "ManagedFile/cluster-completed.spec")
+        .map(|i| (format!("{:?} {}", i.action, i.key), i.deferred))
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn removing_a_zone_and_an_ssh_cidr_plans_exactly_their_deletion() {
+    let cloud = mock();
+    let api: &dyn AwsCloud = &cloud;
+    let store = Arc::new(MemoryStore::new());
+    let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
+    let (cluster, groups) = spec();
+    let first = update(&cloud, &store, &cluster, &groups).await;
+    let plan = first.plan(api).await.unwrap();
+    first
+        .apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+    let again = first.plan(api).await.unwrap();
+    assert!(!again.plan.has_changes(), "{}", again.plan.render_text());
+
+    // Remove zone b (its subnet and its node group) and one sshAccess CIDR.
+    // From the completed spec, which has every subnet's CIDR as applied.
+    let mut smaller = Cluster::from(&first.context().cluster);
+    let subnets = smaller.spec.subnets.take().unwrap();
+    let (gone, kept): (Vec<_>, Vec<_>) = subnets
+        .into_iter()
+        .partition(|s| s.zone.as_deref() == Some("us-test-1b"));
+    assert_eq!(gone.len(), 1, "one subnet in zone b");
+    smaller.spec.subnets = Some(kept);
+    smaller.spec.ssh_access = Some(vec!["0.0.0.0/0".into()]);
+    let gone_subnet = gone[0].name.clone().unwrap();
+    let (removed, kept_groups): (Vec<_>, Vec<_>) = groups.into_iter().partition(|g| {
+        g.spec
+            .subnets
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|n| *n == gone_subnet))
+    });
+    assert_eq!(
+        removed.len(),
+        1,
+        "one group in zone b ({gone_subnet}): {:?}",
+        kept_groups
+            .iter()
+            .map(|g| (g.name().to_owned(), g.spec.subnets.clone()))
+            .collect::<Vec<_>>()
+    );
+    let group = removed[0].name().to_owned();
+
+    let second = update(&cloud, &store, &smaller, &kept_groups).await;
+    let plan = second.plan(api).await.unwrap();
+    let got = changes(&plan.plan);
+    let every_delete = got.iter().all(|(c, _)| c.starts_with("Delete "));
+    assert!(every_delete, "{got:#?}\n{}", plan.plan.render_text());
+    let subnet_key = format!("Delete Subnet/{gone_subnet}.{NAME}");
+    let asg_key = format!("Delete AutoscalingGroup/{group}.{NAME}");
+    let lt_key = format!("Delete LaunchTemplate/{group}.{NAME}");
+    for want in [&subnet_key, &asg_key, &lt_key] {
+        assert!(
+            got.iter().any(|(c, deferred)| c == want && !deferred),
+            "{want} missing: {got:#?}"
+        );
+    }
+    let rules: Vec<&(String, bool)> = got
+        .iter()
+        .filter(|(c, _)| c.starts_with("Delete SecurityGroupRule/"))
+        .collect();
+    assert!(!rules.is_empty(), "{got:#?}");
+    assert!(
+        rules
+            .iter()
+            .all(|(c, deferred)| c.contains("10.1.0.0/16") && c.contains("-22to22-") && *deferred),
+        "{rules:#?}"
+    );
+    // Exactly those: the subnet, the group's two objects, the CIDR's SSH rules.
+    assert_eq!(got.len(), 3 + rules.len(), "{got:#?}");
+    let text = plan.plan.render_text();
+    assert!(text.contains("--prune"), "{text}");
+    assert!(text.contains("no longer described"), "{text}");
+
+    // Without --prune the deferred rule deletions wait; with it they go.
+    second
+        .apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+    let after = second.plan(api).await.unwrap();
+    let left = changes(&after.plan);
+    assert!(
+        left.iter()
+            .all(|(c, deferred)| *deferred && c.contains("SecurityGroupRule")),
+        "{left:#?}"
+    );
+    assert_eq!(left.len(), rules.len(), "{left:#?}");
+    second
+        .apply(
+            api,
+            &registry,
+            &after,
+            ApplyOptions::default().with_prune(true),
+        )
+        .await
+        .unwrap();
+    let last = second.plan(api).await.unwrap();
+    assert!(!last.plan.has_changes(), "{}", last.plan.render_text());
+}
