@@ -35,8 +35,8 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context as _, bail};
 use kops_cloud_aws::Idempotent;
-use kops_mock::{ChaosCloud, ChaosPlan, ClientTokens, MockAws};
-use kops_model::aws::cloud::{AwsCloud, ListQuery, ResourceType};
+use kops_mock::{ChaosCloud, ChaosPlan, ClientTokens};
+use kops_model::aws::cloud::{AwsCloud, ListQuery, Resource, ResourceType};
 use kops_model::aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources, is_owned};
 use kops_model::aws::{ApplyOptions, DiscoverOptions, UpdateCluster, UpdateOptions, discover};
 use kops_model::{DnsType, NewClusterOptions, Topology, new_cluster};
@@ -283,6 +283,19 @@ async fn terminated(cloud: &dyn AwsCloud) -> BTreeSet<String> {
         .collect()
 }
 
+/// What the cluster still owns in the cloud, leaving out terminated instances (EC2 keeps
+/// listing those for a while; they cost nothing and go away by themselves).
+async fn remaining(cloud: &dyn AwsCloud, cluster: &str) -> anyhow::Result<Vec<Resource>> {
+    Ok(find_cluster_resources(cloud, cluster)
+        .await?
+        .into_iter()
+        .filter(|r| {
+            !(r.resource_type == Some(ResourceType::Instance)
+                && r.attr_str("state") == Some("terminated"))
+        })
+        .collect())
+}
+
 async fn one_run(args: &Args, run: u64, tally: &mut Tally) -> anyhow::Result<()> {
     let seed = mix(args.seed, run);
     let mock = kops_mock::fixture::Fixture::parse(FIXTURE, "chaos fixture")?.build()?;
@@ -369,7 +382,7 @@ async fn one_run(args: &Args, run: u64, tally: &mut Tally) -> anyhow::Result<()>
                     }
                 }
             }
-            if find_cluster_resources(raw, &c.name).await?.is_empty() {
+            if remaining(raw, &c.name).await?.is_empty() {
                 clean = true;
                 break;
             }
@@ -377,7 +390,8 @@ async fn one_run(args: &Args, run: u64, tally: &mut Tally) -> anyhow::Result<()>
         if !clean {
             tally.unconverged += 1;
             if args.verbose {
-                eprintln!("run {run} {}: delete left objects", c.name);
+                let left = remaining(raw, &c.name).await?;
+                eprintln!("run {run} {}: delete left objects {left:?}", c.name);
             }
         }
     }

@@ -276,6 +276,13 @@ async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
             println!("Saved {}.", target.describe());
             Ok(())
         }
-        Err(e) => Err(e.context(format!("saving the edit failed; it is kept in {source}"))),
+        // A one-line user error (a held lock, ...) is printed alone, so it carries the
+        // path of the kept edit itself.
+        Err(e) => Err(match crate::errors::user_line(&e) {
+            Some(line) => crate::errors::user(format!(
+                "{line}; saving the edit failed, it is kept in {source}"
+            )),
+            None => e.context(format!("saving the edit failed; it is kept in {source}")),
+        }),
     }
 }

@@ -67,13 +67,27 @@ fn openssl(args: &[&str]) -> std::process::Output {
         .expect("openssl must be installed for this test")
 }
 
+/// The first value of `key` anywhere in the kubeconfig, base64-decoded (the writer may
+/// fold long values into block scalars, so the YAML is parsed).
 fn field(text: &str, key: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with(&format!("{key}:")))
-        .unwrap_or_else(|| panic!("no {key} in\n{text}"));
-    let v = line.split_once(':').unwrap().1.trim().trim_matches('"');
-    String::from_utf8(base64::engine::general_purpose::STANDARD.decode(v).unwrap()).unwrap()
+    fn find<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+        match v {
+            serde_json::Value::Object(m) => m
+                .get(key)
+                .and_then(|x| x.as_str())
+                .or_else(|| m.values().find_map(|x| find(x, key))),
+            serde_json::Value::Array(a) => a.iter().find_map(|x| find(x, key)),
+            _ => None,
+        }
+    }
+    let doc: serde_json::Value = serde_saphyr::from_str(text).unwrap();
+    let v = find(&doc, key).unwrap_or_else(|| panic!("no {key} in\n{text}"));
+    String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(v.trim())
+            .unwrap(),
+    )
+    .unwrap()
 }
 
 #[test]

@@ -110,7 +110,7 @@ fn racing_updates_one_applies_the_other_names_the_holder() {
         format!("cluster {CLUSTER} is locked by"),
         format!("pid {winner}"),
         "kops --state".to_string(),
-        "update cluster --yes".to_string(),
+        format!("update cluster {CLUSTER} --yes"),
         "lease until".to_string(),
         format!("kops unlock cluster {CLUSTER}"),
     ] {
@@ -202,8 +202,23 @@ fn history_lists_and_rollback_restores_and_is_recorded() {
         "{}",
         text(&o.stdout)
     );
+    let k8s_version = |yaml: &str| {
+        yaml.lines()
+            .find(|l| l.trim_start().starts_with("kubernetesVersion:"))
+            .map(|l| {
+                l.trim()
+                    .trim_start_matches("kubernetesVersion:")
+                    .trim()
+                    .trim_matches('"')
+                    .to_string()
+            })
+            .unwrap()
+    };
+    let o = env.kops(&["get", "cluster", CLUSTER, "-o", "yaml"], 0);
+    let created = k8s_version(&text(&o.stdout));
     // Two changes of the spec: each saves the version it replaces.
-    for version in ["1.34.2", "1.34.3"] {
+    for version in ["1.34.0", "1.34.1"] {
+        assert_ne!(created.trim_start_matches('v'), version);
         let o = env.kops(&["get", "cluster", CLUSTER, "-o", "yaml"], 0);
         let yaml = text(&o.stdout);
         let changed = yaml
@@ -237,8 +252,8 @@ fn history_lists_and_rollback_restores_and_is_recorded() {
     env.kops(&["rollback", "cluster", CLUSTER, "--to", "1"], 0);
     let o = env.kops(&["get", "cluster", CLUSTER, "-o", "yaml"], 0);
     let now = text(&o.stdout);
-    assert!(!now.contains("1.34.3") && !now.contains("1.34.2"), "{now}");
-    // The rollback is itself recorded: the replaced 1.34.3 spec is version 3.
+    assert_eq!(k8s_version(&now), created, "{now}");
+    // The rollback is itself recorded: the replaced 1.34.1 spec is version 3.
     let o = env.kops(&["get", "history", CLUSTER], 0);
     assert!(
         text(&o.stdout).lines().any(|l| l.starts_with('3')),

@@ -28,8 +28,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::cloud::{
-    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone, Image, ImageQuery,
-    ListQuery, Resource, ResourceCloud, ResourceType, TagFilter, UpdateRequest, ZoneQuery,
+    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, GroupMembers, HostedZone, Image,
+    ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, TagFilter, UpdateRequest,
+    ZoneQuery,
 };
 
 /// The attribute a create request carries its client token in.
@@ -248,6 +249,18 @@ impl AwsCloud for Idempotent {
 
     async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
         self.inner.hosted_zones(query).await
+    }
+
+    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
+        self.inner.group_members(names).await
+    }
+
+    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.inner.detach_instance(group, instance).await
+    }
+
+    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
+        self.inner.terminate_instance(instance).await
     }
 }
 

@@ -27,9 +27,9 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use kops_cloud_aws::cloud::{
-    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone as ZoneInfo,
-    Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType,
-    UpdateRequest, ZoneQuery,
+    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, GroupMembers,
+    HostedZone as ZoneInfo, Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud,
+    ResourceType, UpdateRequest, ZoneQuery,
 };
 
 /// The attribute a create request carries its client token in (see [`ClientTokens`]).
@@ -374,6 +374,21 @@ impl AwsCloud for ChaosCloud {
         self.enter("ListHostedZones", false)?;
         self.inner.hosted_zones(query).await
     }
+
+    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
+        self.enter("DescribeAutoScalingGroups", false)?;
+        self.inner.group_members(names).await
+    }
+
+    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.enter("DetachInstances", true)?;
+        self.inner.detach_instance(group, instance).await
+    }
+
+    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
+        self.enter("TerminateInstances", true)?;
+        self.inner.terminate_instance(instance).await
+    }
 }
 
 /// The server side of EC2's client tokens, in front of the mock: a create whose request
@@ -465,5 +480,17 @@ impl AwsCloud for ClientTokens {
 
     async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
         self.inner.hosted_zones(query).await
+    }
+
+    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
+        self.inner.group_members(names).await
+    }
+
+    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.inner.detach_instance(group, instance).await
+    }
+
+    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
+        self.inner.terminate_instance(instance).await
     }
 }
