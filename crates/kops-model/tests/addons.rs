@@ -72,7 +72,7 @@ fn addon_files(yaml: &str) -> (String, BTreeMap<String, String>) {
     let image = Image::new("ami-0000aaaa", "addons-image", "111111111111")
         .with_root_device_name("/dev/sda1")
         .with_architecture("x86_64");
-    let ctx = ModelContext::new(cluster, groups, "eu-west-9")
+    let mut ctx = ModelContext::new(cluster, groups, "eu-west-9")
         .with_account(AccountInfo::new("111111111111", "aws", "eu-west-9"))
         .with_image("ami-0000aaaa", image)
         .with_dns_zone(HostedZone::new(
@@ -80,6 +80,10 @@ fn addon_files(yaml: &str) -> (String, BTreeMap<String, String>) {
             "example.org.",
             false,
         ));
+    // The nodeup configs in the same render carry the cluster's CAs.
+    ctx.cluster_context
+        .ensure_keysets(std::time::SystemTime::now())
+        .unwrap();
     let model = builders::build(&ctx).unwrap();
     let files = render(&ctx, model, &RenderOptions::default())
         .unwrap()

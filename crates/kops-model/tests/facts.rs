@@ -57,6 +57,9 @@ fn model_of(dir: &Path) -> Vec<AwsTask> {
     if !ctx.dns_none() {
         ctx = ctx.with_dns_zone(HostedZone::new("/hostedzone/ZFACTS", "example.org.", false));
     }
+    ctx.cluster_context
+        .ensure_keysets(std::time::SystemTime::now())
+        .unwrap();
     builders::build(&ctx).unwrap().tasks
 }
 

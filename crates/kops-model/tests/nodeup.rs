@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use kops_model::aws::cloud::AwsCloud;
-use kops_model::aws::{DiscoverOptions, UpdateCluster, UpdateOptions, discover};
+use kops_model::aws::{ApplyOptions, DiscoverOptions, UpdateCluster, UpdateOptions, discover};
 use kops_model::{DnsType, NewClusterOptions, new_cluster, pki};
 use kops_statestore::{MemoryStore, Registry, Store, StoreExt as _, SystemClock};
 use sha2::{Digest, Sha256};
@@ -61,7 +61,10 @@ async fn a_cluster_on_the_mock_boots_from_kops_files_and_leaks_no_key() {
     outputs.push(("plan (debug)".into(), format!("{plan:?}")));
     outputs.push(("plan (text)".into(), format!("{}", plan.plan)));
     let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
-    let applied = up.apply(api, &registry, &plan).await.unwrap();
+    let applied = up
+        .apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap();
     outputs.push(("applied".into(), format!("{applied:?}")));
 
     // Every keyset kOps makes for the spec is in the keystore, in kOps' format.

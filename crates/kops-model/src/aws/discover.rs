@@ -172,7 +172,7 @@ pub async fn discover(
         let store = config_store(root, url, config_base)?;
         base = base.with_config_store(store);
     }
-    crate::files::prepare_boot(&mut base).await?;
+    Box::pin(crate::files::prepare_boot(&mut base)).await?;
     let mut ctx = ModelContext::from_cluster_context(base).with_account(account);
     for ig in ctx.groups.clone() {
         if let Some(image) = &ig.spec.image

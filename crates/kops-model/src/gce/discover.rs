@@ -113,5 +113,8 @@ pub async fn discover(
         let store = config_store(root, url, config_base)?;
         base = base.with_config_store(store);
     }
+    // Keysets (loaded, or generated as kOps' create does) and secret hashes the nodeup
+    // configs carry: the same step as on AWS.
+    Box::pin(crate::files::prepare_boot(&mut base)).await?;
     GceModelContext::new(base)
 }
