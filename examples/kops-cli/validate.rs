@@ -65,13 +65,7 @@ pub async fn instance_groups(
         .into_iter()
         .map(|g| g.value)
         .collect();
-    groups
-        .iter()
-        .map(|g| {
-            internal::InstanceGroup::try_from(g)
-                .with_context(|| format!("instance group {}: converting the spec", g.name()))
-        })
-        .collect()
+    Ok(groups.iter().map(internal::InstanceGroup::from).collect())
 }
 
 /// The cloud side of validate and rolling-update for a stored cluster.

@@ -203,12 +203,10 @@ impl ResourceCloud<ResourceType> for Idempotent {
         }
         let fp = fingerprint(request);
         let was_uncertain = self.uncertain().contains(&fp);
-        if was_uncertain {
-            if let Some(r) = self.find_made(request).await? {
-                tracing::info!(kind = %request.resource_type, id = %r.id, "an earlier create whose answer was lost had made it");
-                self.uncertain().remove(&fp);
-                return Ok(r);
-            }
+        if was_uncertain && let Some(r) = self.find_made(request).await? {
+            tracing::info!(kind = %request.resource_type, id = %r.id, "an earlier create whose answer was lost had made it");
+            self.uncertain().remove(&fp);
+            return Ok(r);
         }
         match self.inner.create(request).await {
             Ok(r) => {

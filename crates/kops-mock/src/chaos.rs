@@ -338,13 +338,13 @@ impl ResourceCloud<ResourceType> for ChaosCloud {
             None
         };
         self.inner.delete(resource_type, id).await?;
-        if let Some(r) = before {
-            if self.chance(self.plan.delayed_visibility) {
-                let mut st = self.lock();
-                let until = st.calls + self.plan.visibility_lag;
-                st.lingering.push((r, until));
-                st.stats.lingering += 1;
-            }
+        if let Some(r) = before
+            && self.chance(self.plan.delayed_visibility)
+        {
+            let mut st = self.lock();
+            let until = st.calls + self.plan.visibility_lag;
+            st.lingering.push((r, until));
+            st.stats.lingering += 1;
         }
         if self.chance(self.plan.lost_response) {
             return Err(self.lost(&op));
@@ -438,15 +438,15 @@ impl ResourceCloud<ResourceType> for ClientTokens {
         let mut plain = request.clone();
         plain.attrs.remove(CLIENT_TOKEN_ATTR);
         let earlier = self.made().get(&token).cloned();
-        if let Some((rt, id)) = earlier {
-            if rt == request.resource_type {
-                let found = self
-                    .inner
-                    .list(&ListQuery::new(rt).with_ids([id.clone()]))
-                    .await?;
-                if let Some(r) = found.into_iter().find(|r| r.id == id) {
-                    return Ok(r);
-                }
+        if let Some((rt, id)) = earlier
+            && rt == request.resource_type
+        {
+            let found = self
+                .inner
+                .list(&ListQuery::new(rt).with_ids([id.clone()]))
+                .await?;
+            if let Some(r) = found.into_iter().find(|r| r.id == id) {
+                return Ok(r);
             }
         }
         let r = self.inner.create(&plain).await?;

@@ -101,7 +101,7 @@ async fn removing_a_zone_and_an_ssh_cidr_plans_exactly_their_deletion() {
         g.spec
             .subnets
             .as_ref()
-            .is_some_and(|s| s.iter().any(|n| *n == gone_subnet))
+            .is_some_and(|s| s.contains(&gone_subnet))
     });
     assert_eq!(
         removed.len(),

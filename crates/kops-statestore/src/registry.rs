@@ -344,23 +344,23 @@ impl Registry {
         // update into an error (a caller retrying with `expected` would then
         // get a precondition failure for a write that succeeded): it is a
         // warning, and at worst one history entry is missing.
-        if self.history_limit != Some(0) {
-            if let Err(e) = self.save_history(&name, current.data).await {
-                tracing::warn!(
-                    cluster = %name,
-                    error = %e,
-                    "cluster config updated, but its previous version could not be saved to history"
-                );
-            }
+        if self.history_limit != Some(0)
+            && let Err(e) = self.save_history(&name, current.data).await
+        {
+            tracing::warn!(
+                cluster = %name,
+                error = %e,
+                "cluster config updated, but its previous version could not be saved to history"
+            );
         }
-        if let Some(limit) = self.history_limit {
-            if let Err(e) = self.prune_history(&name, limit).await {
-                tracing::warn!(
-                    cluster = %name,
-                    error = %e,
-                    "cluster config updated, but its history could not be pruned"
-                );
-            }
+        if let Some(limit) = self.history_limit
+            && let Err(e) = self.prune_history(&name, limit).await
+        {
+            tracing::warn!(
+                cluster = %name,
+                error = %e,
+                "cluster config updated, but its history could not be pruned"
+            );
         }
         Ok(Versioned { value: *c, version })
     }
