@@ -147,24 +147,32 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
         });
     }
     for f in files {
-        let render = target.as_ref().map(|(memfs, bucket, prefix)| {
-            let key = if prefix.is_empty() {
-                f.location.clone()
-            } else {
-                format!("{prefix}/{}", f.location)
-            };
-            if *memfs {
-                Render::S3 {
-                    bucket: bucket.clone(),
-                    key,
+        // Keysets never go into Terraform (kOps writes them straight to the keystore);
+        // without a store they exist only for this render.
+        if f.sensitive && ctx.config_store.is_none() {
+            continue;
+        }
+        let render = target
+            .as_ref()
+            .filter(|_| !f.sensitive)
+            .map(|(memfs, bucket, prefix)| {
+                let key = if prefix.is_empty() {
+                    f.location.clone()
+                } else {
+                    format!("{prefix}/{}", f.location)
+                };
+                if *memfs {
+                    Render::S3 {
+                        bucket: bucket.clone(),
+                        key,
+                    }
+                } else {
+                    Render::Gcs {
+                        bucket: bucket.clone(),
+                        key,
+                    }
                 }
-            } else {
-                Render::Gcs {
-                    bucket: bucket.clone(),
-                    key,
-                }
-            }
-        });
+            });
         m.files.push(GceManagedFile {
             file: ManagedFileTask::new(&f, ctx.config_store.clone()),
             name: f.name.clone(),
