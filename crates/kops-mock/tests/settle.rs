@@ -60,7 +60,12 @@ async fn context(cloud: &dyn AwsCloud, dir: &std::path::Path) -> ModelContext {
         .await
         .unwrap()
         .remove(0);
-    ctx.with_dns_zone(zone)
+    let mut ctx = ctx.with_dns_zone(zone);
+    // The nodeup configs carry the cluster's CAs: generate them once for this context.
+    ctx.cluster_context
+        .ensure_keysets(std::time::SystemTime::now())
+        .unwrap();
+    ctx
 }
 
 fn executor() -> Executor {

@@ -597,8 +597,10 @@ fn registry_concurrent_modifications_lose_nothing() {
 
 async fn registry_concurrent_modifications_lose_nothing_body() {
     let dir = std::env::temp_dir().join(common::unique("reg-race"));
-    let a = registry(Arc::new(LocalStore::new(&dir)));
-    let b = registry(Arc::new(LocalStore::new(&dir)));
+    // Every replaced version is kept (no retention limit), so the history shows each of
+    // the 2N writes exactly once.
+    let a = registry(Arc::new(LocalStore::new(&dir))).with_history_limit(None);
+    let b = registry(Arc::new(LocalStore::new(&dir))).with_history_limit(None);
     let mut c = expected_cluster();
     c.metadata.annotations = Some(BTreeMap::from([("count".to_string(), "0".to_string())]));
     a.create_cluster(&c).await.unwrap();
