@@ -2,7 +2,7 @@
 //! harness does (`kops update cluster --target terraform` with state in memory).
 //!
 //! ```text
-//! cargo run --release -p kops-examples --example conformance -- CASE_DIR OUT_DIR
+//! cargo run --release -p kops-model --example conformance -- CASE_DIR OUT_DIR
 //! ```
 //!
 //! `CASE_DIR` holds `in-v1alpha2.yaml`, `case.yaml` and (when `sshKey: true`)
