@@ -290,6 +290,9 @@ pub async fn create_from_file(global: &Global, file: &Path) -> anyhow::Result<()
         }
     }
     let plan = check_manifest(&st, &m, global, &source, false).await?;
+    if !m.additional.is_empty() && m.clusters.len() != 1 {
+        m.additional_for("", &source)?;
+    }
     for (name, groups) in &plan {
         let cluster = m.clusters.iter().find(|c| c.name() == name);
         st.locked(name, "create -f", async || {
@@ -299,6 +302,14 @@ pub async fn create_from_file(global: &Global, file: &Path) -> anyhow::Result<()
                     .await
                     .with_context(|| format!("storing cluster {name}"))?;
                 println!("Created cluster {name}");
+                if let Some(objects) = m.additional_for(name, &source)? {
+                    st.registry
+                        .put_additional_objects(name, objects)
+                        .await
+                        .with_context(|| {
+                            format!("storing the additional objects of cluster {name}")
+                        })?;
+                }
             }
             for g in groups {
                 st.registry
@@ -379,6 +390,9 @@ pub async fn replace_from_file(global: &Global, file: &Path, force: bool) -> any
         }
     }
     let plan = check_manifest(&st, &m, global, &source, true).await?;
+    if !m.additional.is_empty() && m.clusters.len() != 1 {
+        m.additional_for("", &source)?;
+    }
     // Refuse before writing anything, so a failed replace leaves the store as it was.
     if !force {
         for (name, groups) in &plan {
@@ -407,6 +421,11 @@ pub async fn replace_from_file(global: &Global, file: &Path, force: bool) -> any
                         st.registry.create_cluster(c).await.with_context(|| format!("storing cluster {name}"))?;
                     }
                 }
+                // The file's additional objects replace the stored ones.
+                st.registry
+                    .put_additional_objects(name, m.additional_for(name, &source)?.unwrap_or_default())
+                    .await
+                    .with_context(|| format!("storing the additional objects of cluster {name}"))?;
                 println!("Replaced cluster {name}");
             }
             for g in groups {

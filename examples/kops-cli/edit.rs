@@ -114,7 +114,7 @@ enum Edited {
 
 async fn check(st: &State, target: &Target, text: &str, source: &str) -> anyhow::Result<Edited> {
     let m = Manifest::parse(text.as_bytes(), source)?;
-    let count = m.clusters.len() + m.groups.len() + m.ssh_credentials.len();
+    let count = m.clusters.len() + m.groups.len() + m.ssh_credentials.len() + m.additional.len();
     match target {
         Target::Cluster(name) => {
             let [c] = m.clusters.as_slice() else {

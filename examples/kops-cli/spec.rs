@@ -26,6 +26,9 @@ pub struct Manifest {
     pub groups: Vec<v1alpha2::InstanceGroup>,
     /// SSH credentials.
     pub ssh_credentials: Vec<v1alpha2::SshCredential>,
+    /// Non-kOps objects (kOps' additional objects, such as a
+    /// `KubeSchedulerConfiguration`), stored with the file's one cluster.
+    pub additional: Vec<serde_json::Value>,
 }
 
 impl Manifest {
@@ -39,6 +42,7 @@ impl Manifest {
                 Object::Cluster(c) => m.clusters.push(c),
                 Object::InstanceGroup(g) => m.groups.push(g),
                 Object::SshCredential(s) => m.ssh_credentials.push(s),
+                Object::Other(o) => m.additional.push(o.value),
                 other => bail!(
                     "{source}: document {}: kind {} is not a kOps object this command handles",
                     i + 1,
@@ -47,6 +51,28 @@ impl Manifest {
             }
         }
         Ok(m)
+    }
+
+    /// The additional objects for cluster `name`: the file's, when it names that one
+    /// cluster; an error when the file has additional objects and not exactly one
+    /// cluster (they would belong to none, or to several).
+    pub fn additional_for(
+        &self,
+        name: &str,
+        source: &str,
+    ) -> anyhow::Result<Option<&[serde_json::Value]>> {
+        if self.additional.is_empty() {
+            return Ok(None);
+        }
+        match self.clusters.as_slice() {
+            [c] if c.name() == name => Ok(Some(&self.additional)),
+            [_] => Ok(None),
+            _ => bail!(
+                "{source}: {} object(s) of other API groups are a cluster's additional objects; the file must hold exactly one Cluster, it holds {}",
+                self.additional.len(),
+                self.clusters.len()
+            ),
+        }
     }
 
     /// Reads and parses a manifest file.

@@ -55,9 +55,15 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
         );
     }
     let cloud = Cloud::open(st, global.mock_cloud, &region(&stored)?).await?;
+    let additional = st
+        .registry
+        .get_additional_objects(name)
+        .await
+        .with_context(|| format!("reading the additional objects of cluster {name}"))?;
     let mut opts = DiscoverOptions::default()
         .with_channel(spec::channel()?)
-        .with_state_store(st.store().clone(), st.url.clone());
+        .with_state_store(st.store().clone(), st.url.clone())
+        .with_additional_objects(additional);
     let keys = st
         .registry
         .list_ssh_public_keys(name)

@@ -718,3 +718,66 @@ fn dry_run_refuses_a_network_cidr_change_before_applying_anything() {
         .collect();
     assert_eq!(vpcs, ["172.20.0.0/16"], "{}", r.stdout);
 }
+
+#[test]
+fn additional_objects_are_kept_with_the_cluster_and_shape_the_scheduler() {
+    let env = Env::new();
+    env.create_demo();
+    let r = env
+        .kops(&["get", "cluster", CLUSTER, "-o", "yaml"])
+        .expect(0);
+    let file = format!(
+        "{}---\napiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nclientConnection:\n  burst: 100\n  qps: 3.1\n",
+        r.stdout
+    );
+    std::fs::write(env.path("cluster.yaml"), file).unwrap();
+    env.kops(&["replace", "-f", "cluster.yaml"]).expect(0);
+    let stored = env.tree();
+    let addons = String::from_utf8_lossy(
+        stored
+            .get(&format!("{CLUSTER}/clusteraddons/default"))
+            .expect("stored where kOps keeps them"),
+    )
+    .into_owned();
+    assert!(
+        addons.contains("kind: KubeSchedulerConfiguration"),
+        "{addons}"
+    );
+
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    let tree = env.tree();
+    let (path, config) = tree
+        .iter()
+        .find(|(p, _)| {
+            p.starts_with(&format!("{CLUSTER}/igconfig/control-plane/"))
+                && p.ends_with("nodeupconfig.yaml")
+        })
+        .expect("a control-plane nodeup config");
+    let config = String::from_utf8_lossy(config);
+    assert!(
+        config.contains("apiVersion: kubescheduler.config.k8s.io/v1beta2")
+            && config.contains("qps: 3.1")
+            && config.contains("kubeconfig: /var/lib/kube-scheduler/kubeconfig"),
+        "{path}:\n{config}"
+    );
+
+    // A file whose additional objects belong to no single cluster is refused, and
+    // nothing is written.
+    std::fs::write(
+        env.path("orphan.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    )
+    .unwrap();
+    let before = env.tree();
+    env.kops(&["create", "-f", "orphan.yaml"])
+        .expect_error("exactly one Cluster");
+    assert_eq!(env.tree(), before);
+
+    // Deleting the cluster removes them too.
+    env.kops(&["delete", "cluster", CLUSTER, "--yes"]).expect(0);
+    assert!(
+        !env.tree().keys().any(|p| p.contains("clusteraddons")),
+        "{:?}",
+        env.tree().keys().collect::<Vec<_>>()
+    );
+}

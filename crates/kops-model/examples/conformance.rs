@@ -144,10 +144,12 @@ fn run() -> anyhow::Result<()> {
     let channel = Channel::parse(&channel_text).context("parsing the stable channel")?;
     let mut cluster = None;
     let mut groups = Vec::new();
+    let mut additional = Vec::new();
     for object in manifest::parse(&input, &input_path.display().to_string())? {
         match object {
             Object::Cluster(c) => cluster = Some(c),
             Object::InstanceGroup(ig) => groups.push(ig),
+            Object::Other(o) => additional.push(o.value),
             _ => {}
         }
     }
@@ -171,7 +173,8 @@ fn run() -> anyhow::Result<()> {
     let (store, root) = fixture_state_store(&fixtures, &config_base, case.cilium_etcd)?;
     let mut opts = DiscoverOptions::default()
         .with_channel(channel)
-        .with_state_store(store, root);
+        .with_state_store(store, root)
+        .with_additional_objects(additional);
     if case.ssh_key {
         let key =
             std::fs::read_to_string(case_dir.join("id_rsa.pub")).context("reading id_rsa.pub")?;

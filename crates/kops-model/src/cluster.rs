@@ -55,6 +55,9 @@ pub struct ClusterContext {
     /// Keysets generated for this cluster that the keystore does not hold yet: an update
     /// writes them to `pki/private/<name>/keyset.yaml`.
     pub new_keysets: Vec<String>,
+    /// The cluster's additional objects: the non-kOps objects stored with it (kOps'
+    /// `clusteraddons/default`), such as a `KubeSchedulerConfiguration`.
+    pub additional_objects: Vec<serde_json::Value>,
     /// SHA-256 of asset files the built-in table lacks, by URL (see
     /// [`crate::nodeup::assets::fetch_missing_hashes`]).
     pub asset_hashes: BTreeMap<String, String>,
@@ -79,6 +82,7 @@ impl ClusterContext {
             new_keysets: Vec::new(),
             asset_hashes: BTreeMap::new(),
             encryption_config_hash: None,
+            additional_objects: Vec::new(),
         }
     }
 
@@ -91,6 +95,12 @@ impl ClusterContext {
     /// Sets the kOps release (see [`DEFAULT_KOPS_RELEASE`]).
     pub fn with_kops_release(mut self, release: impl Into<String>) -> Self {
         self.kops_release = release.into();
+        self
+    }
+
+    /// Sets the cluster's additional objects (see [`ClusterContext::additional_objects`]).
+    pub fn with_additional_objects(mut self, objects: Vec<serde_json::Value>) -> Self {
+        self.additional_objects = objects;
         self
     }
 
@@ -165,6 +175,16 @@ impl ClusterContext {
     /// Whether the cluster is IPv6-only (pods and services on IPv6).
     pub(crate) fn is_ipv6_only(&self) -> bool {
         self.cluster.is_ipv6_only()
+    }
+
+    /// Whether the cluster has dedicated API-server groups. kOps creates those only with
+    /// its `APIServerNodes` feature on, which also moves etcd's client URLs to
+    /// `<etcd>.etcd.internal.<cluster>` so that API servers off the control plane reach
+    /// them; such a cluster is one with that feature on.
+    pub(crate) fn has_api_server_nodes(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| g.spec.role == Some(InstanceGroupRole::ApiServer))
     }
 
     /// Whether the API has a load balancer.

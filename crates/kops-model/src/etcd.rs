@@ -72,7 +72,10 @@ pub(crate) fn etcd_manager_manifest(
 ) -> String {
     let cluster = ctx.name();
     let (client, peer, quarantine, grpc) = etcd_ports(name);
-    let client_host = if name == "cilium" {
+    let api_server_nodes = ctx.has_api_server_nodes();
+    let client_host = if api_server_nodes {
+        format!("{name}.etcd.internal.{cluster}")
+    } else if name == "cilium" {
         format!("api.internal.{cluster}")
     } else {
         "__name__".to_owned()
@@ -151,8 +154,15 @@ pub(crate) fn etcd_manager_manifest(
     let binaries = etcd_binaries(ctx, e);
     let log = format!("/var/log/{etcd_name}.log");
 
+    // kOps announces the client name through dns-controller when API servers run off the
+    // control plane.
+    let annotations = if api_server_nodes {
+        format!("  annotations:\n    dns.alpha.kubernetes.io/internal: {client_host}\n")
+    } else {
+        String::new()
+    };
     let mut s = format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    k8s-app: etcd-manager-{name}\n  name: etcd-manager-{name}\n  namespace: kube-system\nspec:\n  containers:\n  - args:\n    - --log-file=/var/log/etcd.log\n    - --also-stdout\n    - /ko-app/etcd-manager\n"
+        "apiVersion: v1\nkind: Pod\nmetadata:\n{annotations}  labels:\n    k8s-app: etcd-manager-{name}\n  name: etcd-manager-{name}\n  namespace: kube-system\nspec:\n  containers:\n  - args:\n    - --log-file=/var/log/etcd.log\n    - --also-stdout\n    - /ko-app/etcd-manager\n"
     );
     for f in &flags {
         s.push_str(&format!("    - {f}\n"));

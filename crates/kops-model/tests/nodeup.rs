@@ -178,3 +178,89 @@ async fn a_missing_nodeup_hash_is_fetched_from_its_sha256_file() {
         Some("ab".repeat(32).as_str())
     );
 }
+
+/// The scheduler's configuration starts from the cluster's additional
+/// `KubeSchedulerConfiguration` (its API version and client settings kept, the
+/// kubeconfig path set), as kOps does; two of them are refused.
+#[tokio::test]
+async fn the_scheduler_configuration_starts_from_the_additional_object() {
+    let (cluster, groups) = new_cluster(
+        &NewClusterOptions::new(NAME, STORE)
+            .with_zones(["us-test-1a"])
+            .with_dns(DnsType::None)
+            .with_image(Some("ami-00000001".into()))
+            .with_kubernetes_version("v1.34.1"),
+    )
+    .unwrap();
+    let scheduler = serde_json::json!({
+        "apiVersion": "kubescheduler.config.k8s.io/v1beta2",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"burst": 100, "qps": 3.1},
+        "percentageOfNodesToScore": 50,
+    });
+    let cloud = mock();
+    let api: &dyn AwsCloud = &cloud;
+    let store = Arc::new(MemoryStore::new());
+    let opts = DiscoverOptions::default()
+        .with_state_store(store.clone(), STORE)
+        .with_additional_objects(vec![scheduler.clone()]);
+    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let up = UpdateCluster::new(
+        ctx,
+        UpdateOptions::default()
+            .with_lock_holder("nodeup test")
+            .with_unreadable_config_base(true),
+    )
+    .unwrap();
+    let plan = up.plan(api).await.unwrap();
+    let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
+    up.apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+    let ig = groups
+        .iter()
+        .find(|g| g.name().starts_with("control-plane"))
+        .unwrap()
+        .name()
+        .to_owned();
+    let got = store
+        .get_opt(&format!(
+            "{NAME}/igconfig/control-plane/{ig}/nodeupconfig.yaml"
+        ))
+        .await
+        .unwrap()
+        .expect("the control plane's nodeup config");
+    let config: serde_json::Value = serde_saphyr::from_str(&text(&got.data)).unwrap();
+    let file = config["FileAssets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "/var/lib/kube-scheduler/config.yaml")
+        .expect("the scheduler's configuration file");
+    let written: serde_json::Value =
+        serde_saphyr::from_str(file["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        written,
+        serde_json::json!({
+            "apiVersion": "kubescheduler.config.k8s.io/v1beta2",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {
+                "burst": 100,
+                "qps": 3.1,
+                "kubeconfig": "/var/lib/kube-scheduler/kubeconfig",
+            },
+            "percentageOfNodesToScore": 50,
+        })
+    );
+
+    // Two scheduler configurations: the model names the problem.
+    let opts = DiscoverOptions::default()
+        .with_state_store(Arc::new(MemoryStore::new()), STORE)
+        .with_additional_objects(vec![scheduler.clone(), scheduler]);
+    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let err = match UpdateCluster::new(ctx, UpdateOptions::default()) {
+        Ok(_) => panic!("two KubeSchedulerConfiguration objects must be refused"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("KubeSchedulerConfiguration"), "{err}");
+}

@@ -832,6 +832,79 @@ impl Registry {
             .map(|g| String::from_utf8_lossy(&g.data).trim().to_string()))
     }
 
+    // ---- additional objects -------------------------------------------------
+
+    /// Path of a cluster's additional objects (kOps' cluster addons), relative to the
+    /// store root.
+    fn additional_objects_path(cluster: &str) -> String {
+        format!("{cluster}/clusteraddons/default")
+    }
+
+    /// Reads the cluster's additional objects: the non-kOps objects stored with it
+    /// (kOps' `clusteraddons/default`, such as a `KubeSchedulerConfiguration`); empty
+    /// when there are none. A kOps object in that file is an error naming it.
+    pub async fn get_additional_objects(&self, cluster: &str) -> Result<Vec<serde_json::Value>> {
+        check_name("cluster name", cluster)?;
+        let path = Self::additional_objects_path(cluster);
+        let Some(got) = self.store.get_opt(&path).await? else {
+            return Ok(Vec::new());
+        };
+        let what = "additional objects";
+        let objects = manifest::parse(&got.data, &path).map_err(|e| Error::Parse {
+            path: path.clone(),
+            what,
+            source: e.into(),
+        })?;
+        objects
+            .into_iter()
+            .map(|o| match o {
+                Object::Other(o) => Ok(o.value),
+                other => Err(wrong_kind(&path, what, &other)),
+            })
+            .collect()
+    }
+
+    /// Replaces the cluster's additional objects (removes the file when `objects` is
+    /// empty). Each must be a non-kOps object with `apiVersion` and `kind`.
+    pub async fn put_additional_objects(
+        &self,
+        cluster: &str,
+        objects: &[serde_json::Value],
+    ) -> Result<()> {
+        check_name("cluster name", cluster)?;
+        let path = Self::additional_objects_path(cluster);
+        if objects.is_empty() {
+            return self.store.delete(&path).await;
+        }
+        let mut text = String::new();
+        for (i, o) in objects.iter().enumerate() {
+            let api_version = o.get("apiVersion").and_then(serde_json::Value::as_str);
+            let kind = o.get("kind").and_then(serde_json::Value::as_str);
+            let (Some(api_version), Some(_)) = (api_version, kind) else {
+                return Err(Error::Parse {
+                    path: path.clone(),
+                    what: "additional objects",
+                    source: format!("object {} has no apiVersion or kind", i + 1).into(),
+                });
+            };
+            if api_version.starts_with("kops.k8s.io/") {
+                return Err(Error::Parse {
+                    path: path.clone(),
+                    what: "additional objects",
+                    source: format!("object {} is a kOps object ({api_version})", i + 1).into(),
+                });
+            }
+            if i > 0 {
+                text.push_str("---\n");
+            }
+            text.push_str(&kops_api::yaml::value_to_string(o));
+        }
+        self.store
+            .put(&path, Bytes::from(text), PutOptions::overwrite())
+            .await
+            .map(|_| ())
+    }
+
     // ---- lock ---------------------------------------------------------------
 
     /// Path of a cluster's lock object, relative to the store root.

@@ -696,3 +696,52 @@ async fn update_succeeds_when_history_cannot_be_saved_body() {
     );
     assert!(reg.list_history(NAME).await.unwrap().is_empty());
 }
+
+#[test]
+fn registry_keeps_additional_objects_where_kops_does() {
+    run(registry_keeps_additional_objects_where_kops_does_body);
+}
+
+async fn registry_keeps_additional_objects_where_kops_does_body() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let reg = registry(store.clone());
+    assert!(reg.get_additional_objects(NAME).await.unwrap().is_empty());
+
+    let scheduler = serde_json::json!({
+        "apiVersion": "kubescheduler.config.k8s.io/v1beta2",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"burst": 100, "qps": 3.1},
+    });
+    let other = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "extra", "namespace": "kube-system"},
+        "data": {"a": "b"},
+    });
+    reg.put_additional_objects(NAME, &[scheduler.clone(), other.clone()])
+        .await
+        .unwrap();
+    let path = format!("{NAME}/clusteraddons/default");
+    let text = String::from_utf8(store.get(&path).await.unwrap().data.to_vec()).unwrap();
+    assert!(text.contains("kind: KubeSchedulerConfiguration"), "{text}");
+    assert!(text.contains("\n---\n"), "two documents: {text}");
+    assert_eq!(
+        reg.get_additional_objects(NAME).await.unwrap(),
+        vec![scheduler, other]
+    );
+
+    // A kOps object is not an additional object; nothing is written.
+    let kops = serde_json::json!({"apiVersion": "kops.k8s.io/v1alpha2", "kind": "Cluster"});
+    let err = reg.put_additional_objects(NAME, &[kops]).await.unwrap_err();
+    let cause = std::error::Error::source(&err).map(ToString::to_string);
+    assert!(
+        err.to_string().contains("additional objects")
+            && cause.as_deref().is_some_and(|c| c.contains("kOps object")),
+        "{err}: {cause:?}"
+    );
+    assert_eq!(reg.get_additional_objects(NAME).await.unwrap().len(), 2);
+
+    // An empty list removes the file.
+    reg.put_additional_objects(NAME, &[]).await.unwrap();
+    assert!(store.get_opt(&path).await.unwrap().is_none());
+}

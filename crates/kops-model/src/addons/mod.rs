@@ -18,6 +18,8 @@ mod kops_controller;
 mod networking;
 mod nth;
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -369,9 +371,9 @@ fn labels_of(meta: &mut Value) -> Option<&mut Map<String, Value>> {
         .as_object_mut()
 }
 
-/// Every container image (containers, init containers, ephemeral containers) of a pod
-/// template or pod, remapped through `assets`.
-fn remap_images(ctx: &ClusterContext, v: &mut Value) {
+/// Calls `f` on every container image (containers, init containers, ephemeral
+/// containers) of the pod templates and pods in `v`.
+fn for_each_image(v: &mut Value, f: &mut impl FnMut(&mut String)) {
     match v {
         Value::Object(m) => {
             for (k, child) in m.iter_mut() {
@@ -382,16 +384,35 @@ fn remap_images(ctx: &ClusterContext, v: &mut Value) {
                 {
                     for c in cs.iter_mut() {
                         if let Some(Value::String(img)) = c.get_mut("image") {
-                            *img = crate::images::remap(ctx, img);
+                            f(img);
                         }
                     }
                 }
-                remap_images(ctx, child);
+                for_each_image(child, f);
             }
         }
-        Value::Array(a) => a.iter_mut().for_each(|c| remap_images(ctx, c)),
+        Value::Array(a) => a.iter_mut().for_each(|c| for_each_image(c, f)),
         _ => {}
     }
+}
+
+/// Every container image of `v`, remapped through `assets`.
+fn remap_images(ctx: &ClusterContext, v: &mut Value) {
+    for_each_image(v, &mut |img| *img = crate::images::remap(ctx, img));
+}
+
+/// Every image the cluster's addons run, as pulled (remapped): kOps' image assets of the
+/// addons.
+pub(crate) fn images(ctx: &ClusterContext) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    for addon in addons(ctx) {
+        for mut o in build(ctx, addon)?.objects {
+            for_each_image(&mut o, &mut |img| {
+                out.insert(img.clone());
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// One built addon: its channel entry and its manifest bytes.

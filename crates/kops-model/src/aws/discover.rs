@@ -27,6 +27,9 @@ pub struct DiscoverOptions {
     /// The state store holding the cluster, and its URL: the managed files go to the
     /// cluster's config base inside it.
     pub state_store: Option<(Arc<dyn Store>, String)>,
+    /// The cluster's additional objects (kOps' `clusteraddons/default`), such as a
+    /// `KubeSchedulerConfiguration` the scheduler's configuration starts from.
+    pub additional_objects: Vec<serde_json::Value>,
 }
 
 impl Default for DiscoverOptions {
@@ -36,6 +39,7 @@ impl Default for DiscoverOptions {
             ssh_public_key: None,
             kops_release: DEFAULT_KOPS_RELEASE.to_owned(),
             state_store: None,
+            additional_objects: Vec::new(),
         }
     }
 }
@@ -50,6 +54,12 @@ impl DiscoverOptions {
     /// Sets the admin SSH public key.
     pub fn with_ssh_public_key(mut self, key: impl Into<String>) -> Self {
         self.ssh_public_key = Some(key.into());
+        self
+    }
+
+    /// Sets the cluster's additional objects.
+    pub fn with_additional_objects(mut self, objects: Vec<serde_json::Value>) -> Self {
+        self.additional_objects = objects;
         self
     }
 
@@ -163,7 +173,8 @@ pub async fn discover(
         .map_err(cloud("reading the cloud account"))?;
 
     let mut base = ClusterContext::new(full, full_groups, region)
-        .with_kops_release(options.kops_release.clone());
+        .with_kops_release(options.kops_release.clone())
+        .with_additional_objects(options.additional_objects.clone());
     if let Some(k) = &options.ssh_public_key {
         base = base.with_ssh_public_key(k.clone());
     }

@@ -104,7 +104,8 @@ pub async fn discover(
         )
     })?;
     let mut base = ClusterContext::new(full, full_groups, region)
-        .with_kops_release(options.kops_release.clone());
+        .with_kops_release(options.kops_release.clone())
+        .with_additional_objects(options.additional_objects.clone());
     if let Some(k) = &options.ssh_public_key {
         base = base.with_ssh_public_key(k.clone());
     }

@@ -12,7 +12,7 @@
 pub mod assets;
 pub(crate) mod userdata;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
 use kops_api::internal::{CloudProvider, InstanceGroup, InstanceGroupRole};
@@ -124,9 +124,54 @@ fn nonempty(v: Vec<Value>) -> Option<Value> {
 }
 
 /// The kube-scheduler configuration file kOps gives control-plane and API-server
-/// machines (`/var/lib/kube-scheduler/config.yaml`).
-fn kube_scheduler_config(ctx: &ClusterContext) -> String {
-    let mut client = Map::new();
+/// machines (`/var/lib/kube-scheduler/config.yaml`): the cluster's additional
+/// `KubeSchedulerConfiguration` object if it has one (at most one), else an empty one of
+/// `kubescheduler.config.k8s.io/v1`; then the kubeconfig path, and `qps` and `burst` of
+/// `spec.kubeScheduler` over the object's client connection.
+fn kube_scheduler_config(ctx: &ClusterContext) -> Result<String> {
+    let matches: Vec<&Value> = ctx
+        .additional_objects
+        .iter()
+        .filter(|o| {
+            o.get("kind").and_then(Value::as_str) == Some("KubeSchedulerConfiguration")
+                && o.get("apiVersion")
+                    .and_then(Value::as_str)
+                    .and_then(|v| v.split_once('/'))
+                    .is_some_and(|(group, _)| group == "kubescheduler.config.k8s.io")
+        })
+        .collect();
+    let mut config = match matches.as_slice() {
+        [] => json!({
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+        }),
+        [one] => (*one).clone(),
+        more => {
+            return Err(invalid(
+                "additional objects",
+                format!(
+                    "{} KubeSchedulerConfiguration objects; a cluster has at most one",
+                    more.len()
+                ),
+            ));
+        }
+    };
+    let Some(root) = config.as_object_mut() else {
+        return Err(invalid(
+            "additional objects",
+            "KubeSchedulerConfiguration is not a mapping",
+        ));
+    };
+    let client = root.entry("clientConnection").or_insert_with(|| json!({}));
+    if !client.is_object() {
+        *client = json!({});
+    }
+    let Some(client) = client.as_object_mut() else {
+        return Err(invalid(
+            "additional objects",
+            "KubeSchedulerConfiguration.clientConnection is not a mapping",
+        ));
+    };
     client.insert(
         "kubeconfig".into(),
         Value::String("/var/lib/kube-scheduler/kubeconfig".into()),
@@ -134,27 +179,20 @@ fn kube_scheduler_config(ctx: &ClusterContext) -> String {
     if let Some(ks) = &ctx.cluster.spec.kube_scheduler
         && let Ok(Value::Object(m)) = serde_json::to_value(ks)
     {
-        {
-            if let Some(q) = m.get("qps") {
-                let n = q
-                    .as_str()
-                    .and_then(|s| s.parse::<f64>().ok())
-                    .and_then(serde_json::Number::from_f64)
-                    .map(Value::Number)
-                    .unwrap_or_else(|| q.clone());
-                client.insert("qps".into(), n);
-            }
-            if let Some(b) = m.get("burst").filter(|b| b.as_i64() != Some(0)) {
-                client.insert("burst".into(), b.clone());
-            }
+        if let Some(q) = m.get("qps") {
+            let n = q
+                .as_str()
+                .and_then(|s| s.parse::<f64>().ok())
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+                .unwrap_or_else(|| q.clone());
+            client.insert("qps".into(), n);
+        }
+        if let Some(b) = m.get("burst").filter(|b| b.as_i64() != Some(0)) {
+            client.insert("burst".into(), b.clone());
         }
     }
-    let v = json!({
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "clientConnection": Value::Object(client),
-    });
-    kops_api::yaml::value_to_string(&v)
+    Ok(kops_api::yaml::value_to_string(&config))
 }
 
 /// kOps' `WarmPoolSpec.ResolveDefaults` then `IsEnabled && EnableLifecycleHook`.
@@ -188,6 +226,63 @@ fn lifecycle_hook(ctx: &ClusterContext, ig: &InstanceGroup) -> bool {
         }
     };
     resolved.is_some_and(|w| w.max_size != Some(0) && w.enable_lifecycle_hook == Some(true))
+}
+
+/// Images whose sources kOps pre-pulls on warm-pool instances: those that delay a node's
+/// start (kube-proxy, the AWS provider's, the CSI node sidecars, the CNIs' on
+/// quay.io), matched after remapping, plus the group's `warmPool.additionalImages`.
+const WARM_POOL_IMAGE_PREFIXES: &[&str] = &[
+    "registry.k8s.io/kube-proxy:",
+    "registry.k8s.io/provider-aws/",
+    "registry.k8s.io/sig-storage/csi-node-driver-registrar:",
+    "registry.k8s.io/sig-storage/livenessprobe:",
+    "quay.io/calico/",
+    "quay.io/cilium/",
+    "quay.io/coreos/flannel:",
+    "quay.io/weaveworks/",
+];
+
+/// kOps' warm-pool images of a group (`None` when neither the group nor the cluster has
+/// a warm pool, or the group is a control-plane one): every image of the build that a
+/// prefix of [`WARM_POOL_IMAGE_PREFIXES`] names, sorted.
+fn warm_pool_images(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<Option<Vec<String>>> {
+    let Some(aws) = &ctx.cluster.spec.cloud_provider.aws else {
+        return Ok(None);
+    };
+    if (ig.spec.warm_pool.is_none() && aws.warm_pool.is_none())
+        || ig.spec.role == Some(InstanceGroupRole::ControlPlane)
+    {
+        return Ok(None);
+    }
+    let prefixes: Vec<String> = WARM_POOL_IMAGE_PREFIXES
+        .iter()
+        .map(|p| crate::images::remap(ctx, p))
+        .collect();
+    let mut images = crate::addons::images(ctx)?;
+    if let Some(kp) = ctx
+        .cluster
+        .spec
+        .kube_proxy
+        .as_ref()
+        .and_then(|k| k.image.clone())
+    {
+        images.insert(kp);
+    }
+    let mut out: BTreeSet<String> = images
+        .into_iter()
+        .filter(|i| prefixes.iter().any(|p| i.starts_with(p.as_str())))
+        .collect();
+    for extra in ig
+        .spec
+        .warm_pool
+        .as_ref()
+        .and_then(|w| w.additional_images.as_ref())
+        .into_iter()
+        .flatten()
+    {
+        out.insert(crate::images::remap(ctx, extra));
+    }
+    Ok(Some(out.into_iter().collect()))
 }
 
 /// Whether the cluster runs a Cilium etcd cluster (kOps' `UseCiliumEtcd`).
@@ -360,6 +455,12 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
         .or_else(|| spec.update_policy.clone())
         .unwrap_or_else(|| "automatic".into());
     c.insert("UpdatePolicy".into(), Value::String(update_policy));
+    if let Some(images) = warm_pool_images(ctx, ig)?.filter(|i| !i.is_empty()) {
+        c.insert(
+            "warmPoolImages".into(),
+            Value::Array(images.into_iter().map(Value::String).collect()),
+        );
+    }
 
     insert_some(
         &mut c,
@@ -373,7 +474,7 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
     ));
     if runs_api {
         file_assets.push(json!({
-            "content": kube_scheduler_config(ctx),
+            "content": kube_scheduler_config(ctx)?,
             "path": "/var/lib/kube-scheduler/config.yaml",
         }));
     }

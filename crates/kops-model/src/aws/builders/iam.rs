@@ -566,42 +566,12 @@ fn nth_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
 /// kops-controller and nodeup, the state store, KMS, and (unless service accounts carry
 /// their own permissions) dns-controller, the EBS CSI driver, the cloud controller
 /// manager, the cluster autoscaler and the node-termination-handler queue; then the CNI's.
-pub(crate) fn control_plane_policy(ctx: &ModelContext) -> Policy {
+/// kOps' `AddS3Permissions`: read below the cluster's state-store roots and, with
+/// `write_backups` (the control plane's etcd-manager), write the etcd backup stores; then
+/// the bucket-level reads of every bucket named.
+fn state_store_permissions(ctx: &ModelContext, p: &mut PolicyParts, write_backups: bool) {
     let partition = ctx.account.partition.as_str();
-    let cluster = ctx.name();
     let spec = &ctx.cluster.spec;
-    let net = &spec.networking;
-    let mut p = PolicyParts::default();
-
-    // etcd-manager
-    p.any
-        .extend(["ec2:DescribeInstances", "ec2:DescribeVolumes"]);
-    p.written.push(json!({
-        "Action": "ec2:AttachVolume",
-        "Condition": {"StringEquals": {
-            "aws:ResourceTag/KubernetesCluster": cluster,
-            "aws:ResourceTag/k8s.io/role/master": "1",
-        }},
-        "Effect": "Allow",
-        "Resource": ["*"],
-    }));
-    // kops-controller
-    p.any.insert("ec2:DescribeInstances");
-    // nodeup
-    let cilium_eni = net
-        .cilium
-        .as_ref()
-        .and_then(|c| c.ipam.as_deref())
-        .is_some_and(|i| i.eq_ignore_ascii_case("eni"));
-    if nvidia_gpu(ctx, &InstanceGroupRole::ControlPlane) || net.amazonvpc.is_some() || cilium_eni {
-        p.any.insert("ec2:DescribeInstanceTypes");
-    }
-    if ctx.is_ipv6_only() {
-        p.any
-            .extend(["ec2:AssignIpv6Addresses", "ec2:DescribeNetworkInterfaces"]);
-    }
-
-    // The state store: read below the cluster's roots, write the etcd backups.
     let store = &spec.config_store;
     let mut locations: Vec<String> = [&store.keypairs, &store.secrets, &store.base]
         .into_iter()
@@ -634,7 +604,12 @@ pub(crate) fn control_plane_policy(ctx: &ModelContext) -> Policy {
         }));
     }
     let mut stores: Vec<String> = Vec::new();
-    for e in spec.etcd_clusters.iter().flatten() {
+    for e in spec
+        .etcd_clusters
+        .iter()
+        .flatten()
+        .filter(|_| write_backups)
+    {
         if let Some(b) = e.backups.as_ref().and_then(|b| b.backup_store.clone())
             && !b.is_empty()
             && !stores.contains(&b)
@@ -663,23 +638,48 @@ pub(crate) fn control_plane_policy(ctx: &ModelContext) -> Policy {
             "Resource": [format!("arn:{partition}:s3:::{b}")],
         }));
     }
+}
 
-    p.kms(spec.encryption_config == Some(true));
-
-    let external = spec
-        .iam
+/// Whether Cilium allocates pod addresses from ENIs.
+fn cilium_eni(ctx: &ModelContext) -> bool {
+    ctx.cluster
+        .spec
+        .networking
+        .cilium
         .as_ref()
-        .and_then(|i| i.use_service_account_external_permissions)
-        == Some(true);
-    if !external {
-        dns_controller_permissions(ctx, &mut p);
-        ebs_csi_permissions(ctx, &mut p);
-        ccm_permissions(ctx, &mut p);
-        lb_controller_permissions(ctx, &mut p);
-        cluster_autoscaler_permissions(ctx, &mut p);
-        nth_permissions(ctx, &mut p);
-    }
+        .and_then(|c| c.ipam.as_deref())
+        .is_some_and(|i| i.eq_ignore_ascii_case("eni"))
+}
 
+/// What nodeup calls on every instance of `role` (kOps' `addNodeupPermissions`): the
+/// warm-pool lifecycle hooks with `hooks`, instance types for GPU or ENI sizing, IPv6
+/// addresses when kops-controller allocates them.
+fn nodeup_permissions(
+    ctx: &ModelContext,
+    role: &InstanceGroupRole,
+    p: &mut PolicyParts,
+    hooks: bool,
+) {
+    if hooks {
+        p.tagged.insert("autoscaling:CompleteLifecycleAction");
+        p.any.insert("autoscaling:DescribeLifecycleHooks");
+    }
+    if nvidia_gpu(ctx, role) || ctx.cluster.spec.networking.amazonvpc.is_some() || cilium_eni(ctx) {
+        p.any.insert("ec2:DescribeInstanceTypes");
+    }
+    if ctx.is_ipv6_only() {
+        p.any.insert("ec2:AssignIpv6Addresses");
+    }
+}
+
+/// The container registry and the CNI's calls from instances of `role`: ECR, the Amazon
+/// VPC CNI, Cilium's ENI IPAM (control plane and API servers), Calico's and kindnet's
+/// source/destination check, kube-router's (nodes).
+fn registry_and_cni_permissions(ctx: &ModelContext, role: &InstanceGroupRole, p: &mut PolicyParts) {
+    let partition = ctx.account.partition.as_str();
+    let spec = &ctx.cluster.spec;
+    let net = &spec.networking;
+    let is_node = matches!(role, InstanceGroupRole::Node);
     p.any.extend(ecr_actions(spec));
     if net.amazonvpc.is_some() {
         p.any.extend(AMAZON_VPC_CNI_ACTIONS);
@@ -689,7 +689,7 @@ pub(crate) fn control_plane_policy(ctx: &ModelContext) -> Policy {
             "Resource": [format!("arn:{partition}:ec2:*:*:network-interface/*")],
         }));
     }
-    if cilium_eni {
+    if cilium_eni(ctx) && !is_node {
         p.any.extend([
             "ec2:AssignPrivateIpAddresses",
             "ec2:AttachNetworkInterface",
@@ -717,23 +717,56 @@ pub(crate) fn control_plane_policy(ctx: &ModelContext) -> Policy {
             "ec2:ModifyNetworkInterfaceAttribute",
         ]);
     }
-    if net.kindnet.is_some() {
+    if net.kindnet.is_some() || (is_node && net.kuberouter.is_some()) {
         p.tagged.insert("ec2:ModifyInstanceAttribute");
     }
-    p.into_policy(partition, cluster, &ctx.region)
 }
 
-/// The policy of dedicated API-server nodes: the node policy plus what the API server
-/// reads from EC2.
-pub(crate) fn api_server_policy(ctx: &ModelContext) -> Policy {
-    let mut pol = node_like_policy(ctx, &InstanceGroupRole::ApiServer);
-    pol.add(Statement::allow_all([
-        "ec2:DescribeInstances",
-        "ec2:DescribeRegions",
-        "iam:GetServerCertificate",
-        "iam:ListServerCertificates",
-    ]));
-    pol
+pub(crate) fn control_plane_policy(ctx: &ModelContext) -> Policy {
+    let partition = ctx.account.partition.as_str();
+    let cluster = ctx.name();
+    let spec = &ctx.cluster.spec;
+    let mut p = PolicyParts::default();
+
+    // etcd-manager
+    p.any
+        .extend(["ec2:DescribeInstances", "ec2:DescribeVolumes"]);
+    p.written.push(json!({
+        "Action": "ec2:AttachVolume",
+        "Condition": {"StringEquals": {
+            "aws:ResourceTag/KubernetesCluster": cluster,
+            "aws:ResourceTag/k8s.io/role/master": "1",
+        }},
+        "Effect": "Allow",
+        "Resource": ["*"],
+    }));
+    // kops-controller
+    p.any.insert("ec2:DescribeInstances");
+    nodeup_permissions(ctx, &InstanceGroupRole::ControlPlane, &mut p, false);
+    // kops-controller's IPv6 prefix allocation
+    if ctx.is_ipv6_only() {
+        p.any.insert("ec2:DescribeNetworkInterfaces");
+    }
+
+    state_store_permissions(ctx, &mut p, true);
+    p.kms(spec.encryption_config == Some(true));
+
+    let external = spec
+        .iam
+        .as_ref()
+        .and_then(|i| i.use_service_account_external_permissions)
+        == Some(true);
+    if !external {
+        dns_controller_permissions(ctx, &mut p);
+        ebs_csi_permissions(ctx, &mut p);
+        ccm_permissions(ctx, &mut p);
+        lb_controller_permissions(ctx, &mut p);
+        cluster_autoscaler_permissions(ctx, &mut p);
+        nth_permissions(ctx, &mut p);
+    }
+
+    registry_and_cni_permissions(ctx, &InstanceGroupRole::ControlPlane, &mut p);
+    p.into_policy(partition, cluster, &ctx.region)
 }
 
 /// Whether Nvidia GPU support is on for the cluster or for some instance group of `role`
@@ -768,79 +801,30 @@ fn warm_pool_hooks(ctx: &ModelContext) -> bool {
     })
 }
 
-/// The policy of a node-like role (nodes, or the node part of API servers): what nodeup
-/// calls on the instance plus what the CNI needs. kOps writes statements with their own
-/// resources first, then the actions on every resource, then the actions limited to the
-/// cluster's tagged resources. Empty when the spec needs no node permissions.
-fn node_like_policy(ctx: &ModelContext, role: &InstanceGroupRole) -> Policy {
+/// The policy of dedicated API-server nodes (kOps' `NodeRoleAPIServer`): nodeup's calls,
+/// the state store read below its roots, KMS (direct with an encryption config, as the
+/// API server may run a KMS plugin), the registry and the CNI.
+pub(crate) fn api_server_policy(ctx: &ModelContext) -> Policy {
     let spec = &ctx.cluster.spec;
-    let net = &spec.networking;
-    let mut explicit: Vec<Json> = Vec::new();
-    let mut any: BTreeSet<&str> = BTreeSet::new();
-    let mut tagged: BTreeSet<&str> = BTreeSet::new();
-
-    // nodeup
-    if warm_pool_hooks(ctx) {
-        tagged.insert("autoscaling:CompleteLifecycleAction");
-        any.insert("autoscaling:DescribeLifecycleHooks");
-    }
-    let cilium_eni = net
-        .cilium
-        .as_ref()
-        .and_then(|c| c.ipam.as_deref())
-        .is_some_and(|i| i.eq_ignore_ascii_case("eni"));
-    if nvidia_gpu(ctx, role) || net.amazonvpc.is_some() || cilium_eni {
-        any.insert("ec2:DescribeInstanceTypes");
-    }
-    if ctx.is_ipv6_only() {
-        any.insert("ec2:AssignIpv6Addresses");
-    }
-
-    any.extend(ecr_actions(spec));
-    if net.amazonvpc.is_some() {
-        any.extend(AMAZON_VPC_CNI_ACTIONS);
-        explicit.push(json!({
-            "Action": ["ec2:CreateTags"],
-            "Effect": "Allow",
-            "Resource": [format!("arn:{}:ec2:*:*:network-interface/*", ctx.account.partition)],
-        }));
-    }
-    let calico_src_dst = net
-        .calico
-        .as_ref()
-        .is_some_and(|c| c.aws_src_dst_check.as_deref() != Some("DoNothing"));
-    if calico_src_dst && !ctx.is_ipv6_only() {
-        any.extend([
-            "ec2:DescribeInstances",
-            "ec2:ModifyNetworkInterfaceAttribute",
-        ]);
-    }
-    if net.kuberouter.is_some() || net.kindnet.is_some() {
-        tagged.insert("ec2:ModifyInstanceAttribute");
-    }
-
-    let mut pol = Policy::default();
-    for s in explicit {
-        pol.push(s);
-    }
-    if !any.is_empty() {
-        pol.add(Statement::allow_all(any));
-    }
-    if !tagged.is_empty() {
-        pol.add(Statement {
-            actions: tagged.into_iter().map(str::to_owned).collect(),
-            resource: json!("*"),
-            condition: Some(json!({"StringEquals": {
-                "aws:ResourceTag/KubernetesCluster": ctx.name()
-            }})),
-        });
-    }
-    pol
+    let mut p = PolicyParts::default();
+    nodeup_permissions(
+        ctx,
+        &InstanceGroupRole::ApiServer,
+        &mut p,
+        warm_pool_hooks(ctx),
+    );
+    state_store_permissions(ctx, &mut p, false);
+    p.kms(spec.encryption_config == Some(true));
+    registry_and_cni_permissions(ctx, &InstanceGroupRole::ApiServer, &mut p);
+    p.into_policy(ctx.account.partition.as_str(), ctx.name(), &ctx.region)
 }
 
 /// The node policy; empty unless the spec needs node permissions.
 pub(crate) fn node_policy(ctx: &ModelContext) -> Policy {
-    node_like_policy(ctx, &InstanceGroupRole::Node)
+    let mut p = PolicyParts::default();
+    nodeup_permissions(ctx, &InstanceGroupRole::Node, &mut p, warm_pool_hooks(ctx));
+    registry_and_cni_permissions(ctx, &InstanceGroupRole::Node, &mut p);
+    p.into_policy(ctx.account.partition.as_str(), ctx.name(), &ctx.region)
 }
 
 /// The roles used by the cluster's groups (control plane, nodes, bastions, API servers),
