@@ -175,6 +175,9 @@ impl AwsCloud for JournaledCloud {
     async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
         self.inner.terminate_instance(instance).await
     }
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.inner.deregister_instance(group, instance).await
+    }
 }
 
 /// The cloud of one command.
