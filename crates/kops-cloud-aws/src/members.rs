@@ -158,10 +158,11 @@ pub(crate) async fn terminate_instance(be: &AwsBackend, instance: &str) -> Resul
 const DEREGISTER_POLL: std::time::Duration = std::time::Duration::from_secs(5);
 const DEREGISTER_POLLS: u32 = 120;
 
-/// kOps' deregistration before a drain: the group's target groups (from
-/// `DescribeAutoScalingGroups`), `DeregisterTargets` on each, then `DescribeTargetHealth`
-/// every 5 s until the target is gone or `unused` (kOps waits without limit; this gives up
-/// after 10 minutes). Classic load balancers are not supported by this backend: a group
+/// kOps' deregistration before a drain: for each of the group's target groups (from
+/// `DescribeAutoScalingGroups`), `DescribeTargetHealth`; a registered target is
+/// deregistered (`DeregisterTargets`), then its health re-read every 5 s until it is gone
+/// or `unused` (kOps waits without limit; this gives up after 10 minutes). A target that is
+/// not registered is left alone. Classic load balancers are not supported by this backend: a group
 /// with one is an error naming it.
 pub(crate) async fn deregister_instance(
     be: &AwsBackend,
@@ -194,28 +195,8 @@ pub(crate) async fn deregister_instance(
     }
     let arns: Vec<String> = g.target_group_arns().to_vec();
     for arn in &arns {
-        let target = aws_sdk_elasticloadbalancingv2::types::TargetDescription::builder()
-            .id(instance)
-            .build()
-            .map_err(|e| Error::Invalid {
-                field: format!("target {instance}"),
-                message: e.to_string(),
-            })?;
-        be.call(
-            Service::Elbv2,
-            "DeregisterTargets",
-            arn,
-            be.inner
-                .elb
-                .deregister_targets()
-                .target_group_arn(arn)
-                .targets(target)
-                .send(),
-        )
-        .await?;
-    }
-    for arn in &arns {
         let mut polls = 0;
+        let mut deregistered = false;
         loop {
             let health = be
                 .call(
@@ -237,6 +218,7 @@ pub(crate) async fn deregister_instance(
                 .and_then(|h| h.state())
                 .map(|s| s.as_str().to_owned());
             match state.as_deref() {
+                // Not (or no longer) registered.
                 None | Some("unused") => break,
                 Some(s) if polls >= DEREGISTER_POLLS => {
                     return Err(Error::Unavailable {
@@ -246,7 +228,27 @@ pub(crate) async fn deregister_instance(
                         source: None,
                     });
                 }
-                Some(_) => {
+                Some(s) => {
+                    if s != "draining" && !deregistered {
+                        let target =
+                            aws_sdk_elasticloadbalancingv2::types::TargetDescription::builder()
+                                .id(instance)
+                                .build();
+                        be.call(
+                            Service::Elbv2,
+                            "DeregisterTargets",
+                            arn,
+                            be.inner
+                                .elb
+                                .deregister_targets()
+                                .target_group_arn(arn)
+                                .targets(target)
+                                .send(),
+                        )
+                        .await?;
+                        deregistered = true;
+                        continue;
+                    }
                     polls += 1;
                     tokio::time::sleep(DEREGISTER_POLL).await;
                 }

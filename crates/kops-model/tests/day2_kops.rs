@@ -700,6 +700,43 @@ async fn validation_after_the_bastion_is_retried() {
     assert_eq!(log[0], Op::Terminate("bastion-1a".into()));
 }
 
+/// API-server groups roll after the control plane and before the workers; their
+/// instances leave the load balancers (the cluster has two API-serving instances in all).
+#[tokio::test(start_paused = true)]
+async fn api_server_groups_roll_between_the_control_plane_and_the_nodes() {
+    let rig = rig(&[
+        ("node-1", InstanceGroupRole::Node, 1, 1),
+        ("apiserver-1", InstanceGroupRole::ApiServer, 1, 1),
+        ("master-1", InstanceGroupRole::ControlPlane, 1, 1),
+        ("bastion-1", InstanceGroupRole::Bastion, 1, 1),
+    ])
+    .await;
+    let (r, _) = rig.roll(opts(), Box::new(|_, _| ok())).await;
+    r.unwrap();
+    assert_eq!(
+        rig.script.terminated(),
+        ["bastion-1a", "master-1a", "apiserver-1a", "node-1a"]
+    );
+    let log = rig.script.log();
+    assert!(log.contains(&Op::Deregister("apiserver-1a".into())));
+    assert!(log.contains(&Op::Deregister("master-1a".into())));
+}
+
+/// A validation timeout while rolling an API-server group stops the roll before the
+/// workers (an exitable error), as for node groups.
+#[tokio::test(start_paused = true)]
+async fn an_api_server_validation_timeout_stops_before_the_nodes() {
+    let rig = rig(&[
+        ("node-1", InstanceGroupRole::Node, 1, 1),
+        ("apiserver-1", InstanceGroupRole::ApiServer, 2, 2),
+    ])
+    .await;
+    let (r, _) = rig.roll(opts(), short_of("apiserver-1", false)).await;
+    assert!(r.is_err());
+    assert_eq!(rig.count("apiserver-1"), 1);
+    assert_eq!(rig.count("node-1"), 1);
+}
+
 // ---------------------------------------------------------------------------------------
 // The needs-update annotation.
 
