@@ -10,7 +10,8 @@
 //! 1. every run starts a fresh mock from the embedded seed (`seed/mock-cloud.yaml`: DNS
 //!    zones and images) in the journal's region;
 //! 2. it replays the journal: each successful `create`, `update` and `delete` made
-//!    through the [`AwsCloud`] trait, in order. The mock gives sequential ids, so a
+//!    through the [`AwsCloud`] trait, and each instance a rolling update detached or
+//!    terminated (the groups launch the same replacements again), in order. The mock gives sequential ids, so a
 //!    replayed create must get the id it got the first time; if not the journal does not
 //!    belong to this seed and the command fails rather than guessing;
 //! 3. the command runs against [`JournaledCloud`], which appends each successful
@@ -54,6 +55,15 @@ enum Entry {
     Delete {
         resource_type: ResourceType,
         id: String,
+    },
+    /// A rolling update's surge: the instance left its group (which launched another).
+    Detach {
+        group: String,
+        instance: String,
+    },
+    /// A rolling update's replacement (the group launches another).
+    Terminate {
+        instance: String,
     },
 }
 
@@ -161,8 +171,9 @@ impl AwsCloud for JournaledCloud {
     async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
         self.inner.hosted_zones(query).await
     }
-    // Rolling update. Detach and terminate are not journaled: `rolling-update --yes`
-    // refuses the mock cloud rather than lose them on its next replay.
+    // Rolling update: detach and terminate change the cloud (the groups launch
+    // replacements), so they are journaled and replayed like creates; deregistration only
+    // changes load balancers' target health, which the mock does not keep.
     async fn group_members(
         &self,
         names: &[String],
@@ -170,10 +181,22 @@ impl AwsCloud for JournaledCloud {
         self.inner.group_members(names).await
     }
     async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
-        self.inner.detach_instance(group, instance).await
+        self.inner.detach_instance(group, instance).await?;
+        self.record(Entry::Detach {
+            group: group.to_owned(),
+            instance: instance.to_owned(),
+        });
+        Ok(())
     }
     async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
-        self.inner.terminate_instance(instance).await
+        self.inner.terminate_instance(instance).await?;
+        self.record(Entry::Terminate {
+            instance: instance.to_owned(),
+        });
+        Ok(())
+    }
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.inner.deregister_instance(group, instance).await
     }
 }
 
@@ -263,6 +286,15 @@ impl Cloud {
                 }
                 Entry::Delete { resource_type, id } => {
                     inner.delete(*resource_type, id).await.with_context(at)?;
+                }
+                Entry::Detach { group, instance } => {
+                    inner
+                        .detach_instance(group, instance)
+                        .await
+                        .with_context(at)?;
+                }
+                Entry::Terminate { instance } => {
+                    inner.terminate_instance(instance).await.with_context(at)?;
                 }
             }
         }

@@ -147,7 +147,7 @@ pub async fn rolling_update_cluster(
     let cluster = internal::Cluster::try_from(&stored)
         .with_context(|| format!("cluster {name}: converting the spec"))?;
     let groups = instance_groups(&st, &name).await?;
-    let cloud = group_cloud(global, &st, &name).await?;
+    let (journaled, cloud) = group_cloud(global, &st, &name).await?;
     let json = args.output == RollingFormat::Json;
     let sink: kops_model::day2::rolling::EventSink = Arc::new(move |e: &Event| {
         if json {
@@ -193,11 +193,6 @@ pub async fn rolling_update_cluster(
         eprintln!("Must specify --yes to rolling-update.");
         return Ok(2);
     }
-    if global.mock_cloud {
-        anyhow::bail!(
-            "rolling-update --yes: not supported on the mock cloud (its journal does not record detach and terminate); the library's tests roll the mock in memory"
-        );
-    }
     let (tx, rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -205,11 +200,11 @@ pub async fn rolling_update_cluster(
             let _ = tx.send(true);
         }
     });
-    let report = roll
-        .with_stop(rx)
-        .run(&cluster, &groups)
-        .await
-        .with_context(|| format!("rolling update of cluster {name}"))?;
+    let result = roll.with_stop(rx).run(&cluster, &groups).await;
+    // The cloud changed even when the roll failed: keep it (the mock cloud's journal).
+    let saved = journaled.save().await;
+    let report = result.with_context(|| format!("rolling update of cluster {name}"))?;
+    saved?;
     if report.stopped {
         eprintln!("Rolling update stopped; run it again to resume.");
         return Ok(1);

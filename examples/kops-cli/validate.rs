@@ -68,16 +68,17 @@ pub async fn instance_groups(
     Ok(groups.iter().map(internal::InstanceGroup::from).collect())
 }
 
-/// The cloud side of validate and rolling-update for a stored cluster.
+/// The cloud side of validate and rolling-update for a stored cluster, with the cloud
+/// itself (whose [`Cloud::save`] keeps what a rolling update did to the mock cloud).
 pub async fn group_cloud(
     global: &Global,
     st: &State,
     name: &str,
-) -> anyhow::Result<Arc<dyn InstanceGroupCloud>> {
+) -> anyhow::Result<(Cloud, Arc<dyn InstanceGroupCloud>)> {
     let stored = st.cluster(name).await?.value;
     let cloud = Cloud::open(st, global.mock_cloud, &crate::update::region(&stored)?).await?;
     let api: Arc<dyn kops_model::aws::AwsCloud> = cloud.api.clone();
-    Ok(Arc::new(AwsInstanceGroups::new(api)))
+    Ok((cloud, Arc::new(AwsInstanceGroups::new(api))))
 }
 
 fn print_table(name: &str, v: &ValidationCluster) {
@@ -106,7 +107,7 @@ pub async fn validate_cluster(global: &Global, args: &ValidateClusterArgs) -> an
     let wait = parse_duration(&args.wait).context("--wait")?;
     let interval = parse_duration(&args.interval).context("--interval")?;
     let groups = instance_groups(&st, &name).await?;
-    let cloud = group_cloud(global, &st, &name).await?;
+    let (_cloud, cloud) = group_cloud(global, &st, &name).await?;
     let client = admin_client(&st, &name, args.api_server.as_deref()).await?;
     let validator = Validator::new(
         client,

@@ -1,6 +1,8 @@
 //! End-to-end tests of the day-two commands with the `kops` binary: `export kubeconfig
 //! --admin` (the certificate verifies against the cluster CA with openssl and expires when
-//! asked), `validate cluster` against an unreachable API (exit 1), `rolling-update` flags.
+//! asked), `validate cluster` against an unreachable API (exit 1), `rolling-update` flags,
+//! and `rolling-update --cloudonly --yes` on the mock cloud end to end (the mock's journal
+//! carries the replaced instances from one command to the next).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -34,14 +36,23 @@ impl Env {
     }
 
     fn kops(&self, args: &[&str]) -> (i32, String, String) {
+        self.kops_env(args, &[])
+    }
+
+    fn kops_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
         let mut c = Command::new(env!("CARGO_BIN_EXE_kops"));
+        for (k, v) in env {
+            c.env(k, v);
+        }
         for v in [
             "KOPS_STATE_STORE",
             "KOPS_MOCK_CLOUD",
             "KOPS_CLUSTER_NAME",
             "KUBECONFIG",
         ] {
-            c.env_remove(v);
+            if !env.iter().any(|(k, _)| k == &v) {
+                c.env_remove(v);
+            }
         }
         let state = format!("file://{}", self.dir.path().join("state").display());
         let o = c
@@ -220,4 +231,120 @@ fn rolling_update_rejects_bad_flags_naming_them() {
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("nope"), "{err}");
+}
+
+/// The running instances of `group` in the mock cloud, as `toolbox dump` shows them:
+/// `(id, instance type)`.
+fn running(env: &Env, group: &str) -> Vec<(String, String)> {
+    let (code, out, err) = env.kops(&["toolbox", "dump", CLUSTER, "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let dump: serde_json::Value = serde_json::from_str(&out).unwrap();
+    dump["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["resource_type"] == "Instance"
+                && r["tags"]["kops.k8s.io/instancegroup"] == group
+                && r["attrs"]["state"] == "running"
+        })
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap_or_default().to_owned(),
+                r["attrs"]["instance_type"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn rolling_update_cloudonly_on_the_mock_cloud_replaces_every_node_across_commands() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let fast = [
+        "--node-interval",
+        "0s",
+        "--control-plane-interval",
+        "0s",
+        "--bastion-interval",
+        "0s",
+    ];
+    let (code, _, err) = env.kops(&["rolling-update", "cluster", "--cloudonly"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("No rolling-update required"), "{err}");
+    let group = "nodes-us-test-1a";
+    let before = running(&env, group);
+    assert!(!before.is_empty());
+
+    // A new instance type: `edit instancegroup`, then `update cluster --yes` (a new
+    // launch template version).
+    let editor = env.dir.path().join("edit-ig.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/machineType: .*/machineType: m5.large/' \"$1\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, _, err) = env.kops_env(
+        &["edit", "instancegroup", group],
+        &[("EDITOR", editor.to_str().unwrap())],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+
+    // The plan: exit 2, the group needs an update, and why.
+    let (code, out, err) = env.kops(&["rolling-update", "cluster", "--cloudonly"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("NeedsUpdate"), "{out}");
+    assert!(out.contains("the group wants"), "{out}");
+    assert!(err.contains("Must specify --yes"), "{err}");
+
+    // The roll, without any Kubernetes API.
+    let mut args = vec!["rolling-update", "cluster", "--cloudonly", "--yes"];
+    args.extend(fast);
+    let (code, out, err) = env.kops(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("Rolling update completed"), "{err}");
+
+    // A new command (a new mock replayed from the journal) sees the replacements: every
+    // running node is new and of the new type, and nothing needs an update any more.
+    let after = running(&env, group);
+    assert_eq!(after.len(), before.len(), "{after:?}");
+    for (id, instance_type) in &after {
+        assert!(
+            !before.iter().any(|(b, _)| b == id),
+            "{id} was not replaced"
+        );
+        assert_eq!(instance_type, "m5.large", "{id}");
+    }
+    let (code, _, err) = env.kops(&["rolling-update", "cluster", "--cloudonly"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("No rolling-update required"), "{err}");
+
+    // --force replaces them again, and the journal keeps that too.
+    let mut args = vec![
+        "rolling-update",
+        "cluster",
+        "--cloudonly",
+        "--yes",
+        "--force",
+    ];
+    args.extend(fast);
+    args.extend(["--instance-group", group]);
+    let (code, out, err) = env.kops(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    let forced = running(&env, group);
+    assert_eq!(forced.len(), after.len());
+    for (id, _) in &forced {
+        assert!(
+            !after.iter().any(|(a, _)| a == id),
+            "{id} was not replaced by --force"
+        );
+    }
 }

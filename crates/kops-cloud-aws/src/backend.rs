@@ -657,6 +657,10 @@ impl AwsCloud for AwsBackend {
         self.invalidate(ResourceType::Instance);
         crate::members::terminate_instance(self, instance).await
     }
+
+    async fn deregister_instance(&self, group: &str, instance: &str) -> Result<()> {
+        crate::members::deregister_instance(self, group, instance).await
+    }
 }
 
 #[cfg(test)]

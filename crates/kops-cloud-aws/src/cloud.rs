@@ -1007,6 +1007,15 @@ pub trait AwsCloud: ResourceCloud<ResourceType> {
         let _ = instance;
         Err(not_implemented("ec2:TerminateInstances"))
     }
+
+    /// Takes `instance` out of the load balancers of `group` before it is drained, as kOps
+    /// does: deregisters it from each of the group's target groups and waits until it is no
+    /// longer in use (`elbv2:DeregisterTargets`, `elbv2:DescribeTargetHealth`). An instance
+    /// that is not registered is not an error. Defaults to [`CloudError::NotImplemented`].
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        let _ = (group, instance);
+        Err(not_implemented("elbv2:DeregisterTargets"))
+    }
 }
 
 fn not_implemented(operation: &str) -> CloudError {

@@ -260,6 +260,10 @@ impl AwsCloud for Idempotent {
     async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
         self.inner.terminate_instance(instance).await
     }
+
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.inner.deregister_instance(group, instance).await
+    }
 }
 
 #[cfg(test)]

@@ -153,3 +153,107 @@ pub(crate) async fn terminate_instance(be: &AwsBackend, instance: &str) -> Resul
     let _ = r;
     Ok(())
 }
+
+/// How often, and how many times, deregistration re-reads a target's health.
+const DEREGISTER_POLL: std::time::Duration = std::time::Duration::from_secs(5);
+const DEREGISTER_POLLS: u32 = 120;
+
+/// kOps' deregistration before a drain: for each of the group's target groups (from
+/// `DescribeAutoScalingGroups`), `DescribeTargetHealth`; a registered target is
+/// deregistered (`DeregisterTargets`), then its health re-read every 5 s until it is gone
+/// or `unused` (kOps waits without limit; this gives up after 10 minutes). A target that is
+/// not registered is left alone. Classic load balancers are not supported by this backend: a group
+/// with one is an error naming it.
+pub(crate) async fn deregister_instance(
+    be: &AwsBackend,
+    group: &str,
+    instance: &str,
+) -> Result<()> {
+    let out = be
+        .call(
+            Service::Autoscaling,
+            "DescribeAutoScalingGroups",
+            group,
+            be.inner
+                .asg
+                .describe_auto_scaling_groups()
+                .auto_scaling_group_names(group)
+                .send(),
+        )
+        .await?;
+    let g = out
+        .auto_scaling_groups()
+        .first()
+        .ok_or_else(|| Error::not_found(format!("autoscaling group {group}")))?;
+    if let Some(lb) = g.load_balancer_names().first() {
+        return Err(Error::Invalid {
+            field: format!("autoscaling group {group}: LoadBalancerNames"),
+            message: format!(
+                "uses classic load balancer {lb}; deregistering from classic load balancers is not supported"
+            ),
+        });
+    }
+    let arns: Vec<String> = g.target_group_arns().to_vec();
+    for arn in &arns {
+        let mut polls = 0;
+        let mut deregistered = false;
+        loop {
+            let health = be
+                .call(
+                    Service::Elbv2,
+                    "DescribeTargetHealth",
+                    arn,
+                    be.inner
+                        .elb
+                        .describe_target_health()
+                        .target_group_arn(arn)
+                        .send(),
+                )
+                .await?;
+            let state = health
+                .target_health_descriptions()
+                .iter()
+                .find(|d| d.target().and_then(|t| t.id()) == Some(instance))
+                .and_then(|d| d.target_health())
+                .and_then(|h| h.state())
+                .map(|s| s.as_str().to_owned());
+            match state.as_deref() {
+                // Not (or no longer) registered.
+                None | Some("unused") => break,
+                Some(s) if polls >= DEREGISTER_POLLS => {
+                    return Err(Error::Unavailable {
+                        operation: format!(
+                            "deregistering {instance} from target group {arn}: still {s} after 10 minutes"
+                        ),
+                        source: None,
+                    });
+                }
+                Some(s) => {
+                    if s != "draining" && !deregistered {
+                        let target =
+                            aws_sdk_elasticloadbalancingv2::types::TargetDescription::builder()
+                                .id(instance)
+                                .build();
+                        be.call(
+                            Service::Elbv2,
+                            "DeregisterTargets",
+                            arn,
+                            be.inner
+                                .elb
+                                .deregister_targets()
+                                .target_group_arn(arn)
+                                .targets(target)
+                                .send(),
+                        )
+                        .await?;
+                        deregistered = true;
+                        continue;
+                    }
+                    polls += 1;
+                    tokio::time::sleep(DEREGISTER_POLL).await;
+                }
+            }
+        }
+    }
+    Ok(())
+}

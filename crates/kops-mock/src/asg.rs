@@ -157,6 +157,8 @@ pub(crate) struct AsgState {
     groups: BTreeMap<String, AutoScalingGroup>,
     warm_pools: BTreeMap<String, WarmPool>,
     hooks: BTreeMap<(String, String), LifecycleHook>,
+    /// `(group, instance)` of every deregistration from the group's load balancers.
+    deregistered: Vec<(String, String)>,
 }
 
 impl AsgState {
@@ -699,6 +701,25 @@ impl MockAws {
             reconcile(st, op, group);
             Ok(())
         })
+    }
+
+    /// Rolling update's deregistration of an instance from its group's load balancers
+    /// (`elbv2:DeregisterTargets` on each of the group's target groups, then waiting until
+    /// the target is unused). The mock keeps no target registrations, so it checks that the
+    /// group exists and records the call ([`deregistrations`](Self::deregistrations)).
+    pub fn deregister_from_group_load_balancers(&self, group: &str, instance: &str) -> Result<()> {
+        self.call("elbv2:DeregisterTargets", |st, op| {
+            group_mut(st, op, group)?;
+            st.asg
+                .deregistered
+                .push((group.to_owned(), instance.to_owned()));
+            Ok(())
+        })
+    }
+
+    /// `(group, instance)` of every deregistration so far, in order.
+    pub fn deregistrations(&self) -> Vec<(String, String)> {
+        crate::lock(&self.inner.state).asg.deregistered.clone()
     }
 
     /// What the groups' health checks do after instances went away: every group is brought

@@ -389,6 +389,11 @@ impl AwsCloud for ChaosCloud {
         self.enter("TerminateInstances", true)?;
         self.inner.terminate_instance(instance).await
     }
+
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.enter("DeregisterTargets", true)?;
+        self.inner.deregister_instance(group, instance).await
+    }
 }
 
 /// The server side of EC2's client tokens, in front of the mock: a create whose request
@@ -492,5 +497,9 @@ impl AwsCloud for ClientTokens {
 
     async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
         self.inner.terminate_instance(instance).await
+    }
+
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.inner.deregister_instance(group, instance).await
     }
 }

@@ -2908,6 +2908,11 @@ impl AwsCloud for MockAws {
         self.heal_auto_scaling_groups();
         Ok(())
     }
+
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.deregister_from_group_load_balancers(group, instance)
+            .into_cloud()
+    }
 }
 
 /// A decorator that runs a [`crate::FaultPlan`] in front of any [`AwsCloud`]: each call is
@@ -3026,6 +3031,11 @@ impl<C: AwsCloud + ?Sized> AwsCloud for FaultyCloud<C> {
         self.check("ec2", "TerminateInstances")?;
         self.inner.terminate_instance(instance).await
     }
+
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.check("elbv2", "DeregisterTargets")?;
+        self.inner.deregister_instance(group, instance).await
+    }
 }
 
 /// A decorator that counts calls per `<service>:<Verb><Type>` (the names
@@ -3134,5 +3144,10 @@ impl<C: AwsCloud + ?Sized> AwsCloud for CountingCloud<C> {
     async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
         self.count("ec2", "TerminateInstances");
         self.inner.terminate_instance(instance).await
+    }
+
+    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
+        self.count("elbv2", "DeregisterTargets");
+        self.inner.deregister_instance(group, instance).await
     }
 }

@@ -61,6 +61,18 @@ fn client_for(url: &str) -> kube::Client {
 /// One control-plane group of `cp` and one node group of `nodes`, launched from version 1
 /// of their templates; kubelets on every instance, Ready when `ready` says so.
 async fn rig(cp: i32, nodes: i32, ready: kops_mock::kube::kubelet::ReadyPolicy) -> Rig {
+    rig_of(
+        vec![
+            ig("control-plane-a", InstanceGroupRole::ControlPlane, cp),
+            ig("nodes", InstanceGroupRole::Node, nodes),
+        ],
+        ready,
+    )
+    .await
+}
+
+/// The same with any groups.
+async fn rig_of(groups: Vec<InstanceGroup>, ready: kops_mock::kube::kubelet::ReadyPolicy) -> Rig {
     let cloud = MockAws::new();
     cloud
         .seed(Seed::Image(Image {
@@ -88,10 +100,6 @@ async fn rig(cp: i32, nodes: i32, ready: kops_mock::kube::kubelet::ReadyPolicy) 
         },
         ..Default::default()
     };
-    let groups = vec![
-        ig("control-plane-a", InstanceGroupRole::ControlPlane, cp),
-        ig("nodes", InstanceGroupRole::Node, nodes),
-    ];
     let mut templates = BTreeMap::new();
     for g in &groups {
         let asg = kops_model::day2::groups::group_name(CLUSTER, g);
@@ -773,4 +781,187 @@ async fn a_kubeconfig_export_reaches_the_api() {
         ValidateOptions::default(),
     );
     assert!(v.validate().await.unwrap().is_valid());
+}
+
+/// Three control-plane groups of one (kOps' usual multi-zone control plane) and a node
+/// group: the control-plane groups roll one after the other, in name order, one instance
+/// at a time, never surged, and all before any worker; every node is replaced.
+#[tokio::test(start_paused = true)]
+async fn control_plane_groups_roll_serially_and_never_surge() {
+    let rig = rig_of(
+        vec![
+            ig("control-plane-c", InstanceGroupRole::ControlPlane, 1),
+            ig("control-plane-a", InstanceGroupRole::ControlPlane, 1),
+            ig("control-plane-b", InstanceGroupRole::ControlPlane, 1),
+            ig("nodes", InstanceGroupRole::Node, 2),
+        ],
+        always(),
+    )
+    .await;
+    for g in [
+        "control-plane-a",
+        "control-plane-b",
+        "control-plane-c",
+        "nodes",
+    ] {
+        rig.change_instance_type(g, "m5.large");
+    }
+    // Even a cluster-wide surge is ignored for the control plane.
+    let mut cluster = rig.cluster.clone();
+    cluster.spec.rolling_update = Some(v1alpha2::RollingUpdate {
+        max_surge: Some(v1alpha2::IntOrString::Int(3)),
+        ..Default::default()
+    });
+    let (events, sink) = recorder();
+    let roll = RollingUpdate::new(rig.cloud_groups(), fast())
+        .with_kube(rig.client.clone(), rig.validator())
+        .with_events(sink);
+    let report = roll.run(&cluster, &rig.groups).await.unwrap();
+    assert_eq!(report.replaced.len(), 5);
+    let events = events.lock().unwrap().clone();
+    // Group order of the first action of each group, and no interleaving.
+    let mut order: Vec<&str> = Vec::new();
+    for e in &events {
+        if e.group.is_empty() {
+            continue;
+        }
+        if order.last() != Some(&e.group.as_str()) {
+            assert!(
+                !order.contains(&e.group.as_str()),
+                "{} interleaved",
+                e.group
+            );
+            order.push(&e.group);
+        }
+    }
+    assert_eq!(
+        order,
+        [
+            "control-plane-a",
+            "control-plane-b",
+            "control-plane-c",
+            "nodes"
+        ]
+    );
+    // At most one control-plane instance in flight at any moment, across all three.
+    let mut cur = 0usize;
+    for e in events
+        .iter()
+        .filter(|e| e.group.starts_with("control-plane"))
+    {
+        match e.action.as_str() {
+            "drain" => cur += 1,
+            "terminated" => cur -= 1,
+            _ => {}
+        }
+        assert!(cur <= 1, "{events:#?}");
+    }
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.group.starts_with("control-plane") && e.action == "detach")
+    );
+    for g in [
+        "control-plane-a",
+        "control-plane-b",
+        "control-plane-c",
+        "nodes",
+    ] {
+        for id in rig.members(g) {
+            assert_eq!(rig.instance_type(&id), "m5.large", "{g} {id}");
+        }
+    }
+}
+
+/// A roll killed halfway (the process dies: its future is dropped mid-drain, nothing is
+/// cleaned up), then run again with the same journal: the second run replaces only what
+/// the first did not, and no node is left tainted or cordoned.
+#[tokio::test(start_paused = true)]
+async fn a_killed_roll_run_again_replaces_only_the_rest_and_leaves_no_taint() {
+    let rig = rig(1, 4, always()).await;
+    rig.workload(1);
+    rig.change_instance_type("nodes", "m5.large");
+    let before = rig.members("nodes");
+    let store: Arc<dyn Store> =
+        kops_statestore::open("memfs://day2-killed", &StoreOptions::default()).unwrap();
+    let opts = fast().with_instance_groups(vec!["nodes".into()]);
+    let terminations = Arc::new(Mutex::new(0usize));
+    let (kill_tx, kill_rx) = tokio::sync::oneshot::channel::<()>();
+    let kill_tx = Mutex::new(Some(kill_tx));
+    let seen = terminations.clone();
+    // Kill as the third drain starts: two replaced, one half-drained, one only tainted.
+    let sink: kops_model::day2::rolling::EventSink = Arc::new(move |e: &Event| {
+        if e.action == "drain" {
+            let mut n = seen.lock().unwrap();
+            *n += 1;
+            if *n == 3
+                && let Some(tx) = kill_tx.lock().unwrap().take()
+            {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let first = RollingUpdate::new(rig.cloud_groups(), opts.clone())
+        .with_kube(rig.client.clone(), rig.validator())
+        .with_journal(Journal::new(store.clone(), CLUSTER))
+        .with_events(sink);
+    tokio::select! {
+        r = first.run(&rig.cluster, &rig.groups) => panic!("the roll finished before the kill: {r:?}"),
+        _ = kill_rx => {}
+    }
+    drop(first);
+    // Still running: in the group, or detached from it by the surge.
+    let survivors: Vec<String> = before
+        .iter()
+        .filter(|id| {
+            rig.cloud.describe_instances(&[(*id).clone()], &[]).unwrap()[0].state == "running"
+        })
+        .cloned()
+        .collect();
+    assert!(
+        !survivors.is_empty() && survivors.len() < 4,
+        "{survivors:?}"
+    );
+    // The kill left marks behind (that is what a crash does).
+    let tainted = |rig: &Rig| -> Vec<String> {
+        rig.kube
+            .objects()
+            .nodes
+            .iter()
+            .filter(|(_, n)| {
+                let spec = n.spec.clone().unwrap_or_default();
+                spec.unschedulable == Some(true)
+                    || spec
+                        .taints
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|t| t.key == UPDATE_TAINT)
+            })
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    assert!(!tainted(&rig).is_empty());
+
+    let second = RollingUpdate::new(rig.cloud_groups(), opts)
+        .with_kube(rig.client.clone(), rig.validator())
+        .with_journal(Journal::new(store.clone(), CLUSTER));
+    let plan = second.plan(&rig.cluster, &rig.groups).await.unwrap();
+    assert!(plan.resumed);
+    let planned: Vec<String> = plan.groups[0].update.iter().map(|u| u.id.clone()).collect();
+    let mut expected = survivors.clone();
+    expected.sort();
+    let mut got = planned.clone();
+    got.sort();
+    assert_eq!(
+        got, expected,
+        "only the instances the first run did not replace"
+    );
+    let report = second.run(&rig.cluster, &rig.groups).await.unwrap();
+    let mut replaced = report.replaced.clone();
+    replaced.sort();
+    assert_eq!(replaced, expected);
+    for id in rig.members("nodes") {
+        assert_eq!(rig.instance_type(&id), "m5.large");
+    }
+    assert!(tainted(&rig).is_empty(), "{:?}", tainted(&rig));
 }

@@ -28,4 +28,4 @@ mod server;
 mod store;
 
 pub use server::FakeKube;
-pub use store::{Eviction, KubeObjects};
+pub use store::{Eviction, KubeObjects, KubeRequest};

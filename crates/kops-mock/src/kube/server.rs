@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use super::store::{Eviction, KubeObjects, set_node_ready};
+use super::store::{Eviction, KubeObjects, KubeRequest, set_node_ready};
 
 /// A running fake API server. Dropping it stops the server.
 #[derive(Debug)]
@@ -128,6 +128,11 @@ impl FakeKube {
         o.pdbs.insert((ns, name), pdb);
     }
 
+    /// Every request but the reads so far, in order.
+    pub fn requests(&self) -> Vec<KubeRequest> {
+        self.objects().requests.clone()
+    }
+
     /// Every eviction requested so far.
     pub fn evictions(&self) -> Vec<Eviction> {
         self.objects().evictions.clone()
@@ -227,6 +232,13 @@ async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
         Ok(g) => g,
         Err(p) => p.into_inner(),
     };
+    if method != Method::GET {
+        o.requests.push(KubeRequest {
+            method: method.to_string(),
+            path: path.clone(),
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
+    }
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let q = query.as_deref();
     match (method.clone(), segs.as_slice()) {

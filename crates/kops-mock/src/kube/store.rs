@@ -20,6 +20,18 @@ pub struct Eviction {
     pub blocked_by: Option<String>,
 }
 
+/// One request that changed (or tried to change) something: every call but a GET.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KubeRequest {
+    /// `PATCH`, `POST`, `DELETE`, `PUT`.
+    pub method: String,
+    /// The path, e.g. `/api/v1/nodes/i-1`.
+    pub path: String,
+    /// The body, as sent (a patch, an eviction).
+    pub body: String,
+}
+
 /// Everything the fake API server holds.
 #[derive(Debug, Default, Clone)]
 #[non_exhaustive]
@@ -32,6 +44,8 @@ pub struct KubeObjects {
     pub pdbs: BTreeMap<(String, String), PodDisruptionBudget>,
     /// Every eviction request, in order.
     pub evictions: Vec<Eviction>,
+    /// Every request but the reads, in order.
+    pub requests: Vec<KubeRequest>,
     /// The last resource version handed out.
     pub resource_version: u64,
     /// Counter for the names of recreated pods.

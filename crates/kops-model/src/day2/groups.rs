@@ -44,6 +44,10 @@ pub struct CloudMember {
     /// Update status.
     #[serde(flatten)]
     pub status: MemberStatus,
+    /// Waits in the group's warm pool (never joined the cluster): replaced by terminating
+    /// it at once, without drain or validation, as kOps does.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warm_pool: bool,
 }
 
 impl CloudMember {
@@ -52,7 +56,14 @@ impl CloudMember {
         CloudMember {
             id: id.into(),
             status,
+            warm_pool: false,
         }
+    }
+
+    /// Marks the member as waiting in the warm pool.
+    pub fn in_warm_pool(mut self) -> Self {
+        self.warm_pool = true;
+        self
     }
 }
 
@@ -111,6 +122,9 @@ pub trait InstanceGroupCloud: Send + Sync + fmt::Debug + 'static {
 
     /// Terminates a member; the group replaces it unless it was detached.
     async fn terminate(&self, member: &str) -> Result<()>;
+
+    /// Takes a member out of the group's load balancers before its node is drained.
+    async fn deregister(&self, group: &CloudGroup, member: &str) -> Result<()>;
 }
 
 /// kOps' name of an instance group's cloud group: `<ig>.masters.<cluster>` for the
@@ -199,7 +213,14 @@ impl InstanceGroupCloud for AwsInstanceGroups {
                     },
                     (_, None) => MemberStatus::UpToDate,
                 };
-                group.members.push(CloudMember::new(&m.id, status));
+                let member = CloudMember::new(&m.id, status);
+                group
+                    .members
+                    .push(if m.lifecycle_state.starts_with("Warmed") {
+                        member.in_warm_pool()
+                    } else {
+                        member
+                    });
             }
             for d in &detached {
                 let running = d
@@ -236,5 +257,15 @@ impl InstanceGroupCloud for AwsInstanceGroups {
             .terminate_instance(member)
             .await
             .map_err(cloud_err(format!("terminating {member}")))
+    }
+
+    async fn deregister(&self, group: &CloudGroup, member: &str) -> Result<()> {
+        self.cloud
+            .deregister_instance(&group.group, member)
+            .await
+            .map_err(cloud_err(format!(
+                "deregistering {member} from the load balancers of {}",
+                group.group
+            )))
     }
 }

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kops_api::internal::{Cluster, InstanceGroup, InstanceGroupRole};
@@ -139,6 +139,12 @@ setters! {
     with_fail_on_drain_error: fail_on_drain_error: bool;
     /// Sets `default_max_surge`.
     with_default_max_surge: default_max_surge: i64;
+    /// Sets `validate_tick`.
+    with_validate_tick: validate_tick: Duration;
+    /// Sets `validate_success_interval`.
+    with_validate_success_interval: validate_success_interval: Duration;
+    /// Sets `evict_retry`.
+    with_evict_retry: evict_retry: Duration;
 }
 
 /// An instance to replace.
@@ -154,6 +160,9 @@ pub struct InstancePlan {
     pub reason: String,
     /// Detached by an earlier surge.
     pub detached: bool,
+    /// Waits in the warm pool: terminated at once, without drain or validation.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warm_pool: bool,
 }
 
 /// One group's part of the plan (kOps' table row plus the instances).
@@ -402,6 +411,60 @@ pub struct RollingUpdate {
     events: Option<EventSink>,
     stop: Option<tokio::sync::watch::Receiver<bool>>,
     replaced: Mutex<Vec<String>>,
+    /// Whether control-plane and API-server instances leave the load balancers before
+    /// their drain (off when the cluster has a single one, as kOps does).
+    deregister_control_plane: std::sync::atomic::AtomicBool,
+}
+
+/// A group's failure, and whether it stops the roll (kOps' exitable errors: a validation
+/// timeout, a failed deregistration) or only this group.
+struct GroupFailure {
+    error: Error,
+    exitable: bool,
+}
+
+impl From<Error> for GroupFailure {
+    fn from(error: Error) -> Self {
+        GroupFailure {
+            error,
+            exitable: false,
+        }
+    }
+}
+
+fn exitable(error: Error) -> GroupFailure {
+    GroupFailure {
+        error,
+        exitable: true,
+    }
+}
+
+type Drains<'a> = FuturesUnordered<
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), GroupFailure>> + Send + 'a>>,
+>;
+
+/// Waits for the drains still running, then fails with `e` (kOps'
+/// `waitForPendingBeforeReturningError`).
+async fn fail(mut running: Drains<'_>, e: GroupFailure) -> Result<(), GroupFailure> {
+    while running.next().await.is_some() {}
+    Err(e)
+}
+
+/// Awaits `fut` while the drains already started keep running (as kOps' goroutines do);
+/// their results are queued in `done`.
+async fn driving<'a, T>(
+    running: &mut Drains<'a>,
+    done: &mut Vec<Result<(), GroupFailure>>,
+    fut: impl std::future::Future<Output = T>,
+) -> T {
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut fut => return out,
+            Some(r) = running.next(), if !running.is_empty() => done.push(r),
+        }
+    }
 }
 
 impl fmt::Debug for RollingUpdate {
@@ -446,6 +509,7 @@ impl RollingUpdate {
             events: None,
             stop: None,
             replaced: Mutex::new(Vec::new()),
+            deregister_control_plane: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
@@ -687,6 +751,7 @@ impl RollingUpdate {
                         node: node.and_then(|n| n.metadata.name.clone()),
                         reason,
                         detached: m.status == MemberStatus::Detached,
+                        warm_pool: m.warm_pool,
                     };
                     if p.detached {
                         detached.push(p)
@@ -746,6 +811,20 @@ impl RollingUpdate {
             .filter(|g| g.is_control_plane())
             .map(|g| g.name().to_owned())
             .collect();
+        // kOps: with a single control-plane/API-server instance in all, taking it out of
+        // the load balancer would cut the roll off from its own API.
+        let api_instances: i32 = groups
+            .iter()
+            .filter(|g| {
+                matches!(
+                    g.spec.role,
+                    Some(InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer)
+                )
+            })
+            .map(|g| g.spec.min_size.unwrap_or(1))
+            .sum();
+        self.deregister_control_plane
+            .store(api_instances > 1, std::sync::atomic::Ordering::Relaxed);
         let by_name = |n: &str| groups.iter().find(|g| g.name() == n);
         let node_map: BTreeMap<String, Node> = nodes
             .iter()
@@ -767,10 +846,23 @@ impl RollingUpdate {
                 futs.push(self.roll_group(cluster, g, cg, gp, &control_plane, &node_map));
             }
         }
+        let mut bastion_err = None;
         while let Some(r) = futs.next().await {
-            r?;
+            if let Err(f) = r {
+                bastion_err.get_or_insert(f.error);
+            }
         }
         drop(futs);
+        if let Some(e) = bastion_err {
+            self.cleanup_marks().await;
+            return Err(Error::Invalid {
+                field: "rolling-update".into(),
+                message: format!(
+                    "bastion not healthy after update, stopping rolling-update: {}",
+                    chain(&e)
+                ),
+            });
+        }
         for gp in plan
             .groups
             .iter()
@@ -789,7 +881,7 @@ impl RollingUpdate {
             let r = self
                 .roll_group(cluster, g, cg, gp, &control_plane, &node_map)
                 .await;
-            if let Err(e) = r {
+            if let Err(GroupFailure { error: e, exitable }) = r {
                 if g.is_control_plane() {
                     self.cleanup_marks().await;
                     return Err(Error::Invalid {
@@ -800,7 +892,7 @@ impl RollingUpdate {
                         ),
                     });
                 }
-                if matches!(e, Error::Timeout { .. }) || self.stopped() {
+                if exitable || self.stopped() {
                     self.cleanup_marks().await;
                     return Err(e);
                 }
@@ -897,7 +989,7 @@ impl RollingUpdate {
         gp: &GroupPlan,
         control_plane: &[String],
         nodes: &BTreeMap<String, Node>,
-    ) -> Result<()> {
+    ) -> Result<(), GroupFailure> {
         let name = group.name();
         let bastion = group.spec.role == Some(InstanceGroupRole::Bastion);
         let interval = match group.spec.role {
@@ -905,21 +997,36 @@ impl RollingUpdate {
             Some(InstanceGroupRole::ControlPlane) => self.options.control_plane_interval,
             _ => self.options.node_interval,
         };
-        // Pre-flight: one success.
+        let validate = |count: u32, why: String| async move {
+            self.validate_count(name, count, control_plane, &why)
+                .await
+                .map_err(exitable)
+        };
+        // Pre-flight: one success (not for bastions, which are not part of the cluster).
         if !bastion {
-            self.validate_count(name, 1, control_plane, "before rolling")
-                .await?;
+            validate(1, "before rolling".into()).await?;
         }
         let mut update = gp.update.clone();
         if !self.cloud_only() {
             for u in &update {
                 if let Some(n) = u.node.as_ref().and_then(|n| nodes.get(n))
                     && let Err(e) = self.taint(name, n).await
-                    && self.options.fail_on_drain_error
                 {
-                    return Err(e);
+                    if self.options.fail_on_drain_error {
+                        return Err(e.into());
+                    }
+                    self.emit(name, "taint-failed", Some(&u.id), Some(chain(&e)));
                 }
             }
+        }
+        // Warm-pool instances never joined: terminate them now, without drain or validation.
+        let (warm, rest): (Vec<InstancePlan>, Vec<InstancePlan>) =
+            update.into_iter().partition(|u| u.warm_pool);
+        update = rest;
+        for u in &warm {
+            self.cloud.terminate(&u.id).await?;
+            self.record_replaced(u).await?;
+            self.emit(name, "terminate", Some(&u.id), Some("warm pool".into()));
         }
         let num = (gp.need_update + gp.ready) as i64;
         let (drain, surge, unavailable) =
@@ -938,14 +1045,18 @@ impl RollingUpdate {
                 }
                 let u = update[idx as usize].clone();
                 if !u.detached {
-                    if let Err(e) = self.cloud.detach(cg, &u.id).await {
-                        self.emit(name, "detach-failed", Some(&u.id), Some(chain(&e)));
-                        skipped += 1;
-                        surge = surge.min((update.len() - skipped) as i64);
-                        continue;
+                    match self.cloud.detach(cg, &u.id).await {
+                        Err(e) => {
+                            self.emit(name, "detach-failed", Some(&u.id), Some(chain(&e)));
+                            skipped += 1;
+                            surge = surge.min((update.len() - skipped) as i64);
+                            n -= 1;
+                        }
+                        Ok(()) => {
+                            self.emit(name, "detach", Some(&u.id), None);
+                            update[idx as usize].detached = true;
+                        }
                     }
-                    self.emit(name, "detach", Some(&u.id), None);
-                    update[idx as usize].detached = true;
                     if n == surge || none_ready {
                         tokio::time::sleep(interval).await;
                         let why = if none_ready {
@@ -953,8 +1064,7 @@ impl RollingUpdate {
                         } else {
                             "after detaching instances".into()
                         };
-                        self.validate_count(name, self.options.validate_count, control_plane, &why)
-                            .await?;
+                        validate(self.options.validate_count, why).await?;
                         none_ready = false;
                     }
                 }
@@ -971,33 +1081,56 @@ impl RollingUpdate {
             return Ok(());
         }
 
-        let mut running = FuturesUnordered::new();
+        // kOps' main loop: up to `concurrency` drains at once, each started as the previous
+        // ones finish; a validation after each finished one, while the others keep running.
+        let mut running: Drains<'_> = FuturesUnordered::new();
+        let mut done: Vec<Result<(), GroupFailure>> = Vec::new();
         for (i, u) in update.iter().enumerate() {
             if self.stopped() {
                 break;
             }
             let node = u.node.as_ref().and_then(|n| nodes.get(n)).cloned();
-            running.push(self.drain_terminate_and_wait(name, u, node, bastion, interval));
+            running.push(Box::pin(
+                self.drain_terminate_and_wait(group, cg, u, node, bastion, interval),
+            ));
             if (running.len() as i64) < concurrency.max(1) && (!none_ready || i > 0) {
                 continue;
             }
-            if let Some(Err(e)) = running.next().await {
-                while running.next().await.is_some() {}
-                return Err(e);
+            let first = match done.pop() {
+                Some(r) => Some(r),
+                None => running.next().await,
+            };
+            if let Some(Err(e)) = first {
+                return fail(running, e).await;
             }
             let why = if none_ready && i == 0 {
                 format!("after replacing the canary {}", u.id)
             } else {
                 "after terminating an instance".into()
             };
-            if let Err(e) = self
-                .validate_count(name, self.options.validate_count, control_plane, &why)
-                .await
-            {
-                while running.next().await.is_some() {}
-                return Err(e);
+            let v = driving(
+                &mut running,
+                &mut done,
+                validate(self.options.validate_count, why),
+            )
+            .await;
+            if let Err(e) = v {
+                return fail(running, e).await;
             }
             none_ready = false;
+            // Collect the drains that finished meanwhile, without waiting for the others.
+            while let Some(Some(r)) = running.next().now_or_never() {
+                done.push(r);
+            }
+            if let Some(pos) = done.iter().position(|r| r.is_err())
+                && let Err(e) = done.swap_remove(pos)
+            {
+                return fail(running, e).await;
+            }
+            done.clear();
+        }
+        if running.is_empty() {
+            return Ok(());
         }
         let mut first_err = None;
         while let Some(r) = running.next().await {
@@ -1011,13 +1144,29 @@ impl RollingUpdate {
         if self.stopped() {
             return Ok(());
         }
-        self.validate_count(
-            name,
+        validate(
             self.options.validate_count,
-            control_plane,
-            "after the group",
+            "after terminating instances".into(),
         )
         .await
+    }
+
+    async fn record_replaced(&self, u: &InstancePlan) -> Result<()> {
+        if let Ok(mut r) = self.replaced.lock() {
+            r.push(u.id.clone());
+        }
+        if let Some(j) = &self.journal {
+            let node = u.node.clone();
+            let id = u.id.clone();
+            j.update(|r| {
+                r.done.insert(id);
+                if let Some(n) = node {
+                    r.marked.remove(&n);
+                }
+            })
+            .await?;
+        }
+        Ok(())
     }
 
     async fn taint(&self, group: &str, node: &Node) -> Result<()> {
@@ -1096,44 +1245,52 @@ impl RollingUpdate {
 
     async fn drain_terminate_and_wait(
         &self,
-        group: &str,
+        group: &InstanceGroup,
+        cg: &CloudGroup,
         u: &InstancePlan,
         node: Option<Node>,
         bastion: bool,
         interval: Duration,
-    ) -> Result<()> {
+    ) -> Result<(), GroupFailure> {
+        let gname = group.name();
         if let (false, false, Some(node)) = (bastion, self.cloud_only(), node) {
             let name = node.metadata.name.clone().unwrap_or_default();
-            self.emit(group, "drain", Some(&u.id), Some(name.clone()));
-            if let Err(e) = self.drain(group, &u.id, &name).await {
-                if self.options.fail_on_drain_error {
-                    return Err(e);
+            self.emit(gname, "drain", Some(&u.id), Some(name.clone()));
+            let deregister = !matches!(
+                group.spec.role,
+                Some(InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer)
+            ) || self
+                .deregister_control_plane
+                .load(std::sync::atomic::Ordering::Relaxed);
+            match self.drain(gname, cg, &u.id, &name, deregister).await {
+                Ok(()) => {}
+                // A failed deregistration stops the roll whatever --fail-on-drain-error says
+                // (traffic would go to a node about to go away).
+                Err(f) if f.exitable => return Err(f),
+                Err(f) if self.options.fail_on_drain_error => return Err(f),
+                Err(f) => {
+                    self.emit(gname, "drain-failed", Some(&u.id), Some(chain(&f.error)));
                 }
-                self.emit(group, "drain-failed", Some(&u.id), Some(chain(&e)));
             }
+        } else {
+            self.emit(gname, "drain", Some(&u.id), None);
         }
         self.cloud.terminate(&u.id).await?;
-        if let Ok(mut r) = self.replaced.lock() {
-            r.push(u.id.clone());
-        }
-        if let Some(j) = &self.journal {
-            let node = u.node.clone();
-            let id = u.id.clone();
-            j.update(|r| {
-                r.done.insert(id);
-                if let Some(n) = node {
-                    r.marked.remove(&n);
-                }
-            })
-            .await?;
-        }
-        self.emit(group, "terminate", Some(&u.id), None);
+        self.record_replaced(u).await?;
+        self.emit(gname, "terminate", Some(&u.id), None);
         tokio::time::sleep(interval).await;
-        self.emit(group, "terminated", Some(&u.id), None);
+        self.emit(gname, "terminated", Some(&u.id), None);
         Ok(())
     }
 
-    async fn drain(&self, group: &str, instance: &str, node: &str) -> Result<()> {
+    async fn drain(
+        &self,
+        group: &str,
+        cg: &CloudGroup,
+        instance: &str,
+        node: &str,
+        deregister: bool,
+    ) -> Result<(), GroupFailure> {
         let Some(client) = &self.client else {
             return Ok(());
         };
@@ -1163,6 +1320,13 @@ impl RollingUpdate {
                 .await,
             format!("excluding node {node} from load balancers"),
         )?;
+        if deregister {
+            self.cloud
+                .deregister(cg, instance)
+                .await
+                .map_err(exitable)?;
+            self.emit(group, "deregister", Some(instance), None);
+        }
         let deadline = tokio::time::Instant::now() + self.options.drain_timeout;
         let pods = Api::<Pod>::all(client.clone())
             .list(&ListParams::default().fields(&format!("spec.nodeName={node}")))
@@ -1201,19 +1365,20 @@ impl RollingUpdate {
                             format!("pod {ns}/{pname} blocked by PodDisruptionBudget {pdbs}");
                         self.emit(group, "evict-blocked", Some(instance), Some(detail.clone()));
                         if tokio::time::Instant::now() + self.options.evict_retry > deadline {
-                            return Err(Error::Timeout {
+                            return Err(GroupFailure::from(Error::Timeout {
                                 operation: format!(
                                     "draining node {node}: evicting {detail}: drain timeout {:?} reached",
                                     self.options.drain_timeout
                                 ),
-                            });
+                            }));
                         }
                         tokio::time::sleep(self.options.evict_retry).await;
                     }
                     Err(e) => {
                         return Err(kube_err(format!(
                             "evicting pod {ns}/{pname} from node {node}"
-                        ))(e));
+                        ))(e)
+                        .into());
                     }
                 }
             }
@@ -1229,7 +1394,8 @@ impl RollingUpdate {
                         operation: format!(
                             "draining node {node}: pod {ns}/{pname} was not deleted before the drain timeout"
                         ),
-                    });
+                    }
+                    .into());
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }

@@ -33,7 +33,8 @@ pub struct ValidationFailure {
 }
 
 impl ValidationFailure {
-    fn new(
+    /// A failure of `kind` about `name`, in instance group `ig` (`None`: cluster-wide).
+    pub fn new(
         kind: &str,
         name: impl Into<String>,
         message: impl Into<String>,
@@ -137,8 +138,9 @@ fn role_name(role: Option<&InstanceGroupRole>) -> &'static str {
         Some(InstanceGroupRole::ControlPlane) => "control-plane",
         Some(InstanceGroupRole::ApiServer) => "apiserver",
         Some(InstanceGroupRole::Bastion) => "bastion",
-        Some(InstanceGroupRole::Node) => "node",
-        _ => "unknown",
+        // kOps reports a group without a role as `node`.
+        Some(InstanceGroupRole::Node) | None => "node",
+        Some(InstanceGroupRole::Unknown(_)) => "unknown",
     }
 }
 
@@ -246,7 +248,7 @@ pub fn evaluate(
         for m in cg
             .members
             .iter()
-            .filter(|m| m.status != MemberStatus::Detached)
+            .filter(|m| m.status != MemberStatus::Detached && !m.warm_pool)
         {
             match by_instance.get(&m.id) {
                 Some(n) if is_ready(n) => {}
@@ -288,6 +290,7 @@ pub fn evaluate(
             let Some(node) = by_instance.get(&m.id) else {
                 if role != Some(&InstanceGroupRole::Bastion)
                     && m.status != MemberStatus::Detached
+                    && !m.warm_pool
                     && !tolerated.contains(&m.id)
                 {
                     out.failures.push(ValidationFailure::new(
@@ -309,7 +312,7 @@ pub fn evaluate(
             });
             let checked = matches!(
                 role,
-                Some(
+                None | Some(
                     InstanceGroupRole::ControlPlane
                         | InstanceGroupRole::ApiServer
                         | InstanceGroupRole::Node
@@ -342,6 +345,11 @@ pub fn evaluate(
         }
     }
 
+    let out_nodes_ig: BTreeMap<String, String> = out
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.name.clone(), n.instance_group.clone()?)))
+        .collect();
     // Static control-plane pods on every ready control-plane node.
     let pod_node = |p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone());
     for n in nodes {
@@ -352,7 +360,10 @@ pub fn evaluate(
             continue;
         }
         let name = n.metadata.name.clone().unwrap_or_default();
-        let ig = labels.get("kops.k8s.io/instancegroup").cloned();
+        let ig = out_nodes_ig
+            .get(&name)
+            .cloned()
+            .or_else(|| labels.get("kops.k8s.io/instancegroup").cloned());
         for app in [
             "kube-apiserver",
             "kube-controller-manager",
@@ -380,17 +391,21 @@ pub fn evaluate(
     }
 
     // Critical pods.
+    // A node's group is the cloud group it is a member of (as kOps maps it), else its
+    // `kops.k8s.io/instancegroup` label.
     let ig_of_node = |node: &str| {
-        nodes
-            .iter()
-            .find(|n| n.metadata.name.as_deref() == Some(node))
-            .and_then(|n| {
-                n.metadata
-                    .labels
-                    .as_ref()?
-                    .get("kops.k8s.io/instancegroup")
-                    .cloned()
-            })
+        out_nodes_ig.get(node).cloned().or_else(|| {
+            nodes
+                .iter()
+                .find(|n| n.metadata.name.as_deref() == Some(node))
+                .and_then(|n| {
+                    n.metadata
+                        .labels
+                        .as_ref()?
+                        .get("kops.k8s.io/instancegroup")
+                        .cloned()
+                })
+        })
     };
     for p in pods {
         let priority = p
@@ -416,9 +431,11 @@ pub fn evaluate(
             p.metadata.name.as_deref().unwrap_or("")
         );
         let prio = priority.unwrap_or_default();
+        // kOps names the pod `namespace/name` but its message quotes the name alone.
+        let short = p.metadata.name.as_deref().unwrap_or("");
         let message = match phase {
-            "Pending" => Some(format!("{prio} pod \"{name}\" is pending")),
-            "Unknown" => Some(format!("{prio} pod \"{name}\" is unknown phase")),
+            "Pending" => Some(format!("{prio} pod \"{short}\" is pending")),
+            "Unknown" => Some(format!("{prio} pod \"{short}\" is unknown phase")),
             _ => {
                 let not_ready: Vec<String> = status
                     .container_statuses
@@ -435,11 +452,11 @@ pub fn evaluate(
                         .any(|c| c.type_ == "Ready" && c.status != "True");
                 if !not_ready.is_empty() {
                     Some(format!(
-                        "{prio} pod \"{name}\" is not ready ({})",
+                        "{prio} pod \"{short}\" is not ready ({})",
                         not_ready.join(",")
                     ))
                 } else if cond_not_ready {
-                    Some(format!("{prio} pod \"{name}\" is not ready"))
+                    Some(format!("{prio} pod \"{short}\" is not ready"))
                 } else {
                     None
                 }
