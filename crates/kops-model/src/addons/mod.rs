@@ -9,10 +9,12 @@
 //! written with [`kops_api::yaml`] and the documents are joined with `---`. The
 //! channel's `manifestHash` is the SHA-256 of exactly those bytes.
 
+mod cert_manager;
 mod cloud_aws;
 mod core;
 mod dns;
 mod ebs_csi;
+mod helpers;
 mod k8s;
 mod kops_controller;
 mod networking;
@@ -181,7 +183,10 @@ pub(crate) fn addons(ctx: &ClusterContext) -> Vec<Addon> {
         && enabled(cm.enabled)
         && cm.managed != Some(false)
     {
-        out.push(Addon::new("certmanager.io", "k8s-1.16").pruned());
+        out.push(Addon {
+            selector: Vec::new(),
+            ..Addon::new("certmanager.io", "k8s-1.16").pruned()
+        });
     }
     if let Some(aws) = aws {
         let nth = aws
@@ -327,6 +332,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "limit-range.addons.k8s.io" => core::limit_range(),
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),
         "aws-cloud-controller.addons.k8s.io" => cloud_aws::cloud_controller(ctx)?,
+        "certmanager.io" => cert_manager::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
@@ -410,6 +416,16 @@ fn irsa_service_accounts(ctx: &ClusterContext, addon: &Addon) -> Vec<(&'static s
         }
         "aws-ebs-csi-driver.addons.k8s.io" => vec![("kube-system", "ebs-csi-controller-sa")],
         "node-termination-handler.aws" => vec![("kube-system", "aws-node-termination-handler")],
+        "certmanager.io"
+            if ctx
+                .cluster
+                .spec
+                .cert_manager
+                .as_ref()
+                .is_some_and(|c| c.hosted_zone_ids.as_ref().is_some_and(|z| !z.is_empty())) =>
+        {
+            vec![("kube-system", "cert-manager")]
+        }
         "dns-controller.addons.k8s.io" if !ctx.cluster.uses_none_dns() => {
             vec![("kube-system", "dns-controller")]
         }
@@ -598,7 +614,9 @@ fn channel_entry(b: &Built) -> Value {
         .iter()
         .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
         .collect();
-    m.insert("selector".into(), Value::Object(sel));
+    if !sel.is_empty() {
+        m.insert("selector".into(), Value::Object(sel));
+    }
     m.insert("manifest".into(), a.manifest.clone().into());
     m.insert(
         "manifestHash".into(),
