@@ -9,6 +9,7 @@
 //! written with [`kops_api::yaml`] and the documents are joined with `---`. The
 //! channel's `manifestHash` is the SHA-256 of exactly those bytes.
 
+mod alb;
 mod cert_manager;
 mod cloud_aws;
 mod core;
@@ -333,6 +334,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),
         "aws-cloud-controller.addons.k8s.io" => cloud_aws::cloud_controller(ctx)?,
         "certmanager.io" => cert_manager::objects(ctx)?,
+        "aws-load-balancer-controller.addons.k8s.io" => alb::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
@@ -416,6 +418,9 @@ fn irsa_service_accounts(ctx: &ClusterContext, addon: &Addon) -> Vec<(&'static s
         }
         "aws-ebs-csi-driver.addons.k8s.io" => vec![("kube-system", "ebs-csi-controller-sa")],
         "node-termination-handler.aws" => vec![("kube-system", "aws-node-termination-handler")],
+        "aws-load-balancer-controller.addons.k8s.io" => {
+            vec![("kube-system", "aws-load-balancer-controller")]
+        }
         "certmanager.io"
             if ctx
                 .cluster
