@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::cluster::ClusterContext;
 use crate::error::{Result, invalid};
 
 /// `obj` with `labels` as its `metadata.labels`.
@@ -40,4 +41,14 @@ pub(super) fn cp_tolerations() -> Value {
         { "key": "node-role.kubernetes.io/control-plane", "operator": "Exists" },
         { "key": "node-role.kubernetes.io/master", "operator": "Exists" },
     ])
+}
+
+/// kOps' `ControlPlaneControllerReplicas`: two when more than one instance group runs the
+/// control plane, else one.
+pub(super) fn controller_replicas(ctx: &ClusterContext) -> i64 {
+    if ctx.groups.iter().filter(|g| g.is_control_plane()).count() > 1 {
+        2
+    } else {
+        1
+    }
 }

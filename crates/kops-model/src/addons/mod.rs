@@ -12,6 +12,7 @@
 mod alb;
 mod cert_manager;
 mod cloud_aws;
+mod cluster_autoscaler;
 mod core;
 mod dns;
 mod ebs_csi;
@@ -335,6 +336,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "aws-cloud-controller.addons.k8s.io" => cloud_aws::cloud_controller(ctx)?,
         "certmanager.io" => cert_manager::objects(ctx)?,
         "aws-load-balancer-controller.addons.k8s.io" => alb::objects(ctx)?,
+        "cluster-autoscaler.addons.k8s.io" => cluster_autoscaler::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
@@ -421,6 +423,7 @@ fn irsa_service_accounts(ctx: &ClusterContext, addon: &Addon) -> Vec<(&'static s
         "aws-load-balancer-controller.addons.k8s.io" => {
             vec![("kube-system", "aws-load-balancer-controller")]
         }
+        "cluster-autoscaler.addons.k8s.io" => vec![("kube-system", "cluster-autoscaler")],
         "certmanager.io"
             if ctx
                 .cluster
