@@ -19,6 +19,7 @@ mod ebs_csi;
 mod helpers;
 mod k8s;
 mod kops_controller;
+mod metrics_server;
 mod networking;
 mod nth;
 
@@ -337,6 +338,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "certmanager.io" => cert_manager::objects(ctx)?,
         "aws-load-balancer-controller.addons.k8s.io" => alb::objects(ctx)?,
         "cluster-autoscaler.addons.k8s.io" => cluster_autoscaler::objects(ctx)?,
+        "metrics-server.addons.k8s.io" => metrics_server::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
