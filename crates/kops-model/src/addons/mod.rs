@@ -22,6 +22,7 @@ mod kops_controller;
 mod metrics_server;
 mod networking;
 mod nth;
+mod snapshot;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -339,6 +340,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "aws-load-balancer-controller.addons.k8s.io" => alb::objects(ctx)?,
         "cluster-autoscaler.addons.k8s.io" => cluster_autoscaler::objects(ctx)?,
         "metrics-server.addons.k8s.io" => metrics_server::objects(ctx)?,
+        "snapshot-controller.addons.k8s.io" => snapshot::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
