@@ -21,6 +21,7 @@ mod k8s;
 mod kops_controller;
 mod metrics_server;
 mod networking;
+mod npd;
 mod nth;
 mod snapshot;
 
@@ -341,6 +342,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "cluster-autoscaler.addons.k8s.io" => cluster_autoscaler::objects(ctx)?,
         "metrics-server.addons.k8s.io" => metrics_server::objects(ctx)?,
         "snapshot-controller.addons.k8s.io" => snapshot::objects(ctx)?,
+        "node-problem-detector.addons.k8s.io" => npd::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
