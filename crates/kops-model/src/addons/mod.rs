@@ -23,6 +23,7 @@ mod metrics_server;
 mod networking;
 mod npd;
 mod nth;
+mod nvidia;
 mod snapshot;
 
 use serde_json::{Map, Value, json};
@@ -343,6 +344,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "metrics-server.addons.k8s.io" => metrics_server::objects(ctx)?,
         "snapshot-controller.addons.k8s.io" => snapshot::objects(ctx)?,
         "node-problem-detector.addons.k8s.io" => npd::objects(ctx)?,
+        "nvidia.addons.k8s.io" => nvidia::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
