@@ -22,6 +22,7 @@ mod kops_controller;
 mod metrics_server;
 mod networking;
 mod npd;
+mod piw;
 mod nth;
 mod nvidia;
 mod snapshot;
@@ -345,6 +346,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "snapshot-controller.addons.k8s.io" => snapshot::objects(ctx)?,
         "node-problem-detector.addons.k8s.io" => npd::objects(ctx)?,
         "nvidia.addons.k8s.io" => nvidia::objects(ctx)?,
+        "eks-pod-identity-webhook.addons.k8s.io" => piw::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
