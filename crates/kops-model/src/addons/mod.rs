@@ -16,6 +16,7 @@ mod cluster_autoscaler;
 mod core;
 mod dns;
 mod ebs_csi;
+mod external_dns;
 mod helpers;
 mod k8s;
 mod kops_controller;
@@ -347,6 +348,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "node-problem-detector.addons.k8s.io" => npd::objects(ctx)?,
         "nvidia.addons.k8s.io" => nvidia::objects(ctx)?,
         "eks-pod-identity-webhook.addons.k8s.io" => piw::objects(ctx)?,
+        "external-dns.addons.k8s.io" => external_dns::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
@@ -434,6 +436,7 @@ fn irsa_service_accounts(ctx: &ClusterContext, addon: &Addon) -> Vec<(&'static s
             vec![("kube-system", "aws-load-balancer-controller")]
         }
         "cluster-autoscaler.addons.k8s.io" => vec![("kube-system", "cluster-autoscaler")],
+        "external-dns.addons.k8s.io" => vec![("kube-system", "external-dns")],
         "certmanager.io"
             if ctx
                 .cluster
