@@ -41,7 +41,8 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| DEFAULT_VERSION.to_owned());
     let q = |v: &Option<kops_api::v1alpha2::Quantity>, d: &str| {
-        v.as_ref().map_or_else(|| d.to_owned(), |q| q.as_str().to_owned())
+        v.as_ref()
+            .map_or_else(|| d.to_owned(), |q| q.as_str().to_owned())
     };
     let common = json!({
         "app.kubernetes.io/instance": NAME,
@@ -197,430 +198,599 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
     }
     let mut out = crds("aws-load-balancer-controller.json", CRDS)?;
     out.extend([
-    labeled(automount(service_account("aws-load-balancer-controller", "kube-system"), true), &common),
-    labeled(role("aws-load-balancer-controller-leader-election-role", "kube-system", vec![
-        rule(&[""], &["configmaps"], &["create"]),
-        named_rule(&[""], &["configmaps"], &["aws-load-balancer-controller-leader"], &["get", "patch", "update"]),
-        rule(&["coordination.k8s.io"], &["leases"], &["create"]),
-        named_rule(&["coordination.k8s.io"], &["leases"], &["aws-load-balancer-controller-leader"], &["get", "update", "patch"]),
-    ]), &common),
-    labeled(role("aws-load-balancer-controller-role", "", vec![
-        rule(&[""], &["configmaps"], &["create", "delete", "get", "update"]),
-        rule(&[""], &["endpoints", "namespaces", "nodes", "pods"], &["get", "list", "watch"]),
-        rule(&[""], &["events"], &["create", "patch"]),
-        rule(&[""], &["pods/status", "services/status"], &["patch", "update"]),
-        rule(&[""], &["services"], &["get", "list", "patch", "update", "watch"]),
-        rule(&["aga.k8s.aws"], &["globalaccelerators"], &["get", "list", "patch", "watch"]),
-        rule(&["aga.k8s.aws"], &["globalaccelerators/finalizers", "globalaccelerators/status"], &["patch", "update"]),
-        rule(&["discovery.k8s.io"], &["endpointslices"], &["get", "list", "watch"]),
-        rule(&["elbv2.k8s.aws"], &["albtargetcontrolconfigs"], &["get"]),
-        rule(&["elbv2.k8s.aws"], &["ingressclassparams"], &["get", "list", "watch"]),
-        rule(&["elbv2.k8s.aws"], &["targetgroupbindings"], &["create", "delete", "get", "list", "patch", "update", "watch"]),
-        rule(&["elbv2.k8s.aws"], &["targetgroupbindings/status"], &["patch", "update"]),
-        rule(&["extensions", "networking.k8s.io"], &["ingresses"], &["get", "list", "patch", "update", "watch"]),
-        rule(&["extensions", "networking.k8s.io"], &["ingresses/status"], &["patch", "update"]),
-        rule(&["gateway.k8s.aws"], &["listenerruleconfigurations", "loadbalancerconfigurations", "targetgroupconfigurations"], &["get", "list", "patch", "watch"]),
-        rule(&["gateway.k8s.aws"], &["listenerruleconfigurations/finalizers", "loadbalancerconfigurations/finalizers", "targetgroupconfigurations/finalizers"], &["patch", "update"]),
-        rule(&["gateway.k8s.aws"], &["listenerruleconfigurations/status", "loadbalancerconfigurations/status", "targetgroupconfigurations/status"], &["get", "patch", "update"]),
-        rule(&["gateway.networking.k8s.io"], &["gatewayclasses", "gateways", "referencegrants"], &["get", "list", "patch", "watch"]),
-        rule(&["gateway.networking.k8s.io"], &["gatewayclasses/finalizers", "gateways/finalizers"], &["patch", "update"]),
-        rule(&["gateway.networking.k8s.io"], &["gatewayclasses/status", "gateways/status", "grpcroutes/status", "httproutes/status", "listenersets/status", "tcproutes/status", "tlsroutes/status", "udproutes/status"], &["get", "patch", "update"]),
-        rule(&["gateway.networking.k8s.io"], &["grpcroutes", "httproutes", "listenersets", "tcproutes", "tlsroutes", "udproutes"], &["get", "list", "watch"]),
-        rule(&["gateway.networking.k8s.io"], &["grpcroutes/finalizers", "httproutes/finalizers", "listenersets/finalizers", "tcproutes/finalizers", "tlsroutes/finalizers", "udproutes/finalizers"], &["update"]),
-        rule(&["networking.k8s.io"], &["ingressclasses"], &["get", "list", "watch"]),
-    ]), &common),
-    labeled(binding("aws-load-balancer-controller-leader-election-rolebinding", "kube-system", "Role", "aws-load-balancer-controller-leader-election-role", vec![sa_subject("aws-load-balancer-controller", "kube-system")]), &common),
-    labeled(binding("aws-load-balancer-controller-rolebinding", "", "ClusterRole", "aws-load-balancer-controller-role", vec![sa_subject("aws-load-balancer-controller", "kube-system")]), &common),
-    // Service aws-load-balancer-webhook-service
-    json!({
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {
-            "labels": webhook,
-            "name": "aws-load-balancer-webhook-service",
-            "namespace": "kube-system",
-        },
-        "spec": {
-            "ports": [{"name": "webhook-server", "port": 443, "targetPort": "webhook-server"}],
-            "selector": {
-                "app.kubernetes.io/component": "controller",
-                "app.kubernetes.io/name": "aws-load-balancer-controller",
+        labeled(
+            automount(
+                service_account("aws-load-balancer-controller", "kube-system"),
+                true,
+            ),
+            &common,
+        ),
+        labeled(
+            role(
+                "aws-load-balancer-controller-leader-election-role",
+                "kube-system",
+                vec![
+                    rule(&[""], &["configmaps"], &["create"]),
+                    named_rule(
+                        &[""],
+                        &["configmaps"],
+                        &["aws-load-balancer-controller-leader"],
+                        &["get", "patch", "update"],
+                    ),
+                    rule(&["coordination.k8s.io"], &["leases"], &["create"]),
+                    named_rule(
+                        &["coordination.k8s.io"],
+                        &["leases"],
+                        &["aws-load-balancer-controller-leader"],
+                        &["get", "update", "patch"],
+                    ),
+                ],
+            ),
+            &common,
+        ),
+        labeled(
+            role(
+                "aws-load-balancer-controller-role",
+                "",
+                vec![
+                    rule(
+                        &[""],
+                        &["configmaps"],
+                        &["create", "delete", "get", "update"],
+                    ),
+                    rule(
+                        &[""],
+                        &["endpoints", "namespaces", "nodes", "pods"],
+                        &["get", "list", "watch"],
+                    ),
+                    rule(&[""], &["events"], &["create", "patch"]),
+                    rule(
+                        &[""],
+                        &["pods/status", "services/status"],
+                        &["patch", "update"],
+                    ),
+                    rule(
+                        &[""],
+                        &["services"],
+                        &["get", "list", "patch", "update", "watch"],
+                    ),
+                    rule(
+                        &["aga.k8s.aws"],
+                        &["globalaccelerators"],
+                        &["get", "list", "patch", "watch"],
+                    ),
+                    rule(
+                        &["aga.k8s.aws"],
+                        &["globalaccelerators/finalizers", "globalaccelerators/status"],
+                        &["patch", "update"],
+                    ),
+                    rule(
+                        &["discovery.k8s.io"],
+                        &["endpointslices"],
+                        &["get", "list", "watch"],
+                    ),
+                    rule(&["elbv2.k8s.aws"], &["albtargetcontrolconfigs"], &["get"]),
+                    rule(
+                        &["elbv2.k8s.aws"],
+                        &["ingressclassparams"],
+                        &["get", "list", "watch"],
+                    ),
+                    rule(
+                        &["elbv2.k8s.aws"],
+                        &["targetgroupbindings"],
+                        &[
+                            "create", "delete", "get", "list", "patch", "update", "watch",
+                        ],
+                    ),
+                    rule(
+                        &["elbv2.k8s.aws"],
+                        &["targetgroupbindings/status"],
+                        &["patch", "update"],
+                    ),
+                    rule(
+                        &["extensions", "networking.k8s.io"],
+                        &["ingresses"],
+                        &["get", "list", "patch", "update", "watch"],
+                    ),
+                    rule(
+                        &["extensions", "networking.k8s.io"],
+                        &["ingresses/status"],
+                        &["patch", "update"],
+                    ),
+                    rule(
+                        &["gateway.k8s.aws"],
+                        &[
+                            "listenerruleconfigurations",
+                            "loadbalancerconfigurations",
+                            "targetgroupconfigurations",
+                        ],
+                        &["get", "list", "patch", "watch"],
+                    ),
+                    rule(
+                        &["gateway.k8s.aws"],
+                        &[
+                            "listenerruleconfigurations/finalizers",
+                            "loadbalancerconfigurations/finalizers",
+                            "targetgroupconfigurations/finalizers",
+                        ],
+                        &["patch", "update"],
+                    ),
+                    rule(
+                        &["gateway.k8s.aws"],
+                        &[
+                            "listenerruleconfigurations/status",
+                            "loadbalancerconfigurations/status",
+                            "targetgroupconfigurations/status",
+                        ],
+                        &["get", "patch", "update"],
+                    ),
+                    rule(
+                        &["gateway.networking.k8s.io"],
+                        &["gatewayclasses", "gateways", "referencegrants"],
+                        &["get", "list", "patch", "watch"],
+                    ),
+                    rule(
+                        &["gateway.networking.k8s.io"],
+                        &["gatewayclasses/finalizers", "gateways/finalizers"],
+                        &["patch", "update"],
+                    ),
+                    rule(
+                        &["gateway.networking.k8s.io"],
+                        &[
+                            "gatewayclasses/status",
+                            "gateways/status",
+                            "grpcroutes/status",
+                            "httproutes/status",
+                            "listenersets/status",
+                            "tcproutes/status",
+                            "tlsroutes/status",
+                            "udproutes/status",
+                        ],
+                        &["get", "patch", "update"],
+                    ),
+                    rule(
+                        &["gateway.networking.k8s.io"],
+                        &[
+                            "grpcroutes",
+                            "httproutes",
+                            "listenersets",
+                            "tcproutes",
+                            "tlsroutes",
+                            "udproutes",
+                        ],
+                        &["get", "list", "watch"],
+                    ),
+                    rule(
+                        &["gateway.networking.k8s.io"],
+                        &[
+                            "grpcroutes/finalizers",
+                            "httproutes/finalizers",
+                            "listenersets/finalizers",
+                            "tcproutes/finalizers",
+                            "tlsroutes/finalizers",
+                            "udproutes/finalizers",
+                        ],
+                        &["update"],
+                    ),
+                    rule(
+                        &["networking.k8s.io"],
+                        &["ingressclasses"],
+                        &["get", "list", "watch"],
+                    ),
+                ],
+            ),
+            &common,
+        ),
+        labeled(
+            binding(
+                "aws-load-balancer-controller-leader-election-rolebinding",
+                "kube-system",
+                "Role",
+                "aws-load-balancer-controller-leader-election-role",
+                vec![sa_subject("aws-load-balancer-controller", "kube-system")],
+            ),
+            &common,
+        ),
+        labeled(
+            binding(
+                "aws-load-balancer-controller-rolebinding",
+                "",
+                "ClusterRole",
+                "aws-load-balancer-controller-role",
+                vec![sa_subject("aws-load-balancer-controller", "kube-system")],
+            ),
+            &common,
+        ),
+        // Service aws-load-balancer-webhook-service
+        json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "labels": webhook,
+                "name": "aws-load-balancer-webhook-service",
+                "namespace": "kube-system",
             },
-        },
-    }),
-    deployment,
-    // Certificate aws-load-balancer-serving-cert
-    json!({
-        "apiVersion": "cert-manager.io/v1",
-        "kind": "Certificate",
-        "metadata": {
-            "labels": common,
-            "name": "aws-load-balancer-serving-cert",
-            "namespace": "kube-system",
-        },
-        "spec": {
-            "dnsNames": [
-                "aws-load-balancer-webhook-service.kube-system.svc",
-                "aws-load-balancer-webhook-service.kube-system.svc.cluster.local",
+            "spec": {
+                "ports": [{"name": "webhook-server", "port": 443, "targetPort": "webhook-server"}],
+                "selector": {
+                    "app.kubernetes.io/component": "controller",
+                    "app.kubernetes.io/name": "aws-load-balancer-controller",
+                },
+            },
+        }),
+        deployment,
+        // Certificate aws-load-balancer-serving-cert
+        json!({
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": {
+                "labels": common,
+                "name": "aws-load-balancer-serving-cert",
+                "namespace": "kube-system",
+            },
+            "spec": {
+                "dnsNames": [
+                    "aws-load-balancer-webhook-service.kube-system.svc",
+                    "aws-load-balancer-webhook-service.kube-system.svc.cluster.local",
+                ],
+                "duration": "8760h0m0s",
+                "issuerRef": {"kind": "Issuer", "name": "aws-load-balancer-selfsigned-issuer"},
+                "renewBefore": "720h0m0s",
+                "secretName": "aws-load-balancer-webhook-tls",
+            },
+        }),
+        // Issuer aws-load-balancer-selfsigned-issuer
+        json!({
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Issuer",
+            "metadata": {
+                "labels": common,
+                "name": "aws-load-balancer-selfsigned-issuer",
+                "namespace": "kube-system",
+            },
+            "spec": {"selfSigned": {}},
+        }),
+        // IngressClassParams alb
+        json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1",
+            "kind": "IngressClassParams",
+            "metadata": {"labels": common, "name": "alb"},
+        }),
+        // IngressClass alb
+        json!({
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "IngressClass",
+            "metadata": {"labels": common, "name": "alb"},
+            "spec": {"controller": "ingress.k8s.aws/alb"},
+        }),
+        // MutatingWebhookConfiguration aws-load-balancer-webhook
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {
+                "annotations": {
+                    "cert-manager.io/inject-ca-from": "kube-system/aws-load-balancer-serving-cert",
+                },
+                "labels": common,
+                "name": "aws-load-balancer-webhook",
+            },
+            "webhooks": [
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/mutate-v1-pod",
+                        },
+                    },
+                    "failurePolicy": "Ignore",
+                    "name": "mpod.elbv2.k8s.aws",
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "elbv2.k8s.aws/pod-readiness-gate-inject",
+                                "operator": "In",
+                                "values": ["enabled"],
+                            },
+                        ],
+                    },
+                    "objectSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "app.kubernetes.io/name",
+                                "operator": "NotIn",
+                                "values": ["aws-load-balancer-controller"],
+                            },
+                        ],
+                    },
+                    "rules": [
+                        {
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE"],
+                            "resources": ["pods"],
+                        },
+                    ],
+                    "sideEffects": "None",
+                },
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/mutate-v1-pod-server-id",
+                        },
+                    },
+                    "failurePolicy": "Fail",
+                    "name": "quicid.elbv2.k8s.aws",
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "elbv2.k8s.aws/quic-server-id-inject",
+                                "operator": "In",
+                                "values": ["enabled"],
+                            },
+                        ],
+                    },
+                    "objectSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "app.kubernetes.io/name",
+                                "operator": "NotIn",
+                                "values": ["aws-load-balancer-controller"],
+                            },
+                        ],
+                    },
+                    "rules": [
+                        {
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE"],
+                            "resources": ["pods"],
+                        },
+                    ],
+                    "sideEffects": "None",
+                },
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/mutate-v1-service",
+                        },
+                    },
+                    "failurePolicy": "Fail",
+                    "name": "mservice.elbv2.k8s.aws",
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "kubernetes.io/metadata.name",
+                                "operator": "NotIn",
+                                "values": ["kube-system"],
+                            },
+                        ],
+                    },
+                    "objectSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "app.kubernetes.io/name",
+                                "operator": "NotIn",
+                                "values": ["aws-load-balancer-controller"],
+                            },
+                        ],
+                    },
+                    "rules": [
+                        {
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE"],
+                            "resources": ["services"],
+                        },
+                    ],
+                    "sideEffects": "None",
+                },
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/mutate-alb-target-control-namespace-v1-pod",
+                        },
+                    },
+                    "failurePolicy": "Fail",
+                    "name": "alb-target-control.namespace.elbv2.k8s.aws",
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "elbv2.k8s.aws/alb-target-control-agent-injection",
+                                "operator": "In",
+                                "values": ["enabled"],
+                            },
+                        ],
+                    },
+                    "objectSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "app.kubernetes.io/name",
+                                "operator": "NotIn",
+                                "values": ["aws-load-balancer-controller"],
+                            },
+                            {
+                                "key": "elbv2.k8s.aws/alb-target-control-agent-inject",
+                                "operator": "NotIn",
+                                "values": ["false"],
+                            },
+                        ],
+                    },
+                    "rules": [
+                        {
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE"],
+                            "resources": ["pods"],
+                        },
+                    ],
+                    "sideEffects": "None",
+                },
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/mutate-alb-target-control-object-v1-pod",
+                        },
+                    },
+                    "failurePolicy": "Fail",
+                    "name": "alb-target-control.object.elbv2.k8s.aws",
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "elbv2.k8s.aws/alb-target-control-agent-injection",
+                                "operator": "DoesNotExist",
+                            },
+                        ],
+                    },
+                    "objectSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "app.kubernetes.io/name",
+                                "operator": "NotIn",
+                                "values": ["aws-load-balancer-controller"],
+                            },
+                            {
+                                "key": "elbv2.k8s.aws/alb-target-control-agent-inject",
+                                "operator": "In",
+                                "values": ["true"],
+                            },
+                        ],
+                    },
+                    "rules": [
+                        {
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE"],
+                            "resources": ["pods"],
+                        },
+                    ],
+                    "sideEffects": "None",
+                },
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/mutate-elbv2-k8s-aws-v1beta1-targetgroupbinding",
+                        },
+                    },
+                    "failurePolicy": "Fail",
+                    "name": "mtargetgroupbinding.elbv2.k8s.aws",
+                    "rules": [
+                        {
+                            "apiGroups": ["elbv2.k8s.aws"],
+                            "apiVersions": ["v1beta1"],
+                            "operations": ["CREATE", "UPDATE"],
+                            "resources": ["targetgroupbindings"],
+                        },
+                    ],
+                    "sideEffects": "None",
+                },
             ],
-            "duration": "8760h0m0s",
-            "issuerRef": {"kind": "Issuer", "name": "aws-load-balancer-selfsigned-issuer"},
-            "renewBefore": "720h0m0s",
-            "secretName": "aws-load-balancer-webhook-tls",
-        },
-    }),
-    // Issuer aws-load-balancer-selfsigned-issuer
-    json!({
-        "apiVersion": "cert-manager.io/v1",
-        "kind": "Issuer",
-        "metadata": {
-            "labels": common,
-            "name": "aws-load-balancer-selfsigned-issuer",
-            "namespace": "kube-system",
-        },
-        "spec": {"selfSigned": {}},
-    }),
-    // IngressClassParams alb
-    json!({
-        "apiVersion": "elbv2.k8s.aws/v1beta1",
-        "kind": "IngressClassParams",
-        "metadata": {"labels": common, "name": "alb"},
-    }),
-    // IngressClass alb
-    json!({
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "IngressClass",
-        "metadata": {"labels": common, "name": "alb"},
-        "spec": {"controller": "ingress.k8s.aws/alb"},
-    }),
-    // MutatingWebhookConfiguration aws-load-balancer-webhook
-    json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": {
-            "annotations": {
-                "cert-manager.io/inject-ca-from": "kube-system/aws-load-balancer-serving-cert",
-            },
-            "labels": common,
-            "name": "aws-load-balancer-webhook",
-        },
-        "webhooks": [
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/mutate-v1-pod",
-                    },
+        }),
+        // ValidatingWebhookConfiguration aws-load-balancer-webhook
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {
+                "annotations": {
+                    "cert-manager.io/inject-ca-from": "kube-system/aws-load-balancer-serving-cert",
                 },
-                "failurePolicy": "Ignore",
-                "name": "mpod.elbv2.k8s.aws",
-                "namespaceSelector": {
-                    "matchExpressions": [
+                "labels": common,
+                "name": "aws-load-balancer-webhook",
+            },
+            "webhooks": [
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/validate-elbv2-k8s-aws-v1beta1-ingressclassparams",
+                        },
+                    },
+                    "failurePolicy": "Fail",
+                    "name": "vingressclassparams.elbv2.k8s.aws",
+                    "objectSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "app.kubernetes.io/name",
+                                "operator": "NotIn",
+                                "values": ["aws-load-balancer-controller"],
+                            },
+                        ],
+                    },
+                    "rules": [
                         {
-                            "key": "elbv2.k8s.aws/pod-readiness-gate-inject",
-                            "operator": "In",
-                            "values": ["enabled"],
+                            "apiGroups": ["elbv2.k8s.aws"],
+                            "apiVersions": ["v1beta1"],
+                            "operations": ["CREATE", "UPDATE"],
+                            "resources": ["ingressclassparams"],
                         },
                     ],
+                    "sideEffects": "None",
                 },
-                "objectSelector": {
-                    "matchExpressions": [
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/validate-elbv2-k8s-aws-v1beta1-targetgroupbinding",
+                        },
+                    },
+                    "failurePolicy": "Fail",
+                    "name": "vtargetgroupbinding.elbv2.k8s.aws",
+                    "rules": [
                         {
-                            "key": "app.kubernetes.io/name",
-                            "operator": "NotIn",
-                            "values": ["aws-load-balancer-controller"],
+                            "apiGroups": ["elbv2.k8s.aws"],
+                            "apiVersions": ["v1beta1"],
+                            "operations": ["CREATE", "UPDATE"],
+                            "resources": ["targetgroupbindings"],
                         },
                     ],
+                    "sideEffects": "None",
                 },
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["pods"],
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "aws-load-balancer-webhook-service",
+                            "namespace": "kube-system",
+                            "path": "/validate-networking-v1-ingress",
+                        },
                     },
-                ],
-                "sideEffects": "None",
-            },
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/mutate-v1-pod-server-id",
-                    },
-                },
-                "failurePolicy": "Fail",
-                "name": "quicid.elbv2.k8s.aws",
-                "namespaceSelector": {
-                    "matchExpressions": [
+                    "failurePolicy": "Fail",
+                    "matchPolicy": "Equivalent",
+                    "name": "vingress.elbv2.k8s.aws",
+                    "namespaceSelector": null,
+                    "objectSelector": null,
+                    "rules": [
                         {
-                            "key": "elbv2.k8s.aws/quic-server-id-inject",
-                            "operator": "In",
-                            "values": ["enabled"],
+                            "apiGroups": ["networking.k8s.io"],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE", "UPDATE"],
+                            "resources": ["ingresses"],
                         },
                     ],
+                    "sideEffects": "None",
                 },
-                "objectSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "app.kubernetes.io/name",
-                            "operator": "NotIn",
-                            "values": ["aws-load-balancer-controller"],
-                        },
-                    ],
-                },
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["pods"],
-                    },
-                ],
-                "sideEffects": "None",
-            },
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/mutate-v1-service",
-                    },
-                },
-                "failurePolicy": "Fail",
-                "name": "mservice.elbv2.k8s.aws",
-                "namespaceSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "kubernetes.io/metadata.name",
-                            "operator": "NotIn",
-                            "values": ["kube-system"],
-                        },
-                    ],
-                },
-                "objectSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "app.kubernetes.io/name",
-                            "operator": "NotIn",
-                            "values": ["aws-load-balancer-controller"],
-                        },
-                    ],
-                },
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["services"],
-                    },
-                ],
-                "sideEffects": "None",
-            },
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/mutate-alb-target-control-namespace-v1-pod",
-                    },
-                },
-                "failurePolicy": "Fail",
-                "name": "alb-target-control.namespace.elbv2.k8s.aws",
-                "namespaceSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "elbv2.k8s.aws/alb-target-control-agent-injection",
-                            "operator": "In",
-                            "values": ["enabled"],
-                        },
-                    ],
-                },
-                "objectSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "app.kubernetes.io/name",
-                            "operator": "NotIn",
-                            "values": ["aws-load-balancer-controller"],
-                        },
-                        {
-                            "key": "elbv2.k8s.aws/alb-target-control-agent-inject",
-                            "operator": "NotIn",
-                            "values": ["false"],
-                        },
-                    ],
-                },
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["pods"],
-                    },
-                ],
-                "sideEffects": "None",
-            },
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/mutate-alb-target-control-object-v1-pod",
-                    },
-                },
-                "failurePolicy": "Fail",
-                "name": "alb-target-control.object.elbv2.k8s.aws",
-                "namespaceSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "elbv2.k8s.aws/alb-target-control-agent-injection",
-                            "operator": "DoesNotExist",
-                        },
-                    ],
-                },
-                "objectSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "app.kubernetes.io/name",
-                            "operator": "NotIn",
-                            "values": ["aws-load-balancer-controller"],
-                        },
-                        {
-                            "key": "elbv2.k8s.aws/alb-target-control-agent-inject",
-                            "operator": "In",
-                            "values": ["true"],
-                        },
-                    ],
-                },
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["pods"],
-                    },
-                ],
-                "sideEffects": "None",
-            },
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/mutate-elbv2-k8s-aws-v1beta1-targetgroupbinding",
-                    },
-                },
-                "failurePolicy": "Fail",
-                "name": "mtargetgroupbinding.elbv2.k8s.aws",
-                "rules": [
-                    {
-                        "apiGroups": ["elbv2.k8s.aws"],
-                        "apiVersions": ["v1beta1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["targetgroupbindings"],
-                    },
-                ],
-                "sideEffects": "None",
-            },
-        ],
-    }),
-    // ValidatingWebhookConfiguration aws-load-balancer-webhook
-    json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {
-            "annotations": {
-                "cert-manager.io/inject-ca-from": "kube-system/aws-load-balancer-serving-cert",
-            },
-            "labels": common,
-            "name": "aws-load-balancer-webhook",
-        },
-        "webhooks": [
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/validate-elbv2-k8s-aws-v1beta1-ingressclassparams",
-                    },
-                },
-                "failurePolicy": "Fail",
-                "name": "vingressclassparams.elbv2.k8s.aws",
-                "objectSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "app.kubernetes.io/name",
-                            "operator": "NotIn",
-                            "values": ["aws-load-balancer-controller"],
-                        },
-                    ],
-                },
-                "rules": [
-                    {
-                        "apiGroups": ["elbv2.k8s.aws"],
-                        "apiVersions": ["v1beta1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["ingressclassparams"],
-                    },
-                ],
-                "sideEffects": "None",
-            },
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/validate-elbv2-k8s-aws-v1beta1-targetgroupbinding",
-                    },
-                },
-                "failurePolicy": "Fail",
-                "name": "vtargetgroupbinding.elbv2.k8s.aws",
-                "rules": [
-                    {
-                        "apiGroups": ["elbv2.k8s.aws"],
-                        "apiVersions": ["v1beta1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["targetgroupbindings"],
-                    },
-                ],
-                "sideEffects": "None",
-            },
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "aws-load-balancer-webhook-service",
-                        "namespace": "kube-system",
-                        "path": "/validate-networking-v1-ingress",
-                    },
-                },
-                "failurePolicy": "Fail",
-                "matchPolicy": "Equivalent",
-                "name": "vingress.elbv2.k8s.aws",
-                "namespaceSelector": null,
-                "objectSelector": null,
-                "rules": [
-                    {
-                        "apiGroups": ["networking.k8s.io"],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["ingresses"],
-                    },
-                ],
-                "sideEffects": "None",
-            },
-        ],
-    }),
+            ],
+        }),
     ]);
     Ok(out)
 }

@@ -70,9 +70,21 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
     }
 
     let mut out = vec![
-    labeled(automount(service_account("cert-manager-cainjector", "kube-system"), true), &cainjector),
-    labeled(automount(service_account("cert-manager", "kube-system"), true), &controller),
-    labeled(automount(service_account("cert-manager-webhook", "kube-system"), true), &webhook),
+        labeled(
+            automount(
+                service_account("cert-manager-cainjector", "kube-system"),
+                true,
+            ),
+            &cainjector,
+        ),
+        labeled(
+            automount(service_account("cert-manager", "kube-system"), true),
+            &controller,
+        ),
+        labeled(
+            automount(service_account("cert-manager-webhook", "kube-system"), true),
+            &webhook,
+        ),
     ];
     out.extend(crds("cert-manager.json", CRDS)?);
     out.extend([
@@ -590,7 +602,8 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             },
         ],
     }),
-    ]);    if let Some(ns) = cm.nameservers.as_ref().filter(|n| !n.is_empty())
+    ]);
+    if let Some(ns) = cm.nameservers.as_ref().filter(|n| !n.is_empty())
         && let Some(pod) = out
             .iter_mut()
             .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "cert-manager")

@@ -65,8 +65,14 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
     };
     let mut command = vec![
         "./cluster-autoscaler".to_owned(),
-        format!("--balance-similar-node-groups={}", b(ca.balance_similar_node_groups)),
-        format!("--emit-per-nodegroup-metrics={}", b(ca.emit_per_nodegroup_metrics)),
+        format!(
+            "--balance-similar-node-groups={}",
+            b(ca.balance_similar_node_groups)
+        ),
+        format!(
+            "--emit-per-nodegroup-metrics={}",
+            b(ca.emit_per_nodegroup_metrics)
+        ),
         format!("--cloud-provider={cloud}"),
     ];
     if cloud == "aws" {
@@ -92,19 +98,43 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         ));
     }
     command.extend([
-        format!("--ignore-daemonsets-utilization={}", b(ca.ignore_daemon_sets_utilization)),
-        format!("--scale-down-utilization-threshold={}", s(&ca.scale_down_utilization_threshold)),
+        format!(
+            "--ignore-daemonsets-utilization={}",
+            b(ca.ignore_daemon_sets_utilization)
+        ),
+        format!(
+            "--scale-down-utilization-threshold={}",
+            s(&ca.scale_down_utilization_threshold)
+        ),
         format!(
             "--skip-nodes-with-custom-controller-pods={}",
             b(ca.skip_nodes_with_custom_controller_pods)
         ),
-        format!("--skip-nodes-with-local-storage={}", b(ca.skip_nodes_with_local_storage)),
-        format!("--skip-nodes-with-system-pods={}", b(ca.skip_nodes_with_system_pods)),
-        format!("--scale-down-delay-after-add={}", s(&ca.scale_down_delay_after_add)),
-        format!("--scale-down-unneeded-time={}", s(&ca.scale_down_unneeded_time)),
-        format!("--scale-down-unready-time={}", s(&ca.scale_down_unready_time)),
+        format!(
+            "--skip-nodes-with-local-storage={}",
+            b(ca.skip_nodes_with_local_storage)
+        ),
+        format!(
+            "--skip-nodes-with-system-pods={}",
+            b(ca.skip_nodes_with_system_pods)
+        ),
+        format!(
+            "--scale-down-delay-after-add={}",
+            s(&ca.scale_down_delay_after_add)
+        ),
+        format!(
+            "--scale-down-unneeded-time={}",
+            s(&ca.scale_down_unneeded_time)
+        ),
+        format!(
+            "--scale-down-unready-time={}",
+            s(&ca.scale_down_unready_time)
+        ),
         format!("--new-pod-scale-up-delay={}", s(&ca.new_pod_scale_up_delay)),
-        format!("--max-node-provision-time={}", s(&ca.max_node_provision_time)),
+        format!(
+            "--max-node-provision-time={}",
+            s(&ca.max_node_provision_time)
+        ),
         format!(
             "--cordon-node-before-terminating={}",
             ca.cordon_node_before_terminating.unwrap_or(true)
@@ -114,7 +144,8 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         "--v=4".to_owned(),
     ]);
     let q = |v: &Option<kops_api::v1alpha2::Quantity>, d: &str| {
-        v.as_ref().map_or_else(|| d.to_owned(), |q| q.as_str().to_owned())
+        v.as_ref()
+            .map_or_else(|| d.to_owned(), |q| q.as_str().to_owned())
     };
     let mut container = json!({
         "command": command,
@@ -180,57 +211,145 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         },
     });
     if !irsa {
-        deployment["spec"]["strategy"] = json!({"rollingUpdate": {"maxSurge": 0}, "type": "RollingUpdate"});
+        deployment["spec"]["strategy"] =
+            json!({"rollingUpdate": {"maxSurge": 0}, "type": "RollingUpdate"});
     }
 
     let l0 = json!({"app.kubernetes.io/name": NAME, "k8s-app": NAME});
     let mut out = vec![
-    // PodDisruptionBudget cluster-autoscaler
-    json!({
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"labels": l0, "name": "cluster-autoscaler", "namespace": "kube-system"},
-        "spec": {
-            "maxUnavailable": 1,
-            "selector": {"matchLabels": {"k8s-app": "cluster-autoscaler"}},
-        },
-    }),
-    labeled(automount(service_account("cluster-autoscaler", "kube-system"), true), &l0),
-    labeled(role("cluster-autoscaler", "", vec![
-        rule(&[""], &["events", "endpoints"], &["create", "patch"]),
-        rule(&[""], &["pods/eviction"], &["create"]),
-        rule(&[""], &["pods/status"], &["update"]),
-        named_rule(&[""], &["endpoints"], &["cluster-autoscaler"], &["get", "update"]),
-        rule(&[""], &["nodes"], &["watch", "list", "get", "update"]),
-        rule(&["resource.k8s.io"], &["resourceslices", "deviceclasses", "resourceclaims"], &["watch", "list", "get"]),
-        rule(&[""], &["namespaces", "pods", "services", "replicationcontrollers", "persistentvolumeclaims", "persistentvolumes"], &["watch", "list", "get"]),
-        rule(&["batch"], &["jobs", "cronjobs"], &["watch", "list", "get"]),
-        rule(&["batch", "extensions"], &["jobs"], &["get", "list", "patch", "watch"]),
-        rule(&["extensions"], &["replicasets", "daemonsets"], &["watch", "list", "get"]),
-        rule(&["policy"], &["poddisruptionbudgets"], &["watch", "list"]),
-        rule(&["apps"], &["daemonsets", "replicasets", "statefulsets"], &["watch", "list", "get"]),
-        rule(&["storage.k8s.io"], &["storageclasses", "csinodes", "csidrivers", "csistoragecapacities", "volumeattachments"], &["watch", "list", "get"]),
-        rule(&[""], &["configmaps"], &["list", "watch", "get"]),
-        rule(&["coordination.k8s.io"], &["leases"], &["create"]),
-        named_rule(&["coordination.k8s.io"], &["leases"], &["cluster-autoscaler"], &["get", "update"]),
-    ]), &l0),
-    labeled(binding("cluster-autoscaler", "", "ClusterRole", "cluster-autoscaler", vec![sa_subject("cluster-autoscaler", "kube-system")]), &l0),
-    labeled(role("cluster-autoscaler", "kube-system", vec![
-        rule(&[""], &["configmaps"], &["create"]),
-        named_rule(&[""], &["configmaps"], &["cluster-autoscaler-status"], &["delete", "get", "update"]),
-    ]), &l0),
-    labeled(binding("cluster-autoscaler", "kube-system", "Role", "cluster-autoscaler", vec![sa_subject("cluster-autoscaler", "kube-system")]), &l0),
-    // Service cluster-autoscaler
-    json!({
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"labels": l0, "name": "cluster-autoscaler", "namespace": "kube-system"},
-        "spec": {
-            "ports": [{"name": "http", "port": 8085, "protocol": "TCP", "targetPort": 8085}],
-            "selector": {"app.kubernetes.io/name": "cluster-autoscaler"},
-            "type": "ClusterIP",
-        },
-    }),
+        // PodDisruptionBudget cluster-autoscaler
+        json!({
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"labels": l0, "name": "cluster-autoscaler", "namespace": "kube-system"},
+            "spec": {
+                "maxUnavailable": 1,
+                "selector": {"matchLabels": {"k8s-app": "cluster-autoscaler"}},
+            },
+        }),
+        labeled(
+            automount(service_account("cluster-autoscaler", "kube-system"), true),
+            &l0,
+        ),
+        labeled(
+            role(
+                "cluster-autoscaler",
+                "",
+                vec![
+                    rule(&[""], &["events", "endpoints"], &["create", "patch"]),
+                    rule(&[""], &["pods/eviction"], &["create"]),
+                    rule(&[""], &["pods/status"], &["update"]),
+                    named_rule(
+                        &[""],
+                        &["endpoints"],
+                        &["cluster-autoscaler"],
+                        &["get", "update"],
+                    ),
+                    rule(&[""], &["nodes"], &["watch", "list", "get", "update"]),
+                    rule(
+                        &["resource.k8s.io"],
+                        &["resourceslices", "deviceclasses", "resourceclaims"],
+                        &["watch", "list", "get"],
+                    ),
+                    rule(
+                        &[""],
+                        &[
+                            "namespaces",
+                            "pods",
+                            "services",
+                            "replicationcontrollers",
+                            "persistentvolumeclaims",
+                            "persistentvolumes",
+                        ],
+                        &["watch", "list", "get"],
+                    ),
+                    rule(&["batch"], &["jobs", "cronjobs"], &["watch", "list", "get"]),
+                    rule(
+                        &["batch", "extensions"],
+                        &["jobs"],
+                        &["get", "list", "patch", "watch"],
+                    ),
+                    rule(
+                        &["extensions"],
+                        &["replicasets", "daemonsets"],
+                        &["watch", "list", "get"],
+                    ),
+                    rule(&["policy"], &["poddisruptionbudgets"], &["watch", "list"]),
+                    rule(
+                        &["apps"],
+                        &["daemonsets", "replicasets", "statefulsets"],
+                        &["watch", "list", "get"],
+                    ),
+                    rule(
+                        &["storage.k8s.io"],
+                        &[
+                            "storageclasses",
+                            "csinodes",
+                            "csidrivers",
+                            "csistoragecapacities",
+                            "volumeattachments",
+                        ],
+                        &["watch", "list", "get"],
+                    ),
+                    rule(&[""], &["configmaps"], &["list", "watch", "get"]),
+                    rule(&["coordination.k8s.io"], &["leases"], &["create"]),
+                    named_rule(
+                        &["coordination.k8s.io"],
+                        &["leases"],
+                        &["cluster-autoscaler"],
+                        &["get", "update"],
+                    ),
+                ],
+            ),
+            &l0,
+        ),
+        labeled(
+            binding(
+                "cluster-autoscaler",
+                "",
+                "ClusterRole",
+                "cluster-autoscaler",
+                vec![sa_subject("cluster-autoscaler", "kube-system")],
+            ),
+            &l0,
+        ),
+        labeled(
+            role(
+                "cluster-autoscaler",
+                "kube-system",
+                vec![
+                    rule(&[""], &["configmaps"], &["create"]),
+                    named_rule(
+                        &[""],
+                        &["configmaps"],
+                        &["cluster-autoscaler-status"],
+                        &["delete", "get", "update"],
+                    ),
+                ],
+            ),
+            &l0,
+        ),
+        labeled(
+            binding(
+                "cluster-autoscaler",
+                "kube-system",
+                "Role",
+                "cluster-autoscaler",
+                vec![sa_subject("cluster-autoscaler", "kube-system")],
+            ),
+            &l0,
+        ),
+        // Service cluster-autoscaler
+        json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"labels": l0, "name": "cluster-autoscaler", "namespace": "kube-system"},
+            "spec": {
+                "ports": [{"name": "http", "port": 8085, "protocol": "TCP", "targetPort": 8085}],
+                "selector": {"app.kubernetes.io/name": "cluster-autoscaler"},
+                "type": "ClusterIP",
+            },
+        }),
     ];
     if expander == "priority" && ca.create_priority_expander_config == Some(true) {
         out.push(json!({

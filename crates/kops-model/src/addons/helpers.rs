@@ -21,8 +21,12 @@ pub(super) fn automount(mut sa: Value, on: bool) -> Value {
 /// The CustomResourceDefinitions an addon ships, read from this crate's JSON copy of
 /// their schemas (`crds/<file>`; upstream descriptions left out).
 pub(super) fn crds(file: &str, text: &str) -> Result<Vec<Value>> {
-    serde_json::from_str(text)
-        .map_err(|e| invalid(format!("addons/crds/{file}"), format!("not a JSON list: {e}")))
+    serde_json::from_str(text).map_err(|e| {
+        invalid(
+            format!("addons/crds/{file}"),
+            format!("not a JSON list: {e}"),
+        )
+    })
 }
 
 /// The node affinity that keeps a pod on control-plane nodes (either role label).

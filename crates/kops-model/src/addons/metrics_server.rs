@@ -21,12 +21,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         .clone()
         .filter(|i| !i.is_empty())
         .unwrap_or_else(|| "registry.k8s.io/metrics-server/metrics-server:v0.8.0".into());
-    let address_type =
-        if ctx.is_ipv6_only() || ctx.cluster.spec.cloud_provider.aws.is_none() {
-            "InternalIP"
-        } else {
-            "Hostname"
-        };
+    let address_type = if ctx.is_ipv6_only() || ctx.cluster.spec.cloud_provider.aws.is_none() {
+        "InternalIP"
+    } else {
+        "Hostname"
+    };
     let mut args = vec![
         "--secure-port=10250".to_owned(),
         "--kubelet-use-node-status-port".to_owned(),
@@ -52,12 +51,8 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         reader[format!("rbac.authorization.k8s.io/aggregate-to-{k}")] = "true".into();
     }
     let sel = json!({"matchLabels": {"k8s-app": NAME}});
-    let spread = |key: &str, when: &str| {
-        json!({ "labelSelector": sel, "maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": when })
-    };
-    let probe = |path: &str| {
-        json!({ "failureThreshold": 3, "httpGet": {"path": path, "port": "https", "scheme": "HTTPS"}, "periodSeconds": 10 })
-    };
+    let spread = |key: &str, when: &str| json!({ "labelSelector": sel, "maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": when });
+    let probe = |path: &str| json!({ "failureThreshold": 3, "httpGet": {"path": path, "port": "https", "scheme": "HTTPS"}, "periodSeconds": 10 });
     let mut readiness = probe("/readyz");
     readiness["initialDelaySeconds"] = 20.into();
     let sa = || vec![sa_subject(NAME, NS)];
@@ -85,7 +80,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             role(
                 "system:aggregated-metrics-reader",
                 "",
-                vec![rule(&["metrics.k8s.io"], &["pods", "nodes"], &["get", "list", "watch"])],
+                vec![rule(
+                    &["metrics.k8s.io"],
+                    &["pods", "nodes"],
+                    &["get", "list", "watch"],
+                )],
             ),
             &reader,
         ),
@@ -121,7 +120,13 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             &l0,
         ),
         labeled(
-            binding("system:metrics-server", "", "ClusterRole", "system:metrics-server", sa()),
+            binding(
+                "system:metrics-server",
+                "",
+                "ClusterRole",
+                "system:metrics-server",
+                sa(),
+            ),
             &l0,
         ),
         json!({

@@ -23,9 +23,9 @@ mod kops_controller;
 mod metrics_server;
 mod networking;
 mod npd;
-mod piw;
 mod nth;
 mod nvidia;
+mod piw;
 mod snapshot;
 
 use serde_json::{Map, Value, json};

@@ -30,14 +30,16 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         .clone()
         .filter(|i| !i.is_empty())
         .unwrap_or_else(|| DEFAULT_IMAGE.to_owned());
-    let mut security = json!({ "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } });
+    let mut security =
+        json!({ "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } });
     if selinux(ctx)
         && let (Some(s), Value::Object(extra)) = (security.as_object_mut(), selinux_context())
     {
         s.extend(extra);
     }
     let gpu_nodes = json!({ "kops.k8s.io/gpu": "1" });
-    let tolerations = json!([{ "effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists" }]);
+    let tolerations =
+        json!([{ "effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists" }]);
     Ok(vec![
         json!({
             "apiVersion": "apps/v1",

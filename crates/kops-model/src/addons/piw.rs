@@ -29,7 +29,10 @@ fn config(ctx: &ClusterContext) -> String {
                 64,
                 false,
             );
-            (format!("{ns}/{name}"), format!("arn:{partition}:iam::{account}:role/{role}"))
+            (
+                format!("{ns}/{name}"),
+                format!("arn:{partition}:iam::{account}:role/{role}"),
+            )
         })
         .collect();
     entries.sort();
@@ -61,203 +64,219 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         .unwrap_or(2);
     let config = config(ctx);
     Ok(vec![
-    service_account("pod-identity-webhook", "kube-system"),
-    role("pod-identity-webhook", "kube-system", vec![
-        rule(&[""], &["configmaps"], &["list", "get", "watch"]),
-    ]),
-    binding("pod-identity-webhook", "kube-system", "Role", "pod-identity-webhook", vec![sa_subject("pod-identity-webhook", "kube-system")]),
-    role("pod-identity-webhook", "", vec![
-        rule(&[""], &["serviceaccounts"], &["get", "watch", "list"]),
-    ]),
-    binding("pod-identity-webhook", "", "ClusterRole", "pod-identity-webhook", vec![sa_subject("pod-identity-webhook", "kube-system")]),
-    // Deployment pod-identity-webhook
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "pod-identity-webhook", "namespace": "kube-system"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": "pod-identity-webhook"}},
-            "template": {
-                "metadata": {"labels": {"app": "pod-identity-webhook"}},
-                "spec": {
-                    "containers": [
-                        {
-                            "command": [
-                                "/webhook",
-                                "--in-cluster=false",
-                                "--namespace=kube-system",
-                                "--service-name=pod-identity-webhook",
-                                "--annotation-prefix=eks.amazonaws.com",
-                                "--token-audience=amazonaws.com",
-                                "--logtostderr",
-                                "--watch-config-map",
-                                "--sts-regional-endpoint",
-                                format!("--aws-default-region={}", ctx.region),
-                                "--v=5",
-                            ],
-                            "image": "amazon/amazon-eks-pod-identity-webhook:v0.5.7",
-                            "name": "pod-identity-webhook",
-                            "readinessProbe": {
-                                "failureThreshold": 3,
-                                "httpGet": {"path": "/healthz", "port": 443, "scheme": "HTTPS"},
-                                "initialDelaySeconds": 5,
-                                "periodSeconds": 5,
-                                "successThreshold": 1,
-                                "timeoutSeconds": 1,
-                            },
-                            "volumeMounts": [
-                                {
-                                    "mountPath": "/etc/webhook/certs",
-                                    "name": "cert",
-                                    "readOnly": true,
+        service_account("pod-identity-webhook", "kube-system"),
+        role(
+            "pod-identity-webhook",
+            "kube-system",
+            vec![rule(&[""], &["configmaps"], &["list", "get", "watch"])],
+        ),
+        binding(
+            "pod-identity-webhook",
+            "kube-system",
+            "Role",
+            "pod-identity-webhook",
+            vec![sa_subject("pod-identity-webhook", "kube-system")],
+        ),
+        role(
+            "pod-identity-webhook",
+            "",
+            vec![rule(&[""], &["serviceaccounts"], &["get", "watch", "list"])],
+        ),
+        binding(
+            "pod-identity-webhook",
+            "",
+            "ClusterRole",
+            "pod-identity-webhook",
+            vec![sa_subject("pod-identity-webhook", "kube-system")],
+        ),
+        // Deployment pod-identity-webhook
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "pod-identity-webhook", "namespace": "kube-system"},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": "pod-identity-webhook"}},
+                "template": {
+                    "metadata": {"labels": {"app": "pod-identity-webhook"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "command": [
+                                    "/webhook",
+                                    "--in-cluster=false",
+                                    "--namespace=kube-system",
+                                    "--service-name=pod-identity-webhook",
+                                    "--annotation-prefix=eks.amazonaws.com",
+                                    "--token-audience=amazonaws.com",
+                                    "--logtostderr",
+                                    "--watch-config-map",
+                                    "--sts-regional-endpoint",
+                                    format!("--aws-default-region={}", ctx.region),
+                                    "--v=5",
+                                ],
+                                "image": "amazon/amazon-eks-pod-identity-webhook:v0.5.7",
+                                "name": "pod-identity-webhook",
+                                "readinessProbe": {
+                                    "failureThreshold": 3,
+                                    "httpGet": {"path": "/healthz", "port": 443, "scheme": "HTTPS"},
+                                    "initialDelaySeconds": 5,
+                                    "periodSeconds": 5,
+                                    "successThreshold": 1,
+                                    "timeoutSeconds": 1,
                                 },
-                            ],
-                        },
-                    ],
-                    "priorityClassName": "system-cluster-critical",
-                    "serviceAccountName": "pod-identity-webhook",
-                    "topologySpreadConstraints": [
-                        {
-                            "labelSelector": {"matchLabels": {"app": "pod-identity-webhook"}},
-                            "maxSkew": 1,
-                            "topologyKey": "topology.kubernetes.io/zone",
-                            "whenUnsatisfiable": "ScheduleAnyway",
-                        },
-                        {
-                            "labelSelector": {"matchLabels": {"app": "pod-identity-webhook"}},
-                            "maxSkew": 1,
-                            "topologyKey": "kubernetes.io/hostname",
-                            "whenUnsatisfiable": "DoNotSchedule",
-                        },
-                    ],
-                    "volumes": [
-                        {
-                            "name": "cert",
-                            "secret": {"secretName": "pod-identity-webhook-cert"},
-                        },
-                    ],
-                },
-            },
-        },
-    }),
-    // Certificate pod-identity-webhook
-    json!({
-        "apiVersion": "cert-manager.io/v1",
-        "kind": "Certificate",
-        "metadata": {"name": "pod-identity-webhook", "namespace": "kube-system"},
-        "spec": {
-            "commonName": "pod-identity-webhook.kube-system.svc",
-            "dnsNames": [
-                "pod-identity-webhook",
-                "pod-identity-webhook.kube-system",
-                "pod-identity-webhook.kube-system.svc",
-                "pod-identity-webhook.kube-system.svc.local",
-            ],
-            "duration": "2160h",
-            "issuerRef": {"kind": "Issuer", "name": "eks-pod-identity-webhook.addons.k8s.io"},
-            "renewBefore": "360h",
-            "secretName": "pod-identity-webhook-cert",
-        },
-    }),
-    // MutatingWebhookConfiguration pod-identity-webhook
-    json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": {
-            "annotations": {"cert-manager.io/inject-ca-from": "kube-system/pod-identity-webhook"},
-            "name": "pod-identity-webhook",
-        },
-        "webhooks": [
-            {
-                "admissionReviewVersions": ["v1beta1"],
-                "clientConfig": {
-                    "service": {
-                        "name": "pod-identity-webhook",
-                        "namespace": "kube-system",
-                        "path": "/mutate",
+                                "volumeMounts": [
+                                    {
+                                        "mountPath": "/etc/webhook/certs",
+                                        "name": "cert",
+                                        "readOnly": true,
+                                    },
+                                ],
+                            },
+                        ],
+                        "priorityClassName": "system-cluster-critical",
+                        "serviceAccountName": "pod-identity-webhook",
+                        "topologySpreadConstraints": [
+                            {
+                                "labelSelector": {"matchLabels": {"app": "pod-identity-webhook"}},
+                                "maxSkew": 1,
+                                "topologyKey": "topology.kubernetes.io/zone",
+                                "whenUnsatisfiable": "ScheduleAnyway",
+                            },
+                            {
+                                "labelSelector": {"matchLabels": {"app": "pod-identity-webhook"}},
+                                "maxSkew": 1,
+                                "topologyKey": "kubernetes.io/hostname",
+                                "whenUnsatisfiable": "DoNotSchedule",
+                            },
+                        ],
+                        "volumes": [
+                            {
+                                "name": "cert",
+                                "secret": {"secretName": "pod-identity-webhook-cert"},
+                            },
+                        ],
                     },
                 },
-                "failurePolicy": "Fail",
-                "name": "pod-identity-webhook.amazonaws.com",
-                "objectSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "kops.k8s.io/managed-by",
-                            "operator": "NotIn",
-                            "values": ["kops"],
+            },
+        }),
+        // Certificate pod-identity-webhook
+        json!({
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": {"name": "pod-identity-webhook", "namespace": "kube-system"},
+            "spec": {
+                "commonName": "pod-identity-webhook.kube-system.svc",
+                "dnsNames": [
+                    "pod-identity-webhook",
+                    "pod-identity-webhook.kube-system",
+                    "pod-identity-webhook.kube-system.svc",
+                    "pod-identity-webhook.kube-system.svc.local",
+                ],
+                "duration": "2160h",
+                "issuerRef": {"kind": "Issuer", "name": "eks-pod-identity-webhook.addons.k8s.io"},
+                "renewBefore": "360h",
+                "secretName": "pod-identity-webhook-cert",
+            },
+        }),
+        // MutatingWebhookConfiguration pod-identity-webhook
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {
+                "annotations": {"cert-manager.io/inject-ca-from": "kube-system/pod-identity-webhook"},
+                "name": "pod-identity-webhook",
+            },
+            "webhooks": [
+                {
+                    "admissionReviewVersions": ["v1beta1"],
+                    "clientConfig": {
+                        "service": {
+                            "name": "pod-identity-webhook",
+                            "namespace": "kube-system",
+                            "path": "/mutate",
                         },
+                    },
+                    "failurePolicy": "Fail",
+                    "name": "pod-identity-webhook.amazonaws.com",
+                    "objectSelector": {
+                        "matchExpressions": [
+                            {
+                                "key": "kops.k8s.io/managed-by",
+                                "operator": "NotIn",
+                                "values": ["kops"],
+                            },
+                            {
+                                "key": "k8s-app",
+                                "operator": "NotIn",
+                                "values": ["kube-apiserver"],
+                            },
+                        ],
+                    },
+                    "rules": [
                         {
-                            "key": "k8s-app",
-                            "operator": "NotIn",
-                            "values": ["kube-apiserver"],
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "operations": ["CREATE"],
+                            "resources": ["pods"],
                         },
                     ],
+                    "sideEffects": "None",
                 },
-                "rules": [
+            ],
+        }),
+        // Service pod-identity-webhook
+        json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "annotations": {
+                    "prometheus.io/port": "9999",
+                    "prometheus.io/scheme": "http",
+                    "prometheus.io/scrape": "true",
+                },
+                "name": "pod-identity-webhook",
+                "namespace": "kube-system",
+            },
+            "spec": {
+                "ports": [
+                    {"name": "webhook", "port": 443, "protocol": "TCP", "targetPort": 443},
                     {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["pods"],
+                        "name": "metrics",
+                        "port": 9999,
+                        "protocol": "TCP",
+                        "targetPort": 9999,
                     },
                 ],
-                "sideEffects": "None",
+                "selector": {"app": "pod-identity-webhook"},
             },
-        ],
-    }),
-    // Service pod-identity-webhook
-    json!({
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {
-            "annotations": {
-                "prometheus.io/port": "9999",
-                "prometheus.io/scheme": "http",
-                "prometheus.io/scrape": "true",
+        }),
+        // ConfigMap pod-identity-webhook
+        json!({
+            "apiVersion": "v1",
+            "data": {
+                "config": config,
             },
-            "name": "pod-identity-webhook",
-            "namespace": "kube-system",
-        },
-        "spec": {
-            "ports": [
-                {"name": "webhook", "port": 443, "protocol": "TCP", "targetPort": 443},
-                {
-                    "name": "metrics",
-                    "port": 9999,
-                    "protocol": "TCP",
-                    "targetPort": 9999,
+            "kind": "ConfigMap",
+            "metadata": {
+                "annotations": {
+                    "prometheus.io/port": "9999",
+                    "prometheus.io/scheme": "http",
+                    "prometheus.io/scrape": "true",
                 },
-            ],
-            "selector": {"app": "pod-identity-webhook"},
-        },
-    }),
-    // ConfigMap pod-identity-webhook
-    json!({
-        "apiVersion": "v1",
-        "data": {
-            "config": config,
-        },
-        "kind": "ConfigMap",
-        "metadata": {
-            "annotations": {
-                "prometheus.io/port": "9999",
-                "prometheus.io/scheme": "http",
-                "prometheus.io/scrape": "true",
+                "name": "pod-identity-webhook",
+                "namespace": "kube-system",
             },
-            "name": "pod-identity-webhook",
-            "namespace": "kube-system",
-        },
-    }),
-    // PodDisruptionBudget pod-identity-webhook
-    json!({
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": "pod-identity-webhook", "namespace": "kube-system"},
-        "spec": {
-            "maxUnavailable": "50%",
-            "selector": {"matchLabels": {"app": "pod-identity-webhook"}},
-        },
-    }),
+        }),
+        // PodDisruptionBudget pod-identity-webhook
+        json!({
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "pod-identity-webhook", "namespace": "kube-system"},
+            "spec": {
+                "maxUnavailable": "50%",
+                "selector": {"matchLabels": {"app": "pod-identity-webhook"}},
+            },
+        }),
     ])
 }
