@@ -188,6 +188,7 @@ fn check_set(label: &str, files: &BTreeMap<String, String>) {
                 | "IngressClassParams"
                 | "RuntimeClass"
                 | "VolumeSnapshotClass"
+                | "IAMIdentityMapping"
         );
         assert_eq!(
             ns.is_empty(),
@@ -542,4 +543,21 @@ fn optional_addons_with_irsa_get_their_roles() {
         piw.contains(&format!("role/app.team-wildcard.sa.{name}")),
         "{piw}"
     );
+}
+
+#[test]
+fn aws_authenticator_applies_as_a_set_with_its_mappings() {
+    let extra = "  authentication:
+    aws:
+      backendMode: CRD
+      identityMappings:
+      - {arn: \"arn:aws:iam::111111111111:role/dev\", username: dev, groups: [devs]}
+";
+    let (name, files) = addon_files(&cluster_yaml("addons-auth.example.org", "cni: {}", extra));
+    let text = &files["authentication.aws-k8s-1.12"];
+    assert!(text.contains(&format!("--cluster-id={name}")), "{text}");
+    assert!(text.contains("--backend-mode=CRD"), "{text}");
+    assert!(text.contains("name: iam-identity-mapping-0"), "{text}");
+    assert!(!text.contains("--config="), "{text}");
+    check_set("authentication", &files);
 }

@@ -10,6 +10,7 @@
 //! channel's `manifestHash` is the SHA-256 of exactly those bytes.
 
 mod alb;
+mod authentication;
 mod cert_manager;
 mod cloud_aws;
 mod cluster_autoscaler;
@@ -349,6 +350,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "nvidia.addons.k8s.io" => nvidia::objects(ctx)?,
         "eks-pod-identity-webhook.addons.k8s.io" => piw::objects(ctx)?,
         "external-dns.addons.k8s.io" => external_dns::objects(ctx)?,
+        "authentication.aws" => authentication::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
