@@ -185,6 +185,10 @@ fn check_set(label: &str, files: &BTreeMap<String, String>) {
                 | "ValidatingWebhookConfiguration"
                 | "APIService"
                 | "IngressClass"
+                | "IngressClassParams"
+                | "RuntimeClass"
+                | "VolumeSnapshotClass"
+                | "IAMIdentityMapping"
         );
         assert_eq!(
             ns.is_empty(),
@@ -426,4 +430,134 @@ fn flannel_applies_as_a_set() {
     let text = &files["networking.flannel-k8s-1.25"];
     assert!(text.contains("\"Type\": \"vxlan\""), "{text}");
     check_set("flannel", &files);
+}
+
+/// The optional addons' spec lines: everything the AWS generators cover turned on.
+const OPTIONAL: &str = "  certManager: {enabled: true, defaultIssuer: letsencrypt, featureGates: {AdditionalCertificateOutputFormats: true}}
+  awsLoadBalancerController: {enabled: true}
+  clusterAutoscaler: {enabled: true, expander: priority, createPriorityExpanderConfig: true}
+  metricsServer: {enabled: true, insecure: false}
+  snapshotController: {enabled: true, installDefaultClass: true}
+  nodeProblemDetector: {enabled: true}
+  containerd: {nvidiaGPU: {enabled: true}}
+  externalDns: {provider: external-dns}
+";
+
+/// The optional addons' files are there, non-empty, and listed in the channel.
+fn assert_optional(files: &BTreeMap<String, String>, keys: &[&str]) {
+    for key in keys {
+        assert!(
+            files.get(*key).is_some_and(|f| !f.trim().is_empty()),
+            "{key}: missing or empty"
+        );
+    }
+}
+
+#[test]
+fn optional_addons_apply_as_a_set() {
+    let (name, files) = addon_files(&cluster_yaml("addons-opt.example.org", "cni: {}", OPTIONAL));
+    assert_optional(
+        &files,
+        &[
+            "certmanager.io-k8s-1.16",
+            "aws-load-balancer-controller.addons.k8s.io-k8s-1.19",
+            "cluster-autoscaler.addons.k8s.io-k8s-1.15",
+            "metrics-server.addons.k8s.io-k8s-1.11",
+            "snapshot-controller.addons.k8s.io-k8s-1.20",
+            "node-problem-detector.addons.k8s.io-k8s-1.17",
+            "nvidia.addons.k8s.io-k8s-1.16",
+            "external-dns.addons.k8s.io-k8s-1.19",
+        ],
+    );
+    check_set("optional", &files);
+    let cm = &files["certmanager.io-k8s-1.16"];
+    assert!(cm.contains("--default-issuer-name=letsencrypt"), "{cm}");
+    assert!(
+        cm.contains("--feature-gates=AdditionalCertificateOutputFormats=true"),
+        "{cm}"
+    );
+    assert!(cm.contains("kind: CustomResourceDefinition"), "{cm}");
+    let ca = &files["cluster-autoscaler.addons.k8s.io-k8s-1.15"];
+    assert!(ca.contains(&format!("--nodes=1:2:nodes.{name}")), "{ca}");
+    assert!(ca.contains("cluster-autoscaler-priority-expander"), "{ca}");
+    let ms = &files["metrics-server.addons.k8s.io-k8s-1.11"];
+    assert!(ms.contains("--tls-cert-file=/srv/tls.crt"), "{ms}");
+    assert!(!ms.contains("--kubelet-insecure-tls"), "{ms}");
+    let snap = &files["snapshot-controller.addons.k8s.io-k8s-1.20"];
+    assert!(snap.contains("kind: VolumeSnapshotClass"), "{snap}");
+    let alb = &files["aws-load-balancer-controller.addons.k8s.io-k8s-1.19"];
+    assert!(alb.contains(&format!("--cluster-name={name}")), "{alb}");
+    assert!(alb.contains("hostNetwork: true"), "{alb}");
+    let channel = kops_api::yaml::from_str(&files["bootstrap"]).unwrap();
+    let certmanager = channel["spec"]["addons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "certmanager.io")
+        .unwrap();
+    assert!(certmanager.get("selector").is_none(), "{certmanager}");
+}
+
+#[test]
+fn optional_addons_with_irsa_get_their_roles() {
+    let extra = format!(
+        "{OPTIONAL}  iam: {{useServiceAccountExternalPermissions: true, serviceAccountExternalPermissions: [{{name: app, namespace: team-*, aws: {{policyARNs: [arn:aws:iam::aws:policy/ReadOnlyAccess]}}}}]}}
+  serviceAccountIssuerDiscovery: {{discoveryStore: s3://addons-oidc/disc, enableAWSOIDCProvider: true}}
+  podIdentityWebhook: {{enabled: true}}
+"
+    );
+    let (name, files) = addon_files(&cluster_yaml("ai.example.org", "cni: {}", &extra));
+    assert_optional(
+        &files,
+        &[
+            "aws-load-balancer-controller.addons.k8s.io-k8s-1.19-irsa",
+            "eks-pod-identity-webhook.addons.k8s.io-k8s-1.16",
+        ],
+    );
+    check_set("optional-irsa", &files);
+    // kOps keeps external-dns on the control plane's host network even with IRSA.
+    for (key, sa, moves_off_host) in [
+        (
+            "aws-load-balancer-controller.addons.k8s.io-k8s-1.19-irsa",
+            "aws-load-balancer-controller",
+            true,
+        ),
+        (
+            "cluster-autoscaler.addons.k8s.io-k8s-1.15",
+            "cluster-autoscaler",
+            true,
+        ),
+        ("external-dns.addons.k8s.io-k8s-1.19", "external-dns", false),
+    ] {
+        let text = &files[key];
+        let arn = format!("arn:aws:iam::111111111111:role/{sa}.kube-system.sa.{name}");
+        assert!(text.contains(&arn), "{key}: no {arn}\n{text}");
+        assert_eq!(
+            text.contains("hostNetwork: true"),
+            !moves_off_host,
+            "{key}: host network\n{text}"
+        );
+    }
+    let piw = &files["eks-pod-identity-webhook.addons.k8s.io-k8s-1.16"];
+    assert!(
+        piw.contains(&format!("role/app.team-wildcard.sa.{name}")),
+        "{piw}"
+    );
+}
+
+#[test]
+fn aws_authenticator_applies_as_a_set_with_its_mappings() {
+    let extra = "  authentication:
+    aws:
+      backendMode: CRD
+      identityMappings:
+      - {arn: \"arn:aws:iam::111111111111:role/dev\", username: dev, groups: [devs]}
+";
+    let (name, files) = addon_files(&cluster_yaml("addons-auth.example.org", "cni: {}", extra));
+    let text = &files["authentication.aws-k8s-1.12"];
+    assert!(text.contains(&format!("--cluster-id={name}")), "{text}");
+    assert!(text.contains("--backend-mode=CRD"), "{text}");
+    assert!(text.contains("name: iam-identity-mapping-0"), "{text}");
+    assert!(!text.contains("--config="), "{text}");
+    check_set("authentication", &files);
 }

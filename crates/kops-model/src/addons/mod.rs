@@ -9,14 +9,25 @@
 //! written with [`kops_api::yaml`] and the documents are joined with `---`. The
 //! channel's `manifestHash` is the SHA-256 of exactly those bytes.
 
+mod alb;
+mod authentication;
+mod cert_manager;
 mod cloud_aws;
+mod cluster_autoscaler;
 mod core;
 mod dns;
 mod ebs_csi;
+mod external_dns;
+mod helpers;
 mod k8s;
 mod kops_controller;
+mod metrics_server;
 mod networking;
+mod npd;
 mod nth;
+mod nvidia;
+mod piw;
+mod snapshot;
 
 use std::collections::BTreeSet;
 
@@ -183,7 +194,10 @@ pub(crate) fn addons(ctx: &ClusterContext) -> Vec<Addon> {
         && enabled(cm.enabled)
         && cm.managed != Some(false)
     {
-        out.push(Addon::new("certmanager.io", "k8s-1.16").pruned());
+        out.push(Addon {
+            selector: Vec::new(),
+            ..Addon::new("certmanager.io", "k8s-1.16").pruned()
+        });
     }
     if let Some(aws) = aws {
         let nth = aws
@@ -329,6 +343,16 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "limit-range.addons.k8s.io" => core::limit_range(),
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),
         "aws-cloud-controller.addons.k8s.io" => cloud_aws::cloud_controller(ctx)?,
+        "certmanager.io" => cert_manager::objects(ctx)?,
+        "aws-load-balancer-controller.addons.k8s.io" => alb::objects(ctx)?,
+        "cluster-autoscaler.addons.k8s.io" => cluster_autoscaler::objects(ctx)?,
+        "metrics-server.addons.k8s.io" => metrics_server::objects(ctx)?,
+        "snapshot-controller.addons.k8s.io" => snapshot::objects(ctx)?,
+        "node-problem-detector.addons.k8s.io" => npd::objects(ctx)?,
+        "nvidia.addons.k8s.io" => nvidia::objects(ctx)?,
+        "eks-pod-identity-webhook.addons.k8s.io" => piw::objects(ctx)?,
+        "external-dns.addons.k8s.io" => external_dns::objects(ctx)?,
+        "authentication.aws" => authentication::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
@@ -431,6 +455,21 @@ fn irsa_service_accounts(ctx: &ClusterContext, addon: &Addon) -> Vec<(&'static s
         }
         "aws-ebs-csi-driver.addons.k8s.io" => vec![("kube-system", "ebs-csi-controller-sa")],
         "node-termination-handler.aws" => vec![("kube-system", "aws-node-termination-handler")],
+        "aws-load-balancer-controller.addons.k8s.io" => {
+            vec![("kube-system", "aws-load-balancer-controller")]
+        }
+        "cluster-autoscaler.addons.k8s.io" => vec![("kube-system", "cluster-autoscaler")],
+        "external-dns.addons.k8s.io" => vec![("kube-system", "external-dns")],
+        "certmanager.io"
+            if ctx
+                .cluster
+                .spec
+                .cert_manager
+                .as_ref()
+                .is_some_and(|c| c.hosted_zone_ids.as_ref().is_some_and(|z| !z.is_empty())) =>
+        {
+            vec![("kube-system", "cert-manager")]
+        }
         "dns-controller.addons.k8s.io" if !ctx.cluster.uses_none_dns() => {
             vec![("kube-system", "dns-controller")]
         }
@@ -619,7 +658,9 @@ fn channel_entry(b: &Built) -> Value {
         .iter()
         .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
         .collect();
-    m.insert("selector".into(), Value::Object(sel));
+    if !sel.is_empty() {
+        m.insert("selector".into(), Value::Object(sel));
+    }
     m.insert("manifest".into(), a.manifest.clone().into());
     m.insert(
         "manifestHash".into(),
