@@ -427,3 +427,36 @@ fn flannel_applies_as_a_set() {
     assert!(text.contains("\"Type\": \"vxlan\""), "{text}");
     check_set("flannel", &files);
 }
+
+#[test]
+fn cilium_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml("addons-cilium.example.org", "cilium: {}", ""));
+    let text = &files["networking.cilium.io-k8s-1.16"];
+    assert!(
+        text.contains("image: quay.io/cilium/cilium:v1.18.12"),
+        "{text}"
+    );
+    assert!(text.contains("routing-mode: tunnel"), "{text}");
+    check_set("cilium", &files);
+}
+
+#[test]
+fn cilium_eni_with_metrics_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-cilium-eni.example.org",
+        "cilium: {ipam: eni, enableNodePort: true, enablePrometheusMetrics: true, debug: true}",
+        "",
+    ));
+    let text = &files["networking.cilium.io-k8s-1.16"];
+    for want in [
+        "ipam: eni",
+        "routing-mode: native",
+        "kube-proxy-replacement: \"true\"",
+        "prometheus-serve-addr: :9090",
+        "name: cilium-monitor",
+        "--eni-tags=KubernetesCluster=addons-cilium-eni.example.org",
+    ] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
+    check_set("cilium-eni", &files);
+}

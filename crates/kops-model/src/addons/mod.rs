@@ -9,6 +9,7 @@
 //! written with [`kops_api::yaml`] and the documents are joined with `---`. The
 //! channel's `manifestHash` is the SHA-256 of exactly those bytes.
 
+mod cilium;
 mod cloud_aws;
 mod core;
 mod dns;
@@ -111,6 +112,16 @@ fn irsa(ctx: &ClusterContext) -> bool {
         .as_ref()
         .and_then(|i| i.use_service_account_external_permissions)
         == Some(true)
+}
+
+/// kOps' `ControlPlaneControllerReplicas`: two replicas of a controller when the
+/// control plane has more than one instance group, else one.
+fn control_plane_replicas(ctx: &ClusterContext) -> u32 {
+    if ctx.groups.iter().filter(|g| g.is_control_plane()).count() > 1 {
+        2
+    } else {
+        1
+    }
 }
 
 fn enabled(b: Option<bool>) -> bool {
@@ -323,6 +334,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "networking.kindnet" => networking::kindnet(ctx)?,
         "networking.kope.io" => networking::kopeio(),
         "networking.flannel" => networking::flannel(ctx)?,
+        "networking.cilium.io" => cilium::objects(ctx)?,
         "kubelet-api.rbac.addons.k8s.io" => core::kubelet_api_rbac(),
         "limit-range.addons.k8s.io" => core::limit_range(),
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),
