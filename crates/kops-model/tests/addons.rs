@@ -460,3 +460,39 @@ fn cilium_eni_with_metrics_applies_as_a_set() {
     }
     check_set("cilium-eni", &files);
 }
+
+#[test]
+fn calico_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml("addons-calico.example.org", "calico: {}", ""));
+    let text = &files["networking.projectcalico.org-k8s-1.25"];
+    assert!(
+        text.contains("image: docker.io/calico/node:v3.31.6"),
+        "{text}"
+    );
+    assert!(
+        text.contains("name: felixconfigurations.crd.projectcalico.org"),
+        "{text}"
+    );
+    assert!(text.contains("calico_backend: bird"), "{text}");
+    check_set("calico", &files);
+}
+
+#[test]
+fn calico_with_typha_and_metrics_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-calico-typha.example.org",
+        "calico: {typhaReplicas: 2, typhaPrometheusMetricsEnabled: true, prometheusMetricsEnabled: true, bpfEnabled: true}",
+        "",
+    ));
+    let text = &files["networking.projectcalico.org-k8s-1.25"];
+    for want in [
+        "name: calico-typha",
+        "typha_service_name: calico-typha",
+        "name: kubernetes-services-endpoint",
+        "containerPort: 9093",
+        "containerPort: 9091",
+    ] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
+    check_set("calico-typha", &files);
+}

@@ -9,6 +9,7 @@
 //! written with [`kops_api::yaml`] and the documents are joined with `---`. The
 //! channel's `manifestHash` is the SHA-256 of exactly those bytes.
 
+mod calico;
 mod cilium;
 mod cloud_aws;
 mod core;
@@ -122,6 +123,33 @@ fn control_plane_replicas(ctx: &ClusterContext) -> u32 {
     } else {
         1
     }
+}
+
+/// kOps' `ProxyEnv`: the egress proxy as `http_proxy`/`https_proxy` and the excludes as
+/// `no_proxy`/`NO_PROXY`, as environment variables sorted by name.
+fn proxy_env(ctx: &ClusterContext) -> Vec<Value> {
+    let mut vars = std::collections::BTreeMap::new();
+    if let Some(p) = ctx.cluster.spec.networking.egress_proxy.as_ref() {
+        let http = p.http_proxy.as_ref();
+        if let Some(h) = http
+            .and_then(|h| h.host.as_deref())
+            .filter(|h| !h.is_empty())
+        {
+            let url = match http.and_then(|h| h.port).filter(|p| *p != 0) {
+                Some(port) => format!("http://{h}:{port}"),
+                None => format!("http://{h}"),
+            };
+            vars.insert("http_proxy", url.clone());
+            vars.insert("https_proxy", url);
+        }
+        if let Some(x) = p.excludes.as_deref().filter(|x| !x.is_empty()) {
+            vars.insert("no_proxy", x.to_owned());
+            vars.insert("NO_PROXY", x.to_owned());
+        }
+    }
+    vars.into_iter()
+        .map(|(k, v)| json!({ "name": k, "value": v }))
+        .collect()
 }
 
 fn enabled(b: Option<bool>) -> bool {
@@ -335,6 +363,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "networking.kope.io" => networking::kopeio(),
         "networking.flannel" => networking::flannel(ctx)?,
         "networking.cilium.io" => cilium::objects(ctx)?,
+        "networking.projectcalico.org" => calico::objects(ctx)?,
         "kubelet-api.rbac.addons.k8s.io" => core::kubelet_api_rbac(),
         "limit-range.addons.k8s.io" => core::limit_range(),
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),
