@@ -496,3 +496,30 @@ fn calico_with_typha_and_metrics_applies_as_a_set() {
     }
     check_set("calico-typha", &files);
 }
+
+#[test]
+fn amazon_vpc_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-vpc.example.org",
+        "amazonvpc: {env: [{name: ANNOTATE_POD_IP, value: \"true\"}]}",
+        "",
+    ));
+    let text = &files["networking.amazon-vpc-routed-eni-k8s-1.16"];
+    for want in [
+        "amazon-k8s-cni:v1.23.0",
+        "name: eniconfigs.crd.k8s.amazonaws.com",
+        "name: ANNOTATE_POD_IP",
+        r#"value: '{"KubernetesCluster":"addons-vpc.example.org","kubernetes.io/cluster/addons-vpc.example.org":"owned"}'"#,
+    ] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
+    let ds = text
+        .split("\n---\n")
+        .find(|d| d.contains("kind: ClusterRole\n"))
+        .unwrap();
+    assert!(
+        ds.contains("- patch"),
+        "ANNOTATE_POD_IP lets aws-node patch pods: {ds}"
+    );
+    check_set("amazon-vpc", &files);
+}

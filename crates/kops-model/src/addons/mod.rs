@@ -9,6 +9,7 @@
 //! written with [`kops_api::yaml`] and the documents are joined with `---`. The
 //! channel's `manifestHash` is the SHA-256 of exactly those bytes.
 
+mod amazon_vpc;
 mod calico;
 mod cilium;
 mod cloud_aws;
@@ -364,6 +365,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "networking.flannel" => networking::flannel(ctx)?,
         "networking.cilium.io" => cilium::objects(ctx)?,
         "networking.projectcalico.org" => calico::objects(ctx)?,
+        "networking.amazon-vpc-routed-eni" => amazon_vpc::objects(ctx)?,
         "kubelet-api.rbac.addons.k8s.io" => core::kubelet_api_rbac(),
         "limit-range.addons.k8s.io" => core::limit_range(),
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),
