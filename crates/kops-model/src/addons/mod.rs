@@ -13,6 +13,7 @@ mod amazon_vpc;
 mod calico;
 mod cilium;
 mod cloud_aws;
+mod cloud_gce;
 mod core;
 mod dns;
 mod ebs_csi;
@@ -370,6 +371,9 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "limit-range.addons.k8s.io" => core::limit_range(),
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),
         "aws-cloud-controller.addons.k8s.io" => cloud_aws::cloud_controller(ctx)?,
+        "storage-gce.addons.k8s.io" => cloud_gce::storage_gce(ctx),
+        "gcp-cloud-controller.addons.k8s.io" => cloud_gce::cloud_controller(ctx)?,
+        "gcp-pd-csi-driver.addons.k8s.io" => cloud_gce::pd_csi_driver(ctx)?,
         _ => return Ok(None),
     }))
 }
