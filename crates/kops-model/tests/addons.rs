@@ -636,3 +636,21 @@ fn gce_addons_apply_as_a_set() {
     }
     check_set("gce", &files);
 }
+
+#[test]
+fn kuberouter_applies_as_a_set() {
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-kuberouter.example.org",
+        "kuberouter: {useNFTablesForNetpol: true}",
+        "",
+    ));
+    let text = &files["networking.kuberouter-k8s-1.12"];
+    for want in [
+        "image: docker.io/cloudnativelabs/kube-router:v2.11.1",
+        "--service-cluster-ip-range=\"100.64.0.0/13\"",
+        "--use-nftables-for-netpol=true",
+    ] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
+    check_set("kuberouter", &files);
+}

@@ -364,6 +364,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "networking.kindnet" => networking::kindnet(ctx)?,
         "networking.kope.io" => networking::kopeio(),
         "networking.flannel" => networking::flannel(ctx)?,
+        "networking.kuberouter" => networking::kuberouter(ctx)?,
         "networking.cilium.io" => cilium::objects(ctx)?,
         "networking.projectcalico.org" => calico::objects(ctx)?,
         "networking.amazon-vpc-routed-eni" => amazon_vpc::objects(ctx)?,
