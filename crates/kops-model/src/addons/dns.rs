@@ -371,35 +371,7 @@ pub(super) fn dns_controller(ctx: &ClusterContext) -> Result<Vec<Value>> {
     let labels =
         json!({ "k8s-addon": "dns-controller.addons.k8s.io", "k8s-app": name, "version": version });
     let mut env = vec![json!({ "name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1" })];
-    if let Some(p) = spec.networking.egress_proxy.as_ref() {
-        let mut vars = std::collections::BTreeMap::new();
-        if let Some(h) = p
-            .http_proxy
-            .as_ref()
-            .and_then(|h| h.host.as_deref())
-            .filter(|h| !h.is_empty())
-        {
-            let url = match p
-                .http_proxy
-                .as_ref()
-                .and_then(|h| h.port)
-                .filter(|p| *p != 0)
-            {
-                Some(port) => format!("http://{h}:{port}"),
-                None => format!("http://{h}"),
-            };
-            vars.insert("http_proxy", url.clone());
-            vars.insert("https_proxy", url);
-        }
-        if let Some(x) = p.excludes.as_deref().filter(|x| !x.is_empty()) {
-            vars.insert("no_proxy", x.to_owned());
-            vars.insert("NO_PROXY", x.to_owned());
-        }
-        env.extend(
-            vars.into_iter()
-                .map(|(k, v)| json!({ "name": k, "value": v })),
-        );
-    }
+    env.extend(super::proxy_env(ctx));
     let priority = spec
         .external_dns
         .as_ref()

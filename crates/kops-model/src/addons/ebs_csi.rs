@@ -88,7 +88,7 @@ fn metrics_service(name: &str, port: i64) -> Value {
 
 /// kOps' `CloudLabels`: `KubernetesCluster=<name>` and the cluster's cloud labels, sorted
 /// and comma-joined.
-fn cloud_labels(ctx: &ClusterContext) -> String {
+pub(super) fn cloud_labels(ctx: &ClusterContext) -> String {
     let mut l = vec![format!("KubernetesCluster={}", ctx.name())];
     l.extend(ctx.cloud_labels().iter().map(|(k, v)| format!("{k}={v}")));
     l.sort();

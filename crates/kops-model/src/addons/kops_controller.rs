@@ -140,6 +140,7 @@ fn config(ctx: &ClusterContext) -> Result<String> {
             aws.push('}');
             format!("{{\"aws\":{aws}}}")
         }
+        // kOps' GCE provider config has no JSON tag on its time-skew field.
         "gce" => {
             let project = spec
                 .cloud_provider
@@ -148,7 +149,7 @@ fn config(ctx: &ClusterContext) -> Result<String> {
                 .and_then(|g| g.project.clone())
                 .unwrap_or_default();
             format!(
-                "{{\"gce\":{{\"projectID\":{},\"region\":{},\"clusterName\":{},\"maxTimeSkew\":300}}}}",
+                "{{\"gce\":{{\"projectID\":{},\"region\":{},\"clusterName\":{},\"MaxTimeSkew\":300}}}}",
                 json!(project),
                 json!(ctx.region),
                 json!(ctx.name())

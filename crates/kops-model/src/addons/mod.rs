@@ -10,9 +10,13 @@
 //! channel's `manifestHash` is the SHA-256 of exactly those bytes.
 
 mod alb;
+mod amazon_vpc;
 mod authentication;
+mod calico;
 mod cert_manager;
+mod cilium;
 mod cloud_aws;
+mod cloud_gce;
 mod cluster_autoscaler;
 mod core;
 mod dns;
@@ -124,6 +128,43 @@ fn irsa(ctx: &ClusterContext) -> bool {
         .as_ref()
         .and_then(|i| i.use_service_account_external_permissions)
         == Some(true)
+}
+
+/// kOps' `ControlPlaneControllerReplicas`: two replicas of a controller when the
+/// control plane has more than one instance group, else one.
+fn control_plane_replicas(ctx: &ClusterContext) -> u32 {
+    if ctx.groups.iter().filter(|g| g.is_control_plane()).count() > 1 {
+        2
+    } else {
+        1
+    }
+}
+
+/// kOps' `ProxyEnv`: the egress proxy as `http_proxy`/`https_proxy` and the excludes as
+/// `no_proxy`/`NO_PROXY`, as environment variables sorted by name.
+fn proxy_env(ctx: &ClusterContext) -> Vec<Value> {
+    let mut vars = std::collections::BTreeMap::new();
+    if let Some(p) = ctx.cluster.spec.networking.egress_proxy.as_ref() {
+        let http = p.http_proxy.as_ref();
+        if let Some(h) = http
+            .and_then(|h| h.host.as_deref())
+            .filter(|h| !h.is_empty())
+        {
+            let url = match http.and_then(|h| h.port).filter(|p| *p != 0) {
+                Some(port) => format!("http://{h}:{port}"),
+                None => format!("http://{h}"),
+            };
+            vars.insert("http_proxy", url.clone());
+            vars.insert("https_proxy", url);
+        }
+        if let Some(x) = p.excludes.as_deref().filter(|x| !x.is_empty()) {
+            vars.insert("no_proxy", x.to_owned());
+            vars.insert("NO_PROXY", x.to_owned());
+        }
+    }
+    vars.into_iter()
+        .map(|(k, v)| json!({ "name": k, "value": v }))
+        .collect()
 }
 
 fn enabled(b: Option<bool>) -> bool {
@@ -339,6 +380,10 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "networking.kindnet" => networking::kindnet(ctx)?,
         "networking.kope.io" => networking::kopeio(),
         "networking.flannel" => networking::flannel(ctx)?,
+        "networking.kuberouter" => networking::kuberouter(ctx)?,
+        "networking.cilium.io" => cilium::objects(ctx)?,
+        "networking.projectcalico.org" => calico::objects(ctx)?,
+        "networking.amazon-vpc-routed-eni" => amazon_vpc::objects(ctx)?,
         "kubelet-api.rbac.addons.k8s.io" => core::kubelet_api_rbac(),
         "limit-range.addons.k8s.io" => core::limit_range(),
         "storage-aws.addons.k8s.io" => cloud_aws::storage_aws(ctx),
@@ -353,6 +398,9 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "eks-pod-identity-webhook.addons.k8s.io" => piw::objects(ctx)?,
         "external-dns.addons.k8s.io" => external_dns::objects(ctx)?,
         "authentication.aws" => authentication::objects(ctx)?,
+        "storage-gce.addons.k8s.io" => cloud_gce::storage_gce(ctx),
+        "gcp-cloud-controller.addons.k8s.io" => cloud_gce::cloud_controller(ctx)?,
+        "gcp-pd-csi-driver.addons.k8s.io" => cloud_gce::pd_csi_driver(ctx)?,
         _ => return Ok(None),
     }))
 }

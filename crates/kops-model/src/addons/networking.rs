@@ -1,4 +1,4 @@
-//! The CNI addons: kindnet, kopeio networking and flannel.
+//! The CNI addons: kindnet, kopeio networking, flannel and kube-router.
 
 use serde_json::{Value, json};
 
@@ -346,5 +346,160 @@ pub(super) fn flannel(ctx: &ClusterContext) -> Result<Vec<Value>> {
                 },
             },
         }),
+    ])
+}
+
+/// `networking.kuberouter`: kube-router as router, firewall and service proxy on every
+/// node.
+pub(super) fn kuberouter(ctx: &ClusterContext) -> Result<Vec<Value>> {
+    let net = &ctx.cluster.spec.networking;
+    let kr = net
+        .kuberouter
+        .as_ref()
+        .ok_or_else(|| invalid("spec.networking.kubeRouter", "not set"))?;
+    let ns = "kube-system";
+    let image = "docker.io/cloudnativelabs/kube-router:v2.11.1";
+    let range = net.service_cluster_ip_range.clone().unwrap_or_default();
+    let mut args: Vec<String> = [
+        "--strict-external-ip-validation=false",
+        "--run-router=true",
+        "--run-firewall=true",
+        "--run-service-proxy=true",
+        "--bgp-graceful-restart=true",
+        "--kubeconfig=/var/lib/kube-router/kubeconfig",
+        "--metrics-port=12013",
+        "--runtime-endpoint=unix:///run/containerd/containerd.sock",
+        "--hairpin-mode=true",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    // kOps quotes the range inside the flag's value.
+    args.push(format!("--service-cluster-ip-range=\"{range}\""));
+    if kr.use_nf_tables_for_netpol == Some(true) {
+        args.push("--use-nftables-for-netpol=true".into());
+    }
+    let cni_conf = concat!(
+        "{\n   \"cniVersion\":\"0.3.0\",\n   \"name\":\"mynet\",\n   \"plugins\":[\n",
+        "      {\n         \"name\":\"kubernetes\",\n         \"type\":\"bridge\",\n",
+        "         \"bridge\":\"kube-bridge\",\n         \"isDefaultGateway\":true,\n",
+        "         \"hairpinMode\":true,\n         \"ipam\":{\n            \"type\":\"host-local\"\n",
+        "         }\n      },\n      {\n         \"type\": \"portmap\",\n",
+        "         \"capabilities\": {\n            \"snat\": true,\n",
+        "            \"portMappings\": true\n         }\n      }\n   ]\n}\n",
+    );
+    let install = concat!(
+        "set -e -x; if [ ! -f /etc/cni/net.d/10-kuberouter.conflist ]; then ",
+        "if [ -f /etc/cni/net.d/*.conf ]; then rm -f /etc/cni/net.d/*.conf; fi; ",
+        "TMP=/etc/cni/net.d/.tmp-kuberouter-cfg; cp /etc/kube-router/cni-conf.json ${TMP}; ",
+        "mv ${TMP} /etc/cni/net.d/10-kuberouter.conflist; fi",
+    );
+    let labels = json!({ "k8s-app": "kube-router", "tier": "node" });
+    let ro =
+        |name: &str, path: &str, r: bool| json!({ "name": name, "mountPath": path, "readOnly": r });
+    let mut pod = json!({
+        "priorityClassName": "system-node-critical",
+        "serviceAccountName": "kube-router",
+        "serviceAccount": "kube-router",
+        "containers": [ {
+            "name": "kube-router",
+            "image": image,
+            "args": args,
+            "env": [
+                env_field("NODE_NAME", "spec.nodeName"),
+                env_field("POD_NAME", "metadata.name"),
+                { "name": "KUBE_ROUTER_CNI_CONF_FILE", "value": "/etc/cni/net.d/10-kuberouter.conflist" },
+            ],
+            "livenessProbe": { "httpGet": { "path": "/healthz", "port": 20244 },
+                "initialDelaySeconds": 10, "periodSeconds": 3 },
+            "resources": { "requests": { "cpu": "250m", "memory": "250Mi" } },
+            "securityContext": { "privileged": true },
+            "volumeMounts": [
+                ro("lib-modules", "/lib/modules", true),
+                mount("cni-conf-dir", "/etc/cni/net.d"),
+                ro("kubeconfig", "/var/lib/kube-router/kubeconfig", true),
+                ro("xtables-lock", "/run/xtables.lock", false),
+                ro("rt-tables", "/usr/share/iproute2/rt_tables", false),
+                ro("containerd-sock", "/run/containerd/containerd.sock", true),
+            ],
+        } ],
+        "initContainers": [ {
+            "name": "install-cni",
+            "image": image,
+            "command": ["/bin/sh", "-c", install],
+            "volumeMounts": [mount("cni-conf-dir", "/etc/cni/net.d"), mount("kube-router-cfg", "/etc/kube-router")],
+        } ],
+        "hostNetwork": true,
+        "hostPID": true,
+        "tolerations": [ { "operator": "Exists" } ],
+        "volumes": [
+            host_path_volume("lib-modules", "/lib/modules", ""),
+            host_path_volume("cni-conf-dir", "/etc/cni/net.d", ""),
+            { "name": "kube-router-cfg", "configMap": { "name": "kube-router-cfg" } },
+            host_path_volume("kubeconfig", "/var/lib/kube-router/kubeconfig", ""),
+            host_path_volume("xtables-lock", "/run/xtables.lock", "FileOrCreate"),
+            host_path_volume("rt-tables", "/usr/share/iproute2/rt_tables", "FileOrCreate"),
+            host_path_volume("containerd-sock", "/run/containerd/containerd.sock", ""),
+        ],
+    });
+    if super::cloud_aws::selinux(ctx) {
+        pod["securityContext"] = super::cloud_aws::selinux_context();
+    }
+    let read = ["list", "get", "watch"];
+    Ok(vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": { "name": "kube-router-cfg", "namespace": ns, "labels": { "tier": "node", "k8s-app": "kube-router" } },
+            "data": { "cni-conf.json": cni_conf },
+        }),
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": { "name": "kube-router", "namespace": ns, "labels": labels },
+            "spec": {
+                "selector": { "matchLabels": labels },
+                "template": { "metadata": { "labels": labels }, "spec": pod },
+            },
+        }),
+        service_account("kube-router", ns),
+        role(
+            "kube-router",
+            "",
+            vec![
+                rule(
+                    &[""],
+                    &["namespaces", "pods", "services", "nodes", "endpoints"],
+                    &read,
+                ),
+                rule(&["networking.k8s.io"], &["networkpolicies"], &read),
+                rule(
+                    &["extensions"],
+                    &["networkpolicies"],
+                    &["get", "list", "watch"],
+                ),
+                rule(
+                    &["coordination.k8s.io"],
+                    &["leases"],
+                    &["get", "create", "update"],
+                ),
+                rule(&[""], &["services/status"], &["update"]),
+                rule(
+                    &["discovery.k8s.io"],
+                    &["endpointslices"],
+                    &["get", "list", "watch"],
+                ),
+            ],
+        ),
+        binding(
+            "kube-router",
+            "",
+            "ClusterRole",
+            "kube-router",
+            vec![
+                sa_subject("kube-router", ns),
+                json!({ "kind": "User", "name": "system:kube-router" }),
+            ],
+        ),
     ])
 }

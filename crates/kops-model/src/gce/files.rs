@@ -12,7 +12,7 @@ use kops_tasks::{Change, Context, Fields, Found, Outputs, Task, TaskKey, async_t
 use super::cloud::GceCloud;
 use super::{GceModel, GceModelContext};
 use crate::error::{Result, invalid};
-use crate::files::{ManagedFile, ManagedFileTask, managed_files};
+use crate::files::{ManagedFileTask, managed_files};
 
 /// The bucket kOps' test harness renders in-memory config bases to.
 const MEMFS_BUCKET: &str = "testingBucket";
@@ -90,35 +90,6 @@ impl Task<dyn GceCloud> for GceManagedFile {
     }
 }
 
-/// The GCE addons the cloud-neutral addon list does not (yet) name, as (addon, id,
-/// file); each is added only when the neutral list lacks it.
-fn gce_addons(ctx: &GceModelContext) -> Vec<(&'static str, &'static str, &'static str)> {
-    let mut v = vec![
-        (
-            "gcp-cloud-controller.addons.k8s.io",
-            "k8s-1.23",
-            "k8s-1.23.yaml",
-        ),
-        ("storage-gce.addons.k8s.io", "v1.7.0", "v1.7.0.yaml"),
-    ];
-    let pd = ctx
-        .cluster
-        .spec
-        .cloud_provider
-        .gce
-        .as_ref()
-        .and_then(|g| g.pd_csi_driver.as_ref())
-        .and_then(|p| p.enabled);
-    if pd != Some(false) {
-        v.push((
-            "gcp-pd-csi-driver.addons.k8s.io",
-            "k8s-1.23",
-            "k8s-1.23.yaml",
-        ));
-    }
-    v
-}
-
 pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
     let (base, url) = ctx.config_base()?;
     let target = match url {
@@ -132,20 +103,7 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
             ));
         }
     };
-    let mut files = managed_files(ctx)?;
-    let cluster = ctx.name().to_owned();
-    for (addon, id, file) in gce_addons(ctx) {
-        let name = format!("{cluster}-addons-{addon}-{id}");
-        if files.iter().any(|f| f.name == name) {
-            continue;
-        }
-        files.push(ManagedFile {
-            name,
-            location: format!("addons/{addon}/{file}"),
-            contents: format!("# addon {addon} ({id})\napiVersion: v1\nkind: List\nitems: []\n"),
-            sensitive: false,
-        });
-    }
+    let files = managed_files(ctx)?;
     for f in files {
         // Keysets never go into Terraform (kOps writes them straight to the keystore);
         // without a store they exist only for this render.
