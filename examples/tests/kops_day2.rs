@@ -348,3 +348,97 @@ fn rolling_update_cloudonly_on_the_mock_cloud_replaces_every_node_across_command
         );
     }
 }
+
+/// Registers a node in `kube` for every running instance of the CLI's mock cloud (as
+/// `toolbox dump` shows them), Ready, with the control plane's static pods, as each
+/// machine's kubelet would; returns the nodes' names by instance group.
+fn register_nodes(env: &Env, kube: &kops_mock::kube::FakeKube) -> Vec<(String, String)> {
+    let (code, out, err) = env.kops(&["toolbox", "dump", CLUSTER, "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let dump: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut nodes = Vec::new();
+    for r in dump["resources"].as_array().unwrap() {
+        if r["resource_type"] != "Instance" || r["attrs"]["state"] != "running" {
+            continue;
+        }
+        let tags = &r["tags"];
+        let role = if tags.get("k8s.io/role/control-plane").is_some() {
+            "control-plane"
+        } else if tags.get("k8s.io/role/node").is_some() {
+            "node"
+        } else {
+            continue;
+        };
+        let id = r["id"].as_str().unwrap().to_owned();
+        let group = tags["kops.k8s.io/instancegroup"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let zone = r["attrs"]["availability_zone"]
+            .as_str()
+            .unwrap_or("us-test-1a");
+        let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": id,
+                "labels": {
+                    "kops.k8s.io/instancegroup": group,
+                    "kubernetes.io/hostname": id,
+                    format!("node-role.kubernetes.io/{role}"): "",
+                },
+            },
+            "spec": {"providerID": format!("aws:///{zone}/{id}")},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }))
+        .unwrap();
+        kube.put_node(node);
+        if role == "control-plane" {
+            for app in [
+                "kube-apiserver",
+                "kube-controller-manager",
+                "kube-scheduler",
+            ] {
+                kube.put_pod(kops_mock::kube::kubelet::static_pod(app, &id));
+            }
+        }
+        nodes.push((group, id));
+    }
+    nodes
+}
+
+#[test]
+fn validate_exits_0_when_all_is_ready_and_2_naming_an_unready_node() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let kube = rt.block_on(kops_mock::kube::FakeKube::start()).unwrap();
+    let nodes = register_nodes(&env, &kube);
+    assert!(
+        nodes.iter().any(|(g, _)| g.starts_with("control-plane")),
+        "{nodes:?}"
+    );
+    let (_, worker) = nodes
+        .iter()
+        .find(|(g, _)| g.starts_with("nodes"))
+        .expect("a worker node")
+        .clone();
+    let url = kube.url();
+
+    let (code, out, err) = env.kops(&["validate", "cluster", "--api-server", &url]);
+    assert_eq!(code, 0, "every node is ready: {out}\n{err}");
+
+    assert!(kube.set_ready(&worker, false));
+    let (code, out, err) = env.kops(&["validate", "cluster", "--api-server", &url]);
+    assert_eq!(code, 2, "an unready node: {out}\n{err}");
+    assert!(out.contains(&worker), "the unready node is named: {out}");
+
+    let (code, out, err) = env.kops(&["validate", "cluster", "--api-server", &url, "-o", "json"]);
+    assert_eq!(code, 2, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v.to_string().contains(&worker), "{v}");
+    drop(rt);
+}
