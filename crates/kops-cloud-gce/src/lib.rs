@@ -53,5 +53,7 @@ pub mod cache;
 pub mod cloud;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "rest")]
+pub mod rest;
 
 pub use cloud::{GceCloud, GceCloudExt, GceResourceType};
