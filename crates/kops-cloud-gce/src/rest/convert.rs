@@ -10,9 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::cloud::{
-    COMPUTE_URL, GceResourceType, Resource, Scope, last_component, zone_to_region,
-};
+use crate::cloud::{COMPUTE_URL, GceResourceType, Resource, Scope, last_component, zone_to_region};
 
 use GceResourceType as R;
 
@@ -57,51 +55,83 @@ const fn f(tf: &'static str, rest: &'static str, kind: Kind) -> Field {
 fn fields(rt: GceResourceType) -> &'static [Field] {
     use Kind::*;
     match rt {
-        R::Subnetwork => const { &[
-            f("network", "network", Ref(To::Network)),
-            f("region", "region", Ref(To::Region)),
-            f("secondary_ip_range", "secondaryIpRanges", Plain),
-        ] },
-        R::Router => const { &[
-            f("network", "network", Ref(To::Network)),
-            f("region", "region", Ref(To::Region)),
-        ] },
+        R::Subnetwork => {
+            const {
+                &[
+                    f("network", "network", Ref(To::Network)),
+                    f("region", "region", Ref(To::Region)),
+                    f("secondary_ip_range", "secondaryIpRanges", Plain),
+                ]
+            }
+        }
+        R::Router => {
+            const {
+                &[
+                    f("network", "network", Ref(To::Network)),
+                    f("region", "region", Ref(To::Region)),
+                ]
+            }
+        }
         R::Firewall => const { &[f("network", "network", Ref(To::Network))] },
-        R::Address => const { &[
-            f("subnetwork", "subnetwork", Ref(To::Subnetwork)),
-            f("region", "region", Ref(To::Region)),
-        ] },
+        R::Address => {
+            const {
+                &[
+                    f("subnetwork", "subnetwork", Ref(To::Subnetwork)),
+                    f("region", "region", Ref(To::Region)),
+                ]
+            }
+        }
         R::RegionHealthCheck => const { &[f("region", "region", Ref(To::Region))] },
-        R::RegionBackendService => const { &[
-            f("health_checks", "healthChecks", Refs(To::RegionHealthCheck)),
-            f("backend", "backends", Plain),
-            f("region", "region", Ref(To::Region)),
-        ] },
-        R::TargetPool => const { &[
-            f("health_checks", "healthChecks", Link),
-            f("region", "region", Ref(To::Region)),
-        ] },
-        R::ForwardingRule => const { &[
-            f("ip_address", "IPAddress", Plain),
-            f("ip_protocol", "IPProtocol", Plain),
-            f("backend_service", "backendService", Ref(To::BackendService)),
-            f("network", "network", Ref(To::Network)),
-            f("subnetwork", "subnetwork", Ref(To::Subnetwork)),
-            f("target", "target", Link),
-            f("region", "region", Ref(To::Region)),
-        ] },
-        R::Disk => const { &[
-            f("zone", "zone", Ref(To::Zone)),
-            f("size", "sizeGb", Int64),
-            f("type", "type", Ref(To::DiskType)),
-            f("provisioned_iops", "provisionedIops", Int64),
-            f("provisioned_throughput", "provisionedThroughput", Int64),
-        ] },
-        R::InstanceGroupManager => const { &[
-            f("zone", "zone", Ref(To::Zone)),
-            f("target_pools", "targetPools", Link),
-            f("instance_group", "instanceGroup", Link),
-        ] },
+        R::RegionBackendService => {
+            const {
+                &[
+                    f("health_checks", "healthChecks", Refs(To::RegionHealthCheck)),
+                    f("backend", "backends", Plain),
+                    f("region", "region", Ref(To::Region)),
+                ]
+            }
+        }
+        R::TargetPool => {
+            const {
+                &[
+                    f("health_checks", "healthChecks", Link),
+                    f("region", "region", Ref(To::Region)),
+                ]
+            }
+        }
+        R::ForwardingRule => {
+            const {
+                &[
+                    f("ip_address", "IPAddress", Plain),
+                    f("ip_protocol", "IPProtocol", Plain),
+                    f("backend_service", "backendService", Ref(To::BackendService)),
+                    f("network", "network", Ref(To::Network)),
+                    f("subnetwork", "subnetwork", Ref(To::Subnetwork)),
+                    f("target", "target", Link),
+                    f("region", "region", Ref(To::Region)),
+                ]
+            }
+        }
+        R::Disk => {
+            const {
+                &[
+                    f("zone", "zone", Ref(To::Zone)),
+                    f("size", "sizeGb", Int64),
+                    f("type", "type", Ref(To::DiskType)),
+                    f("provisioned_iops", "provisionedIops", Int64),
+                    f("provisioned_throughput", "provisionedThroughput", Int64),
+                ]
+            }
+        }
+        R::InstanceGroupManager => {
+            const {
+                &[
+                    f("zone", "zone", Ref(To::Zone)),
+                    f("target_pools", "targetPools", Link),
+                    f("instance_group", "instanceGroup", Link),
+                ]
+            }
+        }
         R::Instance => const { &[f("zone", "zone", Ref(To::Zone))] },
         _ => &[],
     }
@@ -206,10 +236,7 @@ impl Ctx {
             To::Zone => self.url(&format!("zones/{v}")),
             To::RegionHealthCheck => self.url(&format!("regions/{r}/healthChecks/{v}")),
             To::BackendService => self.url(&format!("regions/{r}/backendServices/{v}")),
-            To::DiskType => self.url(&format!(
-                "zones/{}/diskTypes/{v}",
-                zone.unwrap_or_default()
-            )),
+            To::DiskType => self.url(&format!("zones/{}/diskTypes/{v}", zone.unwrap_or_default())),
         }
     }
 
@@ -286,7 +313,10 @@ impl Ctx {
         }
         // Regional objects carry their region.
         if rt.scope() == Scope::Regional && !out.contains_key("region") {
-            out.insert("region".into(), json!(self.link(To::Region, &self.region, None)));
+            out.insert(
+                "region".into(),
+                json!(self.link(To::Region, &self.region, None)),
+            );
         }
         if rt.facts().labelled && !labels.is_empty() {
             out.insert("labels".into(), json!(labels));
@@ -319,7 +349,11 @@ impl Ctx {
                 out.insert("allowed".into(), Json::Array(allowed));
             }
             (R::RegionHealthCheck, "tcp_health_check" | "ssl_health_check") => {
-                let t = if k == "tcp_health_check" { "TCP" } else { "SSL" };
+                let t = if k == "tcp_health_check" {
+                    "TCP"
+                } else {
+                    "SSL"
+                };
                 out.insert("type".into(), json!(t));
                 out.insert(camel(k), deep(&one(v), camel));
             }
@@ -342,11 +376,15 @@ impl Ctx {
     }
 
     /// The vocabulary's object for a REST answer of `rt`.
-    pub fn from_rest(&self, rt: GceResourceType, j: &Json) -> Resource {
+    pub fn read_rest(&self, rt: GceResourceType, j: &Json) -> Resource {
         if rt == R::InstanceTemplate {
-            return self.template_from_rest(j);
+            return self.read_template(j);
         }
-        let name = j.get("name").and_then(str_of).unwrap_or_default().to_owned();
+        let name = j
+            .get("name")
+            .and_then(str_of)
+            .unwrap_or_default()
+            .to_owned();
         let mut attrs = BTreeMap::new();
         let table = fields(rt);
         let Some(obj) = j.as_object() else {
@@ -495,7 +533,10 @@ impl Ctx {
                 n.insert("network".into(), json!(self.link(To::Network, v, None)));
             }
             if let Some(v) = nic.get("subnetwork").and_then(str_of) {
-                n.insert("subnetwork".into(), json!(self.link(To::Subnetwork, v, None)));
+                n.insert(
+                    "subnetwork".into(),
+                    json!(self.link(To::Subnetwork, v, None)),
+                );
             }
             if let Some(v) = nic.get("stack_type") {
                 n.insert("stackType".into(), v.clone());
@@ -538,8 +579,12 @@ impl Ctx {
         json!({ "name": name, "properties": p })
     }
 
-    fn template_from_rest(&self, j: &Json) -> Resource {
-        let name = j.get("name").and_then(str_of).unwrap_or_default().to_owned();
+    fn read_template(&self, j: &Json) -> Resource {
+        let name = j
+            .get("name")
+            .and_then(str_of)
+            .unwrap_or_default()
+            .to_owned();
         let p = j.get("properties").cloned().unwrap_or(Json::Null);
         let mut a = BTreeMap::new();
         a.insert(
@@ -556,7 +601,10 @@ impl Ctx {
             a.insert("can_ip_forward".into(), c.clone());
         }
         if let Some(Json::Array(d)) = p.get("disks") {
-            a.insert("disk".into(), Json::Array(d.iter().map(disk_from_rest).collect()));
+            a.insert(
+                "disk".into(),
+                Json::Array(d.iter().map(disk_from_rest).collect()),
+            );
         }
         if let Some(Json::Array(items)) = p.pointer("/metadata/items") {
             let m: Map<String, Json> = items
@@ -790,7 +838,10 @@ fn disk_from_rest(d: &Json) -> Json {
     let s = |v: Option<&Json>| json!(v.and_then(str_of).unwrap_or(""));
     let n = |v: Option<&Json>| {
         json!(
-            v.and_then(|v| v.as_str().and_then(|s| s.parse::<i64>().ok()).or(v.as_i64()))
+            v.and_then(|v| v
+                .as_str()
+                .and_then(|s| s.parse::<i64>().ok())
+                .or(v.as_i64()))
                 .unwrap_or(0)
         )
     };
@@ -808,7 +859,7 @@ fn disk_from_rest(d: &Json) -> Json {
         "provisioned_iops": n(p("provisionedIops")),
         "provisioned_throughput": n(p("provisionedThroughput")),
         "source": s(d.get("source")),
-        "source_image": json!(p("sourceImage").and_then(str_of).map(image_short).unwrap_or_default()),
+        "source_image": s(p("sourceImage")),
         "type": s(d.get("type")),
     })
 }
@@ -820,18 +871,6 @@ fn image_link(img: &str) -> String {
             format!("{COMPUTE_URL}projects/{project}/global/images/{image}")
         }
         _ => img.to_owned(),
-    }
-}
-
-/// An image URL as `project/image`, as the model writes it.
-fn image_short(link: &str) -> String {
-    match link
-        .strip_prefix(COMPUTE_URL)
-        .and_then(|p| p.strip_prefix("projects/"))
-        .and_then(|p| p.split_once("/global/images/"))
-    {
-        Some((project, image)) => format!("{project}/{image}"),
-        None => link.to_owned(),
     }
 }
 
@@ -870,7 +909,7 @@ mod tests {
             "https://www.googleapis.com/compute/v1/projects/p/global/networks/net"
         );
         assert_eq!(body["ipCidrRange"], "10.0.0.0/20");
-        let back = c.from_rest(R::Subnetwork, &body);
+        let back = c.read_rest(R::Subnetwork, &body);
         for (k, v) in &attrs {
             assert_eq!(back.attrs.get(k), Some(v), "{k}");
         }
@@ -888,8 +927,12 @@ mod tests {
         let labels: BTreeMap<String, String> = [("a".to_owned(), "b".to_owned())].into();
         let body = c.to_rest(R::Disk, "d", &attrs, &labels);
         assert_eq!(body["sizeGb"], "20");
-        assert!(body["type"].as_str().is_some_and(|t| t.ends_with("/zones/us-test1-a/diskTypes/pd-ssd")));
-        let back = c.from_rest(R::Disk, &body);
+        assert!(
+            body["type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("/zones/us-test1-a/diskTypes/pd-ssd"))
+        );
+        let back = c.read_rest(R::Disk, &body);
         assert_eq!(back.id, "us-test1-a/d");
         assert_eq!(back.attrs.get("size"), Some(&json!(20)));
         assert_eq!(back.attrs.get("type"), Some(&json!("pd-ssd")));
@@ -915,17 +958,29 @@ mod tests {
                     "disk_name": "", "disk_size_gb": 128, "disk_type": "pd-standard",
                     "interface": "", "mode": "READ_WRITE", "provisioned_iops": 0,
                     "provisioned_throughput": 0, "source": "",
-                    "source_image": "ubuntu-os-cloud/ubuntu-2404", "type": "PERSISTENT"}),
+                    "source_image": "https://www.googleapis.com/compute/v1/projects/ubuntu-os-cloud/global/images/ubuntu-2404",
+                    "type": "PERSISTENT"}),
             ),
         ]
         .into();
-        let body = c.to_rest(R::InstanceTemplate, "nodes-x-1700000000000", &attrs, &BTreeMap::new());
-        assert_eq!(body["properties"]["disks"][0]["initializeParams"]["diskSizeGb"], "128");
-        let back = c.from_rest(R::InstanceTemplate, &body);
+        let body = c.to_rest(
+            R::InstanceTemplate,
+            "nodes-x-1700000000000",
+            &attrs,
+            &BTreeMap::new(),
+        );
+        assert_eq!(
+            body["properties"]["disks"][0]["initializeParams"]["diskSizeGb"],
+            "128"
+        );
+        let back = c.read_rest(R::InstanceTemplate, &body);
         assert_eq!(back.attrs["name_prefix"], "nodes-x-");
         assert_eq!(back.attrs["disk"][0], attrs["disk"]);
         assert_eq!(back.attrs["metadata"], attrs["metadata"]);
         assert_eq!(back.attrs["network_interface"][0]["subnetwork"], "s");
-        assert_eq!(back.tags.get("k8s-io-cluster-name").map(String::as_str), Some("x"));
+        assert_eq!(
+            back.tags.get("k8s-io-cluster-name").map(String::as_str),
+            Some("x")
+        );
     }
 }

@@ -172,16 +172,13 @@ impl ApiError {
     pub fn into_cloud(self, operation: &str, what: &str) -> CloudError {
         let operation = operation.to_owned();
         let reason = self.reason.to_ascii_lowercase();
-        let boxed = |e: ApiError| -> Option<kops_tasks::BoxError> {
-            Some(Box::new(e))
-        };
+        let boxed = |e: ApiError| -> Option<kops_tasks::BoxError> { Some(Box::new(e)) };
         match (self.status, reason.as_str()) {
-            (_, "ratelimitexceeded" | "userratelimitexceeded" | "rate_limit_exceeded") | (429, _) => {
-                CloudError::Throttled {
-                    operation,
-                    source: boxed(self),
-                }
-            }
+            (_, "ratelimitexceeded" | "userratelimitexceeded" | "rate_limit_exceeded")
+            | (429, _) => CloudError::Throttled {
+                operation,
+                source: boxed(self),
+            },
             (_, "quotaexceeded" | "quota_exceeded") => CloudError::Quota {
                 operation,
                 limit: self.quota(),
@@ -271,7 +268,10 @@ impl Http {
         let mut delay = self.retry.base_delay;
         let mut attempt = 1;
         loop {
-            match self.once(method.clone(), url, query, body, operation, what).await {
+            match self
+                .once(method.clone(), url, query, body, operation, what)
+                .await
+            {
                 Err(e)
                     if attempt < self.retry.attempts
                         && matches!(
@@ -422,7 +422,10 @@ mod tests {
             err(503, "backendError", "x"),
             CloudError::Unavailable { .. }
         ));
-        assert!(matches!(err(404, "notFound", "x"), CloudError::NotFound { .. }));
+        assert!(matches!(
+            err(404, "notFound", "x"),
+            CloudError::NotFound { .. }
+        ));
         assert!(matches!(
             err(409, "alreadyExists", "x"),
             CloudError::AlreadyExists { .. }
@@ -435,7 +438,11 @@ mod tests {
             err(403, "forbidden", "x"),
             CloudError::PermissionDenied { .. }
         ));
-        match err(403, "quotaExceeded", "Quota 'SSD_TOTAL_GB' exceeded.  Limit: 500.0") {
+        match err(
+            403,
+            "quotaExceeded",
+            "Quota 'SSD_TOTAL_GB' exceeded.  Limit: 500.0",
+        ) {
             CloudError::Quota { limit, .. } => assert_eq!(limit, "SSD_TOTAL_GB"),
             other => panic!("{other:?}"),
         }

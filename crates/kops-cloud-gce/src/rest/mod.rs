@@ -63,6 +63,7 @@ pub struct RestConfig {
     token: Option<Arc<dyn TokenSource>>,
     retry: RetryPolicy,
     operation_timeout: Duration,
+    buckets: Vec<String>,
 }
 
 impl RestConfig {
@@ -79,7 +80,15 @@ impl RestConfig {
             token: None,
             retry: RetryPolicy::default(),
             operation_timeout: Duration::from_secs(30 * 60),
+            buckets: Vec::new(),
         }
+    }
+
+    /// The buckets whose IAM members and ACLs a list without a bucket covers (the state
+    /// store's); buckets themselves are never listed.
+    pub fn with_buckets<S: Into<String>>(mut self, buckets: impl IntoIterator<Item = S>) -> Self {
+        self.buckets = buckets.into_iter().map(Into::into).collect();
+        self
     }
 
     /// Every API under one root (`http://127.0.0.1:PORT`): Compute at
@@ -209,10 +218,9 @@ impl RestGce {
                     source: None,
                 });
             }
-            let link = op
-                .get("selfLink")
-                .and_then(Json::as_str)
-                .ok_or_else(|| CloudError::other(format!("{operation}: operation without selfLink")))?;
+            let link = op.get("selfLink").and_then(Json::as_str).ok_or_else(|| {
+                CloudError::other(format!("{operation}: operation without selfLink"))
+            })?;
             let url = format!("{}/wait", self.on_endpoint(link));
             op = self
                 .http
@@ -223,7 +231,11 @@ impl RestGce {
 
     /// A GET of one object; `None` when it does not exist.
     async fn get_json(&self, url: &str, operation: &str, what: &str) -> CloudResult<Option<Json>> {
-        match self.http.call(Method::GET, url, &[], None, operation, what).await {
+        match self
+            .http
+            .call(Method::GET, url, &[], None, operation, what)
+            .await
+        {
             Ok(j) => Ok(Some(j)),
             Err(CloudError::NotFound { .. }) => Ok(None),
             Err(e) => Err(e),
@@ -269,13 +281,18 @@ impl RestGce {
             .http
             .list_pages(&url, &q, "items", &op_name(rt, verb))
             .await?;
-        Ok(items.iter().map(|j| self.ctx.from_rest(rt, j)).collect())
+        Ok(items.iter().map(|j| self.ctx.read_rest(rt, j)).collect())
     }
 
     async fn routers(&self) -> CloudResult<Vec<Json>> {
         let url = self.compute(&self.ctx.collection(R::Router, None));
         self.http
-            .list_pages(&url, &[("maxResults", "500".to_owned())], "items", "compute.routers.list")
+            .list_pages(
+                &url,
+                &[("maxResults", "500".to_owned())],
+                "items",
+                "compute.routers.list",
+            )
             .await
     }
 
@@ -287,19 +304,32 @@ impl RestGce {
     }
 
     async fn set_nats(&self, router: &Json, nats: Vec<Json>, what: &str) -> CloudResult<()> {
-        let name = router.get("name").and_then(Json::as_str).unwrap_or_default();
+        let name = router
+            .get("name")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
         let url = self.compute(&self.ctx.object(R::Router, name));
         let mut body = json!({ "nats": nats });
         if let Some(fp) = router.get("fingerprint") {
             body["fingerprint"] = fp.clone();
         }
-        self.call(Method::PATCH, &url, &[], Some(&body), "compute.routers.patch", what)
-            .await?;
+        self.call(
+            Method::PATCH,
+            &url,
+            &[],
+            Some(&body),
+            "compute.routers.patch",
+            what,
+        )
+        .await?;
         Ok(())
     }
 
     fn iam_accounts(&self) -> String {
-        format!("{}projects/{}/serviceAccounts", self.cfg.iam, self.cfg.project)
+        format!(
+            "{}projects/{}/serviceAccounts",
+            self.cfg.iam, self.cfg.project
+        )
     }
 
     fn account_from(&self, j: &Json) -> Resource {
@@ -309,9 +339,20 @@ impl RestGce {
         r.attrs = [
             ("account_id", json!(account)),
             ("email", json!(email)),
-            ("display_name", j.get("displayName").cloned().unwrap_or(json!(""))),
-            ("description", j.get("description").cloned().unwrap_or(json!(""))),
-            ("project", j.get("projectId").cloned().unwrap_or(json!(self.cfg.project))),
+            (
+                "display_name",
+                j.get("displayName").cloned().unwrap_or(json!("")),
+            ),
+            (
+                "description",
+                j.get("description").cloned().unwrap_or(json!("")),
+            ),
+            (
+                "project",
+                j.get("projectId")
+                    .cloned()
+                    .unwrap_or(json!(self.cfg.project)),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -323,7 +364,14 @@ impl RestGce {
         let url = format!("{}projects/{project}:getIamPolicy", self.cfg.crm);
         let body = json!({ "options": { "requestedPolicyVersion": 3 } });
         self.http
-            .call(Method::POST, &url, &[], Some(&body), "cloudresourcemanager.projects.getIamPolicy", project)
+            .call(
+                Method::POST,
+                &url,
+                &[],
+                Some(&body),
+                "cloudresourcemanager.projects.getIamPolicy",
+                project,
+            )
             .await
     }
 
@@ -355,7 +403,10 @@ impl RestGce {
                 r.attrs = [
                     ("project".to_owned(), json!(project)),
                     ("role".to_owned(), json!(role)),
-                    ("members".to_owned(), b.get("members").cloned().unwrap_or(json!([]))),
+                    (
+                        "members".to_owned(),
+                        b.get("members").cloned().unwrap_or(json!([])),
+                    ),
                 ]
                 .into();
                 Some(r)
@@ -404,7 +455,13 @@ impl RestGce {
             .await
     }
 
-    async fn set_bucket_member(&self, bucket: &str, role: &str, member: &str, add: bool) -> CloudResult<()> {
+    async fn set_bucket_member(
+        &self,
+        bucket: &str,
+        role: &str,
+        member: &str,
+        add: bool,
+    ) -> CloudResult<()> {
         let mut policy = self.bucket_iam(bucket).await?;
         let mut bindings: Vec<Json> = policy
             .get("bindings")
@@ -437,18 +494,35 @@ impl RestGce {
         policy["bindings"] = Json::Array(bindings);
         let url = format!("{}b/{bucket}/iam", self.cfg.storage);
         self.http
-            .call(Method::PUT, &url, &[], Some(&policy), "storage.buckets.setIamPolicy", bucket)
+            .call(
+                Method::PUT,
+                &url,
+                &[],
+                Some(&policy),
+                "storage.buckets.setIamPolicy",
+                bucket,
+            )
             .await?;
         Ok(())
     }
 
     fn bucket_members(bucket: &str, policy: &Json) -> Vec<Resource> {
         let mut out = Vec::new();
-        for b in policy.get("bindings").and_then(Json::as_array).into_iter().flatten() {
+        for b in policy
+            .get("bindings")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
             let Some(role) = b.get("role").and_then(Json::as_str) else {
                 continue;
             };
-            for m in b.get("members").and_then(Json::as_array).into_iter().flatten() {
+            for m in b
+                .get("members")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let Some(m) = m.as_str() else { continue };
                 let id = format!("{bucket}/{role}/{m}");
                 let mut r = Resource::new(R::StorageBucketIam, id.clone())
@@ -470,7 +544,14 @@ impl RestGce {
         let url = format!("{}b/{bucket}/acl", self.cfg.storage);
         let j = self
             .http
-            .call(Method::GET, &url, &[], None, "storage.bucketAccessControls.list", bucket)
+            .call(
+                Method::GET,
+                &url,
+                &[],
+                None,
+                "storage.bucketAccessControls.list",
+                bucket,
+            )
             .await?;
         Ok(j.get("items")
             .and_then(Json::as_array)
@@ -495,7 +576,14 @@ impl RestGce {
                 let url = format!("{}b/{bucket}/acl/{ent}", self.cfg.storage);
                 match self
                     .http
-                    .call(Method::DELETE, &url, &[], None, "storage.bucketAccessControls.delete", bucket)
+                    .call(
+                        Method::DELETE,
+                        &url,
+                        &[],
+                        None,
+                        "storage.bucketAccessControls.delete",
+                        bucket,
+                    )
                     .await
                 {
                     Ok(_) | Err(CloudError::NotFound { .. }) => {}
@@ -539,13 +627,10 @@ impl RestGce {
         Ok(self
             .get_json(&url, &op_name(rt, "get"), id)
             .await?
-            .map(|j| self.ctx.from_rest(rt, &j)))
+            .map(|j| self.ctx.read_rest(rt, &j)))
     }
 
-    async fn insert_template(
-        &self,
-        attrs: &BTreeMap<String, Json>,
-    ) -> CloudResult<Resource> {
+    async fn insert_template(&self, attrs: &BTreeMap<String, Json>) -> CloudResult<Resource> {
         let prefix = attrs
             .get("name_prefix")
             .and_then(Json::as_str)
@@ -557,9 +642,18 @@ impl RestGce {
             .map_or(0, |d| d.as_millis());
         loop {
             let name = format!("{prefix}{stamp}");
-            let body = self.ctx.to_rest(R::InstanceTemplate, &name, attrs, &BTreeMap::new());
+            let body = self
+                .ctx
+                .to_rest(R::InstanceTemplate, &name, attrs, &BTreeMap::new());
             match self
-                .call(Method::POST, &url, &[], Some(&body), "compute.instanceTemplates.insert", &name)
+                .call(
+                    Method::POST,
+                    &url,
+                    &[],
+                    Some(&body),
+                    "compute.instanceTemplates.insert",
+                    &name,
+                )
                 .await
             {
                 Ok(_) => {
@@ -577,7 +671,11 @@ impl RestGce {
 
     /// Replaces a template: the new one, every group that used the old one pointed at
     /// it, the old one deleted.
-    async fn replace_template(&self, current: &Resource, changes: &BTreeMap<String, Json>) -> CloudResult<Resource> {
+    async fn replace_template(
+        &self,
+        current: &Resource,
+        changes: &BTreeMap<String, Json>,
+    ) -> CloudResult<Resource> {
         let mut attrs = current.attrs.clone();
         attrs.extend(changes.clone());
         let next = self.insert_template(&attrs).await?;
@@ -594,7 +692,10 @@ impl RestGce {
                 .and_then(Json::as_str)
                 == Some(old_link.as_str());
             if uses {
-                let url = format!("{}/setInstanceTemplate", self.compute(&self.ctx.object(R::InstanceGroupManager, &g.id)));
+                let url = format!(
+                    "{}/setInstanceTemplate",
+                    self.compute(&self.ctx.object(R::InstanceGroupManager, &g.id))
+                );
                 self.call(
                     Method::POST,
                     &url,
@@ -611,14 +712,32 @@ impl RestGce {
     }
 
     /// A custom verb on a Compute object (`setLabels`, `resize`, ...).
-    async fn verb(&self, rt: GceResourceType, id: &str, verb: &str, query: &[(&str, String)], body: Json) -> CloudResult<()> {
+    async fn verb(
+        &self,
+        rt: GceResourceType,
+        id: &str,
+        verb: &str,
+        query: &[(&str, String)],
+        body: Json,
+    ) -> CloudResult<()> {
         let url = format!("{}/{verb}", self.compute(&self.ctx.object(rt, id)));
-        self.call(Method::POST, &url, query, Some(&body), &op_name(rt, verb), id)
-            .await?;
+        self.call(
+            Method::POST,
+            &url,
+            query,
+            Some(&body),
+            &op_name(rt, verb),
+            id,
+        )
+        .await?;
         Ok(())
     }
 
-    async fn update_compute(&self, req: &UpdateRequest, current: Resource) -> CloudResult<Resource> {
+    async fn update_compute(
+        &self,
+        req: &UpdateRequest,
+        current: Resource,
+    ) -> CloudResult<Resource> {
         let rt = req.resource_type;
         let id = &req.id;
         let mut rest = req.attrs.clone();
@@ -629,7 +748,8 @@ impl RestGce {
             R::InstanceGroupManager => {
                 if let Some(size) = rest.remove("target_size") {
                     let n = size.as_i64().unwrap_or_default();
-                    self.verb(rt, id, "resize", &[("size", n.to_string())], json!({})).await?;
+                    self.verb(rt, id, "resize", &[("size", n.to_string())], json!({}))
+                        .await?;
                 }
                 if let Some(v) = rest.remove("version") {
                     let one = match &v {
@@ -637,22 +757,31 @@ impl RestGce {
                         o => o.clone(),
                     };
                     let link = one.get("instance_template").cloned().unwrap_or(Json::Null);
-                    self.verb(rt, id, "setInstanceTemplate", &[], json!({ "instanceTemplate": link }))
-                        .await?;
+                    self.verb(
+                        rt,
+                        id,
+                        "setInstanceTemplate",
+                        &[],
+                        json!({ "instanceTemplate": link }),
+                    )
+                    .await?;
                 }
                 if let Some(p) = rest.remove("target_pools") {
-                    self.verb(rt, id, "setTargetPools", &[], json!({ "targetPools": p })).await?;
+                    self.verb(rt, id, "setTargetPools", &[], json!({ "targetPools": p }))
+                        .await?;
                 }
             }
             R::Disk => {
                 if let Some(size) = rest.remove("size") {
                     let n = size.as_i64().unwrap_or_default();
-                    self.verb(rt, id, "resize", &[], json!({ "sizeGb": n.to_string() })).await?;
+                    self.verb(rt, id, "resize", &[], json!({ "sizeGb": n.to_string() }))
+                        .await?;
                 }
             }
             R::ForwardingRule => {
                 if let Some(t) = rest.remove("target") {
-                    self.verb(rt, id, "setTarget", &[], json!({ "target": t })).await?;
+                    self.verb(rt, id, "setTarget", &[], json!({ "target": t }))
+                        .await?;
                 }
             }
             R::TargetPool => {
@@ -664,13 +793,35 @@ impl RestGce {
                         .cloned()
                         .unwrap_or_default();
                     let new: Vec<Json> = hc.as_array().cloned().unwrap_or_default();
-                    let gone: Vec<Json> = old.iter().filter(|h| !new.contains(h)).map(|h| json!({ "healthCheck": h })).collect();
-                    let added: Vec<Json> = new.iter().filter(|h| !old.contains(h)).map(|h| json!({ "healthCheck": h })).collect();
+                    let gone: Vec<Json> = old
+                        .iter()
+                        .filter(|h| !new.contains(h))
+                        .map(|h| json!({ "healthCheck": h }))
+                        .collect();
+                    let added: Vec<Json> = new
+                        .iter()
+                        .filter(|h| !old.contains(h))
+                        .map(|h| json!({ "healthCheck": h }))
+                        .collect();
                     if !gone.is_empty() {
-                        self.verb(rt, id, "removeHealthCheck", &[], json!({ "healthChecks": gone })).await?;
+                        self.verb(
+                            rt,
+                            id,
+                            "removeHealthCheck",
+                            &[],
+                            json!({ "healthChecks": gone }),
+                        )
+                        .await?;
                     }
                     if !added.is_empty() {
-                        self.verb(rt, id, "addHealthCheck", &[], json!({ "healthChecks": added })).await?;
+                        self.verb(
+                            rt,
+                            id,
+                            "addHealthCheck",
+                            &[],
+                            json!({ "healthChecks": added }),
+                        )
+                        .await?;
                     }
                 }
             }
@@ -681,7 +832,10 @@ impl RestGce {
             && rt != R::InstanceTemplate
         {
             let url = self.compute(&self.ctx.object(rt, id));
-            let now = self.get_json(&url, &op_name(rt, "get"), id).await?.unwrap_or(Json::Null);
+            let now = self
+                .get_json(&url, &op_name(rt, "get"), id)
+                .await?
+                .unwrap_or(Json::Null);
             let mut body = json!({ "labels": tags });
             if let Some(fp) = now.get("labelFingerprint") {
                 body["labelFingerprint"] = fp.clone();
@@ -691,8 +845,15 @@ impl RestGce {
         if !rest.is_empty() {
             let url = self.compute(&self.ctx.object(rt, id));
             let body = self.ctx.to_rest(rt, "", &rest, &BTreeMap::new());
-            self.call(Method::PATCH, &url, &[], Some(&body), &op_name(rt, "patch"), id)
-                .await?;
+            self.call(
+                Method::PATCH,
+                &url,
+                &[],
+                Some(&body),
+                &op_name(rt, "patch"),
+                id,
+            )
+            .await?;
         }
         self.get_compute(rt, id)
             .await?
@@ -717,7 +878,12 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 .collect(),
             R::ServiceAccount => self
                 .http
-                .list_pages(&self.iam_accounts(), &[], "accounts", "iam.serviceAccounts.list")
+                .list_pages(
+                    &self.iam_accounts(),
+                    &[],
+                    "accounts",
+                    "iam.serviceAccounts.list",
+                )
                 .await?
                 .iter()
                 .map(|j| self.account_from(j))
@@ -727,21 +893,26 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 Self::bindings_of(&project, &self.policy(&project).await?)
             }
             R::StorageBucketIam | R::StorageBucketAcl => {
-                let Some(bucket) = Self::bucket_of(query) else {
-                    return Err(CloudError::invalid(
-                        format!("{rt} list"),
-                        "name the bucket (parent or ID): buckets are not listed",
-                    ));
+                let buckets = match Self::bucket_of(query) {
+                    Some(b) => vec![b],
+                    None => self.cfg.buckets.clone(),
                 };
-                if rt == R::StorageBucketIam {
-                    Self::bucket_members(&bucket, &self.bucket_iam(&bucket).await?)
-                } else {
-                    match self.bucket_acl(&bucket).await {
-                        Ok(entries) => vec![Self::acl_resource(&bucket, entries)],
-                        Err(CloudError::NotFound { .. }) => Vec::new(),
-                        Err(e) => return Err(e),
+                let mut out = Vec::new();
+                for bucket in buckets {
+                    if rt == R::StorageBucketIam {
+                        out.extend(Self::bucket_members(
+                            &bucket,
+                            &self.bucket_iam(&bucket).await?,
+                        ));
+                    } else {
+                        match self.bucket_acl(&bucket).await {
+                            Ok(entries) => out.push(Self::acl_resource(&bucket, entries)),
+                            Err(CloudError::NotFound { .. }) => {}
+                            Err(e) => return Err(e),
+                        }
                     }
                 }
+                out
             }
             _ => self.list_compute(query).await?,
         };
@@ -759,8 +930,15 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 let rname = last_component(str_attr(&req.attrs, "router")).to_owned();
                 let id = format!("{rname}/{name}");
                 let router = self.router(&rname).await?;
-                let mut nats: Vec<Json> = router.get("nats").and_then(Json::as_array).cloned().unwrap_or_default();
-                if nats.iter().any(|n| n.get("name").and_then(Json::as_str) == Some(name.as_str())) {
+                let mut nats: Vec<Json> = router
+                    .get("nats")
+                    .and_then(Json::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                if nats
+                    .iter()
+                    .any(|n| n.get("name").and_then(Json::as_str) == Some(name.as_str()))
+                {
                     return Err(CloudError::AlreadyExists {
                         operation: "compute.routers.patch".into(),
                         what: id,
@@ -781,7 +959,12 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 let account = req
                     .name
                     .clone()
-                    .or_else(|| req.attrs.get("account_id").and_then(Json::as_str).map(str::to_owned))
+                    .or_else(|| {
+                        req.attrs
+                            .get("account_id")
+                            .and_then(Json::as_str)
+                            .map(str::to_owned)
+                    })
                     .unwrap_or_default();
                 let body = json!({
                     "accountId": account,
@@ -792,13 +975,24 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 });
                 let j = self
                     .http
-                    .call(Method::POST, &self.iam_accounts(), &[], Some(&body), "iam.serviceAccounts.create", &account)
+                    .call(
+                        Method::POST,
+                        &self.iam_accounts(),
+                        &[],
+                        Some(&body),
+                        "iam.serviceAccounts.create",
+                        &account,
+                    )
                     .await?;
                 return Ok(self.account_from(&j));
             }
             R::ProjectIamBinding => {
                 let project = str_attr(&req.attrs, "project").to_owned();
-                let project = if project.is_empty() { self.cfg.project.clone() } else { project };
+                let project = if project.is_empty() {
+                    self.cfg.project.clone()
+                } else {
+                    project
+                };
                 let role = str_attr(&req.attrs, "role").to_owned();
                 let members = req.attrs.get("members").cloned().unwrap_or(json!([]));
                 self.bind(&project, &role, Some(members)).await?;
@@ -808,7 +1002,11 @@ impl ResourceCloud<GceResourceType> for RestGce {
                     .ok_or_else(|| CloudError::not_found(format!("binding {project}/{role}")));
             }
             R::StorageBucketIam => {
-                let (b, role, m) = (str_attr(&req.attrs, "bucket"), str_attr(&req.attrs, "role"), str_attr(&req.attrs, "member"));
+                let (b, role, m) = (
+                    str_attr(&req.attrs, "bucket"),
+                    str_attr(&req.attrs, "role"),
+                    str_attr(&req.attrs, "member"),
+                );
                 self.set_bucket_member(b, role, m, true).await?;
                 let id = format!("{b}/{role}/{m}");
                 return Ok(Self::bucket_members(b, &self.bucket_iam(b).await?)
@@ -836,7 +1034,9 @@ impl ResourceCloud<GceResourceType> for RestGce {
         };
         let zone = if rt.scope() == Scope::Zonal {
             match self.ctx.zone_of(&req.attrs) {
-                Some(z) if zone_to_region(z) == Some(self.cfg.region.as_str()) => Some(z.to_owned()),
+                Some(z) if zone_to_region(z) == Some(self.cfg.region.as_str()) => {
+                    Some(z.to_owned())
+                }
                 _ => {
                     return Err(CloudError::invalid(
                         format!("{rt} {name}.zone"),
@@ -850,8 +1050,15 @@ impl ResourceCloud<GceResourceType> for RestGce {
         let url = self.compute(&self.ctx.collection(rt, zone.as_deref()));
         let body = self.ctx.to_rest(rt, &name, &req.attrs, &req.tags);
         let id = rt.id_of(&name, zone.as_deref());
-        self.call(Method::POST, &url, &[], Some(&body), &op_name(rt, "insert"), &format!("{rt} {id}"))
-            .await?;
+        self.call(
+            Method::POST,
+            &url,
+            &[],
+            Some(&body),
+            &op_name(rt, "insert"),
+            &format!("{rt} {id}"),
+        )
+        .await?;
         self.get_compute(rt, &id)
             .await?
             .ok_or_else(|| CloudError::not_found(format!("{rt} {id}")))
@@ -860,7 +1067,11 @@ impl ResourceCloud<GceResourceType> for RestGce {
     async fn update(&self, req: &UpdateRequest) -> CloudResult<Resource> {
         let rt = req.resource_type;
         let current = match rt {
-            R::RouterNat | R::ServiceAccount | R::ProjectIamBinding | R::StorageBucketIam | R::StorageBucketAcl => {
+            R::RouterNat
+            | R::ServiceAccount
+            | R::ProjectIamBinding
+            | R::StorageBucketIam
+            | R::StorageBucketAcl => {
                 let q = ListQuery::new(rt).with_ids([req.id.clone()]);
                 self.list(&q).await?.into_iter().next()
             }
@@ -871,7 +1082,10 @@ impl ResourceCloud<GceResourceType> for RestGce {
         };
         let bad = immutable_changes(rt, &current.attrs, &req.attrs);
         if let Some(first) = bad.first() {
-            return Err(CloudError::invalid(format!("{rt}.{first}"), "cannot change in place"));
+            return Err(CloudError::invalid(
+                format!("{rt}.{first}"),
+                "cannot change in place",
+            ));
         }
         match rt {
             R::RouterNat => {
@@ -899,7 +1113,10 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 let url = format!("{}/{}", self.iam_accounts(), req.id);
                 let mut sa = serde_json::Map::new();
                 let mut mask = Vec::new();
-                for (tf, rest) in [("display_name", "displayName"), ("description", "description")] {
+                for (tf, rest) in [
+                    ("display_name", "displayName"),
+                    ("description", "description"),
+                ] {
                     if let Some(v) = req.attrs.get(tf) {
                         sa.insert(rest.into(), v.clone());
                         mask.push(rest);
@@ -908,14 +1125,25 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 if !mask.is_empty() {
                     let body = json!({ "serviceAccount": sa, "updateMask": mask.join(",") });
                     self.http
-                        .call(Method::PATCH, &url, &[], Some(&body), "iam.serviceAccounts.patch", &req.id)
+                        .call(
+                            Method::PATCH,
+                            &url,
+                            &[],
+                            Some(&body),
+                            "iam.serviceAccounts.patch",
+                            &req.id,
+                        )
                         .await?;
                 }
             }
             R::ProjectIamBinding => {
                 let project = str_attr(&current.attrs, "project").to_owned();
                 let role = str_attr(&current.attrs, "role").to_owned();
-                let members = req.attrs.get("members").cloned().or_else(|| current.attrs.get("members").cloned());
+                let members = req
+                    .attrs
+                    .get("members")
+                    .cloned()
+                    .or_else(|| current.attrs.get("members").cloned());
                 self.bind(&project, &role, members).await?;
             }
             R::StorageBucketIam => {}
@@ -954,7 +1182,11 @@ impl ResourceCloud<GceResourceType> for RestGce {
                     Err(CloudError::NotFound { .. }) => return Ok(()),
                     Err(e) => return Err(e),
                 };
-                let nats: Vec<Json> = router.get("nats").and_then(Json::as_array).cloned().unwrap_or_default();
+                let nats: Vec<Json> = router
+                    .get("nats")
+                    .and_then(Json::as_array)
+                    .cloned()
+                    .unwrap_or_default();
                 let kept: Vec<Json> = nats
                     .iter()
                     .filter(|n| n.get("name").and_then(Json::as_str) != Some(name))
@@ -967,7 +1199,18 @@ impl ResourceCloud<GceResourceType> for RestGce {
             }
             R::ServiceAccount => {
                 let url = format!("{}/{id}", self.iam_accounts());
-                ignore_missing(self.http.call(Method::DELETE, &url, &[], None, "iam.serviceAccounts.delete", id).await)
+                ignore_missing(
+                    self.http
+                        .call(
+                            Method::DELETE,
+                            &url,
+                            &[],
+                            None,
+                            "iam.serviceAccounts.delete",
+                            id,
+                        )
+                        .await,
+                )
             }
             R::ProjectIamBinding => {
                 let Some((project, role)) = id.split_once('/') else {
@@ -986,15 +1229,23 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 let (Some(r1), Some(r2), Some(m)) = (rp.next(), rp.next(), rp.next()) else {
                     return Ok(());
                 };
-                self.set_bucket_member(b, &format!("{r1}/{r2}"), m, false).await
+                self.set_bucket_member(b, &format!("{r1}/{r2}"), m, false)
+                    .await
             }
             // Terraform leaves a bucket's ACL in place on destroy; so does the backend.
             R::StorageBucketAcl => Ok(()),
             _ => {
                 let url = self.compute(&self.ctx.object(rt, id));
                 ignore_missing(
-                    self.call(Method::DELETE, &url, &[], None, &op_name(rt, "delete"), &format!("{rt} {id}"))
-                        .await,
+                    self.call(
+                        Method::DELETE,
+                        &url,
+                        &[],
+                        None,
+                        &op_name(rt, "delete"),
+                        &format!("{rt} {id}"),
+                    )
+                    .await,
                 )
             }
         }
@@ -1006,26 +1257,40 @@ impl GceCloud for RestGce {
     async fn project(&self) -> CloudResult<ProjectInfo> {
         let j = self
             .http
-            .call(Method::GET, &self.compute(""), &[], None, "compute.projects.get", &self.cfg.project)
+            .call(
+                Method::GET,
+                &self.compute(""),
+                &[],
+                None,
+                "compute.projects.get",
+                &self.cfg.project,
+            )
             .await?;
         let sa = j
             .get("defaultServiceAccount")
             .and_then(Json::as_str)
             .unwrap_or_default();
-        Ok(ProjectInfo::new(self.cfg.project.clone(), self.cfg.region.clone(), sa))
+        Ok(ProjectInfo::new(
+            self.cfg.project.clone(),
+            self.cfg.region.clone(),
+            sa,
+        ))
     }
 
     async fn zones(&self) -> CloudResult<Vec<String>> {
         let items = self
             .http
-            .list_pages(&self.compute("zones"), &[("maxResults", "500".to_owned())], "items", "compute.zones.list")
+            .list_pages(
+                &self.compute("zones"),
+                &[("maxResults", "500".to_owned())],
+                "items",
+                "compute.zones.list",
+            )
             .await?;
         let mut zones: Vec<String> = items
             .iter()
             .filter(|z| {
-                z.get("region")
-                    .and_then(Json::as_str)
-                    .map(last_component)
+                z.get("region").and_then(Json::as_str).map(last_component)
                     == Some(self.cfg.region.as_str())
             })
             .filter_map(|z| z.get("name").and_then(Json::as_str).map(str::to_owned))
