@@ -198,8 +198,7 @@ fn a_gce_cluster_lifecycle_through_the_rest_backend() {
     assert!(left.is_empty(), "left after delete: {left:?}");
     assert!(
         fake.calls()
-            .get("compute.instanceTemplates.insert")
-            .is_some()
+            .contains_key("compute.instanceTemplates.insert")
     );
     drop(fake);
 }
