@@ -167,6 +167,9 @@ pub struct CreateClusterArgs {
     /// Cloud provider
     #[arg(long, value_enum, default_value = "aws")]
     pub cloud: CloudArg,
+    /// GCE project (required with --cloud gce)
+    #[arg(long, value_name = "PROJECT")]
+    pub project: Option<String>,
     /// Zones to run nodes in (comma-separated, e.g. us-east-1a,us-east-1b)
     #[arg(long, value_delimiter = ',', required = true)]
     pub zones: Vec<String>,

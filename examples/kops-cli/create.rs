@@ -49,6 +49,7 @@ fn options(
         })
         .with_dns_zone(args.dns_zone.clone())
         .with_network_cidr(args.network_cidr.clone())
+        .with_project(args.project.clone())
         .with_kubernetes_version(kubernetes_version)
 }
 

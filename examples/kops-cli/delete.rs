@@ -20,6 +20,9 @@ pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
     let stored = st.cluster(&name).await?.value;
+    if stored.spec.cloud_provider.as_deref() == Some("gce") {
+        return delete_gce(global, args, &st, &stored).await;
+    }
     let cloud = if stored.spec.cloud_provider.as_deref() == Some("aws") {
         Some(Cloud::open(&st, global.mock_cloud, &update::region(&stored)?).await?)
     } else {
@@ -98,6 +101,44 @@ pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow
         return Err(e);
     }
     // The lock object lives in the cluster's tree and goes with it.
+    let n = st
+        .registry
+        .delete_cluster(&name)
+        .await
+        .with_context(|| format!("deleting the state of cluster {name} in {}", st.url))?;
+    drop(lock);
+    println!("Deleted cluster {name} ({n} object(s) in {}).", st.url);
+    Ok(0)
+}
+
+/// `delete cluster` of a GCE cluster: its cloud resources (by kOps' labels and names),
+/// then its state.
+async fn delete_gce(
+    global: &Global,
+    args: &DeleteClusterArgs,
+    st: &State,
+    stored: &kops_api::v1alpha2::Cluster,
+) -> anyhow::Result<u8> {
+    let name = stored.name().to_owned();
+    if !args.yes {
+        let n = crate::gce::delete_resources(global, st, stored, false).await?;
+        if n == 0 {
+            println!("No cloud resources of cluster {name} found.");
+        }
+        println!(
+            "\nWill delete {n} cloud resource(s) and the state of cluster {name} in {}.",
+            st.url
+        );
+        println!("Must specify --yes to delete the cluster");
+        return Ok(2);
+    }
+    let lock = st.lock(&name, "delete cluster").await?;
+    if let Err(e) = crate::gce::delete_resources(global, st, stored, true).await {
+        if let Err(r) = lock.release().await {
+            eprintln!("warning: releasing the lock of cluster {name}: {r}");
+        }
+        return Err(e);
+    }
     let n = st
         .registry
         .delete_cluster(&name)

@@ -28,6 +28,7 @@ mod create;
 mod delete;
 mod edit;
 mod errors;
+mod gce;
 mod get;
 mod history;
 mod keypair;

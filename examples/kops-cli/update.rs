@@ -50,9 +50,7 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
         .collect();
     let provider = stored.spec.cloud_provider.clone().unwrap_or_default();
     if provider != "aws" {
-        bail!(
-            "cluster {name}: spec.cloudProvider {provider:?}: update cluster supports AWS only (kops-model has no {provider} model yet)"
-        );
+        bail!("cluster {name}: spec.cloudProvider {provider:?}: this command supports AWS only");
     }
     let cloud = Cloud::open(st, global.mock_cloud, &region(&stored)?).await?;
     let additional = st
@@ -115,6 +113,19 @@ async fn update_locked(
     name: &str,
     lock: Option<&mut kops_statestore::Lock>,
 ) -> anyhow::Result<u8> {
+    let stored = st.cluster(name).await?.value;
+    if stored.spec.cloud_provider.as_deref() == Some("gce") {
+        let groups: Vec<v1alpha2::InstanceGroup> = st
+            .registry
+            .list_instance_groups(name)
+            .await
+            .with_context(|| format!("listing instance groups of cluster {name}"))?
+            .into_iter()
+            .map(|g| g.value)
+            .collect();
+        return crate::gce::update_cluster(global, args, st, &stored, &groups, overrides(args)?)
+            .await;
+    }
     let Prepared { cloud, ctx } = prepare(global, st, name).await?;
     let options = UpdateOptions::default()
         .with_lifecycle_overrides(overrides(args)?)

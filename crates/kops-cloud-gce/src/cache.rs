@@ -28,16 +28,24 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 
 use crate::cloud::{
-    CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ProjectInfo, Resource,
-    ResourceCloud, UpdateRequest,
+    CLUSTER_LABEL, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ProjectInfo,
+    Resource, ResourceCloud, TagFilter, UpdateRequest, safe_cluster_name,
 };
 
 type R = GceResourceType;
 
+/// A type's fetch lock and write generation.
+type Fetch = (Arc<tokio::sync::Mutex<()>>, u64);
+
 /// A [`GceCloud`] whose lists are fetched once per collection (module docs).
 pub struct ListCache<C: ?Sized> {
     inner: Arc<C>,
+    cluster: Option<TagFilter>,
     lists: Mutex<BTreeMap<GceResourceType, Vec<Resource>>>,
+    /// One fetch per type at a time (tasks run concurrently: the first fetches, the others
+    /// wait for its answer), and a generation per type that writes bump, so a fetch that
+    /// raced a write does not cache what it read.
+    fetching: Mutex<BTreeMap<GceResourceType, Fetch>>,
     project: Mutex<Option<ProjectInfo>>,
     zones: Mutex<Option<Vec<String>>>,
 }
@@ -55,10 +63,23 @@ impl<C: GceCloud + ?Sized> ListCache<C> {
     pub fn new(inner: Arc<C>) -> Self {
         ListCache {
             inner,
+            cluster: None,
             lists: Mutex::new(BTreeMap::new()),
+            fetching: Mutex::new(BTreeMap::new()),
             project: Mutex::new(None),
             zones: Mutex::new(None),
         }
+    }
+
+    /// Caches `inner`'s lists for one cluster: collections of labelled types (disks,
+    /// forwarding rules, instance templates, instances) are fetched with the cluster's
+    /// [`CLUSTER_LABEL`] as a filter the backend sends to the API, so a run reads only the
+    /// cluster's labelled objects. An object of a labelled type without the cluster's
+    /// label is then invisible through the cache (kOps labels every one it creates).
+    pub fn for_cluster(inner: Arc<C>, cluster: &str) -> Self {
+        let mut c = Self::new(inner);
+        c.cluster = Some(TagFilter::equals(CLUSTER_LABEL, safe_cluster_name(cluster)));
+        c
     }
 
     /// Forgets every cached list.
@@ -72,22 +93,33 @@ impl<C: ?Sized> ListCache<C> {
         self.lists.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn generation(&self, rt: GceResourceType) -> u64 {
+        self.fetching
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&rt)
+            .map_or(0, |e| e.1)
+    }
+
     /// Drops the collections a write of `rt` can change: its own, and those the cloud
     /// changes along with it (an instance-template replacement re-points groups).
     fn invalidate(&self, rt: GceResourceType) {
+        let also = match rt {
+            R::InstanceTemplate => Some(R::InstanceGroupManager),
+            R::Router => Some(R::RouterNat),
+            R::RouterNat => Some(R::Router),
+            _ => None,
+        };
+        let types: Vec<GceResourceType> = std::iter::once(rt).chain(also).collect();
+        {
+            let mut f = self.fetching.lock().unwrap_or_else(|e| e.into_inner());
+            for t in &types {
+                f.entry(*t).or_default().1 += 1;
+            }
+        }
         let mut g = self.guard();
-        g.remove(&rt);
-        match rt {
-            R::InstanceTemplate => {
-                g.remove(&R::InstanceGroupManager);
-            }
-            R::Router => {
-                g.remove(&R::RouterNat);
-            }
-            R::RouterNat => {
-                g.remove(&R::Router);
-            }
-            _ => {}
+        for t in &types {
+            g.remove(t);
         }
     }
 }
@@ -96,13 +128,41 @@ impl<C: ?Sized> ListCache<C> {
 impl<C: GceCloud + ?Sized> ResourceCloud<GceResourceType> for ListCache<C> {
     async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         let rt = query.resource_type;
+        // Bucket IAM and ACLs are read per bucket: the query goes through as it is.
+        if matches!(rt, R::StorageBucketIam | R::StorageBucketAcl) {
+            return self.inner.list(query).await;
+        }
         let cached = self.guard().get(&rt).cloned();
         let all = match cached {
             Some(all) => all,
             None => {
-                let all = self.inner.list(&ListQuery::new(rt)).await?;
-                self.guard().insert(rt, all.clone());
-                all
+                let lock = self
+                    .fetching
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry(rt)
+                    .or_default()
+                    .0
+                    .clone();
+                let _one = lock.lock().await;
+                let cached = self.guard().get(&rt).cloned();
+                match cached {
+                    Some(all) => all,
+                    None => {
+                        let generation = self.generation(rt);
+                        let mut q = ListQuery::new(rt);
+                        if let Some(f) = &self.cluster
+                            && rt.facts().labelled
+                        {
+                            q = q.with_tag(f.clone());
+                        }
+                        let all = self.inner.list(&q).await?;
+                        if self.generation(rt) == generation {
+                            self.guard().insert(rt, all.clone());
+                        }
+                        all
+                    }
+                }
             }
         };
         Ok(all.into_iter().filter(|r| query.matches(r)).collect())

@@ -87,6 +87,8 @@ pub struct NewClusterOptions {
     pub network_cidr: Option<String>,
     /// Kubernetes version (`v1.34.1`).
     pub kubernetes_version: Option<String>,
+    /// The GCE project (`spec.project`); required for GCE.
+    pub project: Option<String>,
 }
 
 macro_rules! setters {
@@ -156,6 +158,8 @@ impl NewClusterOptions {
         with_dns_zone: dns_zone: Option<String>;
         /// Sets the VPC CIDR.
         with_network_cidr: network_cidr: Option<String>;
+        /// Sets the GCE project.
+        with_project: project: Option<String>;
     }
 }
 
@@ -381,6 +385,17 @@ pub fn new_cluster(
     spec.topology = Some(topology);
     spec.dns_zone = o.dns_zone.clone();
     spec.network_cidr = o.network_cidr.clone();
+    if gce {
+        match o.project.as_deref().map(str::trim) {
+            Some(p) if !p.is_empty() => spec.project = Some(p.to_owned()),
+            _ => {
+                return Err(invalid(
+                    "project",
+                    "a GCE cluster needs its project (--project)",
+                ));
+            }
+        }
+    }
 
     let group = |ig_name: &str,
                  role: &str,

@@ -1,19 +1,26 @@
-//! The GCE model against the in-memory GCE mock: apply a public and a private cluster,
-//! re-plan (empty), change a machine type (exactly that change, applied by replacing the
-//! template), re-plan (empty), and count the API calls of a no-op plan for 2 and for 20
-//! instance groups behind the list cache.
+//! The GCE model against the in-memory GCE mock and against the REST backend
+//! (`kops_cloud_gce::rest::RestGce`) talking HTTP to the fake of Google's APIs
+//! (`kops_mock::gce::rest::FakeGceApi`) on 127.0.0.1: apply a public and a private
+//! cluster, re-plan (empty), change a machine type (exactly that change, applied by
+//! replacing the template), re-plan (empty), delete (only what was there before is
+//! left), and count the API calls of a no-op plan for 2 and for 20 instance groups
+//! behind the list cache. The REST backend also passes the cloud conformance suite.
 
 use std::sync::Arc;
 
 use kops_api::manifest::{self, Object};
 use kops_api::v1alpha2;
 use kops_cloud_gce::cache::ListCache;
+use kops_cloud_gce::cloud::{CloudError, CreateRequest, ListQuery, ResourceCloud};
+use kops_cloud_gce::rest::{RestConfig, RestGce, RetryPolicy};
 use kops_cloud_gce::{GceCloud, GceResourceType};
 use kops_mock::gce::MockGce;
+use kops_mock::gce::rest::FakeGceApi;
 use kops_model::aws::DiscoverOptions;
 use kops_model::gce::{self, GceModelContext};
 use kops_statestore::MemoryStore;
 use kops_tasks::LifecycleOverrides;
+use serde_json::json;
 
 fn spec(name: &str, topology: &str, node_groups: usize) -> String {
     let (subnet_type, dns) = match topology {
@@ -126,57 +133,179 @@ async fn context(
     Ok(gce::discover(cloud, &cluster, &groups, &opts).await?)
 }
 
-fn count(mock: &MockGce, rt: GceResourceType) -> usize {
-    mock.objects()
-        .iter()
-        .filter(|r| r.resource_type == Some(rt))
-        .count()
+/// The cloud a test runs against, and what the test inspects of it.
+enum Backend {
+    Mock(Arc<MockGce>),
+    Rest {
+        fake: FakeGceApi,
+        cloud: Arc<RestGce>,
+    },
+}
+
+impl Backend {
+    async fn rest() -> anyhow::Result<Backend> {
+        let fake = FakeGceApi::start("testproject", "us-test1").await?;
+        let cfg = RestConfig::new("testproject", "us-test1")
+            .with_endpoint(fake.url())
+            .with_retry(RetryPolicy::new(4, std::time::Duration::from_millis(5)));
+        let cloud = Arc::new(RestGce::new(cfg)?);
+        Ok(Backend::Rest { fake, cloud })
+    }
+
+    fn cloud(&self) -> Arc<dyn GceCloud> {
+        match self {
+            Backend::Mock(m) => m.clone(),
+            Backend::Rest { cloud, .. } => cloud.clone(),
+        }
+    }
+
+    fn count(&self, rt: GceResourceType) -> usize {
+        match self {
+            Backend::Mock(m) => m
+                .objects()
+                .iter()
+                .filter(|r| r.resource_type == Some(rt))
+                .count(),
+            Backend::Rest { fake, .. } => {
+                let coll = format!("/{}", rt.facts().collection);
+                fake.objects()
+                    .iter()
+                    .filter(|o| o.collection.ends_with(&coll))
+                    .count()
+            }
+        }
+    }
+
+    /// Everything the project holds, by identity.
+    fn inventory(&self) -> Vec<String> {
+        let mut v: Vec<String> = match self {
+            Backend::Mock(m) => m
+                .objects()
+                .iter()
+                .map(|r| format!("{:?} {}", r.resource_type, r.id))
+                .collect(),
+            Backend::Rest { fake, .. } => fake
+                .objects()
+                .iter()
+                .map(|o| format!("{}/{}", o.collection, o.name))
+                .collect(),
+        };
+        v.sort();
+        v
+    }
+
+    /// Another cluster's firewall rule (on a network of its own), which a delete must
+    /// leave alone.
+    fn seed_foreign(&self) -> anyhow::Result<()> {
+        match self {
+            Backend::Mock(m) => m.seed(
+                kops_cloud_gce::cloud::Resource::new(
+                    GceResourceType::Firewall,
+                    "ssh-other-example-com",
+                )
+                .with_name("ssh-other-example-com"),
+            ),
+            Backend::Rest { fake, .. } => {
+                fake.seed(
+                    "global/networks",
+                    json!({"name": "default", "autoCreateSubnetworks": true}),
+                )
+                .map_err(anyhow::Error::msg)?;
+                fake.seed(
+                    "global/firewalls",
+                    json!({"name": "ssh-other-example-com",
+                        "network": "https://www.googleapis.com/compute/v1/projects/testproject/global/networks/default",
+                        "allowed": [{"IPProtocol": "tcp", "ports": ["22"]}],
+                        "sourceRanges": ["0.0.0.0/0"]}),
+                )
+                .map_err(anyhow::Error::msg)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn calls(&self) -> std::collections::BTreeMap<String, u64> {
+        match self {
+            Backend::Mock(m) => m.calls(),
+            Backend::Rest { fake, .. } => fake.calls(),
+        }
+    }
+
+    fn total_calls(&self) -> u64 {
+        match self {
+            Backend::Mock(m) => m.total_calls(),
+            Backend::Rest { fake, .. } => fake.total_calls(),
+        }
+    }
 }
 
 /// One shared state store per cluster: the managed files of the first apply must be seen
 /// by the second plan.
 struct Run {
-    mock: Arc<MockGce>,
+    backend: Backend,
     store: Arc<dyn kops_statestore::Store>,
 }
 
 impl Run {
-    fn new() -> Self {
+    fn mock() -> Self {
         Run {
-            mock: Arc::new(MockGce::new("testproject", "us-test1")),
+            backend: Backend::Mock(Arc::new(MockGce::new("testproject", "us-test1"))),
             store: Arc::new(MemoryStore::new()),
         }
     }
 
+    async fn rest() -> anyhow::Result<Self> {
+        Ok(Run {
+            backend: Backend::rest().await?,
+            store: Arc::new(MemoryStore::new()),
+        })
+    }
+
     async fn ctx(&self, text: &str, machine: Option<&str>) -> anyhow::Result<GceModelContext> {
-        context(self.mock.as_ref(), text, machine, self.store.clone()).await
+        context(
+            self.backend.cloud().as_ref(),
+            text,
+            machine,
+            self.store.clone(),
+        )
+        .await
+    }
+
+    /// A fresh run's view of the cloud: one list per collection, the cluster's labels.
+    fn cached(&self, cluster: &str) -> ListCache<dyn GceCloud> {
+        ListCache::for_cluster(self.backend.cloud(), cluster)
     }
 }
 
-async fn lifecycle(name: &str, topology: &str) -> anyhow::Result<()> {
-    let run = Run::new();
+async fn lifecycle(run: Run, name: &str, topology: &str) -> anyhow::Result<()> {
+    run.backend.seed_foreign()?;
+    let before = run.backend.inventory();
     let text = spec(name, topology, 1);
     let none = LifecycleOverrides::new();
-    let cloud = ListCache::new(run.mock.clone());
+    let cloud = run.cached(name);
     let ctx = run.ctx(&text, None).await?;
     let first = gce::plan(&cloud, &ctx, &none).await?;
     assert!(first.has_changes());
     gce::apply(&cloud, &ctx, &none).await?;
-    assert_eq!(count(&run.mock, GceResourceType::InstanceGroupManager), 3);
-    assert_eq!(count(&run.mock, GceResourceType::Disk), 2);
+    assert_eq!(run.backend.count(GceResourceType::InstanceGroupManager), 3);
+    assert_eq!(run.backend.count(GceResourceType::Disk), 2);
     assert_eq!(
-        count(&run.mock, GceResourceType::Router),
+        run.backend.count(GceResourceType::Router),
         usize::from(topology == "private")
     );
 
-    let cloud = ListCache::new(run.mock.clone());
+    let cloud = run.cached(name);
     let again = gce::plan(&cloud, &ctx, &none).await?;
     let changed: Vec<_> = again.changes().map(|i| i.key.to_string()).collect();
-    assert!(changed.is_empty(), "{name}: plan after apply: {changed:?}");
+    assert!(
+        changed.is_empty(),
+        "{name}: plan after apply: {changed:?}\n{}",
+        again.render_text()
+    );
 
     // A changed machine type plans exactly that change.
     let ctx2 = run.ctx(&text, Some("e2-standard-2")).await?;
-    let cloud = ListCache::new(run.mock.clone());
+    let cloud = run.cached(name);
     let p = gce::plan(&cloud, &ctx2, &none).await?;
     let items: Vec<_> = p.changes().collect();
     assert_eq!(items.len(), 1, "{name}: {:?}", p.render_text());
@@ -184,25 +313,21 @@ async fn lifecycle(name: &str, topology: &str) -> anyhow::Result<()> {
     let fields: Vec<&str> = items[0].changes.iter().map(|c| c.field.as_str()).collect();
     assert_eq!(fields, ["machine_type"]);
     gce::apply(&cloud, &ctx2, &none).await?;
-    let cloud = ListCache::new(run.mock.clone());
+    let cloud = run.cached(name);
     let after = gce::plan(&cloud, &ctx2, &none).await?;
     let changed: Vec<_> = after.changes().map(|i| i.key.to_string()).collect();
     assert!(
         changed.is_empty(),
-        "{name}: plan after the change: {changed:?}"
+        "{name}: plan after the change: {changed:?}\n{}",
+        after.render_text()
     );
     // The replaced template is gone; the groups use the new one.
-    assert_eq!(count(&run.mock, GceResourceType::InstanceTemplate), 2);
+    assert_eq!(run.backend.count(GceResourceType::InstanceTemplate), 2);
 
     // Delete leaves only what was there before (another cluster's objects stay).
-    run.mock.seed(
-        kops_cloud_gce::cloud::Resource::new(GceResourceType::Firewall, "ssh-other-example-com")
-            .with_name("ssh-other-example-com"),
-    );
-    let deleted = gce::delete_cluster(run.mock.as_ref(), name).await?;
+    let deleted = gce::delete_cluster(run.backend.cloud().as_ref(), name).await?;
     assert!(!deleted.is_empty());
-    let left: Vec<String> = run.mock.objects().iter().map(|r| r.id.clone()).collect();
-    assert_eq!(left, ["ssh-other-example-com"], "{name}: left after delete");
+    assert_eq!(run.backend.inventory(), before, "{name}: left after delete");
     Ok(())
 }
 
@@ -210,33 +335,137 @@ async fn lifecycle(name: &str, topology: &str) -> anyhow::Result<()> {
 async fn a_public_cluster_applies_and_replans_empty() -> anyhow::Result<()> {
     // On the heap: in a debug build the whole lifecycle future is larger than a test
     // thread\'s stack.
-    Box::pin(lifecycle("minimal-gce.example.com", "public")).await
+    Box::pin(lifecycle(Run::mock(), "minimal-gce.example.com", "public")).await
 }
 
 #[tokio::test]
 async fn a_private_cluster_applies_and_replans_empty() -> anyhow::Result<()> {
-    // On the heap: in a debug build the whole lifecycle future is larger than a test
-    // thread\'s stack.
-    Box::pin(lifecycle("private-gce.example.com", "private")).await
+    Box::pin(lifecycle(Run::mock(), "private-gce.example.com", "private")).await
 }
 
-async fn noop_plan_calls(groups: usize) -> anyhow::Result<u64> {
-    let run = Run::new();
-    let text = spec("calls.example.com", "public", groups);
+#[tokio::test]
+async fn a_public_cluster_applies_and_replans_empty_over_rest() -> anyhow::Result<()> {
+    Box::pin(lifecycle(
+        Run::rest().await?,
+        "minimal-gce.example.com",
+        "public",
+    ))
+    .await
+}
+
+#[tokio::test]
+async fn a_private_cluster_applies_and_replans_empty_over_rest() -> anyhow::Result<()> {
+    Box::pin(lifecycle(
+        Run::rest().await?,
+        "private-gce.example.com",
+        "private",
+    ))
+    .await
+}
+
+async fn noop_plan_calls(run: Run, groups: usize) -> anyhow::Result<u64> {
+    let name = "calls.example.com";
+    let text = spec(name, "public", groups);
     let none = LifecycleOverrides::new();
     let ctx = run.ctx(&text, None).await?;
-    gce::apply(&ListCache::new(run.mock.clone()), &ctx, &none).await?;
-    let before = run.mock.total_calls();
-    let plan = gce::plan(&ListCache::new(run.mock.clone()), &ctx, &none).await?;
+    gce::apply(&run.cached(name), &ctx, &none).await?;
+    let before = run.backend.total_calls();
+    let calls_before = run.backend.calls();
+    let plan = gce::plan(&run.cached(name), &ctx, &none).await?;
     assert!(!plan.has_changes(), "{}", plan.render_text());
-    Ok(run.mock.total_calls() - before)
+    let mut spent: Vec<String> = run
+        .backend
+        .calls()
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let d = v - calls_before.get(&k).copied().unwrap_or(0);
+            (d > 0).then(|| format!("{k} {d}"))
+        })
+        .collect();
+    spent.sort();
+    println!("no-op plan, {groups} groups: {}", spent.join(", "));
+    Ok(run.backend.total_calls() - before)
 }
 
 #[tokio::test]
 async fn a_noop_plan_costs_the_same_calls_for_2_and_20_groups() -> anyhow::Result<()> {
-    let two = Box::pin(noop_plan_calls(2)).await?;
-    let twenty = Box::pin(noop_plan_calls(20)).await?;
-    println!("no-op plan API calls: 2 groups {two}, 20 groups {twenty}");
+    let two = Box::pin(noop_plan_calls(Run::mock(), 2)).await?;
+    let twenty = Box::pin(noop_plan_calls(Run::mock(), 20)).await?;
+    println!("no-op plan API calls (mock): 2 groups {two}, 20 groups {twenty}");
     assert_eq!(two, twenty);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_noop_plan_over_rest_costs_the_same_http_calls_for_2_and_20_groups() -> anyhow::Result<()>
+{
+    let two = Box::pin(noop_plan_calls(Run::rest().await?, 2)).await?;
+    let twenty = Box::pin(noop_plan_calls(Run::rest().await?, 20)).await?;
+    println!("no-op plan HTTP calls (REST on the fake): 2 groups {two}, 20 groups {twenty}");
+    assert_eq!(two, twenty);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_rest_backend_passes_the_cloud_conformance_suite() -> anyhow::Result<()> {
+    let b = Backend::rest().await?;
+    kops_cloud_gce::conformance::run_all(b.cloud().as_ref(), "rest").await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn throttling_is_retried_and_quota_errors_name_the_quota() -> anyhow::Result<()> {
+    let b = Backend::rest().await?;
+    let Backend::Rest { fake, cloud } = &b else {
+        unreachable!()
+    };
+    fake.fail_next(2, 403, "rateLimitExceeded");
+    let listed = cloud
+        .list(&ListQuery::new(GceResourceType::Network))
+        .await?;
+    assert!(listed.is_empty());
+    assert_eq!(fake.calls().get("fault.rateLimitExceeded"), Some(&2));
+    fake.fail_next(1, 503, "backendError");
+    cloud.zones().await?;
+    fake.fail_next(1, 403, "quotaExceeded");
+    let err = cloud
+        .create(
+            &CreateRequest::new(GceResourceType::Network)
+                .with_name("n")
+                .with_attrs([("auto_create_subnetworks".to_owned(), json!(false))].into()),
+        )
+        .await;
+    match err {
+        Err(CloudError::Quota { limit, .. }) => assert_eq!(limit, "SSD_TOTAL_GB"),
+        other => panic!("quota error expected: {other:?}"),
+    }
+    // Retries give up after the policy's attempts.
+    fake.fail_next(10, 429, "rateLimitExceeded");
+    let err = cloud.list(&ListQuery::new(GceResourceType::Network)).await;
+    assert!(matches!(err, Err(CloudError::Throttled { .. })), "{err:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn lists_follow_pages() -> anyhow::Result<()> {
+    let b = Backend::rest().await?;
+    let Backend::Rest { fake, cloud } = &b else {
+        unreachable!()
+    };
+    fake.set_page_size(2);
+    for i in 0..5 {
+        cloud
+            .create(
+                &CreateRequest::new(GceResourceType::Network)
+                    .with_name(format!("n{i}"))
+                    .with_attrs([("auto_create_subnetworks".to_owned(), json!(false))].into()),
+            )
+            .await?;
+    }
+    let all = cloud
+        .list(&ListQuery::new(GceResourceType::Network))
+        .await?;
+    assert_eq!(all.len(), 5);
+    assert_eq!(fake.calls().get("compute.networks.list"), Some(&3));
     Ok(())
 }

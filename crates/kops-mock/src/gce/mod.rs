@@ -36,6 +36,9 @@
 //! # Ok::<(), String>(())
 //! ```
 
+#[cfg(feature = "gce-rest")]
+pub mod rest;
+
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 

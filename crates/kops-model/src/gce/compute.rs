@@ -75,18 +75,11 @@ fn ssh_user(image: &str) -> &'static str {
     }
 }
 
-/// The approximate user data: a nodeup bootstrap script naming the group's config.
+/// The user data kOps writes for a group (the nodeup generators' bootstrap script with
+/// the group's boot config, in multipart MIME with its additional user data); empty for
+/// a bastion without additional user data.
 fn user_data(ctx: &GceModelContext, ig: &InstanceGroup) -> Result<String> {
-    let (base, _) = ctx.config_base()?;
-    let role = match ig.spec.role {
-        Some(InstanceGroupRole::ControlPlane) => "control-plane",
-        Some(InstanceGroupRole::ApiServer) => "apiserver",
-        _ => "node",
-    };
-    Ok(format!(
-        "#!/bin/bash\nset -o errexit\nset -o nounset\nset -o pipefail\n\n# kops-rs bootstrap for instance group {ig}\nNODEUP_CONFIG=\"{base}/igconfig/{role}/{ig}/nodeupconfig.yaml\"\nexport NODEUP_CONFIG\n",
-        ig = ig.name()
-    ))
+    Ok(crate::nodeup::user_data(ctx, ig)?.unwrap_or_default())
 }
 
 fn metadata_value(key: &str, value: String) -> Attr {

@@ -1,0 +1,204 @@
+//! End-to-end tests of the `kops` binary on GCE: `create cluster --cloud gce`, `update
+//! cluster` (dry run, `--yes`, `--target terraform`) and `delete cluster`, on the GCE
+//! mock cloud (`--mock-cloud`) and through the REST backend against the fake of Google's
+//! APIs on 127.0.0.1 (`KOPS_GCE_ENDPOINT`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use kops_mock::gce::rest::FakeGceApi;
+
+const CLUSTER: &str = "gce.example.com";
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    #[track_caller]
+    fn expect(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "exit code {} (wanted {code})\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    /// `None`: the mock cloud; else the fake API's root.
+    endpoint: Option<String>,
+}
+
+impl Env {
+    fn new(endpoint: Option<String>) -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+            endpoint,
+        }
+    }
+
+    fn out(&self) -> PathBuf {
+        self.dir.path().join("tf")
+    }
+
+    fn kops(&self, args: &[&str]) -> Run {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kops"));
+        for v in [
+            "KOPS_STATE_STORE",
+            "KOPS_MOCK_CLOUD",
+            "KOPS_CLUSTER_NAME",
+            "KOPS_GCE_ENDPOINT",
+        ] {
+            c.env_remove(v);
+        }
+        c.env("NO_COLOR", "1").current_dir(self.dir.path());
+        c.arg("--state").arg(format!(
+            "file://{}",
+            self.dir.path().join("state").display()
+        ));
+        match &self.endpoint {
+            None => {
+                c.arg("--mock-cloud");
+            }
+            Some(e) => {
+                c.env("KOPS_GCE_ENDPOINT", e);
+            }
+        }
+        let o = c.args(args).output().unwrap();
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    fn lifecycle(&self) {
+        // The project is required.
+        let r = self
+            .kops(&[
+                "create",
+                "cluster",
+                CLUSTER,
+                "--cloud",
+                "gce",
+                "--zones",
+                "us-test1-a",
+            ])
+            .expect(1);
+        assert!(r.stderr.contains("--project"), "{}", r.stderr);
+        self.kops(&[
+            "create",
+            "cluster",
+            CLUSTER,
+            "--cloud",
+            "gce",
+            "--project",
+            "testproject",
+            "--zones",
+            "us-test1-a",
+            "--node-count",
+            "2",
+        ])
+        .expect(0);
+
+        let r = self.kops(&["update", "cluster", CLUSTER]).expect(2);
+        assert!(r.stdout.contains("Will create resources:"), "{}", r.stdout);
+        assert!(r.stdout.contains("InstanceTemplate/"), "{}", r.stdout);
+
+        let out = self.out();
+        self.kops(&[
+            "update",
+            "cluster",
+            CLUSTER,
+            "--target",
+            "terraform",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .expect(0);
+        let tf = std::fs::read_to_string(out.join("kubernetes.tf")).unwrap();
+        assert!(
+            tf.contains("resource \"google_compute_instance_template\""),
+            "{tf}"
+        );
+
+        let r = self
+            .kops(&["update", "cluster", CLUSTER, "--yes"])
+            .expect(0);
+        assert!(r.stdout.contains("updated:"), "{}", r.stdout);
+        let r = self.kops(&["update", "cluster", CLUSTER]).expect(0);
+        assert!(!r.stdout.contains("Will create"), "{}", r.stdout);
+        let r = self
+            .kops(&["update", "cluster", CLUSTER, "--yes"])
+            .expect(0);
+        assert!(r.stdout.contains("No changes needed"), "{}", r.stdout);
+
+        let r = self.kops(&["delete", "cluster", CLUSTER]).expect(2);
+        assert!(
+            r.stdout.contains("google_compute_instance_group_manager"),
+            "{}",
+            r.stdout
+        );
+        let r = self
+            .kops(&["delete", "cluster", CLUSTER, "--yes"])
+            .expect(0);
+        assert!(r.stdout.contains("Deleted cluster"), "{}", r.stdout);
+    }
+}
+
+#[test]
+fn a_gce_cluster_lifecycle_on_the_mock_cloud() {
+    let env = Env::new(None);
+    env.lifecycle();
+    // The mock's journal replays: after the delete nothing of the cluster is left.
+    env.kops(&[
+        "create",
+        "cluster",
+        CLUSTER,
+        "--cloud",
+        "gce",
+        "--project",
+        "testproject",
+        "--zones",
+        "us-test1-a",
+    ])
+    .expect(0);
+    let r = env.kops(&["delete", "cluster", CLUSTER]).expect(2);
+    assert!(
+        r.stdout.contains("Will delete 0 cloud resource(s)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_gce_cluster_lifecycle_through_the_rest_backend() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = rt
+        .block_on(FakeGceApi::start("testproject", "us-test1"))
+        .unwrap();
+    let env = Env::new(Some(fake.url()));
+    env.lifecycle();
+    // Nothing of the cluster is left in the project.
+    let left: Vec<String> = fake
+        .objects()
+        .iter()
+        .map(|o| format!("{}/{}", o.collection, o.name))
+        .collect();
+    assert!(left.is_empty(), "left after delete: {left:?}");
+    assert!(
+        fake.calls()
+            .contains_key("compute.instanceTemplates.insert")
+    );
+    drop(fake);
+}
