@@ -105,6 +105,8 @@ impl ChaosPlan {
 pub struct ChaosStats {
     /// Calls made.
     pub calls: u64,
+    /// Creates, updates and deletes attempted (the count a crash point is in).
+    pub mutations: u64,
     /// Calls throttled.
     pub throttled: u64,
     /// Mutations whose response was lost.
@@ -213,6 +215,7 @@ impl ChaosCloud {
         st.lingering.retain(|(_, until)| *until >= now);
         if mutation {
             st.mutations += 1;
+            st.stats.mutations += 1;
             if self.plan.crash_at.is_some_and(|k| st.mutations >= k) {
                 st.stats.crashed = true;
             }
