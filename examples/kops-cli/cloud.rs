@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context as _, anyhow, bail};
 use bytes::Bytes;
 use kops_model::aws::cloud::{
-    AccountInfo, AwsCloud, CloudResult, CreateRequest, HostedZone, Image, ImageQuery, ListQuery,
-    Resource, ResourceCloud, ResourceType, UpdateRequest, ZoneQuery,
+    AwsCloud, CloudResult, CreateRequest, ListQuery, Resource, ResourceCloud, ResourceType,
+    UpdateRequest,
 };
 use kops_statestore::{PutOptions, Store, StoreExt as _, Version};
 use serde::{Deserialize, Serialize};
@@ -147,33 +147,11 @@ impl ResourceCloud<ResourceType> for JournaledCloud {
     }
 }
 
-#[async_trait::async_trait]
-impl AwsCloud for JournaledCloud {
-    async fn account(&self) -> CloudResult<AccountInfo> {
-        self.inner.account().await
-    }
-    async fn zones(&self) -> CloudResult<Vec<String>> {
-        self.inner.zones().await
-    }
-    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<Image>> {
-        self.inner.images(query).await
-    }
-    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
-        self.inner.hosted_zones(query).await
-    }
-    // Rolling update. Detach and terminate are not journaled: `rolling-update --yes`
-    // refuses the mock cloud rather than lose them on its next replay.
-    async fn group_members(
-        &self,
-        names: &[String],
-    ) -> CloudResult<Vec<kops_model::aws::cloud::GroupMembers>> {
-        self.inner.group_members(names).await
-    }
-    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
-        self.inner.detach_instance(group, instance).await
-    }
-    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
-        self.inner.terminate_instance(instance).await
+// Rolling update's detach and terminate pass through unjournaled: `rolling-update --yes`
+// refuses the mock cloud rather than lose them on its next replay.
+impl kops_cloud_aws::Decorator for JournaledCloud {
+    fn decorated(&self) -> &dyn AwsCloud {
+        self.inner.as_ref()
     }
 }
 
