@@ -77,6 +77,41 @@ impl Env {
     }
 }
 
+/// Objects the mock cloud holds twice under one kind and name (or `Name` tag), from the
+/// journal of its mutations the CLI keeps in the state store.
+fn duplicates(env: &Env) -> Vec<String> {
+    let path = env.dir.path().join("state/kops-rs-mock-cloud/journal.json");
+    let journal: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut live = std::collections::BTreeMap::new();
+    for e in journal["entries"].as_array().unwrap() {
+        match e["op"].as_str().unwrap() {
+            "create" => {
+                let r = &e["request"];
+                let name = r["name"]
+                    .as_str()
+                    .or_else(|| r["tags"]["Name"].as_str())
+                    .unwrap_or("")
+                    .to_string();
+                let kind = r["resource_type"].to_string();
+                live.insert(e["id"].as_str().unwrap().to_string(), (kind, name));
+            }
+            "delete" => {
+                live.remove(e["id"].as_str().unwrap());
+            }
+            _ => {}
+        }
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for (kind, name) in live.into_values().filter(|(_, n)| !n.is_empty()) {
+        *seen.entry((kind, name)).or_insert(0) += 1;
+    }
+    seen.into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|((k, name), n)| format!("{k} {name} x{n}"))
+        .collect()
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -157,9 +192,16 @@ fn a_killed_run_leaves_a_lock_that_unlock_clears_and_the_next_run_converges() {
     assert!(text(&o.stdout).contains(&format!("pid {}", run.id())));
     assert!(!lock.exists());
 
-    // The next run converges, and the one after it has nothing to do.
+    // The next run converges, and the one after it has nothing to do; nothing the cloud
+    // holds is there twice.
     env.kops(&["update", "cluster", CLUSTER, "--yes"], 0);
-    env.kops(&["update", "cluster", CLUSTER], 0);
+    let o = env.kops(&["update", "cluster", CLUSTER], 0);
+    assert!(
+        !text(&o.stdout).contains("Must specify --yes"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(duplicates(&env), Vec::<String>::new());
 }
 
 #[test]

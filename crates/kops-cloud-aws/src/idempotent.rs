@@ -28,10 +28,10 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::cloud::{
-    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, GroupMembers, HostedZone, Image,
-    ImageQuery, ListQuery, Resource, ResourceCloud, ResourceType, TagFilter, UpdateRequest,
-    ZoneQuery,
+    AwsCloud, CloudError, CloudResult, CreateRequest, ListQuery, Resource, ResourceCloud,
+    ResourceType, TagFilter, UpdateRequest,
 };
+use crate::decorator::Decorator;
 
 /// The attribute a create request carries its client token in.
 pub const CLIENT_TOKEN_ATTR: &str = "client_token";
@@ -231,44 +231,16 @@ impl ResourceCloud<ResourceType> for Idempotent {
     }
 }
 
-#[async_trait]
-impl AwsCloud for Idempotent {
-    async fn account(&self) -> CloudResult<AccountInfo> {
-        self.inner.account().await
-    }
-
-    async fn zones(&self) -> CloudResult<Vec<String>> {
-        self.inner.zones().await
-    }
-
-    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<Image>> {
-        self.inner.images(query).await
-    }
-
-    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<HostedZone>> {
-        self.inner.hosted_zones(query).await
-    }
-
-    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
-        self.inner.group_members(names).await
-    }
-
-    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
-        self.inner.detach_instance(group, instance).await
-    }
-
-    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
-        self.inner.terminate_instance(instance).await
-    }
-
-    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
-        self.inner.deregister_instance(group, instance).await
+impl Decorator for Idempotent {
+    fn decorated(&self) -> &dyn AwsCloud {
+        self.inner.as_ref()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloud::{AccountInfo, HostedZone, Image, ImageQuery, ZoneQuery};
 
     #[test]
     fn tokens_follow_the_request_and_the_salt() {

@@ -98,6 +98,7 @@ pub mod classify;
 pub mod cloud;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod decorator;
 pub mod idempotent;
 
 #[cfg(feature = "sdk")]
@@ -124,6 +125,7 @@ mod options;
 pub mod ratelimit;
 
 pub use cloud::{AwsCloud, AwsCloudExt, ResourceType};
+pub use decorator::Decorator;
 pub use idempotent::Idempotent;
 
 #[cfg(feature = "sdk")]

@@ -26,10 +26,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use kops_cloud_aws::Decorator;
 use kops_cloud_aws::cloud::{
-    AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, GroupMembers,
-    HostedZone as ZoneInfo, Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud,
-    ResourceType, UpdateRequest, ZoneQuery,
+    AwsCloud, CloudError, CloudResult, CreateRequest, ListQuery, Resource, ResourceCloud,
+    ResourceType, UpdateRequest,
 };
 
 /// The attribute a create request carries its client token in (see [`ClientTokens`]).
@@ -105,6 +105,8 @@ impl ChaosPlan {
 pub struct ChaosStats {
     /// Calls made.
     pub calls: u64,
+    /// Creates, updates and deletes attempted (the count a crash point is in).
+    pub mutations: u64,
     /// Calls throttled.
     pub throttled: u64,
     /// Mutations whose response was lost.
@@ -213,6 +215,7 @@ impl ChaosCloud {
         st.lingering.retain(|(_, until)| *until >= now);
         if mutation {
             st.mutations += 1;
+            st.stats.mutations += 1;
             if self.plan.crash_at.is_some_and(|k| st.mutations >= k) {
                 st.stats.crashed = true;
             }
@@ -353,46 +356,13 @@ impl ResourceCloud<ResourceType> for ChaosCloud {
     }
 }
 
-#[async_trait]
-impl AwsCloud for ChaosCloud {
-    async fn account(&self) -> CloudResult<AccountInfo> {
-        self.enter("GetCallerIdentity", false)?;
-        self.inner.account().await
+impl Decorator for ChaosCloud {
+    fn decorated(&self) -> &dyn AwsCloud {
+        self.inner.as_ref()
     }
 
-    async fn zones(&self) -> CloudResult<Vec<String>> {
-        self.enter("DescribeAvailabilityZones", false)?;
-        self.inner.zones().await
-    }
-
-    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<ImageInfo>> {
-        self.enter("DescribeImages", false)?;
-        self.inner.images(query).await
-    }
-
-    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
-        self.enter("ListHostedZones", false)?;
-        self.inner.hosted_zones(query).await
-    }
-
-    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
-        self.enter("DescribeAutoScalingGroups", false)?;
-        self.inner.group_members(names).await
-    }
-
-    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
-        self.enter("DetachInstances", true)?;
-        self.inner.detach_instance(group, instance).await
-    }
-
-    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
-        self.enter("TerminateInstances", true)?;
-        self.inner.terminate_instance(instance).await
-    }
-
-    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
-        self.enter("DeregisterTargets", true)?;
-        self.inner.deregister_instance(group, instance).await
+    fn before(&self, operation: &str, mutation: bool) -> CloudResult<()> {
+        self.enter(operation, mutation)
     }
 }
 
@@ -469,37 +439,8 @@ impl ResourceCloud<ResourceType> for ClientTokens {
     }
 }
 
-#[async_trait]
-impl AwsCloud for ClientTokens {
-    async fn account(&self) -> CloudResult<AccountInfo> {
-        self.inner.account().await
-    }
-
-    async fn zones(&self) -> CloudResult<Vec<String>> {
-        self.inner.zones().await
-    }
-
-    async fn images(&self, query: &ImageQuery) -> CloudResult<Vec<ImageInfo>> {
-        self.inner.images(query).await
-    }
-
-    async fn hosted_zones(&self, query: &ZoneQuery) -> CloudResult<Vec<ZoneInfo>> {
-        self.inner.hosted_zones(query).await
-    }
-
-    async fn group_members(&self, names: &[String]) -> CloudResult<Vec<GroupMembers>> {
-        self.inner.group_members(names).await
-    }
-
-    async fn detach_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
-        self.inner.detach_instance(group, instance).await
-    }
-
-    async fn terminate_instance(&self, instance: &str) -> CloudResult<()> {
-        self.inner.terminate_instance(instance).await
-    }
-
-    async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
-        self.inner.deregister_instance(group, instance).await
+impl Decorator for ClientTokens {
+    fn decorated(&self) -> &dyn AwsCloud {
+        self.inner.as_ref()
     }
 }

@@ -19,7 +19,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::{Either, select};
 use futures::stream::FuturesUnordered;
-use rand::Rng;
 use tracing::Instrument;
 
 use crate::clock::{Clock, TokioClock};
@@ -29,6 +28,7 @@ use crate::graph::{Node, TaskGraph};
 use crate::key::TaskKey;
 use crate::lifecycle::Lifecycle;
 use crate::plan::{Action, Plan, PlanItem, evaluate};
+use crate::retry::RetryPolicy;
 use crate::task::{Change, ChangeKind, Context, Deleter, OwnedObject, Results};
 
 /// A progress event, for callers to display.
@@ -104,6 +104,8 @@ pub struct ExecutorOptions {
     pub jitter: f64,
     /// Maximum attempts per task (`None`: until the deadline).
     pub max_attempts: Option<u32>,
+    /// Seed of the jitter (`None`: random); see [`RetryPolicy::seed`].
+    pub jitter_seed: Option<u64>,
     /// The clock used for backoff and deadlines.
     pub clock: Arc<dyn Clock>,
     /// Progress callback.
@@ -119,6 +121,7 @@ impl fmt::Debug for ExecutorOptions {
             .field("max_backoff", &self.max_backoff)
             .field("jitter", &self.jitter)
             .field("max_attempts", &self.max_attempts)
+            .field("jitter_seed", &self.jitter_seed)
             .field("clock", &self.clock)
             .finish_non_exhaustive()
     }
@@ -133,6 +136,7 @@ impl Default for ExecutorOptions {
             max_backoff: Duration::from_secs(30),
             jitter: 0.25,
             max_attempts: None,
+            jitter_seed: None,
             clock: Arc::new(TokioClock::new()),
             progress: None,
         }
@@ -166,10 +170,26 @@ impl ExecutorOptions {
         self.max_attempts = Some(n.max(1));
         self
     }
+    /// Draws the backoff jitter from `seed`, so runs are reproducible.
+    pub fn with_jitter_seed(mut self, seed: u64) -> Self {
+        self.jitter_seed = Some(seed);
+        self
+    }
     /// Sets the clock.
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
+    }
+    /// The retry policy of these options (backoff, jitter, attempts, clock): what the
+    /// executor retries tasks with, for the calls a caller makes around the tasks.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        let mut p = RetryPolicy::default()
+            .with_backoff(self.initial_backoff, self.max_backoff)
+            .with_jitter(self.jitter)
+            .with_max_attempts(self.max_attempts)
+            .with_clock(self.clock.clone());
+        p.seed = self.jitter_seed;
+        p
     }
     /// Sets the progress callback.
     pub fn with_progress(mut self, f: impl Fn(&Event) + Send + Sync + 'static) -> Self {
@@ -436,19 +456,6 @@ impl Executor {
         }
     }
 
-    fn backoff(&self, attempt: u32) -> Duration {
-        let base = self
-            .opts
-            .initial_backoff
-            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(30)))
-            .min(self.opts.max_backoff);
-        if self.opts.jitter <= 0.0 {
-            return base;
-        }
-        let factor = 1.0 + rand::rng().random_range(-self.opts.jitter..=self.opts.jitter);
-        base.mul_f64(factor.max(0.0))
-    }
-
     /// Runs `attempt` until it succeeds, fails permanently, runs out of attempts, or the
     /// deadline passes (the pending attempt is then dropped).
     async fn with_retries<T, F, Fut>(&self, key: &TaskKey, mut attempt_fn: F) -> Result<T>
@@ -457,6 +464,8 @@ impl Executor {
         Fut: std::future::Future<Output = Result<T>>,
     {
         let clock = self.opts.clock.as_ref();
+        let policy = self.opts.retry_policy();
+        let salt = crate::retry::salt_of(&key.to_string());
         let deadline = clock.now() + self.opts.task_deadline;
         let exceeded = |last_error: Option<String>| Error::DeadlineExceeded {
             key: key.clone(),
@@ -482,11 +491,8 @@ impl Executor {
             };
             match outcome {
                 Ok(v) => return Ok(v),
-                Err(e)
-                    if e.is_retryable()
-                        && self.opts.max_attempts.is_none_or(|max| attempt < max) =>
-                {
-                    let delay = self.backoff(attempt);
+                Err(e) if e.is_retryable() && policy.allows(attempt) => {
+                    let delay = policy.delay(attempt, salt);
                     if clock.now() + delay >= deadline {
                         return Err(exceeded(Some(e.to_string())));
                     }

@@ -143,6 +143,7 @@ pub mod key;
 pub mod lifecycle;
 pub mod plan;
 pub mod resource;
+pub mod retry;
 pub mod task;
 pub mod terraform;
 pub mod value;
@@ -154,6 +155,7 @@ pub use graph::TaskGraph;
 pub use key::{TaskKey, TaskRef};
 pub use lifecycle::{Lifecycle, LifecycleOverrides};
 pub use plan::{Action, Plan, PlanItem};
+pub use retry::RetryPolicy;
 pub use task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Results, Task};
 pub use value::{Fields, Outputs, Sensitive, Value, ValueMap};
 

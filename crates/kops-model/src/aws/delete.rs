@@ -25,10 +25,11 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::cloud::{
-    AwsCloud, AwsCloudExt, HostedZone, ListQuery, Resource, ResourceType, ZoneQuery,
-};
+use kops_tasks::retry::RetryPolicy;
+
+use super::cloud::{AwsCloud, HostedZone, ListQuery, Resource, ResourceType, ZoneQuery};
 use super::cloud::{CloudError as Error, CloudResult as Result};
+use super::reads::Reads;
 
 use ResourceType as R;
 
@@ -66,6 +67,8 @@ pub struct DeleteOptions {
     pub max_rounds: u32,
     /// Pause between passes (AWS deletes some objects asynchronously).
     pub retry_delay: Duration,
+    /// How the listings are retried when throttled or unavailable.
+    pub retry: RetryPolicy,
 }
 
 impl Default for DeleteOptions {
@@ -73,6 +76,7 @@ impl Default for DeleteOptions {
         DeleteOptions {
             max_rounds: 30,
             retry_delay: Duration::from_secs(10),
+            retry: RetryPolicy::default(),
         }
     }
 }
@@ -87,6 +91,12 @@ impl DeleteOptions {
     /// Sets the pause between passes.
     pub fn with_retry_delay(mut self, delay: Duration) -> Self {
         self.retry_delay = delay;
+        self
+    }
+
+    /// Sets how the listings are retried.
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
         self
     }
 }
@@ -165,7 +175,7 @@ pub fn is_cluster_record(name: &str, cluster: &str) -> bool {
 }
 
 /// The hosted zones `cluster`'s name lies in (`example.com.` for `a.example.com`).
-async fn cluster_zones(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<HostedZone>> {
+async fn cluster_zones(cloud: Reads<'_>, cluster: &str) -> Result<Vec<HostedZone>> {
     let cluster = cluster.trim_end_matches('.');
     if cluster.ends_with(".k8s.local") {
         return Ok(Vec::new());
@@ -189,7 +199,7 @@ async fn cluster_zones(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<Hosted
 }
 
 /// The cluster's DNS records (see the module docs).
-async fn cluster_records(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<Resource>> {
+async fn cluster_records(cloud: Reads<'_>, cluster: &str) -> Result<Vec<Resource>> {
     let mut out = Vec::new();
     for z in cluster_zones(cloud, cluster).await? {
         let records = cloud
@@ -204,8 +214,19 @@ async fn cluster_records(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<Reso
     Ok(out)
 }
 
-/// Everything `cluster` owns, in deletion order: the dry run of [`delete_cluster`].
+/// Everything `cluster` owns, in deletion order: the dry run of [`delete_cluster`]. The
+/// listings are retried under the default [`RetryPolicy`]; see [`find_cluster_resources_with`].
 pub async fn find_cluster_resources(cloud: &dyn AwsCloud, cluster: &str) -> Result<Vec<Resource>> {
+    find_cluster_resources_with(cloud, cluster, &RetryPolicy::default()).await
+}
+
+/// [`find_cluster_resources`] with the listings retried under `retry`.
+pub async fn find_cluster_resources_with(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    retry: &RetryPolicy,
+) -> Result<Vec<Resource>> {
+    let cloud = Reads::new(cloud, retry);
     let mut out = cluster_records(cloud, cluster).await?;
     let mut groups: Vec<String> = Vec::new();
     for &rt in DELETE_ORDER {
@@ -253,11 +274,12 @@ pub async fn delete_cluster(
     cluster: &str,
     options: &DeleteOptions,
 ) -> Result<DeleteReport> {
-    let mut pending: Vec<(Resource, Option<String>)> = find_cluster_resources(cloud, cluster)
-        .await?
-        .into_iter()
-        .map(|r| (r, None))
-        .collect();
+    let mut pending: Vec<(Resource, Option<String>)> =
+        find_cluster_resources_with(cloud, cluster, &options.retry)
+            .await?
+            .into_iter()
+            .map(|r| (r, None))
+            .collect();
     let mut report = DeleteReport::default();
     for round in 0..options.max_rounds {
         if pending.is_empty() {

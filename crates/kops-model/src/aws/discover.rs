@@ -9,7 +9,10 @@ use kops_api::{internal, v1alpha2};
 use kops_statestore::{PrefixStore, Store};
 
 use super::ModelContext;
-use super::cloud::{AwsCloud, AwsCloudExt, ListQuery, ResourceType, ZoneQuery};
+use kops_tasks::retry::RetryPolicy;
+
+use super::cloud::{AwsCloud, ListQuery, ResourceType, ZoneQuery};
+use super::reads::Reads;
 use crate::cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 use crate::complete::complete_internal;
 use crate::error::{Error, Result, cloud, invalid};
@@ -30,6 +33,8 @@ pub struct DiscoverOptions {
     /// The cluster's additional objects (kOps' `clusteraddons/default`), such as a
     /// `KubeSchedulerConfiguration` the scheduler's configuration starts from.
     pub additional_objects: Vec<serde_json::Value>,
+    /// How the cloud reads are retried when throttled or unavailable.
+    pub retry: RetryPolicy,
 }
 
 impl Default for DiscoverOptions {
@@ -40,6 +45,7 @@ impl Default for DiscoverOptions {
             kops_release: DEFAULT_KOPS_RELEASE.to_owned(),
             state_store: None,
             additional_objects: Vec::new(),
+            retry: RetryPolicy::default(),
         }
     }
 }
@@ -69,6 +75,13 @@ impl DiscoverOptions {
         self
     }
 
+    /// Sets how the cloud reads are retried (the executor's policy is
+    /// [`ExecutorOptions::retry_policy`](kops_tasks::ExecutorOptions::retry_policy)).
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
     /// Sets the state store the cluster lives in, with the URL it was opened from.
     pub fn with_state_store(mut self, store: Arc<dyn Store>, url: impl Into<String>) -> Self {
         self.state_store = Some((store, url.into().trim_end_matches('/').to_owned()));
@@ -77,7 +90,7 @@ impl DiscoverOptions {
 }
 
 /// The DNS zones that could hold `name`'s records: zones named like one of its parents.
-async fn candidate_zones(api: &dyn AwsCloud, name: &str) -> Result<Vec<DnsZoneInfo>> {
+async fn candidate_zones(api: Reads<'_>, name: &str) -> Result<Vec<DnsZoneInfo>> {
     let mut out = Vec::new();
     let mut rest = name;
     while let Some((_, parent)) = rest.split_once('.') {
@@ -122,6 +135,7 @@ pub async fn discover(
     options: &DiscoverOptions,
 ) -> Result<ModelContext> {
     let name = cluster.name().to_owned();
+    let api = Reads::new(api, &options.retry);
     let mut c = internal::Cluster::try_from(cluster)?;
     if c.cloud_provider() != Some(internal::CloudProvider::Aws) {
         return Err(invalid(
@@ -249,7 +263,7 @@ pub async fn discover(
 
 /// Every subnet's zone is one the region has. A cloud that lists no zones (the mock)
 /// is not checked.
-async fn check_zones(api: &dyn AwsCloud, cluster: &internal::Cluster, region: &str) -> Result<()> {
+async fn check_zones(api: Reads<'_>, cluster: &internal::Cluster, region: &str) -> Result<()> {
     let known = api
         .zones()
         .await

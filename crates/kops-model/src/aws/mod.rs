@@ -19,13 +19,17 @@ pub mod delete;
 mod discover;
 pub mod naming;
 pub mod orphans;
+mod reads;
 pub mod task;
 pub mod terraform;
 pub mod update;
 
 pub use builders::{AwsModel, ModelContext};
 pub use cloud::{AwsCloud, AwsCloudExt};
-pub use delete::{DeleteOptions, DeleteReport, delete_cluster, find_cluster_resources};
+pub use delete::{
+    DeleteOptions, DeleteReport, delete_cluster, find_cluster_resources,
+    find_cluster_resources_with,
+};
 pub use discover::{DiscoverOptions, discover};
 pub use task::AwsTask;
 pub use update::{ApplyOptions, UpdateCluster, UpdateOptions, UpdatePlan};

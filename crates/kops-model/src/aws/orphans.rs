@@ -48,8 +48,10 @@ use kops_tasks::{
     Context, Deleter, Error, Lifecycle, OwnedObject, Plan, Result, TaskGraph, TaskKey, async_trait,
 };
 
-use super::cloud::{AwsCloud, AwsCloudExt, CloudError, ListQuery, Resource, ResourceType};
+use super::cloud::{AwsCloud, CloudError, ListQuery, Resource, ResourceType};
 use super::delete::is_owned;
+use super::reads::Reads;
+use kops_tasks::retry::RetryPolicy;
 
 use ResourceType as R;
 
@@ -260,7 +262,9 @@ pub async fn find_orphans(
     cloud: &dyn AwsCloud,
     cluster: &str,
     claims: &Claims,
+    retry: &RetryPolicy,
 ) -> Result<Vec<OwnedObject>> {
+    let cloud = Reads::new(cloud, retry);
     let mut out = Vec::new();
     let mut groups: Vec<(String, String)> = Vec::new();
     for &(rt, kind, deferred) in KINDS {

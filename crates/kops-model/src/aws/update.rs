@@ -181,11 +181,16 @@ impl UpdateCluster {
             .into_result()
             .map_err(cloud(format!("planning cluster {name}")))?;
         let claims = Claims::from_graph(&self.graph, &results);
-        let owned = orphans::find_orphans(api, &name, &claims)
-            .await
-            .map_err(cloud(format!(
-                "listing the objects cluster {name} owns, to find those the spec no longer needs"
-            )))?;
+        let owned = orphans::find_orphans(
+            api,
+            &name,
+            &claims,
+            &self.options.executor.retry_policy(),
+        )
+        .await
+        .map_err(cloud(format!(
+            "listing the objects cluster {name} owns, to find those the spec no longer needs"
+        )))?;
         plan.add_orphans(&self.graph, &owned);
         Ok(UpdatePlan { plan, owned })
     }
