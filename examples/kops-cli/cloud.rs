@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context as _, anyhow, bail};
 use bytes::Bytes;
 use kops_model::aws::cloud::{
-    AwsCloud, CloudResult, CreateRequest, ListQuery, Resource, ResourceCloud, ResourceType,
-    UpdateRequest,
+    AccountInfo, AwsCloud, CloudResult, CreateRequest, HostedZone, Image, ImageQuery, ListQuery,
+    Resource, ResourceCloud, ResourceType, UpdateRequest, ZoneQuery,
 };
 use kops_statestore::{PutOptions, Store, StoreExt as _, Version};
 use serde::{Deserialize, Serialize};
