@@ -350,19 +350,31 @@ impl Cloud {
             };
             (m.store.clone(), data, opts)
         };
-        let v = store
-            .put(JOURNAL_PATH, Bytes::from(data), opts)
-            .await
-            .map_err(|e| {
-                let conflict = e.is_conflict();
-                let err = anyhow::Error::new(e);
-                if conflict {
-                    err.context(anyhow!("saving the mock cloud's journal {JOURNAL_PATH}: another command changed the mock cloud meanwhile"))
-                } else {
-                    err.context(format!("saving the mock cloud's journal {JOURNAL_PATH}"))
-                }
-            })?;
+        let v = put_journal(store.as_ref(), JOURNAL_PATH, data, opts, "mock cloud").await?;
         mock.lock().unwrap_or_else(|p| p.into_inner()).version = Some(v);
         Ok(())
     }
+}
+
+/// Writes a mock cloud's journal at `path` with `opts` (created, or updated from the
+/// version it was read at); a conflict means another command changed that mock cloud
+/// meanwhile, and the error says so. `what` names the mock in errors.
+pub async fn put_journal(
+    store: &dyn Store,
+    path: &str,
+    data: Vec<u8>,
+    opts: PutOptions,
+    what: &str,
+) -> anyhow::Result<Version> {
+    store.put(path, Bytes::from(data), opts).await.map_err(|e| {
+        let conflict = e.is_conflict();
+        let err = anyhow::Error::new(e);
+        if conflict {
+            err.context(anyhow!(
+                "saving the {what}'s journal {path}: another command changed the mock cloud meanwhile"
+            ))
+        } else {
+            err.context(format!("saving the {what}'s journal {path}"))
+        }
+    })
 }

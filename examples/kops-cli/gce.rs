@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, anyhow, bail};
-use bytes::Bytes;
 use kops_api::v1alpha2;
 use kops_cloud_gce::cache::ListCache;
 use kops_cloud_gce::cloud::{
@@ -257,18 +256,9 @@ impl GceCloudHandle {
             };
             (m.store.clone(), data, opts)
         };
-        let v = store
-            .put(JOURNAL_PATH, Bytes::from(data), opts)
-            .await
-            .map_err(|e| {
-                let conflict = e.is_conflict();
-                let err = anyhow::Error::new(e);
-                if conflict {
-                    err.context(anyhow!("saving the GCE mock cloud's journal {JOURNAL_PATH}: another command changed the mock cloud meanwhile"))
-                } else {
-                    err.context(format!("saving the GCE mock cloud's journal {JOURNAL_PATH}"))
-                }
-            })?;
+        let v =
+            crate::cloud::put_journal(store.as_ref(), JOURNAL_PATH, data, opts, "GCE mock cloud")
+                .await?;
         mock.lock().unwrap_or_else(|p| p.into_inner()).version = Some(v);
         Ok(())
     }
