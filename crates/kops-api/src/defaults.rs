@@ -1494,10 +1494,12 @@ pub fn populate_instance_group(
         ));
     };
 
-    if ig.spec.machine_type.is_none() {
+    let karpenter = ig.spec.manager.as_deref() == Some("Karpenter");
+    // Karpenter picks the machine types of its AWS groups itself: none by default.
+    let karpenter_on_aws = karpenter && provider == Some(CloudProvider::Aws);
+    if ig.spec.machine_type.is_none() && !karpenter_on_aws {
         ig.spec.machine_type = default_machine_type(provider, Some(&role_v)).map(str::to_string);
     }
-    let karpenter = ig.spec.manager.as_deref() == Some("Karpenter");
     let (min, max) = match role_v {
         InstanceGroupRole::ControlPlane | InstanceGroupRole::Bastion => (Some(1), Some(1)),
         _ if karpenter => (None, None),

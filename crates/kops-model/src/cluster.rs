@@ -48,6 +48,9 @@ pub struct ClusterContext {
     /// The AWS partition and account the cluster lives in, once the cloud model knows
     /// them (addons name the NTH queue URL and service-account role ARNs with them).
     pub(crate) aws_account: Option<(String, String)>,
+    /// The root device name of each resolved AWS image, by the instance groups' `image`
+    /// value (Karpenter's node classes override the image's root volume by this name).
+    pub(crate) aws_root_devices: BTreeMap<String, String>,
     /// The cluster's keysets by name (`kubernetes-ca`, `service-account`, ...), read from
     /// the keystore or newly generated; the nodeup configs carry their certificates and
     /// primary ids.
@@ -78,6 +81,7 @@ impl ClusterContext {
             extra_files: BTreeMap::new(),
             config_store: None,
             aws_account: None,
+            aws_root_devices: BTreeMap::new(),
             keysets: BTreeMap::new(),
             new_keysets: Vec::new(),
             asset_hashes: BTreeMap::new(),
@@ -210,6 +214,23 @@ impl ClusterContext {
     /// Whether a group is managed by Karpenter (no autoscaling group).
     pub(crate) fn is_karpenter(ig: &InstanceGroup) -> bool {
         ig.spec.manager.as_deref() == Some("Karpenter")
+    }
+
+    /// Whether node-termination-handler runs in queue mode (SQS + EventBridge) on AWS:
+    /// on unless turned off, and never with Karpenter.
+    pub(crate) fn nth_queue_mode(&self) -> bool {
+        let nth = self
+            .cluster
+            .spec
+            .cloud_provider
+            .aws
+            .as_ref()
+            .and_then(|a| a.node_termination_handler.as_ref());
+        let enabled = nth.and_then(|n| n.enabled).unwrap_or(true);
+        let sqs = nth
+            .and_then(|n| n.enable_sqs_termination_draining)
+            .unwrap_or(true);
+        enabled && sqs && self.cluster.spec.karpenter.as_ref().and_then(|k| k.enabled) != Some(true)
     }
 
     /// `spec.cloudLabels`.

@@ -24,6 +24,7 @@ mod ebs_csi;
 mod external_dns;
 mod helpers;
 mod k8s;
+mod karpenter;
 mod kops_controller;
 mod metrics_server;
 mod networking;
@@ -401,6 +402,7 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "storage-gce.addons.k8s.io" => cloud_gce::storage_gce(ctx),
         "gcp-cloud-controller.addons.k8s.io" => cloud_gce::cloud_controller(ctx)?,
         "gcp-pd-csi-driver.addons.k8s.io" => cloud_gce::pd_csi_driver(ctx)?,
+        "karpenter.sh" => karpenter::objects(ctx)?,
         _ => return Ok(None),
     }))
 }
@@ -508,6 +510,7 @@ fn irsa_service_accounts(ctx: &ClusterContext, addon: &Addon) -> Vec<(&'static s
         }
         "cluster-autoscaler.addons.k8s.io" => vec![("kube-system", "cluster-autoscaler")],
         "external-dns.addons.k8s.io" => vec![("kube-system", "external-dns")],
+        "karpenter.sh" => vec![("kube-system", "karpenter")],
         "certmanager.io"
             if ctx
                 .cluster

@@ -10,6 +10,7 @@ use kops_tasks::terraform::Expr;
 
 use super::{AwsModel, ModelContext};
 use crate::aws::cloud::ResourceType as R;
+use crate::cluster::ClusterContext;
 use crate::aws::naming;
 use crate::aws::task::{Attr, FindBy};
 use crate::error::{Result, invalid};
@@ -91,7 +92,7 @@ pub(crate) fn parse_duration_secs(s: &str) -> Option<i64> {
 }
 
 /// kOps' `CloudTagsForInstanceGroup`.
-pub(crate) fn group_tags(ctx: &ModelContext, ig: &InstanceGroup) -> BTreeMap<String, String> {
+pub(crate) fn group_tags(ctx: &ClusterContext, ig: &InstanceGroup) -> BTreeMap<String, String> {
     let name = ctx.group_resource_name(ig);
     let mut t = ctx.tags(&name);
     for (k, v) in ig.spec.cloud_labels.iter().flatten() {

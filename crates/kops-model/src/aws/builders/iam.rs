@@ -15,87 +15,26 @@ use crate::aws::naming::fnv32;
 use crate::aws::task::{Attr, FindBy};
 use crate::error::Result;
 
-/// One statement of a policy document.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Statement {
-    /// Actions (sorted when rendered).
-    pub(crate) actions: BTreeSet<String>,
-    /// Resource (`*` or ARNs).
-    pub(crate) resource: Json,
-    /// Optional condition.
-    pub(crate) condition: Option<Json>,
-}
-
-impl Statement {
-    /// Allows `actions` on every resource.
-    pub(crate) fn allow_all<S: Into<String>>(actions: impl IntoIterator<Item = S>) -> Self {
-        Statement {
-            actions: actions.into_iter().map(Into::into).collect(),
-            resource: Json::String("*".into()),
-            condition: None,
-        }
-    }
-
-    fn to_json(&self) -> Json {
-        let action = if self.actions.len() == 1 {
-            Json::String(self.actions.iter().next().cloned().unwrap_or_default())
-        } else {
-            Json::Array(self.actions.iter().cloned().map(Json::String).collect())
-        };
-        let mut m = serde_json::Map::new();
-        m.insert("Action".into(), action);
-        if let Some(c) = &self.condition {
-            m.insert("Condition".into(), c.clone());
-        }
-        m.insert("Effect".into(), Json::String("Allow".into()));
-        m.insert("Resource".into(), self.resource.clone());
-        Json::Object(m)
-    }
-}
-
-/// A policy document; statements with equal resource and condition are merged.
-/// Statements given as written ([`Policy::push`]) come first, unmerged.
+/// A policy document: its statements in order, each as written.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Policy {
-    written: Vec<Json>,
-    statements: Vec<Statement>,
+    statements: Vec<Json>,
 }
 
 impl Policy {
-    /// Adds a statement, merging it into an earlier one with the same resource/condition.
-    pub(crate) fn add(&mut self, s: Statement) {
-        if let Some(prev) = self
-            .statements
-            .iter_mut()
-            .find(|p| p.resource == s.resource && p.condition == s.condition)
-        {
-            prev.actions.extend(s.actions);
-        } else {
-            self.statements.push(s);
-        }
-    }
-
-    /// Adds a statement exactly as written (rendered before the merged ones).
+    /// Adds a statement exactly as written.
     pub(crate) fn push(&mut self, statement: Json) {
-        self.written.push(statement);
+        self.statements.push(statement);
     }
 
     /// Whether the policy has no statement.
     pub(crate) fn is_empty(&self) -> bool {
-        self.statements.is_empty() && self.written.is_empty()
+        self.statements.is_empty()
     }
 
     /// The JSON document, pretty-printed with two-space indentation.
     pub(crate) fn to_json(&self) -> String {
-        let doc = json!({
-            "Statement": self
-                .written
-                .iter()
-                .cloned()
-                .chain(self.statements.iter().map(Statement::to_json))
-                .collect::<Vec<_>>(),
-            "Version": "2012-10-17",
-        });
+        let doc = json!({ "Statement": self.statements, "Version": "2012-10-17" });
         serde_json::to_string_pretty(&doc).unwrap_or_default()
     }
 }
@@ -548,6 +487,153 @@ fn cluster_autoscaler_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
     }
 }
 
+/// The EC2 service principal of a region's partition (the EC2 endpoint's host without
+/// the region: `ec2.amazonaws.com`, `ec2.amazonaws.com.cn`, ...).
+fn ec2_service(region: &str) -> &'static str {
+    let partition_of = |prefix: &str| region.starts_with(prefix);
+    if partition_of("cn-") {
+        "ec2.amazonaws.com.cn"
+    } else if partition_of("us-isob-") {
+        "ec2.sc2s.sgov.gov"
+    } else if partition_of("us-isof-") {
+        "ec2.csp.hci.ic.gov"
+    } else if partition_of("us-iso-") {
+        "ec2.c2s.ic.gov"
+    } else if partition_of("eu-isoe-") {
+        "ec2.cloud.adc-e.uk"
+    } else {
+        "ec2.amazonaws.com"
+    }
+}
+
+/// Karpenter: launching, tagging and terminating the instances (and their launch
+/// templates, fleets, volumes, interfaces) of its node pools, scoped to resources tagged
+/// for this cluster and a node pool; passing the node role to EC2; the read actions it
+/// plans with. With a Karpenter group on a customer-managed root-volume key, that key's
+/// use through EC2; with a custom instance profile on one, any role may be passed.
+fn karpenter_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
+    let partition = ctx.account.partition.as_str();
+    let cluster = ctx.name();
+    let groups: Vec<_> = ctx
+        .groups
+        .iter()
+        .filter(|g| crate::cluster::ClusterContext::is_karpenter(g))
+        .collect();
+    let custom_profiles = groups
+        .iter()
+        .any(|g| g.spec.iam.as_ref().is_some_and(|i| i.profile.is_some()));
+    let customer_keys = groups.iter().any(|g| {
+        g.spec.root_volume.as_ref().is_some_and(|rv| {
+            rv.encryption == Some(true) && rv.encryption_key.as_deref().is_some_and(|k| !k.is_empty())
+        })
+    });
+    if customer_keys {
+        p.kms(false);
+    }
+    p.any.extend([
+        "ec2:DescribeCapacityReservations",
+        "ec2:DescribeImages",
+        "ec2:DescribeInstanceStatus",
+        "ec2:DescribeInstanceTypeOfferings",
+        "ec2:DescribeInstanceTypes",
+        "ec2:DescribeInstances",
+        "ec2:DescribeLaunchTemplates",
+        "ec2:DescribePlacementGroups",
+        "ec2:DescribeSecurityGroups",
+        "ec2:DescribeSpotPriceHistory",
+        "ec2:DescribeSubnets",
+        "iam:GetInstanceProfile",
+        "iam:ListInstanceProfiles",
+        "pricing:GetProducts",
+        "ssm:GetParameter",
+    ]);
+    let arns = |kinds: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = kinds
+            .iter()
+            .map(|k| match *k {
+                "image" | "snapshot" => format!("arn:{partition}:ec2:*::{k}/*"),
+                _ => format!("arn:{partition}:ec2:*:*:{k}/*"),
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let created = arns(&[
+        "fleet",
+        "instance",
+        "launch-template",
+        "network-interface",
+        "spot-instances-request",
+        "volume",
+    ]);
+    let owned = json!({
+        "StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster},
+        "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+    });
+    let node_role = crate::aws::naming::truncate(&format!("nodes.{cluster}"), 64, false);
+    let pass_role = if custom_profiles {
+        format!("arn:{partition}:iam::*:role/*")
+    } else {
+        format!("arn:{partition}:iam::*:role/{node_role}")
+    };
+    p.written.extend([
+        json!({
+            "Action": ["ec2:CreateFleet", "ec2:RunInstances"],
+            "Effect": "Allow",
+            "Resource": arns(&["capacity-reservation", "image", "snapshot", "security-group", "subnet"]),
+        }),
+        json!({
+            "Action": ["ec2:CreateFleet", "ec2:RunInstances"],
+            "Condition": owned,
+            "Effect": "Allow",
+            "Resource": arns(&["launch-template"]),
+        }),
+        json!({
+            "Action": ["ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:RunInstances"],
+            "Condition": {
+                "StringEquals": {"aws:RequestTag/KubernetesCluster": cluster},
+                "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+            },
+            "Effect": "Allow",
+            "Resource": created,
+        }),
+        json!({
+            "Action": "ec2:CreateTags",
+            "Condition": {
+                "StringEquals": {
+                    "aws:RequestTag/KubernetesCluster": cluster,
+                    "ec2:CreateAction": ["CreateFleet", "CreateLaunchTemplate", "RunInstances"],
+                },
+                "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+            },
+            "Effect": "Allow",
+            "Resource": created,
+        }),
+        json!({
+            "Action": ["ec2:CreateTags", "ec2:DeleteTags"],
+            "Condition": {
+                "Null": {"aws:RequestTag/KubernetesCluster": "true"},
+                "StringEquals": {"aws:ResourceTag/KubernetesCluster": cluster},
+                "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+            },
+            "Effect": "Allow",
+            "Resource": created,
+        }),
+        json!({
+            "Action": ["ec2:DeleteLaunchTemplate", "ec2:TerminateInstances"],
+            "Condition": owned,
+            "Effect": "Allow",
+            "Resource": arns(&["instance", "launch-template"]),
+        }),
+        json!({
+            "Action": "iam:PassRole",
+            "Condition": {"StringEquals": {"iam:PassedToService": ec2_service(&ctx.region)}},
+            "Effect": "Allow",
+            "Resource": pass_role,
+        }),
+    ]);
+}
+
 /// node-termination-handler in queue mode: the queue and lifecycle hooks.
 fn nth_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
     if ctx.nth_queue_mode() {
@@ -956,15 +1042,7 @@ fn addon_service_accounts(ctx: &ModelContext) -> Vec<(&'static str, Policy)> {
         out.push(("cluster-autoscaler", policy(cluster_autoscaler_permissions)));
     }
     if spec.karpenter.as_ref().and_then(|k| k.enabled) == Some(true) {
-        let mut p = Policy::default();
-        p.add(Statement::allow_all([
-            "ec2:CreateFleet",
-            "ec2:CreateLaunchTemplate",
-            "ec2:DescribeInstances",
-            "ec2:RunInstances",
-            "ec2:TerminateInstances",
-        ]));
-        out.push(("karpenter", p));
+        out.push(("karpenter", policy(karpenter_permissions)));
     }
     out
 }
@@ -1300,13 +1378,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn statements_merge_and_sort_actions() {
+    fn statements_keep_their_order() {
         let mut p = Policy::default();
-        p.add(Statement::allow_all(["b:Y", "a:X"]));
-        p.add(Statement::allow_all(["a:X", "c:Z"]));
+        assert!(p.is_empty());
+        p.push(json!({"Action": "b:Y", "Effect": "Allow", "Resource": "*"}));
+        p.push(json!({"Action": ["a:X", "c:Z"], "Effect": "Allow", "Resource": "*"}));
         let j: Json = serde_json::from_str(&p.to_json()).unwrap();
-        assert_eq!(j["Statement"][0]["Action"], json!(["a:X", "b:Y", "c:Z"]));
+        assert_eq!(j["Statement"][0]["Action"], "b:Y");
+        assert_eq!(j["Statement"][1]["Action"], json!(["a:X", "c:Z"]));
         assert_eq!(j["Version"], "2012-10-17");
-        assert!(Policy::default().is_empty());
     }
 }

@@ -91,7 +91,11 @@ impl ModelContext {
 
     /// Records a resolved image for an instance group `image` value.
     pub fn with_image(mut self, spec: impl Into<String>, image: Image) -> Self {
-        self.images.insert(spec.into(), image);
+        let spec = spec.into();
+        self.cluster_context
+            .aws_root_devices
+            .insert(spec.clone(), image.root_device_name.clone());
+        self.images.insert(spec, image);
         self
     }
 
@@ -162,22 +166,6 @@ impl ModelContext {
     /// The subnet task key.
     pub(crate) fn subnet_key(&self, subnet: &str) -> TaskKey {
         TaskKey::new("Subnet", self.scoped(subnet))
-    }
-
-    /// Whether node-termination-handler runs in queue mode (SQS + EventBridge).
-    pub(crate) fn nth_queue_mode(&self) -> bool {
-        let nth = self
-            .cluster
-            .spec
-            .cloud_provider
-            .aws
-            .as_ref()
-            .and_then(|a| a.node_termination_handler.as_ref());
-        let enabled = nth.and_then(|n| n.enabled).unwrap_or(true);
-        let sqs = nth
-            .and_then(|n| n.enable_sqs_termination_draining)
-            .unwrap_or(true);
-        enabled && sqs && self.cluster.spec.karpenter.as_ref().and_then(|k| k.enabled) != Some(true)
     }
 }
 
