@@ -56,8 +56,9 @@ spec: {{role: Node, image: ami-0000aaaa, machineType: m5.large, minSize: 1, maxS
     )
 }
 
-/// Renders the cluster and returns the addon files (by location under `addons/`).
-fn addon_files(yaml: &str) -> (String, BTreeMap<String, String>) {
+/// Renders the cluster and returns every data file of the Terraform output (by file
+/// name under `data/`).
+fn rendered_files(yaml: &str) -> (String, BTreeMap<String, String>) {
     let mut cluster = None;
     let mut groups = Vec::new();
     for o in manifest::parse(yaml.as_bytes(), "cluster.yaml").unwrap() {
@@ -89,19 +90,33 @@ fn addon_files(yaml: &str) -> (String, BTreeMap<String, String>) {
     let files = render(&ctx, model, &RenderOptions::default())
         .unwrap()
         .files;
-    let prefix = format!("data/aws_s3_object_{name}-addons-");
     let out = files
         .into_iter()
-        .filter(|(k, _)| k.starts_with(&prefix))
-        .map(|(k, v)| {
-            let key = k
-                .trim_start_matches(&prefix)
-                .trim_end_matches("_content")
-                .to_owned();
-            (key, String::from_utf8(v).unwrap())
+        .filter_map(|(k, v)| {
+            let key = k.strip_prefix("data/")?.to_owned();
+            Some((key, String::from_utf8(v).unwrap()))
         })
         .collect();
     (name, out)
+}
+
+/// Renders the cluster and returns the addon files (by location under `addons/`).
+fn addon_files(yaml: &str) -> (String, BTreeMap<String, String>) {
+    let (name, files) = rendered_files(yaml);
+    let addons = addons_of(&name, &files);
+    (name, addons)
+}
+
+/// The addon files among a render's data files, by location under `addons/`.
+fn addons_of(name: &str, files: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let prefix = format!("aws_s3_object_{name}-addons-");
+    files
+        .iter()
+        .filter_map(|(k, v)| {
+            let key = k.strip_prefix(&prefix)?.trim_end_matches("_content").to_owned();
+            Some((key, v.clone()))
+        })
+        .collect()
 }
 
 fn s<'a>(v: &'a Value, path: &str) -> Option<&'a str> {
@@ -204,6 +219,8 @@ fn check_set(label: &str, files: &BTreeMap<String, String>) {
                 | "RuntimeClass"
                 | "VolumeSnapshotClass"
                 | "IAMIdentityMapping"
+                | "EC2NodeClass"
+                | "NodePool"
         );
         assert_eq!(
             ns.is_empty(),
@@ -787,4 +804,144 @@ fn kuberouter_applies_as_a_set() {
         assert!(text.contains(want), "{want} missing from {text}");
     }
     check_set("kuberouter", &files);
+}
+
+/// Karpenter groups beside the cluster's own: one on the resolved image with an
+/// encrypted gp3 root volume, one spot group on an Ubuntu image name with mixed types,
+/// labels and a taint.
+const KARPENTER_GROUPS: &str = "---
+apiVersion: kops.k8s.io/v1alpha2
+kind: InstanceGroup
+metadata: {name: kp-a}
+spec: {role: Node, manager: Karpenter, image: ami-0000aaaa, machineType: m5.large, minSize: 2, maxSize: 5, rootVolumeType: gp3, rootVolumeIops: 1000, rootVolumeEncryption: true, rootVolumeEncryptionKey: arn:aws:kms:eu-west-9:111111111111:key/k1, subnets: [eu-west-9a], kubelet: {maxPods: 40}}
+---
+apiVersion: kops.k8s.io/v1alpha2
+kind: InstanceGroup
+metadata: {name: kp-b}
+spec: {role: Node, manager: Karpenter, image: ubuntu/images/hvm-ssd/ubuntu-x, machineType: m5.xlarge, maxPrice: \"0.2\", maxSize: 7, subnets: [eu-west-9a], nodeLabels: {team: web, karpenter.sh/nodepool: ignored}, taints: [dedicated=web:NoSchedule], mixedInstancesPolicy: {instances: [m5.xlarge, c5.xlarge]}}
+";
+
+#[test]
+fn karpenter_applies_as_a_set() {
+    let extra = "  karpenter: {enabled: true, featureGates: StaticCapacity=true}
+  iam: {useServiceAccountExternalPermissions: true}
+  serviceAccountIssuerDiscovery: {discoveryStore: s3://addons-oidc/disc, enableAWSOIDCProvider: true}
+";
+    let yaml = format!(
+        "{}{KARPENTER_GROUPS}",
+        cluster_yaml("addons-kp.example.org", "cni: {}", extra)
+    );
+    let (name, all) = rendered_files(&yaml);
+    let files = addons_of(&name, &all);
+    let key = "karpenter.sh-k8s-1.19";
+    assert_optional(&files, &[key]);
+    check_set("karpenter", &files);
+
+    let objs = kops_api::yaml::from_str_multi(&files[key]).unwrap();
+    let find = |kind: &str, n: &str| {
+        objs.iter()
+            .find(|o| s(o, "/kind") == Some(kind) && s(o, "/metadata/name") == Some(n))
+            .unwrap_or_else(|| panic!("no {kind} {n}"))
+    };
+    let crds = objs
+        .iter()
+        .filter(|o| s(o, "/kind") == Some("CustomResourceDefinition"))
+        .count();
+    assert_eq!(crds, 4);
+    // Every group Karpenter manages gets a node class and a pool, and only those.
+    let classes: Vec<_> = objs
+        .iter()
+        .filter(|o| s(o, "/kind") == Some("EC2NodeClass"))
+        .filter_map(|o| s(o, "/metadata/name"))
+        .collect();
+    assert_eq!(classes, ["kp-a", "kp-b"]);
+    assert_eq!(
+        objs.iter()
+            .filter(|o| s(o, "/kind") == Some("NodePool"))
+            .count(),
+        2
+    );
+
+    let deployment = find("Deployment", "karpenter");
+    let text = serde_json::to_string(deployment).unwrap();
+    assert!(
+        text.contains(&format!(
+            "arn:aws:iam::111111111111:role/karpenter.kube-system.sa.{name}"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("StaticCapacity=true"), "{text}");
+    assert!(text.contains(&format!("https://api.internal.{name}")), "{text}");
+
+    for g in ["kp-a", "kp-b"] {
+        let class = find("EC2NodeClass", g);
+        let script = &all[&format!("aws_s3_object_nodeupscript-{g}_content")];
+        assert_eq!(
+            s(class, "/spec/userData"),
+            Some(script.trim_end()),
+            "{g}: the node class runs the group's nodeup script"
+        );
+        assert_eq!(s(class, "/spec/instanceProfile"), Some(&*format!("nodes.{name}")));
+        assert_eq!(
+            class.pointer(&format!(
+                "/spec/subnetSelectorTerms/0/tags/kops.k8s.io~1instance-group~1{g}"
+            )),
+            Some(&Value::from("true"))
+        );
+        assert!(
+            class
+                .pointer(&format!("/spec/tags/kubernetes.io~1cluster~1{name}"))
+                .is_none(),
+            "{g}: Karpenter refuses the cluster ownership tag"
+        );
+    }
+
+    let a = find("EC2NodeClass", "kp-a");
+    let ebs = a.pointer("/spec/blockDeviceMappings/0").unwrap();
+    assert_eq!(s(ebs, "/deviceName"), Some("/dev/sda1"), "the image's root device");
+    assert_eq!(ebs.pointer("/ebs/iops"), Some(&Value::from(3000)), "gp3 minimum");
+    assert_eq!(s(ebs, "/ebs/kmsKeyID"), Some("arn:aws:kms:eu-west-9:111111111111:key/k1"));
+    assert_eq!(a.pointer("/spec/kubelet/maxPods"), Some(&Value::from(40)));
+    assert_eq!(
+        a.pointer("/spec/amiSelectorTerms/0/id"),
+        Some(&Value::from("ami-0000aaaa"))
+    );
+    let pa = find("NodePool", "kp-a");
+    assert_eq!(pa.pointer("/spec/replicas"), Some(&Value::from(2)));
+    assert_eq!(s(pa, "/spec/limits/nodes"), Some("5"));
+
+    let b = find("EC2NodeClass", "kp-b");
+    assert_eq!(
+        b.pointer("/spec/amiSelectorTerms/0"),
+        Some(&serde_json::json!({"name": "images/hvm-ssd/ubuntu-x", "owner": "099720109477"}))
+    );
+    let pb = find("NodePool", "kp-b");
+    assert!(pb.pointer("/spec/replicas").is_none(), "no minimum, no static replicas");
+    let reqs = pb.pointer("/spec/template/spec/requirements").unwrap();
+    assert_eq!(
+        reqs[1],
+        serde_json::json!({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c5.xlarge", "m5.xlarge"]})
+    );
+    assert_eq!(reqs[2]["values"], serde_json::json!(["spot"]));
+    assert_eq!(
+        pb.pointer("/spec/template/spec/taints/0"),
+        Some(&serde_json::json!({"effect": "NoSchedule", "key": "dedicated", "value": "web"}))
+    );
+    let labels = pb.pointer("/spec/template/metadata/labels").unwrap();
+    assert_eq!(labels["team"], "web");
+    assert_eq!(labels["node-role.kubernetes.io/node"], "");
+    assert!(labels.get("karpenter.sh/nodepool").is_none(), "{labels}");
+
+    // The controller's role: scoped launches, passing the node role, the key through EC2.
+    let policy: Value = serde_json::from_str(
+        &all[&format!("aws_iam_role_policy_karpenter.kube-system.sa.{name}_policy")],
+    )
+    .unwrap();
+    let statements = policy["Statement"].as_array().unwrap();
+    assert!(statements.iter().any(|st| st["Action"] == "iam:PassRole"
+        && st["Resource"] == format!("arn:aws:iam::*:role/nodes.{name}")));
+    assert!(statements.iter().any(|st| st["Action"] == "kms:CreateGrant"));
+    assert!(statements.iter().any(|st| st["Action"]
+        == serde_json::json!(["ec2:DeleteLaunchTemplate", "ec2:TerminateInstances"])
+        && st["Condition"]["StringEquals"]["aws:ResourceTag/KubernetesCluster"] == name.as_str()));
 }
