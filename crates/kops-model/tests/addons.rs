@@ -113,7 +113,10 @@ fn addons_of(name: &str, files: &BTreeMap<String, String>) -> BTreeMap<String, S
     files
         .iter()
         .filter_map(|(k, v)| {
-            let key = k.strip_prefix(&prefix)?.trim_end_matches("_content").to_owned();
+            let key = k
+                .strip_prefix(&prefix)?
+                .trim_end_matches("_content")
+                .to_owned();
             Some((key, v.clone()))
         })
         .collect()
@@ -871,7 +874,10 @@ fn karpenter_applies_as_a_set() {
         "{text}"
     );
     assert!(text.contains("StaticCapacity=true"), "{text}");
-    assert!(text.contains(&format!("https://api.internal.{name}")), "{text}");
+    assert!(
+        text.contains(&format!("https://api.internal.{name}")),
+        "{text}"
+    );
 
     for g in ["kp-a", "kp-b"] {
         let class = find("EC2NodeClass", g);
@@ -881,7 +887,10 @@ fn karpenter_applies_as_a_set() {
             Some(script.trim_end()),
             "{g}: the node class runs the group's nodeup script"
         );
-        assert_eq!(s(class, "/spec/instanceProfile"), Some(&*format!("nodes.{name}")));
+        assert_eq!(
+            s(class, "/spec/instanceProfile"),
+            Some(&*format!("nodes.{name}"))
+        );
         assert_eq!(
             class.pointer(&format!(
                 "/spec/subnetSelectorTerms/0/tags/kops.k8s.io~1instance-group~1{g}"
@@ -898,9 +907,20 @@ fn karpenter_applies_as_a_set() {
 
     let a = find("EC2NodeClass", "kp-a");
     let ebs = a.pointer("/spec/blockDeviceMappings/0").unwrap();
-    assert_eq!(s(ebs, "/deviceName"), Some("/dev/sda1"), "the image's root device");
-    assert_eq!(ebs.pointer("/ebs/iops"), Some(&Value::from(3000)), "gp3 minimum");
-    assert_eq!(s(ebs, "/ebs/kmsKeyID"), Some("arn:aws:kms:eu-west-9:111111111111:key/k1"));
+    assert_eq!(
+        s(ebs, "/deviceName"),
+        Some("/dev/sda1"),
+        "the image's root device"
+    );
+    assert_eq!(
+        ebs.pointer("/ebs/iops"),
+        Some(&Value::from(3000)),
+        "gp3 minimum"
+    );
+    assert_eq!(
+        s(ebs, "/ebs/kmsKeyID"),
+        Some("arn:aws:kms:eu-west-9:111111111111:key/k1")
+    );
     assert_eq!(a.pointer("/spec/kubelet/maxPods"), Some(&Value::from(40)));
     assert_eq!(
         a.pointer("/spec/amiSelectorTerms/0/id"),
@@ -916,7 +936,10 @@ fn karpenter_applies_as_a_set() {
         Some(&serde_json::json!({"name": "images/hvm-ssd/ubuntu-x", "owner": "099720109477"}))
     );
     let pb = find("NodePool", "kp-b");
-    assert!(pb.pointer("/spec/replicas").is_none(), "no minimum, no static replicas");
+    assert!(
+        pb.pointer("/spec/replicas").is_none(),
+        "no minimum, no static replicas"
+    );
     let reqs = pb.pointer("/spec/template/spec/requirements").unwrap();
     assert_eq!(
         reqs[1],
@@ -940,7 +963,11 @@ fn karpenter_applies_as_a_set() {
     let statements = policy["Statement"].as_array().unwrap();
     assert!(statements.iter().any(|st| st["Action"] == "iam:PassRole"
         && st["Resource"] == format!("arn:aws:iam::*:role/nodes.{name}")));
-    assert!(statements.iter().any(|st| st["Action"] == "kms:CreateGrant"));
+    assert!(
+        statements
+            .iter()
+            .any(|st| st["Action"] == "kms:CreateGrant")
+    );
     assert!(statements.iter().any(|st| st["Action"]
         == serde_json::json!(["ec2:DeleteLaunchTemplate", "ec2:TerminateInstances"])
         && st["Condition"]["StringEquals"]["aws:ResourceTag/KubernetesCluster"] == name.as_str()));

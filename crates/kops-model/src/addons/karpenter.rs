@@ -605,7 +605,13 @@ fn instance_types(ig: &InstanceGroup) -> Vec<String> {
         .iter()
         .flat_map(|m| m.instances.iter().flatten())
         .map(String::as_str)
-        .chain(ig.spec.machine_type.as_deref().unwrap_or_default().split(','))
+        .chain(
+            ig.spec
+                .machine_type
+                .as_deref()
+                .unwrap_or_default()
+                .split(','),
+        )
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
@@ -669,8 +675,10 @@ fn node_pool(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<Value> {
             json!({ "key": "node.kubernetes.io/instance-type", "operator": "In", "values": types }),
         );
     }
-    requirements.push(json!({ "key": "karpenter.sh/capacity-type", "operator": "In",
-        "values": capacity_types(ig) }));
+    requirements.push(
+        json!({ "key": "karpenter.sh/capacity-type", "operator": "In",
+        "values": capacity_types(ig) }),
+    );
     let mut claim = json!({
         "nodeClassRef": { "group": AWS_GROUP, "kind": "EC2NodeClass", "name": ig.name() },
         "requirements": requirements,

@@ -10,9 +10,9 @@ use kops_tasks::terraform::Expr;
 
 use super::{AwsModel, ModelContext};
 use crate::aws::cloud::ResourceType as R;
-use crate::cluster::ClusterContext;
 use crate::aws::naming;
 use crate::aws::task::{Attr, FindBy};
+use crate::cluster::ClusterContext;
 use crate::error::{Result, invalid};
 
 /// The SSH key task key, when the cluster has a key the model manages or names.

@@ -524,7 +524,8 @@ fn karpenter_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
         .any(|g| g.spec.iam.as_ref().is_some_and(|i| i.profile.is_some()));
     let customer_keys = groups.iter().any(|g| {
         g.spec.root_volume.as_ref().is_some_and(|rv| {
-            rv.encryption == Some(true) && rv.encryption_key.as_deref().is_some_and(|k| !k.is_empty())
+            rv.encryption == Some(true)
+                && rv.encryption_key.as_deref().is_some_and(|k| !k.is_empty())
         })
     });
     if customer_keys {
