@@ -464,9 +464,14 @@ impl Executor {
         Fut: std::future::Future<Output = Result<T>>,
     {
         let clock = self.opts.clock.as_ref();
-        let policy = self.opts.retry_policy();
-        let salt = crate::retry::salt_of(&key.to_string());
-        let deadline = clock.now() + self.opts.task_deadline;
+        // What only a retry or a wait needs (the policy, the key's jitter salt, the
+        // deadline) is made when first needed: most tasks finish in one attempt that
+        // completes when first polled. The deadline counts from the first attempt that
+        // had to wait or failed (the first poll itself does not wait).
+        let mut policy: Option<RetryPolicy> = None;
+        let mut deadline: Option<Duration> = None;
+        let mut deadline_of =
+            || *deadline.get_or_insert_with(|| clock.now() + self.opts.task_deadline);
         let exceeded = |last_error: Option<String>| Error::DeadlineExceeded {
             key: key.clone(),
             after: self.opts.task_deadline,
@@ -482,7 +487,7 @@ impl Executor {
             let outcome = match futures::poll!(fut.as_mut()) {
                 Poll::Ready(r) => r,
                 Poll::Pending => {
-                    let remaining = deadline.saturating_sub(clock.now());
+                    let remaining = deadline_of().saturating_sub(clock.now());
                     match select(fut, clock.sleep(remaining)).await {
                         Either::Left((r, _)) => r,
                         Either::Right(_) => return Err(exceeded(last_error)),
@@ -491,9 +496,13 @@ impl Executor {
             };
             match outcome {
                 Ok(v) => return Ok(v),
-                Err(e) if e.is_retryable() && policy.allows(attempt) => {
-                    let delay = policy.delay(attempt, salt);
-                    if clock.now() + delay >= deadline {
+                Err(e) => {
+                    let policy = policy.get_or_insert_with(|| self.opts.retry_policy());
+                    if !(e.is_retryable() && policy.allows(attempt)) {
+                        return Err(e);
+                    }
+                    let delay = policy.delay(attempt, crate::retry::salt_of(key.as_str()));
+                    if clock.now() + delay >= deadline_of() {
                         return Err(exceeded(Some(e.to_string())));
                     }
                     tracing::debug!(task = %key, attempt, ?delay, error = %e, "retrying");
@@ -506,7 +515,6 @@ impl Executor {
                     last_error = Some(e.to_string());
                     clock.sleep(delay).await;
                 }
-                Err(e) => return Err(e),
             }
         }
     }
