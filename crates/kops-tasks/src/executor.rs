@@ -13,6 +13,8 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -29,7 +31,7 @@ use crate::key::TaskKey;
 use crate::lifecycle::Lifecycle;
 use crate::plan::{Action, Plan, PlanItem, evaluate};
 use crate::retry::RetryPolicy;
-use crate::task::{Change, ChangeKind, Context, Deleter, OwnedObject, Results};
+use crate::task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Results};
 
 /// A progress event, for callers to display.
 #[derive(Clone, Debug, PartialEq)]
@@ -348,16 +350,39 @@ impl Executor {
                     done,
                     total,
                 });
+                if node.lifecycle() == Lifecycle::Ignore {
+                    finished_now = Some((i, self.ignored(node)));
+                    break;
+                }
                 let span =
                     tracing::info_span!("task", kind = node.key().kind(), name = node.key().name());
-                let mut fut = Box::pin(self.run_node(node, cloud, mode, results).instrument(span));
-                match futures::poll!(fut.as_mut()) {
-                    Poll::Ready(outcome) => {
-                        finished_now = Some((i, outcome));
-                        break;
+                // The first attempt's lookup is polled once here; a task it finishes is
+                // settled at once, without a future of its own. Only a task that has to
+                // wait, apply, or retry becomes a future among those in flight.
+                let mut first = self.first_find(node, cloud, results);
+                let polled = std::future::poll_fn(|tcx| {
+                    let _in_span = span.enter();
+                    Poll::Ready(first.as_mut().poll(tcx))
+                })
+                .await;
+                let head = match polled {
+                    Poll::Pending => Head::Started(first),
+                    Poll::Ready(found) => {
+                        drop(first);
+                        match span.in_scope(|| self.settle(node, results, mode, found)) {
+                            Settled::Apply(found, item) => Head::Found(found, item),
+                            Settled::Done(Err(e)) if e.is_retryable() => Head::Failed(e),
+                            Settled::Done(outcome) => {
+                                finished_now = Some((i, outcome));
+                                break;
+                            }
+                        }
                     }
-                    Poll::Pending => in_flight.push(async move { (i, fut.await) }),
-                }
+                };
+                in_flight.push(
+                    self.run_slow(i, node, cloud, mode, results, head)
+                        .instrument(span),
+                );
             }
             let (i, outcome) = match finished_now {
                 Some(finished) => finished,
@@ -519,63 +544,99 @@ impl Executor {
         }
     }
 
-    async fn run_node<C: ?Sized + Sync>(
-        &self,
-        node: &Node<C>,
-        cloud: &C,
-        mode: Mode,
-        results: &Results,
-    ) -> Result<PlanItem> {
-        if node.lifecycle() == Lifecycle::Ignore {
-            return evaluate(
-                node.key(),
-                node.lifecycle(),
-                node.fields(),
-                None,
-                &NoResolver,
-            );
-        }
-        self.with_retries(node.key(), |attempt| {
+    /// The item of a task whose lifecycle is `Ignore` (no lookup).
+    fn ignored<C: ?Sized + Sync>(&self, node: &Node<C>) -> Result<PlanItem> {
+        evaluate(
+            node.key(),
+            node.lifecycle(),
+            node.fields(),
+            None,
+            &NoResolver,
+        )
+    }
+
+    /// The first attempt's lookup, as a future of its own (small: the context and the
+    /// task's future), so that it can be polled once and, if it has to wait, kept.
+    fn first_find<'f, C: ?Sized + Sync>(
+        &'f self,
+        node: &'f Node<C>,
+        cloud: &'f C,
+        results: &'f Results,
+    ) -> LookupFuture<'f> {
+        Box::pin(async move {
             let cx = Context {
                 cloud,
                 key: node.key(),
                 results,
                 clock: self.opts.clock.as_ref(),
-                attempt,
+                attempt: 1,
             };
-            async move { self.attempt(node, &cx, mode).await }
+            node.task().find(&cx).await
         })
-        .await
     }
 
-    async fn attempt<C: ?Sized + Sync>(
+    /// A task that did not finish at its first poll: the rest of its first attempt
+    /// (`head`), then further attempts under the retry rules.
+    async fn run_slow<'f, C: ?Sized + Sync>(
+        &'f self,
+        i: usize,
+        node: &'f Node<C>,
+        cloud: &'f C,
+        mode: Mode,
+        results: &'f Results,
+        head: Head<'f>,
+    ) -> (usize, Result<PlanItem>) {
+        let mut head = Some(head);
+        let outcome = self
+            .with_retries(node.key(), |attempt| {
+                let head = head.take();
+                let cx = Context {
+                    cloud,
+                    key: node.key(),
+                    results,
+                    clock: self.opts.clock.as_ref(),
+                    attempt,
+                };
+                async move { self.attempt(node, &cx, mode, head).await }
+            })
+            .await;
+        (i, outcome)
+    }
+
+    /// What a finished lookup means: the item (outputs recorded) unless the change has
+    /// to be applied first.
+    fn settle<C: ?Sized + Sync>(
         &self,
         node: &Node<C>,
-        cx: &Context<'_, C>,
+        results: &Results,
         mode: Mode,
-    ) -> Result<PlanItem> {
+        found: Result<Option<Found>>,
+    ) -> Settled {
         let task = node.task();
-        let found = match task.find(cx).await {
+        let found = match found {
             Ok(f) => f,
             Err(e)
                 if node.lifecycle() == Lifecycle::WarnIfInsufficientAccess && !e.is_retryable() =>
             {
                 tracing::warn!(task = %node.key(), error = %e, "lookup failed; continuing (WarnIfInsufficientAccess)");
-                let mut item = evaluate(
+                let mut item = match evaluate(
                     node.key(),
                     Lifecycle::Ignore,
                     node.fields(),
                     None,
                     &NoResolver,
-                )?;
+                ) {
+                    Ok(item) => item,
+                    Err(e) => return Settled::Done(Err(e)),
+                };
                 item.lifecycle = node.lifecycle();
                 item.reason =
                     format!("lookup failed, skipped (WarnIfInsufficientAccess): {e}").into();
-                return Ok(item);
+                return Settled::Done(Ok(item));
             }
-            Err(e) => return Err(e),
+            Err(e) => return Settled::Done(Err(e)),
         };
-        let item = cx.results.with_map(|map| {
+        let item = match results.with_map(|map| {
             evaluate(
                 node.key(),
                 node.lifecycle(),
@@ -583,34 +644,89 @@ impl Executor {
                 found.as_ref(),
                 map,
             )
-        })?;
+        }) {
+            Ok(item) => item,
+            Err(e) => return Settled::Done(Err(e)),
+        };
         let changing = matches!(item.action, Action::Create | Action::Update);
         if changing {
             // Validated in plan mode too, so a dry run reports e.g. an immutable field.
-            task.check_changes(found.as_ref(), &item.changes)?;
+            if let Err(e) = task.check_changes(found.as_ref(), &item.changes) {
+                return Settled::Done(Err(e));
+            }
+            if mode == Mode::Apply {
+                return Settled::Apply(found, item);
+            }
         }
-        let applied = if mode == Mode::Apply && changing {
-            let change = Change {
-                kind: if found.is_some() {
-                    ChangeKind::Update
-                } else {
-                    ChangeKind::Create
-                },
-                expected: node.fields(),
-                actual: found.as_ref(),
-                changes: &item.changes,
-            };
-            Some(task.apply(cx, &change).await?)
-        } else {
-            None
+        if let Some(found) = found
+            && !found.outputs.is_empty()
+        {
+            results.insert(node.key().clone(), found.outputs);
+        }
+        Settled::Done(Ok(item))
+    }
+
+    /// One attempt of a task, continuing from `head` when the first attempt got that far
+    /// before the task became a future.
+    async fn attempt<C: ?Sized + Sync>(
+        &self,
+        node: &Node<C>,
+        cx: &Context<'_, C>,
+        mode: Mode,
+        head: Option<Head<'_>>,
+    ) -> Result<PlanItem> {
+        let task = node.task();
+        let (found, item) = match head {
+            Some(Head::Found(found, item)) => (found, item),
+            Some(Head::Failed(e)) => return Err(e),
+            head => {
+                let found = match head {
+                    Some(Head::Started(lookup)) => lookup.await,
+                    _ => task.find(cx).await,
+                };
+                match self.settle(node, cx.results, mode, found) {
+                    Settled::Done(outcome) => return outcome,
+                    Settled::Apply(found, item) => (found, item),
+                }
+            }
         };
+        let change = Change {
+            kind: if found.is_some() {
+                ChangeKind::Update
+            } else {
+                ChangeKind::Create
+            },
+            expected: node.fields(),
+            actual: found.as_ref(),
+            changes: &item.changes,
+        };
+        let applied = task.apply(cx, &change).await?;
         let mut outputs = found.map(|f| f.outputs).unwrap_or_default();
-        if let Some(applied) = applied {
-            outputs.merge(applied);
-        }
+        outputs.merge(applied);
         if !outputs.is_empty() {
             cx.results.insert(node.key().clone(), outputs);
         }
         Ok(item)
     }
+}
+
+/// A task's first lookup, boxed.
+type LookupFuture<'f> = Pin<Box<dyn Future<Output = Result<Option<Found>>> + Send + 'f>>;
+
+/// How far a task's first attempt got before the task became a future.
+enum Head<'f> {
+    /// Its lookup is under way.
+    Started(LookupFuture<'f>),
+    /// Its object was found (or not) and its item made; the change is to be applied.
+    Found(Option<Found>, PlanItem),
+    /// It failed with a retryable error.
+    Failed(Error),
+}
+
+/// What a finished lookup leaves to do.
+enum Settled {
+    /// Nothing: the task's outcome.
+    Done(Result<PlanItem>),
+    /// Apply the item's change to what was found.
+    Apply(Option<Found>, PlanItem),
 }
