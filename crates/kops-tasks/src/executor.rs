@@ -10,11 +10,11 @@
 //! returns while a task is in flight. Each task runs in a `tracing` span `task` with
 //! fields `kind` and `name`.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::Arc;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -246,14 +246,6 @@ pub struct Executor {
     opts: ExecutorOptions,
 }
 
-enum State {
-    Waiting,
-    Running,
-    Ok,
-    Failed,
-    Skipped(TaskKey),
-}
-
 impl Executor {
     /// An executor with these options.
     pub fn new(opts: ExecutorOptions) -> Self {
@@ -290,25 +282,37 @@ impl Executor {
         results: &Results,
     ) -> Report {
         let total = graph.len();
-        let mut state: Vec<State> = (0..total).map(|_| State::Waiting).collect();
-        let mut pending: Vec<usize> = (0..total).map(|i| graph.dependencies(i).len()).collect();
+        // Each task that failed or was skipped, with the failed task at the root of it;
+        // only looked at once something failed.
+        let mut blocking: HashMap<usize, TaskKey> = HashMap::new();
+        // Unfinished dependencies of each task (u32: half the memory touched at random).
+        let mut pending: Vec<u32> = (0..total)
+            .map(|i| u32::try_from(graph.dependencies(i).len()).unwrap_or(u32::MAX))
+            .collect();
         let mut ready: VecDeque<usize> = graph
             .topological_order()
             .iter()
             .copied()
             .filter(|&i| pending[i] == 0)
             .collect();
+        // The context of each task's first attempt, in the order the tasks start: it must
+        // outlive the task's lookup, which may be kept among the tasks in flight. Filled
+        // one after another, so the contexts of tasks started together lie together.
+        let first_contexts: Vec<OnceLock<Context<'_, C>>> =
+            (0..total).map(|_| OnceLock::new()).collect();
+        let mut started = 0usize;
         let mut in_flight = FuturesUnordered::new();
         let mut done = 0usize;
         let mut report = Report::default();
-        // Each finished task's item in its node's place: nodes are sorted by key, so the
-        // items come out in the plan's order.
-        let mut items: Vec<Option<PlanItem>> = Vec::with_capacity(total);
-        items.resize_with(total, || None);
+        // Finished tasks' items in the order they finished (written one after another),
+        // and where each node's item is among them: nodes are sorted by key, so the items
+        // taken in node order come out in the plan's order.
+        let mut finished: Vec<Option<PlanItem>> = Vec::with_capacity(total);
+        let mut item_of: Vec<usize> = vec![usize::MAX; total];
         results.reserve(total);
         let concurrency = self.opts.concurrency.max(1);
 
-        let release = |i: usize, pending: &mut Vec<usize>, ready: &mut VecDeque<usize>| {
+        let release = |i: usize, pending: &mut Vec<u32>, ready: &mut VecDeque<usize>| {
             for &d in graph.dependents(i) {
                 pending[d] -= 1;
                 if pending[d] == 0 {
@@ -323,11 +327,14 @@ impl Executor {
             let mut finished_now = None;
             while in_flight.len() < concurrency {
                 let Some(i) = ready.pop_front() else { break };
-                let blocked = graph.dependencies(i).iter().find_map(|&d| match &state[d] {
-                    State::Failed => graph.node(d).map(|n| n.key().clone()),
-                    State::Skipped(root) => Some(root.clone()),
-                    _ => None,
-                });
+                let blocked = if blocking.is_empty() {
+                    None
+                } else {
+                    graph
+                        .dependencies(i)
+                        .iter()
+                        .find_map(|d| blocking.get(d).cloned())
+                };
                 let Some(node) = graph.node(i) else { continue };
                 if let Some(root) = blocked {
                     done += 1;
@@ -338,11 +345,10 @@ impl Executor {
                         total,
                     });
                     report.skipped.push((node.key().clone(), root.clone()));
-                    state[i] = State::Skipped(root);
+                    blocking.insert(i, root);
                     release(i, &mut pending, &mut ready);
                     continue;
                 }
-                state[i] = State::Running;
                 let running = in_flight.len() + 1;
                 self.emit(|| Event::Started {
                     key: node.key().clone(),
@@ -359,7 +365,18 @@ impl Executor {
                 // The first attempt's lookup is polled once here; a task it finishes is
                 // settled at once, without a future of its own. Only a task that has to
                 // wait, apply, or retry becomes a future among those in flight.
-                let mut first = self.first_find(node, cloud, results);
+                let cx = first_contexts.get(started).map(|slot| {
+                    slot.get_or_init(|| Context {
+                        cloud,
+                        key: node.key(),
+                        results,
+                        clock: self.opts.clock.as_ref(),
+                        attempt: 1,
+                    })
+                });
+                started += 1;
+                let Some(cx) = cx else { continue };
+                let mut first = node.task().find(cx);
                 let polled = std::future::poll_fn(|tcx| {
                     let _in_span = span.enter();
                     Poll::Ready(first.as_mut().poll(tcx))
@@ -396,14 +413,14 @@ impl Executor {
             let ok = outcome.is_ok();
             match outcome {
                 Ok(item) => {
-                    state[i] = State::Ok;
-                    if let Some(slot) = items.get_mut(i) {
-                        *slot = Some(item);
+                    if let Some(slot) = item_of.get_mut(i) {
+                        *slot = finished.len();
+                        finished.push(Some(item));
                     }
                 }
                 Err(e) => {
                     tracing::warn!(task = %node.key(), error = %e, "task failed");
-                    state[i] = State::Failed;
+                    blocking.insert(i, node.key().clone());
                     report.failed.push((node.key().clone(), e));
                 }
             }
@@ -418,7 +435,10 @@ impl Executor {
             release(i, &mut pending, &mut ready);
         }
         report.plan = Plan {
-            items: items.into_iter().flatten().collect(),
+            items: item_of
+                .iter()
+                .filter_map(|&k| finished.get_mut(k).and_then(Option::take))
+                .collect(),
             warnings: Vec::new(),
         };
         report.failed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -553,26 +573,6 @@ impl Executor {
             None,
             &NoResolver,
         )
-    }
-
-    /// The first attempt's lookup, as a future of its own (small: the context and the
-    /// task's future), so that it can be polled once and, if it has to wait, kept.
-    fn first_find<'f, C: ?Sized + Sync>(
-        &'f self,
-        node: &'f Node<C>,
-        cloud: &'f C,
-        results: &'f Results,
-    ) -> LookupFuture<'f> {
-        Box::pin(async move {
-            let cx = Context {
-                cloud,
-                key: node.key(),
-                results,
-                clock: self.opts.clock.as_ref(),
-                attempt: 1,
-            };
-            node.task().find(&cx).await
-        })
     }
 
     /// A task that did not finish at its first poll: the rest of its first attempt
@@ -710,7 +710,7 @@ impl Executor {
     }
 }
 
-/// A task's first lookup, boxed.
+/// A task's lookup (as [`crate::Task::find`] returns it).
 type LookupFuture<'f> = Pin<Box<dyn Future<Output = Result<Option<Found>>> + Send + 'f>>;
 
 /// How far a task's first attempt got before the task became a future.
