@@ -10,9 +10,11 @@
 //! returns while a task is in flight. Each task runs in a `tracing` span `task` with
 //! fields `kind` and `name`.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -29,7 +31,7 @@ use crate::key::TaskKey;
 use crate::lifecycle::Lifecycle;
 use crate::plan::{Action, Plan, PlanItem, evaluate};
 use crate::retry::RetryPolicy;
-use crate::task::{Change, ChangeKind, Context, Deleter, OwnedObject, Results};
+use crate::task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Results};
 
 /// A progress event, for callers to display.
 #[derive(Clone, Debug, PartialEq)]
@@ -244,14 +246,6 @@ pub struct Executor {
     opts: ExecutorOptions,
 }
 
-enum State {
-    Waiting,
-    Running,
-    Ok,
-    Failed,
-    Skipped(TaskKey),
-}
-
 impl Executor {
     /// An executor with these options.
     pub fn new(opts: ExecutorOptions) -> Self {
@@ -288,25 +282,37 @@ impl Executor {
         results: &Results,
     ) -> Report {
         let total = graph.len();
-        let mut state: Vec<State> = (0..total).map(|_| State::Waiting).collect();
-        let mut pending: Vec<usize> = (0..total).map(|i| graph.dependencies(i).len()).collect();
+        // Each task that failed or was skipped, with the failed task at the root of it;
+        // only looked at once something failed.
+        let mut blocking: HashMap<usize, TaskKey> = HashMap::new();
+        // Unfinished dependencies of each task (u32: half the memory touched at random).
+        let mut pending: Vec<u32> = (0..total)
+            .map(|i| u32::try_from(graph.dependencies(i).len()).unwrap_or(u32::MAX))
+            .collect();
         let mut ready: VecDeque<usize> = graph
             .topological_order()
             .iter()
             .copied()
             .filter(|&i| pending[i] == 0)
             .collect();
+        // The context of each task's first attempt, in the order the tasks start: it must
+        // outlive the task's lookup, which may be kept among the tasks in flight. Filled
+        // one after another, so the contexts of tasks started together lie together.
+        let first_contexts: Vec<OnceLock<Context<'_, C>>> =
+            (0..total).map(|_| OnceLock::new()).collect();
+        let mut started = 0usize;
         let mut in_flight = FuturesUnordered::new();
         let mut done = 0usize;
         let mut report = Report::default();
-        // Each finished task's item in its node's place: nodes are sorted by key, so the
-        // items come out in the plan's order.
-        let mut items: Vec<Option<PlanItem>> = Vec::with_capacity(total);
-        items.resize_with(total, || None);
+        // Finished tasks' items in the order they finished (written one after another),
+        // and where each node's item is among them: nodes are sorted by key, so the items
+        // taken in node order come out in the plan's order.
+        let mut finished: Vec<Option<PlanItem>> = Vec::with_capacity(total);
+        let mut item_of: Vec<usize> = vec![usize::MAX; total];
         results.reserve(total);
         let concurrency = self.opts.concurrency.max(1);
 
-        let release = |i: usize, pending: &mut Vec<usize>, ready: &mut VecDeque<usize>| {
+        let release = |i: usize, pending: &mut Vec<u32>, ready: &mut VecDeque<usize>| {
             for &d in graph.dependents(i) {
                 pending[d] -= 1;
                 if pending[d] == 0 {
@@ -321,11 +327,14 @@ impl Executor {
             let mut finished_now = None;
             while in_flight.len() < concurrency {
                 let Some(i) = ready.pop_front() else { break };
-                let blocked = graph.dependencies(i).iter().find_map(|&d| match &state[d] {
-                    State::Failed => graph.node(d).map(|n| n.key().clone()),
-                    State::Skipped(root) => Some(root.clone()),
-                    _ => None,
-                });
+                let blocked = if blocking.is_empty() {
+                    None
+                } else {
+                    graph
+                        .dependencies(i)
+                        .iter()
+                        .find_map(|d| blocking.get(d).cloned())
+                };
                 let Some(node) = graph.node(i) else { continue };
                 if let Some(root) = blocked {
                     done += 1;
@@ -336,11 +345,10 @@ impl Executor {
                         total,
                     });
                     report.skipped.push((node.key().clone(), root.clone()));
-                    state[i] = State::Skipped(root);
+                    blocking.insert(i, root);
                     release(i, &mut pending, &mut ready);
                     continue;
                 }
-                state[i] = State::Running;
                 let running = in_flight.len() + 1;
                 self.emit(|| Event::Started {
                     key: node.key().clone(),
@@ -348,16 +356,50 @@ impl Executor {
                     done,
                     total,
                 });
+                if node.lifecycle() == Lifecycle::Ignore {
+                    finished_now = Some((i, self.ignored(node)));
+                    break;
+                }
                 let span =
                     tracing::info_span!("task", kind = node.key().kind(), name = node.key().name());
-                let mut fut = Box::pin(self.run_node(node, cloud, mode, results).instrument(span));
-                match futures::poll!(fut.as_mut()) {
-                    Poll::Ready(outcome) => {
-                        finished_now = Some((i, outcome));
-                        break;
+                // The first attempt's lookup is polled once here; a task it finishes is
+                // settled at once, without a future of its own. Only a task that has to
+                // wait, apply, or retry becomes a future among those in flight.
+                let cx = first_contexts.get(started).map(|slot| {
+                    slot.get_or_init(|| Context {
+                        cloud,
+                        key: node.key(),
+                        results,
+                        clock: self.opts.clock.as_ref(),
+                        attempt: 1,
+                    })
+                });
+                started += 1;
+                let Some(cx) = cx else { continue };
+                let mut first = node.task().find(cx);
+                let polled = std::future::poll_fn(|tcx| {
+                    let _in_span = span.enter();
+                    Poll::Ready(first.as_mut().poll(tcx))
+                })
+                .await;
+                let head = match polled {
+                    Poll::Pending => Head::Started(first),
+                    Poll::Ready(found) => {
+                        drop(first);
+                        match span.in_scope(|| self.settle(node, results, mode, found)) {
+                            Settled::Apply(found, item) => Head::Found(found, item),
+                            Settled::Done(Err(e)) if e.is_retryable() => Head::Failed(e),
+                            Settled::Done(outcome) => {
+                                finished_now = Some((i, outcome));
+                                break;
+                            }
+                        }
                     }
-                    Poll::Pending => in_flight.push(async move { (i, fut.await) }),
-                }
+                };
+                in_flight.push(
+                    self.run_slow(i, node, cloud, mode, results, head)
+                        .instrument(span),
+                );
             }
             let (i, outcome) = match finished_now {
                 Some(finished) => finished,
@@ -371,14 +413,14 @@ impl Executor {
             let ok = outcome.is_ok();
             match outcome {
                 Ok(item) => {
-                    state[i] = State::Ok;
-                    if let Some(slot) = items.get_mut(i) {
-                        *slot = Some(item);
+                    if let Some(slot) = item_of.get_mut(i) {
+                        *slot = finished.len();
+                        finished.push(Some(item));
                     }
                 }
                 Err(e) => {
                     tracing::warn!(task = %node.key(), error = %e, "task failed");
-                    state[i] = State::Failed;
+                    blocking.insert(i, node.key().clone());
                     report.failed.push((node.key().clone(), e));
                 }
             }
@@ -393,7 +435,10 @@ impl Executor {
             release(i, &mut pending, &mut ready);
         }
         report.plan = Plan {
-            items: items.into_iter().flatten().collect(),
+            items: item_of
+                .iter()
+                .filter_map(|&k| finished.get_mut(k).and_then(Option::take))
+                .collect(),
             warnings: Vec::new(),
         };
         report.failed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -464,9 +509,14 @@ impl Executor {
         Fut: std::future::Future<Output = Result<T>>,
     {
         let clock = self.opts.clock.as_ref();
-        let policy = self.opts.retry_policy();
-        let salt = crate::retry::salt_of(&key.to_string());
-        let deadline = clock.now() + self.opts.task_deadline;
+        // What only a retry or a wait needs (the policy, the key's jitter salt, the
+        // deadline) is made when first needed: most tasks finish in one attempt that
+        // completes when first polled. The deadline counts from the first attempt that
+        // had to wait or failed (the first poll itself does not wait).
+        let mut policy: Option<RetryPolicy> = None;
+        let mut deadline: Option<Duration> = None;
+        let mut deadline_of =
+            || *deadline.get_or_insert_with(|| clock.now() + self.opts.task_deadline);
         let exceeded = |last_error: Option<String>| Error::DeadlineExceeded {
             key: key.clone(),
             after: self.opts.task_deadline,
@@ -482,7 +532,7 @@ impl Executor {
             let outcome = match futures::poll!(fut.as_mut()) {
                 Poll::Ready(r) => r,
                 Poll::Pending => {
-                    let remaining = deadline.saturating_sub(clock.now());
+                    let remaining = deadline_of().saturating_sub(clock.now());
                     match select(fut, clock.sleep(remaining)).await {
                         Either::Left((r, _)) => r,
                         Either::Right(_) => return Err(exceeded(last_error)),
@@ -491,9 +541,13 @@ impl Executor {
             };
             match outcome {
                 Ok(v) => return Ok(v),
-                Err(e) if e.is_retryable() && policy.allows(attempt) => {
-                    let delay = policy.delay(attempt, salt);
-                    if clock.now() + delay >= deadline {
+                Err(e) => {
+                    let policy = policy.get_or_insert_with(|| self.opts.retry_policy());
+                    if !(e.is_retryable() && policy.allows(attempt)) {
+                        return Err(e);
+                    }
+                    let delay = policy.delay(attempt, crate::retry::salt_of(key.as_str()));
+                    if clock.now() + delay >= deadline_of() {
                         return Err(exceeded(Some(e.to_string())));
                     }
                     tracing::debug!(task = %key, attempt, ?delay, error = %e, "retrying");
@@ -506,68 +560,83 @@ impl Executor {
                     last_error = Some(e.to_string());
                     clock.sleep(delay).await;
                 }
-                Err(e) => return Err(e),
             }
         }
     }
 
-    async fn run_node<C: ?Sized + Sync>(
-        &self,
-        node: &Node<C>,
-        cloud: &C,
-        mode: Mode,
-        results: &Results,
-    ) -> Result<PlanItem> {
-        if node.lifecycle() == Lifecycle::Ignore {
-            return evaluate(
-                node.key(),
-                node.lifecycle(),
-                node.fields(),
-                None,
-                &NoResolver,
-            );
-        }
-        self.with_retries(node.key(), |attempt| {
-            let cx = Context {
-                cloud,
-                key: node.key(),
-                results,
-                clock: self.opts.clock.as_ref(),
-                attempt,
-            };
-            async move { self.attempt(node, &cx, mode).await }
-        })
-        .await
+    /// The item of a task whose lifecycle is `Ignore` (no lookup).
+    fn ignored<C: ?Sized + Sync>(&self, node: &Node<C>) -> Result<PlanItem> {
+        evaluate(
+            node.key(),
+            node.lifecycle(),
+            node.fields(),
+            None,
+            &NoResolver,
+        )
     }
 
-    async fn attempt<C: ?Sized + Sync>(
+    /// A task that did not finish at its first poll: the rest of its first attempt
+    /// (`head`), then further attempts under the retry rules.
+    async fn run_slow<'f, C: ?Sized + Sync>(
+        &'f self,
+        i: usize,
+        node: &'f Node<C>,
+        cloud: &'f C,
+        mode: Mode,
+        results: &'f Results,
+        head: Head<'f>,
+    ) -> (usize, Result<PlanItem>) {
+        let mut head = Some(head);
+        let outcome = self
+            .with_retries(node.key(), |attempt| {
+                let head = head.take();
+                let cx = Context {
+                    cloud,
+                    key: node.key(),
+                    results,
+                    clock: self.opts.clock.as_ref(),
+                    attempt,
+                };
+                async move { self.attempt(node, &cx, mode, head).await }
+            })
+            .await;
+        (i, outcome)
+    }
+
+    /// What a finished lookup means: the item (outputs recorded) unless the change has
+    /// to be applied first.
+    fn settle<C: ?Sized + Sync>(
         &self,
         node: &Node<C>,
-        cx: &Context<'_, C>,
+        results: &Results,
         mode: Mode,
-    ) -> Result<PlanItem> {
+        found: Result<Option<Found>>,
+    ) -> Settled {
         let task = node.task();
-        let found = match task.find(cx).await {
+        let found = match found {
             Ok(f) => f,
             Err(e)
                 if node.lifecycle() == Lifecycle::WarnIfInsufficientAccess && !e.is_retryable() =>
             {
                 tracing::warn!(task = %node.key(), error = %e, "lookup failed; continuing (WarnIfInsufficientAccess)");
-                let mut item = evaluate(
+                let mut item = match evaluate(
                     node.key(),
                     Lifecycle::Ignore,
                     node.fields(),
                     None,
                     &NoResolver,
-                )?;
+                ) {
+                    Ok(item) => item,
+                    Err(e) => return Settled::Done(Err(e)),
+                };
                 item.lifecycle = node.lifecycle();
                 item.reason =
                     format!("lookup failed, skipped (WarnIfInsufficientAccess): {e}").into();
-                return Ok(item);
+                return Settled::Done(Ok(item));
             }
-            Err(e) => return Err(e),
+            Err(e) => return Settled::Done(Err(e)),
         };
-        let item = cx.results.with_map(|map| {
+        let item = match results.with_map(|map| {
             evaluate(
                 node.key(),
                 node.lifecycle(),
@@ -575,34 +644,89 @@ impl Executor {
                 found.as_ref(),
                 map,
             )
-        })?;
+        }) {
+            Ok(item) => item,
+            Err(e) => return Settled::Done(Err(e)),
+        };
         let changing = matches!(item.action, Action::Create | Action::Update);
         if changing {
             // Validated in plan mode too, so a dry run reports e.g. an immutable field.
-            task.check_changes(found.as_ref(), &item.changes)?;
+            if let Err(e) = task.check_changes(found.as_ref(), &item.changes) {
+                return Settled::Done(Err(e));
+            }
+            if mode == Mode::Apply {
+                return Settled::Apply(found, item);
+            }
         }
-        let applied = if mode == Mode::Apply && changing {
-            let change = Change {
-                kind: if found.is_some() {
-                    ChangeKind::Update
-                } else {
-                    ChangeKind::Create
-                },
-                expected: node.fields(),
-                actual: found.as_ref(),
-                changes: &item.changes,
-            };
-            Some(task.apply(cx, &change).await?)
-        } else {
-            None
+        if let Some(found) = found
+            && !found.outputs.is_empty()
+        {
+            results.insert(node.key().clone(), found.outputs);
+        }
+        Settled::Done(Ok(item))
+    }
+
+    /// One attempt of a task, continuing from `head` when the first attempt got that far
+    /// before the task became a future.
+    async fn attempt<C: ?Sized + Sync>(
+        &self,
+        node: &Node<C>,
+        cx: &Context<'_, C>,
+        mode: Mode,
+        head: Option<Head<'_>>,
+    ) -> Result<PlanItem> {
+        let task = node.task();
+        let (found, item) = match head {
+            Some(Head::Found(found, item)) => (found, item),
+            Some(Head::Failed(e)) => return Err(e),
+            head => {
+                let found = match head {
+                    Some(Head::Started(lookup)) => lookup.await,
+                    _ => task.find(cx).await,
+                };
+                match self.settle(node, cx.results, mode, found) {
+                    Settled::Done(outcome) => return outcome,
+                    Settled::Apply(found, item) => (found, item),
+                }
+            }
         };
+        let change = Change {
+            kind: if found.is_some() {
+                ChangeKind::Update
+            } else {
+                ChangeKind::Create
+            },
+            expected: node.fields(),
+            actual: found.as_ref(),
+            changes: &item.changes,
+        };
+        let applied = task.apply(cx, &change).await?;
         let mut outputs = found.map(|f| f.outputs).unwrap_or_default();
-        if let Some(applied) = applied {
-            outputs.merge(applied);
-        }
+        outputs.merge(applied);
         if !outputs.is_empty() {
             cx.results.insert(node.key().clone(), outputs);
         }
         Ok(item)
     }
+}
+
+/// A task's lookup (as [`crate::Task::find`] returns it).
+type LookupFuture<'f> = Pin<Box<dyn Future<Output = Result<Option<Found>>> + Send + 'f>>;
+
+/// How far a task's first attempt got before the task became a future.
+enum Head<'f> {
+    /// Its lookup is under way.
+    Started(LookupFuture<'f>),
+    /// Its object was found (or not) and its item made; the change is to be applied.
+    Found(Option<Found>, PlanItem),
+    /// It failed with a retryable error.
+    Failed(Error),
+}
+
+/// What a finished lookup leaves to do.
+enum Settled {
+    /// Nothing: the task's outcome.
+    Done(Result<PlanItem>),
+    /// Apply the item's change to what was found.
+    Apply(Option<Found>, PlanItem),
 }

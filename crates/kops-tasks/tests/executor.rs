@@ -469,3 +469,16 @@ fn never_returns_while_a_task_is_in_flight() {
         .count();
     assert_eq!((started, finished), (7, 7));
 }
+
+#[test]
+fn runs_are_send_so_they_can_be_spawned() {
+    fn assert_send<T: Send>(_: &T) {}
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new();
+    let graph = TaskGraph::build(network()).unwrap();
+    let results = kops_tasks::Results::new();
+    assert_send(&exec.plan(&graph, &cloud));
+    assert_send(&exec.apply(&graph, &cloud));
+    assert_send(&exec.run(&graph, &cloud, kops_tasks::Mode::Plan, &results));
+}
