@@ -16,8 +16,8 @@ use anyhow::{Context as _, anyhow, bail};
 use kops_api::v1alpha2;
 use kops_cloud_gce::cache::ListCache;
 use kops_cloud_gce::cloud::{
-    CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ProjectInfo, Resource,
-    ResourceCloud, UpdateRequest,
+    CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone, ProjectInfo,
+    Resource, ResourceCloud, UpdateRequest,
 };
 use kops_cloud_gce::rest::{RestConfig, RestGce};
 use kops_model::aws::DiscoverOptions;
@@ -111,6 +111,9 @@ impl GceCloud for JournaledGce {
     }
     async fn zones(&self) -> CloudResult<Vec<String>> {
         self.inner.zones().await
+    }
+    async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>> {
+        self.inner.managed_zones().await
     }
 }
 

@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 
 use crate::cloud::{
-    CLUSTER_LABEL, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ProjectInfo,
-    Resource, ResourceCloud, TagFilter, UpdateRequest, safe_cluster_name,
+    CLUSTER_LABEL, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone,
+    ProjectInfo, Resource, ResourceCloud, TagFilter, UpdateRequest, safe_cluster_name,
 };
 
 type R = GceResourceType;
@@ -213,5 +213,9 @@ impl<C: GceCloud + ?Sized> GceCloud for ListCache<C> {
         let z = self.inner.zones().await?;
         *self.zones.lock().unwrap_or_else(|e| e.into_inner()) = Some(z.clone());
         Ok(z)
+    }
+
+    async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>> {
+        self.inner.managed_zones().await
     }
 }

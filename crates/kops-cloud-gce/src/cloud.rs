@@ -566,6 +566,29 @@ impl ProjectInfo {
     }
 }
 
+/// A Cloud DNS managed zone, as far as choosing a cluster's zone needs it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ManagedZone {
+    /// The zone's numeric ID, as text (`1`); kOps stores it as `spec.dnsZone`.
+    pub id: String,
+    /// The zone's DNS name (`example.com.`).
+    pub dns_name: String,
+    /// Whether the zone's visibility is private.
+    pub private: bool,
+}
+
+impl ManagedZone {
+    /// A zone with this ID, DNS name and visibility.
+    pub fn new(id: impl Into<String>, dns_name: impl Into<String>, private: bool) -> Self {
+        ManagedZone {
+            id: id.into(),
+            dns_name: dns_name.into(),
+            private,
+        }
+    }
+}
+
 /// The GCE operations the model's tasks need, for one region of one project: the generic
 /// resource operations of [`ResourceCloud`] plus the project and the region's zones.
 ///
@@ -578,6 +601,10 @@ pub trait GceCloud: ResourceCloud<GceResourceType> {
 
     /// The zones of the region (names, sorted).
     async fn zones(&self) -> CloudResult<Vec<String>>;
+
+    /// The project's Cloud DNS managed zones (`dns.managedZones.list`), from which kOps
+    /// picks a cluster's `spec.dnsZone` when the spec names none.
+    async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>>;
 }
 
 /// Conveniences over [`GceCloud`], implemented for every cloud.

@@ -79,7 +79,7 @@ async fn gone(cloud: &dyn GceCloud, rt: R, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// The project, its region and zones.
+/// The project, its region and zones, and its Cloud DNS managed zones.
 pub async fn project_and_zones(cloud: &dyn GceCloud) -> Result<()> {
     let p = cloud.project().await?;
     assert!(!p.project.is_empty(), "empty project");
@@ -92,6 +92,20 @@ pub async fn project_and_zones(cloud: &dyn GceCloud) -> Result<()> {
             Some(p.region.as_str()),
             "zone {z} is not in region {}",
             p.region
+        );
+    }
+    // Cloud DNS: every managed zone has a numeric ID and a fully qualified DNS name.
+    for z in cloud.managed_zones().await? {
+        assert!(
+            !z.id.is_empty() && z.id.bytes().all(|b| b.is_ascii_digit()),
+            "managed zone {} has ID {:?}",
+            z.dns_name,
+            z.id
+        );
+        assert!(
+            z.dns_name.ends_with('.'),
+            "managed zone name {:?}",
+            z.dns_name
         );
     }
     Ok(())

@@ -111,12 +111,30 @@ pub(crate) fn etcd_manager_manifest(
         format!("--peer-urls=https://__name__:{peer}"),
         format!("--quarantine-client-urls=https://__name__:{quarantine}"),
         format!("--v={}", manager.and_then(|m| m.log_level).unwrap_or(6)),
-        format!("--volume-name-tag=k8s.io/etcd/{name}"),
-        "--volume-provider=aws".to_owned(),
-        format!("--volume-tag=k8s.io/etcd/{name}"),
-        "--volume-tag=k8s.io/role/control-plane=1".to_owned(),
-        format!("--volume-tag=kubernetes.io/cluster/{cluster}=owned"),
     ];
+    // How etcd-manager finds its volumes: by the labels the GCE model puts on the etcd
+    // disks (dashes, the cluster label's value the safe cluster name), else by AWS tags.
+    if ctx.cluster.spec.cloud_provider.gce.is_some() {
+        flags.extend([
+            format!("--volume-name-tag=k8s-io-etcd-{name}"),
+            "--volume-provider=gce".to_owned(),
+            format!(
+                "--volume-tag={}={}",
+                kops_cloud_gce::cloud::CLUSTER_LABEL,
+                crate::gce::naming::safe_cluster_name(cluster)
+            ),
+            format!("--volume-tag=k8s-io-etcd-{name}"),
+            "--volume-tag=k8s-io-role-master=master".to_owned(),
+        ]);
+    } else {
+        flags.extend([
+            format!("--volume-name-tag=k8s.io/etcd/{name}"),
+            "--volume-provider=aws".to_owned(),
+            format!("--volume-tag=k8s.io/etcd/{name}"),
+            "--volume-tag=k8s.io/role/control-plane=1".to_owned(),
+            format!("--volume-tag=kubernetes.io/cluster/{cluster}=owned"),
+        ]);
+    }
     flags.sort();
     let mut env: Vec<(String, String)> = Vec::new();
     if ctx.cluster.spec.cloud_provider.aws.is_some() {

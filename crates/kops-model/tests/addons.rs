@@ -791,6 +791,73 @@ fn gce_addons_apply_as_a_set() {
     check_set("gce", &files);
 }
 
+/// kOps' GCE branches of two shared builders: cluster-autoscaler gets one node group per
+/// zonal managed instance group (sizes split across the zones; a zone whose share of the
+/// maximum is zero left out), and etcd-manager finds its disks by their GCE labels.
+#[test]
+fn gce_autoscaler_groups_are_zonal_migs_and_etcd_finds_gce_disks() {
+    let yaml = gce_cluster_yaml("ca-gce.example.org")
+        .replace(
+            "  cloudProvider: gce\n",
+            "  cloudProvider: gce\n  clusterAutoscaler: {enabled: true}\n",
+        )
+        .replace(
+            "minSize: 1, maxSize: 2, subnets: [us-test1], zones: [us-test1-a]",
+            "minSize: 1, maxSize: 2, subnets: [us-test1], zones: [us-test1-a, us-test1-b, us-test1-c]",
+        );
+    let mut cluster = None;
+    let mut groups = Vec::new();
+    for o in manifest::parse(yaml.as_bytes(), "cluster.yaml").unwrap() {
+        match o {
+            Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c).unwrap()),
+            Object::InstanceGroup(ig) => groups.push(internal::InstanceGroup::from(&ig)),
+            _ => {}
+        }
+    }
+    let (cluster, groups) =
+        populate(&cluster.unwrap(), &groups, &PopulateOptions::default()).unwrap();
+    let mut cc = kops_model::ClusterContext::new(cluster, groups, "us-test1");
+    cc.ensure_keysets(std::time::SystemTime::now()).unwrap();
+    let ctx = GceModelContext::new(cc).unwrap();
+    let out = kops_model::gce::render_terraform(&ctx, &Default::default()).unwrap();
+    let file = |part: &str| {
+        out.files
+            .iter()
+            .find(|(k, _)| k.contains(part))
+            .map(|(_, v)| String::from_utf8(v.clone()).unwrap())
+            .unwrap_or_else(|| panic!("no {part} file"))
+    };
+    let ca = file("cluster-autoscaler.addons.k8s.io");
+    let nodes: Vec<&str> = ca
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("- --nodes="))
+        .collect();
+    let mig = |z: &str| {
+        format!(
+            "https://www.googleapis.com/compute/v1/projects/testproject/zones/us-test1-{z}/instanceGroups/{z}-nodes-ca-gce-example-org"
+        )
+    };
+    assert_eq!(
+        nodes,
+        [
+            format!("- --nodes=1:1:{}", mig("a")),
+            format!("- --nodes=0:1:{}", mig("b")),
+        ]
+    );
+    let etcd = file("manifests-etcdmanager-main-cp");
+    for flag in [
+        "--volume-provider=gce",
+        "--volume-name-tag=k8s-io-etcd-main",
+        "--volume-tag=k8s-io-cluster-name=ca-gce-example-org",
+        "--volume-tag=k8s-io-etcd-main",
+        "--volume-tag=k8s-io-role-master=master",
+    ] {
+        assert!(etcd.contains(flag), "{flag} missing from {etcd}");
+    }
+    assert!(!etcd.contains("--volume-tag=k8s.io/"), "{etcd}");
+}
+
 #[test]
 fn kuberouter_applies_as_a_set() {
     let (_, files) = addon_files(&cluster_yaml(

@@ -469,3 +469,34 @@ async fn lists_follow_pages() -> anyhow::Result<()> {
     assert_eq!(fake.calls().get("compute.networks.list"), Some(&3));
     Ok(())
 }
+
+/// kOps' `FindDNSHostedZone` on GCE: a cluster that publishes DNS records and names no
+/// `dnsZone` gets the ID of the project's managed zone whose name ends the cluster name
+/// (both fakes hold `example.com.` with ID 1, as kOps' fake Cloud DNS); a cluster with
+/// DNS `None` asks nothing; no matching zone is an error naming `spec.dnsZone`.
+async fn dns_zone_defaults(run: Run) -> anyhow::Result<()> {
+    let ctx = Box::pin(run.ctx(&spec("dns-gce.example.com", "public", 1), None)).await?;
+    assert_eq!(ctx.cluster.spec.dns_zone.as_deref(), Some("1"));
+    assert_eq!(run.backend.calls().get("dns.managedZones.list"), Some(&1));
+
+    let ctx = Box::pin(run.ctx(&spec("none-gce.example.com", "private", 1), None)).await?;
+    assert_eq!(ctx.cluster.spec.dns_zone, None);
+    assert_eq!(run.backend.calls().get("dns.managedZones.list"), Some(&1));
+
+    let err = Box::pin(run.ctx(&spec("dns-gce.example.org", "public", 1), None))
+        .await
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("a cluster outside every zone was accepted"))?;
+    assert!(format!("{err:#}").contains("spec.dnsZone"), "{err:#}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_dns_zone_defaults_to_the_matching_managed_zone() -> anyhow::Result<()> {
+    Box::pin(dns_zone_defaults(Run::mock())).await
+}
+
+#[tokio::test]
+async fn the_dns_zone_defaults_to_the_matching_managed_zone_over_rest() -> anyhow::Result<()> {
+    Box::pin(dns_zone_defaults(Run::rest().await?)).await
+}

@@ -33,8 +33,9 @@ use reqwest::Method;
 use serde_json::{Value as Json, json};
 
 use crate::cloud::{
-    CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ProjectInfo,
-    Resource, ResourceCloud, Scope, TagFilter, UpdateRequest, last_component, zone_to_region,
+    CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone,
+    ProjectInfo, Resource, ResourceCloud, Scope, TagFilter, UpdateRequest, last_component,
+    zone_to_region,
 };
 use convert::Ctx;
 pub use http::{CLOUD_PLATFORM_SCOPE, GoogleCredentials, RetryPolicy, StaticToken, TokenSource};
@@ -60,6 +61,7 @@ pub struct RestConfig {
     iam: String,
     crm: String,
     storage: String,
+    dns: String,
     token: Option<Arc<dyn TokenSource>>,
     retry: RetryPolicy,
     operation_timeout: Duration,
@@ -77,6 +79,7 @@ impl RestConfig {
             iam: "https://iam.googleapis.com/v1/".into(),
             crm: "https://cloudresourcemanager.googleapis.com/v1/".into(),
             storage: "https://storage.googleapis.com/storage/v1/".into(),
+            dns: "https://dns.googleapis.com/dns/v1/".into(),
             token: None,
             retry: RetryPolicy::default(),
             operation_timeout: Duration::from_secs(30 * 60),
@@ -93,13 +96,14 @@ impl RestConfig {
 
     /// Every API under one root (`http://127.0.0.1:PORT`): Compute at
     /// `<root>/compute/v1/`, IAM and Resource Manager at `<root>/v1/`, Storage at
-    /// `<root>/storage/v1/`.
+    /// `<root>/storage/v1/`, Cloud DNS at `<root>/dns/v1/`.
     pub fn with_endpoint(mut self, root: impl AsRef<str>) -> Self {
         let root = root.as_ref().trim_end_matches('/');
         self.compute = format!("{root}/compute/v1/");
         self.iam = format!("{root}/v1/");
         self.crm = format!("{root}/v1/");
         self.storage = format!("{root}/storage/v1/");
+        self.dns = format!("{root}/dns/v1/");
         self
     }
 
@@ -1297,5 +1301,27 @@ impl GceCloud for RestGce {
             .collect();
         zones.sort();
         Ok(zones)
+    }
+
+    async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>> {
+        let url = format!("{}projects/{}/managedZones", self.cfg.dns, self.cfg.project);
+        let items = self
+            .http
+            .list_pages(&url, &[], "managedZones", "dns.managedZones.list")
+            .await?;
+        Ok(items
+            .iter()
+            .filter_map(|z| {
+                // The API writes the uint64 ID as a string; accept a number too.
+                let id = match z.get("id")? {
+                    Json::String(s) => s.clone(),
+                    Json::Number(n) => n.to_string(),
+                    _ => return None,
+                };
+                let dns_name = z.get("dnsName").and_then(Json::as_str)?;
+                let private = z.get("visibility").and_then(Json::as_str) == Some("private");
+                Some(ManagedZone::new(id, dns_name, private))
+            })
+            .collect())
     }
 }

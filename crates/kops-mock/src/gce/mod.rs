@@ -15,6 +15,9 @@
 //! - **managed instance groups** report their `instance_group` link;
 //! - **deletes** refuse what others still use (a network with subnetworks or firewall
 //!   rules, a template a group uses) with `Conflict`;
+//! - **Cloud DNS** holds one public managed zone, `example.com.` with ID `1`, as kOps'
+//!   fake Cloud DNS does (its GCE integration tests get their `dnsZone: "1"` from it);
+//!   [`MockGce::set_managed_zones`] replaces it;
 //! - **calls** are counted per REST method (`compute.firewalls.list`), for API-call
 //!   budgets ([`MockGce::calls`], [`MockGce::total_calls`]).
 //!
@@ -44,8 +47,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use kops_cloud_gce::cloud::{
-    CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ProjectInfo,
-    Resource, ResourceCloud, Scope, UpdateRequest, last_component, self_link,
+    CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone,
+    ProjectInfo, Resource, ResourceCloud, Scope, UpdateRequest, last_component, self_link,
 };
 use kops_tasks::resource::immutable_changes;
 use serde_json::Value as Json;
@@ -59,6 +62,7 @@ struct State {
     serial: u64,
     next_external: u32,
     next_internal: BTreeMap<String, u32>,
+    managed_zones: Vec<ManagedZone>,
 }
 
 /// An in-memory GCE project in one region (module docs).
@@ -82,8 +86,16 @@ impl MockGce {
             project: project.into(),
             region,
             zones,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                managed_zones: vec![ManagedZone::new("1", "example.com.", false)],
+                ..State::default()
+            }),
         }
+    }
+
+    /// Replaces the project's Cloud DNS managed zones.
+    pub fn set_managed_zones(&self, zones: Vec<ManagedZone>) {
+        self.lock().managed_zones = zones;
     }
 
     /// The project's default compute service account.
@@ -492,5 +504,11 @@ impl GceCloud for MockGce {
         let mut s = self.lock();
         *s.calls.entry("compute.zones.list".into()).or_insert(0) += 1;
         Ok(self.zones.clone())
+    }
+
+    async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>> {
+        let mut s = self.lock();
+        *s.calls.entry("dns.managedZones.list".into()).or_insert(0) += 1;
+        Ok(s.managed_zones.clone())
     }
 }

@@ -22,6 +22,8 @@
 //!   `setTargetPools`, `resize`, `setTarget`, `addHealthCheck`, `removeHealthCheck`;
 //! - **errors** in Google's JSON shape (`{"error": {"code", "message", "errors":
 //!   [{"reason", "message", "domain"}]}}`), and injected faults ([`FakeGceApi::fail_next`]);
+//! - **Cloud DNS**: `GET /dns/v1/projects/<p>/managedZones` lists one public zone,
+//!   `example.com.` with ID `1` (as kOps' fake Cloud DNS);
 //! - **calls** counted per method (`compute.firewalls.list`).
 //!
 //! Simplifications: operations finish at once (the first wait answers `DONE`); a group's
@@ -66,6 +68,8 @@ struct Api {
     next_external: u32,
     next_internal: BTreeMap<String, u32>,
     page_size: usize,
+    /// Cloud DNS managed zones, as the API returns them.
+    managed_zones: Vec<Json>,
 }
 
 /// A running fake of the Google APIs (module docs). Dropping it stops the server.
@@ -109,6 +113,9 @@ impl FakeGceApi {
             default_sa: "12345678-compute@developer.gserviceaccount.com".to_owned(),
             policy: json!({ "version": 1, "etag": "BwAAAA==", "bindings": [] }),
             page_size: 500,
+            // kOps' fake Cloud DNS holds this one zone (the mock cloud's docs).
+            managed_zones: vec![json!({ "kind": "dns#managedZone", "name": "example-com",
+                "dnsName": "example.com.", "id": "1", "visibility": "public" })],
             ..Api::default()
         };
         let state = Arc::new(Mutex::new(api));
@@ -1255,6 +1262,11 @@ async fn handle(state: &Mutex<Api>, req: Request<Incoming>) -> Reply {
                 format!("The caller does not have permission on {pv}"),
             )),
         },
+        ["dns", "v1", "projects", p, "managedZones"] if *p == project && method == Method::GET => {
+            api.count("dns.managedZones.list".into());
+            Ok(json!({ "kind": "dns#managedZonesListResponse",
+                "managedZones": api.managed_zones.clone() }))
+        }
         ["storage", "v1", "b", bucket, rest @ ..] => {
             let b = bucket.to_string();
             api.storage(&method, &b, rest, body)

@@ -41,6 +41,71 @@ fn priorities(ctx: &ClusterContext, custom: Option<&BTreeMap<String, Vec<String>
 }
 
 /// The addon's objects.
+/// The autoscaled node groups as kOps' `GetClusterAutoscalerNodeGroups` lists them, in
+/// its key order: (key, min, max, the group cluster-autoscaler is given). On GCE each
+/// zone's managed instance group is a group of its own (key `<ig>-<zone>` when the
+/// group spans several zones), its sizes split across the zones as the groups' target
+/// sizes are, and a zone whose share of the maximum is zero is left out; elsewhere the
+/// group is `<ig>.<cluster>`.
+fn node_groups(ctx: &ClusterContext) -> Result<Vec<(String, i64, i64, String)>> {
+    let gce_project = ctx
+        .cluster
+        .spec
+        .cloud_provider
+        .gce
+        .as_ref()
+        .map(|g| g.project.clone().unwrap_or_default());
+    let mut out = Vec::new();
+    for g in ctx
+        .groups
+        .iter()
+        .filter(|g| g.spec.role == Some(InstanceGroupRole::Node) && g.spec.autoscale != Some(false))
+    {
+        let min = i64::from(g.spec.min_size.unwrap_or(0));
+        let max = i64::from(g.spec.max_size.unwrap_or(0));
+        let Some(project) = &gce_project else {
+            out.push((
+                g.name().to_owned(),
+                min,
+                max,
+                format!("{}.{}", g.name(), ctx.name()),
+            ));
+            continue;
+        };
+        let zones = g.spec.zones.clone().unwrap_or_default();
+        if zones.is_empty() {
+            return Err(invalid(
+                format!("instancegroup {}: spec.zones", g.name()),
+                "no zones found for the instance group (cluster-autoscaler needs one per managed instance group)",
+            ));
+        }
+        let mins = crate::gce::compute::split_across(min, zones.len());
+        let maxes = crate::gce::compute::split_across(max, zones.len());
+        for ((zone, zmin), zmax) in zones.iter().zip(mins).zip(maxes) {
+            if zones.len() > 1 && zmax == 0 {
+                continue;
+            }
+            let key = if zones.len() > 1 {
+                format!("{}-{zone}", g.name())
+            } else {
+                g.name().to_owned()
+            };
+            let mig = crate::gce::naming::instance_group_manager_name(ctx.name(), g.name(), zone);
+            out.push((
+                key,
+                zmin,
+                zmax,
+                format!(
+                    "{}projects/{project}/zones/{zone}/instanceGroups/{mig}",
+                    kops_cloud_gce::cloud::COMPUTE_URL
+                ),
+            ));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
 pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
     let ca = ctx
         .cluster
@@ -82,20 +147,8 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         ));
     }
     command.push(format!("--expander={expander}"));
-    let mut groups: Vec<_> = ctx
-        .groups
-        .iter()
-        .filter(|g| g.spec.role == Some(InstanceGroupRole::Node) && g.spec.autoscale != Some(false))
-        .collect();
-    groups.sort_by(|a, b| a.name().cmp(b.name()));
-    for g in groups {
-        command.push(format!(
-            "--nodes={}:{}:{}.{}",
-            g.spec.min_size.unwrap_or(0),
-            g.spec.max_size.unwrap_or(0),
-            g.name(),
-            ctx.name()
-        ));
+    for (_, min, max, group) in node_groups(ctx)? {
+        command.push(format!("--nodes={min}:{max}:{group}"));
     }
     command.extend([
         format!(

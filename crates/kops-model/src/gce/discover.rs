@@ -1,11 +1,12 @@
 //! What the GCE model needs from the cloud before it can build (kOps' `ApplyClusterCmd`
 //! up to the model builders on GCE): the subnet ranges already used in the cluster's
 //! network (so new subnets get the next free /20, as kOps' `PerformNetworkAssignments`),
-//! then completion and validation.
+//! the project's Cloud DNS zones when the cluster publishes DNS records and names no
+//! `dnsZone` (kOps' `FindDNSHostedZone`), then completion and validation.
 
 use std::sync::Arc;
 
-use kops_api::defaults::PopulateOptions;
+use kops_api::defaults::{DnsZoneInfo, PopulateOptions};
 use kops_api::{internal, v1alpha2};
 use kops_statestore::{PrefixStore, Store};
 
@@ -35,7 +36,9 @@ fn config_store(root: &Arc<dyn Store>, url: &str, base: &str) -> Result<Arc<dyn 
 
 /// Completes `cluster` and `groups` for GCE and returns the [`GceModelContext`]. The
 /// cloud is asked for the subnetworks of the cluster's network (one list call), whose
-/// ranges count as used when subnets without a CIDR are given one.
+/// ranges count as used when subnets without a CIDR are given one, and, when the
+/// cluster publishes DNS records without naming `spec.dnsZone`, for the project's
+/// managed zones: the longest one whose name ends the cluster name becomes the zone.
 pub async fn discover(
     api: &dyn GceCloud,
     cluster: &v1alpha2::Cluster,
@@ -96,6 +99,19 @@ pub async fn discover(
         .filter_map(|s| s.attr_str("ip_cidr_range").map(str::to_owned))
         .collect();
     popts = popts.with_used_cidrs(used);
+    // kOps picks the zone among all of the project's managed zones by name alone: the
+    // public/private check applies to Route 53 zones only.
+    if !(c.uses_none_dns() || c.is_gossip()) && c.spec.dns_zone.is_none() {
+        let zones = api.managed_zones().await.map_err(cloud(
+            "listing the Cloud DNS managed zones (for spec.dnsZone)",
+        ))?;
+        popts = popts.with_dns_zones(
+            zones
+                .into_iter()
+                .map(|z| DnsZoneInfo::new(z.id, z.dns_name, None))
+                .collect(),
+        );
+    }
     let (full, full_groups) = complete_internal(&c, groups, &popts)?;
     let region = full.region().ok_or_else(|| {
         invalid(

@@ -17,7 +17,7 @@
 //! - [`cloud`]: the GCE vocabulary of `kops-cloud-gce`, re-exported.
 
 pub mod cloud;
-mod compute;
+pub(crate) mod compute;
 pub mod delete;
 mod discover;
 mod files;
