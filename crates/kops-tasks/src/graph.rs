@@ -206,15 +206,15 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             deps_in.start.push(deps_in.items.len());
             let first = deps_in.items.len();
             let mine = refs.get(ref_start[i]..ref_start[i + 1]).unwrap_or_default();
-            let all_known = mine.iter().all(|id| {
-                match index.find(id.hash, |j| node_ids[j] == *id) {
-                    Some(j) => {
-                        deps_in.items.push(j);
-                        true
-                    }
-                    None => false,
-                }
-            });
+            let all_known =
+                mine.iter()
+                    .all(|id| match index.find(id.hash, |j| node_ids[j] == *id) {
+                        Some(j) => {
+                            deps_in.items.push(j);
+                            true
+                        }
+                        None => false,
+                    });
             let mut failed = None;
             if !all_known {
                 // Some reference is not a clone of its target's key: compare by text.
@@ -322,7 +322,9 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
     pub fn index_of(&self, key: &TaskKey) -> Option<usize> {
         let id = KeyId::of(key);
         self.index.find(id.hash, |j| {
-            self.nodes.get(j).is_some_and(|n| KeyId::of(&n.key) == id || n.key == *key)
+            self.nodes
+                .get(j)
+                .is_some_and(|n| KeyId::of(&n.key) == id || n.key == *key)
         })
     }
 
@@ -400,7 +402,9 @@ impl KeyIndex {
 
     /// The index of nodes `0..` with these key hashes.
     fn new(hashes: impl ExactSizeIterator<Item = u64>) -> Self {
-        let bits = (hashes.len().max(4) * 2).next_power_of_two().trailing_zeros();
+        let bits = (hashes.len().max(4) * 2)
+            .next_power_of_two()
+            .trailing_zeros();
         let mut index = KeyIndex {
             slots: vec![Self::EMPTY; 1 << bits],
             shift: 64 - bits,
@@ -678,12 +682,17 @@ mod tests {
             // A reference holding a key made separately, and one holding a clone.
             D(
                 k("Subnet", "a"),
-                Fields::new()
-                    .with("VPC", &k("VPC", "main"))
-                    .with("Tags", Value::Map([("x", Value::from(&vpc))].into_iter().collect())),
+                Fields::new().with("VPC", &k("VPC", "main")).with(
+                    "Tags",
+                    Value::Map([("x", Value::from(&vpc))].into_iter().collect()),
+                ),
                 vec![],
             ),
-            D(k("Subnet", "b"), Fields::new().with("VPC", &vpc), vec![k("Subnet", "a")]),
+            D(
+                k("Subnet", "b"),
+                Fields::new().with("VPC", &vpc),
+                vec![k("Subnet", "a")],
+            ),
             D(vpc.clone(), Fields::new(), vec![]),
         ];
         let graph = TaskGraph::build(boxed(tasks)).unwrap();
@@ -713,7 +722,11 @@ mod tests {
         // Two unknown references: the one of the first task in key order is reported,
         // whether it is a field's or an extra dependency.
         let unknown = vec![
-            D(k("VPC", "b"), Fields::new().with("R", &k("IGW", "gone")), vec![]),
+            D(
+                k("VPC", "b"),
+                Fields::new().with("R", &k("IGW", "gone")),
+                vec![],
+            ),
             D(k("Subnet", "a"), Fields::new(), vec![k("VPC", "missing")]),
             D(k("VPC", "a"), Fields::new(), vec![]),
         ];
