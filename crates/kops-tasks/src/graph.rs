@@ -483,12 +483,10 @@ impl KeySorter {
         let id = match id {
             Some(id) => {
                 let (first, shared) = &mut self.kinds[id];
-                let same = first.name().as_bytes()[..*shared]
-                    .iter()
-                    .zip(name)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                *shared = same;
+                let prefix = &first.name().as_bytes()[..*shared];
+                if !name.starts_with(prefix) {
+                    *shared = prefix.iter().zip(name).take_while(|(a, b)| a == b).count();
+                }
                 id
             }
             None => {
