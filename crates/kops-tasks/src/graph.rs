@@ -7,7 +7,7 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::error::{Error, Result};
-use crate::key::TaskKey;
+use crate::key::{TaskKey, TaskRef};
 use crate::lifecycle::{Lifecycle, LifecycleOverrides};
 use crate::task::Task;
 use crate::value::Fields;
@@ -326,6 +326,20 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                 .get(j)
                 .is_some_and(|n| KeyId::of(&n.key) == id || n.key == *key)
         })
+    }
+
+    /// The node a reference held by node `from`'s fields points to, without hashing: a
+    /// reference of a task is one of its dependencies, so they are searched first (by key
+    /// identity, then by key), then the key index. `None` when no task has the key.
+    pub fn target_of(&self, from: usize, r: &TaskRef) -> Option<usize> {
+        let id = KeyId::of(&r.key);
+        let deps = self.deps.of(from);
+        let key_of = |d: usize| self.nodes.get(d).map(|n| &n.key);
+        deps.iter()
+            .copied()
+            .find(|&d| key_of(d).is_some_and(|k| KeyId::of(k) == id))
+            .or_else(|| deps.iter().copied().find(|&d| key_of(d) == Some(&r.key)))
+            .or_else(|| self.index_of(&r.key))
     }
 
     /// Whether a task with this key is in the graph.
@@ -700,6 +714,11 @@ mod tests {
         b.sort();
         assert_eq!(graph.dependencies(at("Subnet", "b")), b.as_slice());
         assert_eq!(graph.dependents(at("VPC", "main")).len(), 2);
+        let (a, vpc_at) = (at("Subnet", "a"), at("VPC", "main"));
+        assert_eq!(graph.target_of(a, &vpc.to_ref()), Some(vpc_at));
+        assert_eq!(graph.target_of(a, &k("VPC", "main").to_ref()), Some(vpc_at));
+        assert_eq!(graph.target_of(vpc_at, &k("Subnet", "a").to_ref()), Some(a));
+        assert_eq!(graph.target_of(a, &k("VPC", "none").to_ref()), None);
         assert!(graph.contains(&k("VPC", "main")));
         assert!(!graph.contains(&k("VPC", "other")));
         assert!(!graph.contains(&k("Subnet", "main")));
