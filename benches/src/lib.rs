@@ -203,7 +203,7 @@ pub fn synthetic(n: usize, changed_per_mille: u64) -> (Vec<SyntheticTask>, Cloud
             .with("Enabled", size % 2 == 0)
             .with("Tags", Value::string_map(tags));
         if let Some(p) = &parent {
-            fields.insert("Parent", Value::Ref(TaskRef::new(p.clone())));
+            fields.insert("Parent", Value::reference(TaskRef::new(p.clone())));
         }
         let changed = rng.next() % 1000 < changed_per_mille;
         stored.entry(kind).or_default().push(CloudObject {

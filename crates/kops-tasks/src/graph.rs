@@ -1,14 +1,13 @@
 //! The task graph: tasks indexed by key, references resolved to edges, cycles rejected,
 //! and a topological order computed once.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::error::{Error, Result};
-use crate::key::{KeyHashing, TaskKey};
+use crate::key::{TaskKey, TaskRef};
 use crate::lifecycle::{Lifecycle, LifecycleOverrides};
 use crate::task::Task;
 use crate::value::Fields;
@@ -61,7 +60,7 @@ impl<C: ?Sized + Sync> fmt::Debug for Node<C> {
 /// (`usize`) refer to that order.
 pub struct TaskGraph<C: ?Sized + Sync> {
     nodes: Vec<Node<C>>,
-    index: HashMap<TaskKey, usize, KeyHashing>,
+    index: KeyIndex,
     /// Node `i`'s direct dependencies are `deps.of(i)`, its direct dependents
     /// `dependents.of(i)`, both in ascending node order.
     deps: Adjacency,
@@ -129,74 +128,156 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         tasks: Vec<Box<dyn Task<C>>>,
         overrides: &LifecycleOverrides,
     ) -> Result<Self> {
-        // Each task's fields are taken in the order the tasks came in, which is usually
-        // the order they lie in memory; then the nodes are sorted by key, the order plans
-        // and renderers walk them in.
-        let tasks: Vec<(Box<dyn Task<C>>, Option<Fields>)> = tasks
-            .into_iter()
-            .map(|t| {
-                let fields = match t.fields_ref() {
-                    Some(_) => None,
-                    None => Some(t.fields()),
-                };
-                (t, fields)
-            })
-            .collect();
-        let tasks = sorted_by_key(tasks, |(t, _)| t.key());
-        let mut nodes = Vec::with_capacity(tasks.len());
-        let mut index = HashMap::with_capacity_and_hasher(tasks.len(), KeyHashing::default());
-        for (task, fields) in tasks {
+        let n = tasks.len();
+        // One pass over the tasks in the order they came in, which is usually the order
+        // they lie in memory: each task's key, fields, lifecycle and the identities of
+        // the keys its fields refer to are read here, and nowhere else in the common case.
+        let mut entries: Vec<Node<C>> = Vec::with_capacity(n);
+        let mut ids: Vec<KeyId> = Vec::with_capacity(n);
+        let mut sorter = KeySorter::with_capacity(n);
+        let mut refs: Vec<KeyId> = Vec::with_capacity(n);
+        let mut ref_start: Vec<usize> = Vec::with_capacity(n + 1);
+        let mut extra: Vec<(usize, TaskKey)> = Vec::new();
+        for task in tasks {
+            let fields = match task.fields_ref() {
+                Some(_) => None,
+                None => Some(task.fields()),
+            };
             let key = task.key().clone();
-            if index.insert(key.clone(), nodes.len()).is_some() {
-                return Err(Error::DuplicateTask { key });
-            }
             let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
-            nodes.push(Node {
+            ref_start.push(refs.len());
+            let node = Node {
                 task,
                 key,
                 fields,
                 lifecycle,
-            });
-        }
-
-        let mut deps = Adjacency {
-            start: Vec::with_capacity(nodes.len() + 1),
-            items: Vec::with_capacity(nodes.len()),
-        };
-        // One node's dependencies at a time: its references, then the extra ones.
-        let mut mine: Vec<usize> = Vec::new();
-        let mut unknown = None;
-        for node in &nodes {
-            let lookup = |to: &TaskKey| match index.get(to) {
-                Some(&j) => Ok(j),
-                None => Err(Error::UnknownReference {
-                    from: node.key.clone(),
-                    to: to.clone(),
-                }),
             };
-            mine.clear();
             for v in node.fields().values() {
-                v.for_each_ref(&mut |r| {
-                    if unknown.is_none() {
-                        match lookup(&r.key) {
-                            Ok(j) => mine.push(j),
-                            Err(e) => unknown = Some(e),
-                        }
-                    }
-                });
-            }
-            if let Some(e) = unknown {
-                return Err(e);
+                v.for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
             }
             for k in node.task.dependencies() {
-                mine.push(lookup(&k)?);
+                extra.push((entries.len(), k));
             }
-            mine.sort_unstable();
-            mine.dedup();
+            ids.push(KeyId::of(&node.key));
+            sorter.push(&node.key);
+            entries.push(node);
+        }
+        ref_start.push(refs.len());
+
+        // The nodes' order (sorted by key), and a duplicate key: equal keys end up next to
+        // each other.
+        let perm = sorter.sorted(
+            |a, b| entries[a].key.cmp(&entries[b].key),
+            |i| entries[i].key.name(),
+        );
+        if let Some(w) = perm
+            .windows(2)
+            .find(|w| ids[w[0]].hash == ids[w[1]].hash && entries[w[0]].key == entries[w[1]].key)
+        {
+            return Err(Error::DuplicateTask {
+                key: entries[w[1]].key.clone(),
+            });
+        }
+        let mut inv = vec![0usize; n];
+        for (j, &i) in perm.iter().enumerate() {
+            inv[i] = j;
+        }
+        let node_ids: Vec<KeyId> = perm.iter().map(|&i| ids[i]).collect();
+        let index = KeyIndex::new(node_ids.iter().map(|id| id.hash));
+
+        // References resolved to node indices, task by task in input order. A reference
+        // holding a clone of its target's key is recognised by the key's address; one
+        // holding a key made separately compares the key text.
+        let find = |key: &TaskKey| {
+            let id = KeyId::of(key);
+            index.find(id.hash, |j| {
+                node_ids[j] == id || (node_ids[j].hash == id.hash && entries[perm[j]].key == *key)
+            })
+        };
+        let mut deps_in = Adjacency {
+            start: Vec::with_capacity(n + 1),
+            items: Vec::with_capacity(refs.len()),
+        };
+        // The first unknown reference in node order (as a walk of the sorted nodes meets
+        // it): (node, error).
+        let mut unknown: Option<(usize, Error)> = None;
+        let mut extra = extra.into_iter().peekable();
+        for (i, node) in entries.iter().enumerate() {
+            deps_in.start.push(deps_in.items.len());
+            let first = deps_in.items.len();
+            let mine = refs.get(ref_start[i]..ref_start[i + 1]).unwrap_or_default();
+            let all_known =
+                mine.iter()
+                    .all(|id| match index.find(id.hash, |j| node_ids[j] == *id) {
+                        Some(j) => {
+                            deps_in.items.push(j);
+                            true
+                        }
+                        None => false,
+                    });
+            let mut failed = None;
+            if !all_known {
+                // Some reference is not a clone of its target's key: compare by text.
+                deps_in.items.truncate(first);
+                for v in node.fields().values() {
+                    v.for_each_ref(&mut |r| {
+                        if failed.is_none() {
+                            match find(&r.key) {
+                                Some(j) => deps_in.items.push(j),
+                                None => failed = Some(r.key.clone()),
+                            }
+                        }
+                    });
+                }
+            }
+            while let Some((_, k)) = extra.next_if(|(e, _)| *e == i) {
+                if failed.is_none() {
+                    match find(&k) {
+                        Some(j) => deps_in.items.push(j),
+                        None => failed = Some(k),
+                    }
+                }
+            }
+            if let Some(to) = failed {
+                if unknown.as_ref().is_none_or(|(at, _)| inv[i] < *at) {
+                    let e = Error::UnknownReference {
+                        from: node.key.clone(),
+                        to,
+                    };
+                    unknown = Some((inv[i], e));
+                }
+                continue;
+            }
+            let list = &mut deps_in.items[first..];
+            if list.len() > 1 {
+                list.sort_unstable();
+                let mut kept = 1;
+                for r in 1..list.len() {
+                    if list[r] != list[kept - 1] {
+                        list[kept] = list[r];
+                        kept += 1;
+                    }
+                }
+                deps_in.items.truncate(first + kept);
+            }
+        }
+        deps_in.start.push(deps_in.items.len());
+        if let Some((_, e)) = unknown {
+            return Err(e);
+        }
+
+        // The nodes and their dependency lists in key order.
+        let mut deps = Adjacency {
+            start: Vec::with_capacity(n + 1),
+            items: Vec::with_capacity(deps_in.items.len()),
+        };
+        for &i in &perm {
             deps.start.push(deps.items.len());
-            deps.items.extend_from_slice(&mine);
+            deps.items.extend_from_slice(deps_in.of(i));
         }
         deps.start.push(deps.items.len());
+        drop(deps_in);
+        let nodes = permuted(entries, &perm);
         let dependents = deps.reversed();
 
         let order = match topological_order(&deps, &dependents) {
@@ -239,12 +320,31 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
 
     /// The index of a task.
     pub fn index_of(&self, key: &TaskKey) -> Option<usize> {
-        self.index.get(key).copied()
+        let id = KeyId::of(key);
+        self.index.find(id.hash, |j| {
+            self.nodes
+                .get(j)
+                .is_some_and(|n| KeyId::of(&n.key) == id || n.key == *key)
+        })
+    }
+
+    /// The node a reference held by node `from`'s fields points to, without hashing: a
+    /// reference of a task is one of its dependencies, so they are searched first (by key
+    /// identity, then by key), then the key index. `None` when no task has the key.
+    pub fn target_of(&self, from: usize, r: &TaskRef) -> Option<usize> {
+        let id = KeyId::of(&r.key);
+        let deps = self.deps.of(from);
+        let key_of = |d: usize| self.nodes.get(d).map(|n| &n.key);
+        deps.iter()
+            .copied()
+            .find(|&d| key_of(d).is_some_and(|k| KeyId::of(k) == id))
+            .or_else(|| deps.iter().copied().find(|&d| key_of(d) == Some(&r.key)))
+            .or_else(|| self.index_of(&r.key))
     }
 
     /// Whether a task with this key is in the graph.
     pub fn contains(&self, key: &TaskKey) -> bool {
-        self.index.contains_key(key)
+        self.index_of(key).is_some()
     }
 
     /// Direct dependencies of a node.
@@ -286,70 +386,196 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
     }
 }
 
-/// `items` sorted by their task keys. Keys order by kind, then name; the sort compares one
-/// number per item, held in the array being sorted (its kind's rank, then the bytes of its
-/// name that follow the prefix all names of its kind share), and reads the keys themselves
-/// only when those numbers are equal.
-fn sorted_by_key<T>(items: Vec<T>, key: impl Fn(&T) -> &TaskKey) -> Vec<T> {
-    /// Bytes of the name held in the number, below the kind's rank (two bytes).
-    const PREFIX: usize = 14;
-    // Number the distinct kinds (a model has a few dozen), then rank them by name. Names
-    // of one kind often start alike (`subnet-`, `nodes-us-east-1`): the bytes compared
-    // start after the prefix all names of the kind share.
-    let mut kinds: Vec<(&str, &[u8])> = Vec::new();
-    let ids: Vec<usize> = items
-        .iter()
-        .map(|t| {
-            let (kind, name) = (key(t).kind(), key(t).name().as_bytes());
-            match kinds.iter().rposition(|(k, _)| *k == kind) {
-                Some(id) => {
-                    let shared = &mut kinds[id].1;
-                    let same = shared.iter().zip(name).take_while(|(a, b)| a == b).count();
-                    *shared = &shared[..same];
-                    id
-                }
-                None => {
-                    kinds.push((kind, name));
-                    kinds.len() - 1
-                }
+/// What identifies a key without reading its text: its hash and the address of its text
+/// (equal for clones of one key; keys made separately compare their text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct KeyId {
+    hash: u64,
+    addr: usize,
+}
+
+impl KeyId {
+    fn of(key: &TaskKey) -> Self {
+        KeyId {
+            hash: key.stored_hash(),
+            addr: key.text_addr(),
+        }
+    }
+}
+
+/// The key index: an open-addressed table of node indices placed by the keys' hashes
+/// (4 bytes a slot, half full at most), the caller confirming a candidate.
+#[derive(Debug, Default)]
+struct KeyIndex {
+    slots: Vec<u32>,
+    shift: u32,
+}
+
+impl KeyIndex {
+    const EMPTY: u32 = u32::MAX;
+
+    /// The index of nodes `0..` with these key hashes.
+    fn new(hashes: impl ExactSizeIterator<Item = u64>) -> Self {
+        let bits = (hashes.len().max(4) * 2)
+            .next_power_of_two()
+            .trailing_zeros();
+        let mut index = KeyIndex {
+            slots: vec![Self::EMPTY; 1 << bits],
+            shift: 64 - bits,
+        };
+        let mask = index.slots.len() - 1;
+        for (j, h) in hashes.enumerate() {
+            let mut s = index.slot(h);
+            while index.slots[s] != Self::EMPTY {
+                s = (s + 1) & mask;
             }
-        })
-        .collect();
-    if kinds.len() > usize::from(u16::MAX) {
-        // More kinds than the rank holds (no model has that many): compare the keys.
-        let mut items = items;
-        items.sort_by(|a, b| key(a).cmp(key(b)));
-        return items;
+            index.slots[s] = j as u32;
+        }
+        index
     }
-    let mut by_name: Vec<usize> = (0..kinds.len()).collect();
-    by_name.sort_unstable_by_key(|&k| kinds[k].0);
-    let mut rank = vec![0u128; kinds.len()];
-    for (r, &k) in by_name.iter().enumerate() {
-        rank[k] = (r as u128) << (8 * PREFIX);
+
+    fn slot(&self, hash: u64) -> usize {
+        // FNV's low bits are weak: one multiply moves every bit into the top ones.
+        (hash.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
     }
-    let mut sort_keys: Vec<(u128, usize)> = items
-        .iter()
-        .zip(&ids)
-        .enumerate()
-        .map(|(i, (t, &id))| {
-            let mut bytes = [0u8; 16];
-            let name = key(t).name().as_bytes();
-            let rest = name.get(kinds[id].1.len()..).unwrap_or_default();
-            let len = rest.len().min(PREFIX);
-            bytes[16 - PREFIX..16 - PREFIX + len].copy_from_slice(&rest[..len]);
-            (rank[id] | u128::from_be_bytes(bytes), i)
-        })
-        .collect();
-    // A zero-padded prefix orders like the name (a shorter name that is a prefix of a
-    // longer one pads with zeros and sorts first, or ties), so only ties need the keys.
-    sort_keys.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| key(&items[a.1]).cmp(key(&items[b.1])))
-    });
+
+    /// The first node placed under `hash` that `is` accepts.
+    fn find(&self, hash: u64, is: impl Fn(usize) -> bool) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut s = self.slot(hash);
+        loop {
+            match self.slots[s] {
+                Self::EMPTY => return None,
+                j if is(j as usize) => return Some(j as usize),
+                _ => s = (s + 1) & mask,
+            }
+        }
+    }
+}
+
+/// Sorts items by their task keys. Keys order by kind, then name; the sort compares one
+/// number per item (its kind's rank, then the bytes of its name that follow the prefix all
+/// names of its kind share), and compares the keys themselves only where those numbers
+/// are equal.
+struct KeySorter {
+    /// Distinct kinds, in order of appearance: a key of the kind, and the length of the
+    /// prefix all names of the kind share.
+    kinds: Vec<(TaskKey, usize)>,
+    /// Per item: its kind, whether its whole name was copied, and the first bytes of its
+    /// name (zero-padded).
+    items: Vec<(u16, bool, [u8; Self::HEAD])>,
+    /// Items whose kind has no number (more than `u16::MAX` kinds): compared by key.
+    overflow: bool,
+}
+
+impl KeySorter {
+    /// Bytes of the name held in the sort number, below the kind's rank (two bytes).
+    const PREFIX: usize = 14;
+    /// Bytes of each name copied as it is pushed: enough for the number unless the
+    /// names of a kind share a long prefix (then the number reads the keys).
+    const HEAD: usize = 32;
+
+    fn with_capacity(n: usize) -> Self {
+        KeySorter {
+            kinds: Vec::new(),
+            items: Vec::with_capacity(n),
+            overflow: false,
+        }
+    }
+
+    fn push(&mut self, key: &TaskKey) {
+        let (kind, name) = (key.kind(), key.name().as_bytes());
+        // Tasks of one kind usually come together: try the last kind seen first.
+        let last = self.kinds.len().checked_sub(1);
+        let id = match last.filter(|&l| self.kinds[l].0.kind() == kind) {
+            Some(l) => Some(l),
+            None => self.kinds.iter().position(|(k, _)| k.kind() == kind),
+        };
+        let id = match id {
+            Some(id) => {
+                let (first, shared) = &mut self.kinds[id];
+                let prefix = &first.name().as_bytes()[..*shared];
+                if !name.starts_with(prefix) {
+                    *shared = prefix.iter().zip(name).take_while(|(a, b)| a == b).count();
+                }
+                id
+            }
+            None => {
+                self.kinds.push((key.clone(), name.len()));
+                self.kinds.len() - 1
+            }
+        };
+        let mut head = [0u8; Self::HEAD];
+        let len = name.len().min(Self::HEAD);
+        head[..len].copy_from_slice(&name[..len]);
+        let id = u16::try_from(id).unwrap_or_else(|_| {
+            self.overflow = true;
+            0
+        });
+        self.items.push((id, name.len() <= Self::HEAD, head));
+    }
+
+    /// The items' order: position `j` of the result is the item that sorts `j`th.
+    /// `cmp` compares two items by key; `name` gives an item's name (read only when the
+    /// bytes copied do not reach past its kind's shared prefix).
+    fn sorted<'a>(
+        self,
+        cmp: impl Fn(usize, usize) -> std::cmp::Ordering,
+        name: impl Fn(usize) -> &'a str,
+    ) -> Vec<usize> {
+        let mut by_name: Vec<usize> = (0..self.kinds.len()).collect();
+        by_name.sort_unstable_by(|&a, &b| self.kinds[a].0.kind().cmp(self.kinds[b].0.kind()));
+        let mut rank = vec![0u128; self.kinds.len()];
+        for (r, &k) in by_name.iter().enumerate() {
+            rank[k] = (r as u128) << (8 * Self::PREFIX);
+        }
+        let mut keys: Vec<(u128, u32)> = self
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, &(id, whole, ref head))| {
+                if self.overflow {
+                    return (0, i as u32);
+                }
+                let id = usize::from(id);
+                let shared = self.kinds[id].1;
+                let mut bytes = [0u8; 16];
+                let dst = &mut bytes[16 - Self::PREFIX..];
+                let src: &[u8] = if whole || shared + Self::PREFIX <= Self::HEAD {
+                    head
+                } else {
+                    name(i).as_bytes()
+                };
+                let rest = src.get(shared..).unwrap_or_default();
+                let len = rest.len().min(Self::PREFIX);
+                dst[..len].copy_from_slice(&rest[..len]);
+                (rank[id] | u128::from_be_bytes(bytes), i as u32)
+            })
+            .collect();
+        // A zero-padded prefix orders like the name (a shorter name that is a prefix of a
+        // longer one pads with zeros and sorts first, or ties), so only ties need the keys.
+        keys.sort_unstable();
+        let mut order: Vec<usize> = keys.iter().map(|&(_, i)| i as usize).collect();
+        let mut a = 0;
+        while a < keys.len() {
+            let b = a + keys[a..].iter().take_while(|k| k.0 == keys[a].0).count();
+            if b - a > 1 {
+                order[a..b].sort_by(|&x, &y| cmp(x, y));
+            }
+            a = b;
+        }
+        order
+    }
+}
+
+/// The items in the order `perm` gives (position `j` holds item `perm[j]`).
+fn permuted<T>(items: Vec<T>, perm: &[usize]) -> Vec<T> {
     let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
-    sort_keys
-        .iter()
-        .filter_map(|&(_, i)| slots.get_mut(i).and_then(Option::take))
+    perm.iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
         .collect()
 }
 
@@ -429,6 +655,105 @@ mod tests {
 
     #[derive(Debug)]
     struct T(TaskKey, Fields);
+
+    /// A task with extra dependencies.
+    #[derive(Debug)]
+    struct D(TaskKey, Fields, Vec<TaskKey>);
+
+    #[async_trait::async_trait]
+    impl Task<()> for D {
+        fn key(&self) -> &TaskKey {
+            &self.0
+        }
+        fn fields(&self) -> Fields {
+            self.1.clone()
+        }
+        fn dependencies(&self) -> Vec<TaskKey> {
+            self.2.clone()
+        }
+        async fn find(&self, _cx: &Context<'_, ()>) -> Result<Option<Found>> {
+            Ok(None)
+        }
+        async fn apply(&self, _cx: &Context<'_, ()>, _change: &Change<'_>) -> Result<Outputs> {
+            Ok(Outputs::new())
+        }
+    }
+
+    fn boxed(tasks: Vec<D>) -> Vec<Box<dyn Task<()>>> {
+        tasks
+            .into_iter()
+            .map(|t| Box::new(t) as Box<dyn Task<()>>)
+            .collect()
+    }
+
+    #[test]
+    fn references_resolve_whether_or_not_they_share_the_key() {
+        let k = |kind: &str, name: &str| TaskKey::new(kind, name);
+        let vpc = k("VPC", "main");
+        let tasks = vec![
+            // A reference holding a key made separately, and one holding a clone.
+            D(
+                k("Subnet", "a"),
+                Fields::new().with("VPC", &k("VPC", "main")).with(
+                    "Tags",
+                    Value::Map([("x", Value::from(&vpc))].into_iter().collect()),
+                ),
+                vec![],
+            ),
+            D(
+                k("Subnet", "b"),
+                Fields::new().with("VPC", &vpc),
+                vec![k("Subnet", "a")],
+            ),
+            D(vpc.clone(), Fields::new(), vec![]),
+        ];
+        let graph = TaskGraph::build(boxed(tasks)).unwrap();
+        let at = |kind: &str, name: &str| graph.index_of(&k(kind, name)).unwrap();
+        assert_eq!(graph.dependencies(at("Subnet", "a")), [at("VPC", "main")]);
+        let mut b = vec![at("Subnet", "a"), at("VPC", "main")];
+        b.sort();
+        assert_eq!(graph.dependencies(at("Subnet", "b")), b.as_slice());
+        assert_eq!(graph.dependents(at("VPC", "main")).len(), 2);
+        let (a, vpc_at) = (at("Subnet", "a"), at("VPC", "main"));
+        assert_eq!(graph.target_of(a, &vpc.to_ref()), Some(vpc_at));
+        assert_eq!(graph.target_of(a, &k("VPC", "main").to_ref()), Some(vpc_at));
+        assert_eq!(graph.target_of(vpc_at, &k("Subnet", "a").to_ref()), Some(a));
+        assert_eq!(graph.target_of(a, &k("VPC", "none").to_ref()), None);
+        assert!(graph.contains(&k("VPC", "main")));
+        assert!(!graph.contains(&k("VPC", "other")));
+        assert!(!graph.contains(&k("Subnet", "main")));
+    }
+
+    #[test]
+    fn duplicates_and_unknown_references_are_named() {
+        let k = |kind: &str, name: &str| TaskKey::new(kind, name);
+        let dup = vec![
+            D(k("VPC", "x"), Fields::new(), vec![]),
+            D(k("Subnet", "x"), Fields::new(), vec![]),
+            D(k("VPC", "x"), Fields::new(), vec![]),
+        ];
+        match TaskGraph::build(boxed(dup)) {
+            Err(Error::DuplicateTask { key }) => assert_eq!(key, k("VPC", "x")),
+            other => panic!("{other:?}"),
+        }
+        // Two unknown references: the one of the first task in key order is reported,
+        // whether it is a field's or an extra dependency.
+        let unknown = vec![
+            D(
+                k("VPC", "b"),
+                Fields::new().with("R", &k("IGW", "gone")),
+                vec![],
+            ),
+            D(k("Subnet", "a"), Fields::new(), vec![k("VPC", "missing")]),
+            D(k("VPC", "a"), Fields::new(), vec![]),
+        ];
+        match TaskGraph::build(boxed(unknown)) {
+            Err(Error::UnknownReference { from, to }) => {
+                assert_eq!((from, to), (k("Subnet", "a"), k("VPC", "missing")));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[async_trait::async_trait]
     impl Task<()> for T {

@@ -75,6 +75,17 @@ impl TaskKey {
     pub fn to_ref(&self) -> TaskRef {
         TaskRef::new(self.clone())
     }
+
+    /// The hash stored in the key (FNV-1a of its text).
+    pub(crate) fn stored_hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The address of the key's text: two keys with the same address are the same key
+    /// (clones of one another), without reading the text. Only compared, never followed.
+    pub(crate) fn text_addr(&self) -> usize {
+        Arc::as_ptr(&self.text).cast::<u8>() as usize
+    }
 }
 
 /// The hasher of maps keyed by [`TaskKey`]: a key carries its hash (computed once, when the

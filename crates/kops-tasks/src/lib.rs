@@ -157,7 +157,7 @@ pub use lifecycle::{Lifecycle, LifecycleOverrides};
 pub use plan::{Action, Plan, PlanItem};
 pub use retry::RetryPolicy;
 pub use task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Results, Task};
-pub use value::{Fields, Outputs, Sensitive, Value, ValueMap};
+pub use value::{Fields, Outputs, Sensitive, Str, Value, ValueMap};
 
 /// Re-exported so task implementations use the same `async_trait` as the trait.
 pub use async_trait::async_trait;

@@ -27,9 +27,9 @@ pub enum Value {
     /// An integer.
     Int(i64),
     /// A short string.
-    String(String),
+    String(Str),
     /// Long text (policies, user data, manifests): shown as a unified diff of lines.
-    Text(String),
+    Text(Str),
     /// A secret: compared by content, never shown (printed and serialised as `<sensitive>`).
     Sensitive(Sensitive),
     /// A list; order matters.
@@ -38,8 +38,9 @@ pub enum Value {
     Map(ValueMap),
     /// A nested object (an ordered set of named fields).
     Object(Fields),
-    /// A reference to another task's output (by default its `id`).
-    Ref(TaskRef),
+    /// A reference to another task's output (by default its `id`). Boxed, so that a
+    /// value takes 32 bytes.
+    Ref(Box<TaskRef>),
 }
 
 impl Value {
@@ -49,17 +50,30 @@ impl Value {
     }
 
     /// A string value.
-    pub fn string(s: impl Into<String>) -> Self {
+    pub fn string(s: impl Into<Str>) -> Self {
         Value::String(s.into())
     }
 
     /// A long-text value.
-    pub fn text(s: impl Into<String>) -> Self {
+    pub fn text(s: impl Into<Str>) -> Self {
         Value::Text(s.into())
     }
 
+    /// A reference value.
+    pub fn reference(r: TaskRef) -> Self {
+        Value::Ref(Box::new(r))
+    }
+
+    /// The string of a [`Value::String`] or [`Value::Text`].
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) | Value::Text(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+
     /// A map of string values.
-    pub fn string_map<K: Into<String>, V: Into<String>>(
+    pub fn string_map<K: Into<Str>, V: Into<Str>>(
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
         Value::Map(
@@ -71,14 +85,14 @@ impl Value {
     }
 
     /// A list of string values.
-    pub fn string_list<S: Into<String>>(items: impl IntoIterator<Item = S>) -> Self {
+    pub fn string_list<S: Into<Str>>(items: impl IntoIterator<Item = S>) -> Self {
         Value::List(items.into_iter().map(|s| Value::String(s.into())).collect())
     }
 
     /// Calls `f` for every reference inside this value (recursively).
     pub fn for_each_ref<'a>(&'a self, f: &mut dyn FnMut(&'a TaskRef)) {
         match self {
-            Value::Ref(r) => f(r),
+            Value::Ref(r) => f(r.as_ref()),
             Value::List(items) => items.iter().for_each(|v| v.for_each_ref(f)),
             Value::Map(m) => m.values().for_each(|v| v.for_each_ref(f)),
             Value::Object(fields) => fields.values().for_each(|v| v.for_each_ref(f)),
@@ -109,22 +123,27 @@ impl From<u32> for Value {
 }
 impl From<&str> for Value {
     fn from(v: &str) -> Self {
-        Value::String(v.to_owned())
+        Value::String(Str::from(v))
     }
 }
 impl From<String> for Value {
     fn from(v: String) -> Self {
+        Value::String(Str::from(v))
+    }
+}
+impl From<Str> for Value {
+    fn from(v: Str) -> Self {
         Value::String(v)
     }
 }
 impl From<TaskRef> for Value {
     fn from(v: TaskRef) -> Self {
-        Value::Ref(v)
+        Value::Ref(Box::new(v))
     }
 }
 impl From<&TaskKey> for Value {
     fn from(v: &TaskKey) -> Self {
-        Value::Ref(v.to_ref())
+        Value::Ref(Box::new(v.to_ref()))
     }
 }
 impl<T: Into<Value>> From<Option<T>> for Value {
@@ -182,6 +201,168 @@ impl fmt::Display for Value {
             }
             Value::Ref(r) => write!(f, "{r}"),
         }
+    }
+}
+
+/// A string held by a [`Value`], a [`ValueMap`] key or an [`Outputs`] value: up to
+/// [`Str::INLINE`] bytes are held in place, longer ones in one heap allocation. Most
+/// strings of cloud objects (IDs, CIDRs, tag keys, short names) then need no allocation,
+/// and a value stays 32 bytes. Dereferences to `str`; compares, orders and hashes as its
+/// text.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Str(compact_str::CompactString);
+
+impl Str {
+    /// The longest string held without an allocation.
+    pub const INLINE: usize = 24;
+
+    /// The empty string.
+    pub const fn new() -> Self {
+        Str(compact_str::CompactString::const_new(""))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The text's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the string is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The text as a `String`.
+    pub fn into_string(self) -> String {
+        self.0.into_string()
+    }
+}
+
+impl std::ops::Deref for Str {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Str {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for Str {
+    fn from(s: &str) -> Self {
+        Str(compact_str::CompactString::new(s))
+    }
+}
+
+impl From<&String> for Str {
+    fn from(s: &String) -> Self {
+        Str::from(s.as_str())
+    }
+}
+
+impl From<String> for Str {
+    /// A short string is copied in place; a long one keeps its allocation.
+    fn from(s: String) -> Self {
+        Str(compact_str::CompactString::from(s))
+    }
+}
+
+impl From<Box<str>> for Str {
+    fn from(s: Box<str>) -> Self {
+        Str(compact_str::CompactString::from(s))
+    }
+}
+
+impl From<Cow<'_, str>> for Str {
+    fn from(s: Cow<'_, str>) -> Self {
+        match s {
+            Cow::Borrowed(s) => Str::from(s),
+            Cow::Owned(s) => Str::from(s),
+        }
+    }
+}
+
+impl From<Str> for String {
+    fn from(s: Str) -> Self {
+        s.into_string()
+    }
+}
+
+impl PartialEq<str> for Str {
+    fn eq(&self, other: &str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for Str {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<String> for Str {
+    fn eq(&self, other: &String) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<Str> for str {
+    fn eq(&self, other: &Str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<Str> for &str {
+    fn eq(&self, other: &Str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<Str> for String {
+    fn eq(&self, other: &Str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl fmt::Display for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for Str {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Str {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Str::from(Cow::<'de, str>::deserialize(deserializer)?))
     }
 }
 
@@ -353,7 +534,7 @@ fn same_name(a: &str, b: &str) -> bool {
 /// labels) are small, and a vector keeps them compact and quick to compare. Serialised as
 /// a JSON object.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ValueMap(Vec<(String, Value)>);
+pub struct ValueMap(Vec<(Str, Value)>);
 
 impl ValueMap {
     /// An empty map.
@@ -362,10 +543,10 @@ impl ValueMap {
     }
 
     /// Sets `key`, replacing an existing value; keeps keys sorted.
-    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Value>) {
+    pub fn insert(&mut self, key: impl Into<Str>, value: impl Into<Value>) {
         let key = key.into();
         let value = value.into();
-        match self.0.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
+        match self.0.binary_search_by(|(k, _)| k.cmp(&key)) {
             Ok(i) => self.0[i].1 = value,
             Err(i) => self.0.insert(i, (key, value)),
         }
@@ -374,7 +555,7 @@ impl ValueMap {
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .binary_search_by(|(k, _)| k.as_bytes().cmp(key.as_bytes()))
             .ok()
             .map(|i| &self.0[i].1)
     }
@@ -405,9 +586,9 @@ impl ValueMap {
     }
 }
 
-impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for ValueMap {
+impl<K: Into<Str>, V: Into<Value>> FromIterator<(K, V)> for ValueMap {
     fn from_iter<T: IntoIterator<Item = (K, V)>>(iter: T) -> Self {
-        let mut v: Vec<(String, Value)> = iter
+        let mut v: Vec<(Str, Value)> = iter
             .into_iter()
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
@@ -429,7 +610,7 @@ impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for ValueMap {
 
 impl From<BTreeMap<String, Value>> for ValueMap {
     fn from(m: BTreeMap<String, Value>) -> Self {
-        ValueMap(m.into_iter().collect())
+        ValueMap(m.into_iter().map(|(k, v)| (Str::from(k), v)).collect())
     }
 }
 
@@ -437,7 +618,7 @@ impl Serialize for ValueMap {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
+            map.serialize_entry(k.as_str(), v)?;
         }
         map.end()
     }
@@ -454,7 +635,7 @@ impl<'de> Deserialize<'de> for ValueMap {
 /// Dependents' references ([`TaskRef`]) resolve against these. Kept as a small sorted
 /// vector; serialised as a JSON object.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Outputs(Vec<(Cow<'static, str>, String)>);
+pub struct Outputs(Vec<(Cow<'static, str>, Str)>);
 
 impl Outputs {
     /// No outputs.
@@ -463,18 +644,18 @@ impl Outputs {
     }
 
     /// Outputs holding just an `id`.
-    pub fn id(id: impl Into<String>) -> Self {
+    pub fn id(id: impl Into<Str>) -> Self {
         Outputs(vec![(Cow::Borrowed(TaskRef::ID), id.into())])
     }
 
     /// Builder form of [`Outputs::insert`].
-    pub fn with(mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<String>) -> Self {
+    pub fn with(mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<Str>) -> Self {
         self.insert(attr, value);
         self
     }
 
     /// Sets an output.
-    pub fn insert(&mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<String>) {
+    pub fn insert(&mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<Str>) {
         let attr = attr.into();
         let value = value.into();
         match self
@@ -516,7 +697,7 @@ impl Serialize for Outputs {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (k, v) in &self.0 {
-            map.serialize_entry(k.as_ref(), v)?;
+            map.serialize_entry(k.as_ref(), v.as_str())?;
         }
         map.end()
     }
@@ -526,7 +707,9 @@ impl<'de> Deserialize<'de> for Outputs {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let m = BTreeMap::<String, String>::deserialize(deserializer)?;
         Ok(Outputs(
-            m.into_iter().map(|(k, v)| (Cow::Owned(k), v)).collect(),
+            m.into_iter()
+                .map(|(k, v)| (Cow::Owned(k), Str::from(v)))
+                .collect(),
         ))
     }
 }
@@ -581,6 +764,43 @@ mod tests {
         let sorted: ValueMap = [("a", 1), ("b", 2)].into_iter().collect();
         assert_eq!(sorted.get("b"), Some(&Value::Int(2)));
         assert_eq!(Outputs::id("i-1"), Outputs::new().with("id", "i-1"));
+    }
+
+    #[test]
+    fn values_are_compact_and_strings_inline_when_short() {
+        assert_eq!(std::mem::size_of::<Str>(), 24);
+        assert_eq!(Str::new(), Str::default());
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+        for s in [
+            "",
+            "a",
+            "é",
+            "vpc-0123456789abcdef",
+            "kubernetes.io/cluster/x.example.com",
+        ] {
+            let v = Str::from(s);
+            assert_eq!(v.as_str(), s);
+            assert_eq!(v, Str::from(s.to_owned()));
+            assert_eq!(v.len(), s.len());
+            assert_eq!(v.clone().into_string(), s);
+            assert_eq!(format!("{v:?}"), format!("{s:?}"));
+            assert_eq!(
+                serde_json::to_string(&v).unwrap(),
+                serde_json::to_string(s).unwrap()
+            );
+        }
+        let mut sorted: Vec<Str> = ["b", "a", "ab", "kubernetes.io/cluster/a.example.com"]
+            .into_iter()
+            .map(Str::from)
+            .collect();
+        sorted.sort();
+        let texts: Vec<&str> = sorted.iter().map(Str::as_str).collect();
+        assert_eq!(
+            texts,
+            ["a", "ab", "b", "kubernetes.io/cluster/a.example.com"]
+        );
+        let m: std::collections::HashSet<Str> = sorted.into_iter().collect();
+        assert!(m.contains("ab"));
     }
 
     #[test]

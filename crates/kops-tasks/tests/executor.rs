@@ -50,7 +50,7 @@ fn references_resolve_to_created_ids_and_second_plan_is_empty() {
     assert!(report.is_success(), "{:?}", report.failed);
     let (vpc_id, _) = cloud.get(&TaskKey::new("VPC", "main")).unwrap();
     let (_, subnet) = cloud.get(&TaskKey::new("Subnet", "a")).unwrap();
-    assert_eq!(subnet.get("VPC"), Some(&Value::String(vpc_id)));
+    assert_eq!(subnet.get("VPC"), Some(&Value::string(vpc_id)));
     let plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
     assert!(!plan.has_changes(), "{plan}");
     assert_eq!(plan.exit_code(), 0);

@@ -19,10 +19,10 @@ fn scalar() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::Int),
-        "[a-z0-9./:-]{0,12}".prop_map(Value::String),
-        "([a-z ]{0,8}\n){0,4}".prop_map(Value::Text),
+        "[a-z0-9./:-]{0,12}".prop_map(Value::string),
+        "([a-z ]{0,8}\n){0,4}".prop_map(Value::text),
         ("[A-Z][a-z]{0,5}", "[a-z.]{1,8}")
-            .prop_map(|(k, n)| Value::Ref(TaskKey::new(k, n).to_ref())),
+            .prop_map(|(k, n)| Value::reference(TaskKey::new(k, n).to_ref())),
     ]
 }
 

@@ -38,7 +38,7 @@ impl Task<()> for TfTask {
     fn fields(&self) -> Fields {
         let mut f = Fields::new();
         for (i, d) in self.deps.iter().enumerate() {
-            f.insert(format!("dep{i}"), Value::Ref(d.to_ref()));
+            f.insert(format!("dep{i}"), Value::reference(d.to_ref()));
         }
         f
     }

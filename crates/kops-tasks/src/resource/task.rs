@@ -84,18 +84,18 @@ impl Attr {
 
     fn to_value(&self) -> Value {
         match self {
-            Attr::Str(s) => Value::String(s.clone()),
+            Attr::Str(s) => Value::string(s.as_str()),
             Attr::Int(i) => Value::Int(*i),
             Attr::Bool(b) => Value::Bool(*b),
             Attr::List(v) => Value::List(v.iter().map(Attr::to_value).collect()),
             Attr::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), v.to_value())).collect()),
-            Attr::Ref(r) => Value::Ref(r.clone()),
+            Attr::Ref(r) => Value::reference(r.clone()),
             Attr::Block(b) => Value::Object(block_fields(b)),
             Attr::Blocks(bs) => {
                 Value::List(bs.iter().map(|b| Value::Object(block_fields(b))).collect())
             }
             Attr::File(t) | Attr::FileAs(_, t) | Attr::FileBase64(t) | Attr::FileNamed(_, t) => {
-                Value::Text(t.clone())
+                Value::text(t.as_str())
             }
             Attr::RenderedAs { value, .. } => value.to_value(),
             Attr::Raw(_) => Value::Null,
@@ -507,7 +507,7 @@ fn json_to_value(j: &Json) -> Value {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),
         Json::Number(n) => n.as_i64().map_or(Value::Null, Value::Int),
-        Json::String(s) => Value::String(s.clone()),
+        Json::String(s) => Value::string(s.as_str()),
         Json::Array(v) => Value::List(v.iter().map(json_to_value).collect()),
         Json::Object(m) => {
             let mut f = Fields::new();
@@ -525,12 +525,12 @@ fn json_to_value(j: &Json) -> Value {
 fn content_by_digest(expected: &Value, reported: &str, digest: fn(&[u8]) -> String) -> Value {
     let text = match expected {
         Value::Text(t) | Value::String(t) => t.as_str(),
-        _ => return Value::String(format!("<content with digest {reported}>")),
+        _ => return Value::string(format!("<content with digest {reported}>")),
     };
     if digest(text.as_bytes()).eq_ignore_ascii_case(reported) {
         expected.clone()
     } else {
-        Value::String(format!("<content with digest {reported}>"))
+        Value::string(format!("<content with digest {reported}>"))
     }
 }
 
@@ -541,8 +541,8 @@ fn align(expected: &Value, actual: Value) -> Value {
         (Value::Text(_), Value::String(s)) => Value::Text(s),
         // Terraform writes some numbers and flags as strings (`deregistration_delay =
         // "30"`); APIs answer with the typed value.
-        (Value::String(_), Value::Bool(b)) => Value::String(b.to_string()),
-        (Value::String(_), Value::Int(i)) => Value::String(i.to_string()),
+        (Value::String(_), Value::Bool(b)) => Value::string(b.to_string()),
+        (Value::String(_), Value::Int(i)) => Value::string(i.to_string()),
         // A single nested block is a one-element list in the APIs (a listener's
         // `default_action`).
         (Value::Object(_), Value::List(mut l)) if l.len() == 1 => {
@@ -586,7 +586,7 @@ where
     fn fields(&self) -> Fields {
         let mut f = Fields::with_capacity(self.attrs.len() + 2);
         if let Some(n) = &self.name {
-            f.insert("name", Value::String(n.clone()));
+            f.insert("name", Value::string(n.as_str()));
         }
         for (k, v) in &self.attrs {
             f.insert(k.clone(), v.to_value());
@@ -617,7 +617,7 @@ where
         };
         let mut fields = Fields::with_capacity(self.attrs.len() + 2);
         if self.name.is_some() {
-            fields.insert("name", r.name.clone().map_or(Value::Null, Value::String));
+            fields.insert("name", r.name.clone().map_or(Value::Null, Value::string));
         }
         let digests = K::content_digest();
         for (k, v) in &self.attrs {

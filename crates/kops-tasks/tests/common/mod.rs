@@ -101,7 +101,7 @@ async fn inject(fault: Option<Fault>, key: &TaskKey) -> Result<()> {
 /// Replaces every reference with the referenced task's resolved output.
 pub fn resolve_value(cx: &Context<'_, MemCloud>, v: &Value) -> Result<Value> {
     Ok(match v {
-        Value::Ref(r) => Value::String(cx.resolve(r)?),
+        Value::Ref(r) => Value::string(cx.resolve(r)?),
         Value::List(items) => Value::List(
             items
                 .iter()
