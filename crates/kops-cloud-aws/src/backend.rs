@@ -681,9 +681,7 @@ mod tests {
         parent: Option<&str>,
         tags: &[(&str, &str)],
     ) -> Resource {
-        let mut r = Resource::default();
-        r.resource_type = Some(ResourceType::Subnet);
-        r.id = id.to_owned();
+        let mut r = Resource::new(ResourceType::Subnet, id);
         r.name = name.map(str::to_owned);
         r.parent = parent.map(str::to_owned);
         r.tags = tags
