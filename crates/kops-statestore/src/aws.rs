@@ -146,6 +146,19 @@ fn missing_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     None
 }
 
+/// An environment of `(name, value)` pairs, for tests of what reads variables.
+#[cfg(test)]
+pub(crate) fn lookup(
+    pairs: &'static [(&'static str, &'static str)],
+) -> impl Fn(&str) -> Option<String> {
+    move |k: &str| {
+        pairs
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,14 +217,7 @@ mod tests {
 
     #[test]
     fn origin_prefers_keys_in_the_environment() {
-        let vars = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
+        let vars = lookup;
         assert_eq!(credentials_origin(vars(&[])), "AWS profile \"default\"");
         assert_eq!(
             credentials_origin(vars(&[("AWS_PROFILE", "ops")])),

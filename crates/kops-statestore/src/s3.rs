@@ -596,14 +596,7 @@ mod tests {
 
     #[tokio::test]
     async fn s3_endpoint_means_kops_compatible_store() {
-        let vars = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
+        let vars = crate::aws::lookup;
         let c = S3Config::from_vars(vars(&[
             ("S3_ENDPOINT", "http://minio.local:9000"),
             ("S3_ACCESS_KEY_ID", "AK"),
