@@ -48,7 +48,7 @@ pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow
                 .iter()
                 .map(|r| {
                     vec![
-                        r.resource_type.map(|t| t.to_string()).unwrap_or_default(),
+                        r.resource_type.to_string(),
                         r.id.clone(),
                         r.name
                             .clone()

@@ -63,76 +63,17 @@ pub fn user_line(e: &anyhow::Error) -> Option<String> {
     None
 }
 
-/// AWS error codes that mean the credentials were rejected (not merely short of a
-/// permission).
-const REJECTED: &[&str] = &[
-    "InvalidClientTokenId",
-    "SignatureDoesNotMatch",
-    "ExpiredToken",
-    "ExpiredTokenException",
-    "InvalidAccessKeyId",
-    "UnrecognizedClientException",
-    "AuthFailure",
-    "InvalidToken",
-];
-
-/// Where the AWS SDK's chain takes credentials from, as far as the environment tells.
-pub fn aws_credentials_origin() -> String {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    if var("AWS_ACCESS_KEY_ID").is_some() {
-        "AWS_ACCESS_KEY_ID from the environment".to_string()
-    } else {
-        format!(
-            "AWS profile {:?}",
-            var("AWS_PROFILE").unwrap_or_else(|| "default".to_string())
-        )
-    }
-}
-
 /// Explains a failure of the first AWS call of a command (`sts:GetCallerIdentity`):
-/// missing or rejected credentials become one line naming the service and the
-/// profile; anything else keeps its chain.
-pub fn aws_account_error(
-    e: impl std::error::Error + Send + Sync + 'static,
-    region: &str,
-) -> anyhow::Error {
-    let origin = aws_credentials_origin();
+/// missing or rejected credentials (the backend classifies them as every AWS client of
+/// kops-rs does, [`kops_statestore::aws::CredentialsError`]) become one line naming the
+/// region, where the credentials came from and what to do; anything else keeps its chain.
+pub fn aws_account_error(e: kops_model::aws::cloud::CloudError, region: &str) -> anyhow::Error {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(c) = cur {
-        if let Some(ce) =
-            c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
-        {
-            use aws_credential_types::provider::error::CredentialsError as C;
-            let why = if matches!(ce, C::CredentialsNotLoaded(_)) {
-                "none in the environment, the profile, web identity, the container or instance metadata".to_string()
-            } else {
-                let mut root: &dyn std::error::Error = ce;
-                while let Some(s) = root.source() {
-                    root = s;
-                }
-                root.to_string()
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
-            return user(format!(
-                "AWS (region {region}): no AWS credentials for {origin} ({why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`"
-            ));
+        if let Some(credentials) = c.downcast_ref::<kops_statestore::aws::CredentialsError>() {
+            return user(format!("AWS (region {region}): {credentials}"));
         }
         cur = c.source();
-    }
-    // The AWS error code may sit at any level of the chain.
-    let mut text = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cur = c.source();
-    }
-    if let Some(code) = REJECTED.iter().find(|c| text.contains(&format!("({c})"))) {
-        return user(format!(
-            "AWS (region {region}): AWS rejected the credentials of {origin} ({code}); check the access key, or refresh the session (`aws sso login`)"
-        ));
     }
     anyhow::Error::new(e).context(format!(
         "reading the AWS account (sts:GetCallerIdentity, region {region})"

@@ -12,22 +12,20 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{Context as _, anyhow};
 use kops_api::v1alpha2;
 use kops_cloud_gce::cache::ListCache;
-use kops_cloud_gce::cloud::{
-    CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone, ProjectInfo,
-    Resource, ResourceCloud, UpdateRequest,
-};
+use kops_cloud_gce::cloud::{CloudResult, GceCloud, GceResourceType, ManagedZone, ProjectInfo};
 use kops_cloud_gce::rest::{RestConfig, RestGce};
 use kops_model::aws::DiscoverOptions;
 use kops_model::gce::{self, GceModelContext};
-use kops_statestore::{PutOptions, Store, StoreExt as _, StoreUrl, Version};
+use kops_statestore::StoreUrl;
 use kops_tasks::LifecycleOverrides;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
 use crate::get::print_table;
+use crate::journal::{Journaled, MockJournal, NoExtra, Scope};
 use crate::output;
 use crate::spec;
 use crate::state::State;
@@ -35,99 +33,41 @@ use crate::state::State;
 /// Where the GCE mock cloud's journal lives in the state store.
 pub const JOURNAL_PATH: &str = "kops-rs-mock-cloud/gce-journal.json";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "lowercase")]
-enum Entry {
-    Create {
-        request: CreateRequest,
-        id: String,
-    },
-    Update {
-        request: UpdateRequest,
-    },
-    Delete {
-        resource_type: GceResourceType,
-        id: String,
-    },
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Journal {
+/// The project and region the GCE mock serves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ProjectRegion {
     project: String,
     region: String,
-    entries: Vec<Entry>,
+}
+
+impl Scope for ProjectRegion {
+    fn describe(&self) -> String {
+        format!("project {} in {}", self.project, self.region)
+    }
 }
 
 /// A GCE cloud that records each successful mutation of the cloud it wraps.
-#[derive(Debug)]
-pub struct JournaledGce {
-    inner: Arc<dyn GceCloud>,
-    entries: Mutex<Vec<Entry>>,
-}
-
-impl JournaledGce {
-    fn record(&self, e: Entry) {
-        self.entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(e);
-    }
-}
-
-#[async_trait::async_trait]
-impl ResourceCloud<GceResourceType> for JournaledGce {
-    async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
-        self.inner.list(query).await
-    }
-    async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
-        let r = self.inner.create(request).await?;
-        self.record(Entry::Create {
-            request: request.clone(),
-            id: r.id.clone(),
-        });
-        Ok(r)
-    }
-    async fn update(&self, request: &UpdateRequest) -> CloudResult<Resource> {
-        let r = self.inner.update(request).await?;
-        self.record(Entry::Update {
-            request: request.clone(),
-        });
-        Ok(r)
-    }
-    async fn delete(&self, resource_type: GceResourceType, id: &str) -> CloudResult<()> {
-        self.inner.delete(resource_type, id).await?;
-        self.record(Entry::Delete {
-            resource_type,
-            id: id.to_owned(),
-        });
-        Ok(())
-    }
-}
+pub type JournaledGce = Journaled<dyn GceCloud, GceResourceType, NoExtra>;
 
 #[async_trait::async_trait]
 impl GceCloud for JournaledGce {
     async fn project(&self) -> CloudResult<ProjectInfo> {
-        self.inner.project().await
+        self.inner().project().await
     }
     async fn zones(&self) -> CloudResult<Vec<String>> {
-        self.inner.zones().await
+        self.inner().zones().await
     }
     async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>> {
-        self.inner.managed_zones().await
+        self.inner().managed_zones().await
     }
-}
-
-struct MockState {
-    store: Arc<dyn Store>,
-    version: Option<Version>,
-    journal: Journal,
 }
 
 /// The GCE cloud of one command.
 pub struct GceCloudHandle {
     /// The cloud.
     pub api: Arc<JournaledGce>,
-    mock: Option<Mutex<MockState>>,
+    /// For the mock: its journal in the state store.
+    mock: Option<Mutex<MockJournal<ProjectRegion, GceResourceType, NoExtra>>>,
     /// A line saying which cloud this is.
     pub description: String,
 }
@@ -155,115 +95,42 @@ impl GceCloudHandle {
             .await
             .with_context(|| format!("reaching {description}"))?;
         Ok(GceCloudHandle {
-            api: Arc::new(JournaledGce {
-                inner: Arc::new(rest),
-                entries: Mutex::new(Vec::new()),
-            }),
+            api: Arc::new(JournaledGce::new(Arc::new(rest))),
             mock: None,
             description,
         })
     }
 
     async fn open_mock(st: &State, project: &str, region: &str) -> anyhow::Result<GceCloudHandle> {
-        let store = st.store().clone();
-        let reading = || {
-            format!(
-                "reading the GCE mock cloud's journal {}/{JOURNAL_PATH}",
-                st.url
-            )
-        };
-        let (journal, version) = match store.get_opt(JOURNAL_PATH).await {
-            Ok(Some(got)) => {
-                let j: Journal = serde_json::from_slice(&got.data).with_context(reading)?;
-                (j, Some(got.version))
-            }
-            Ok(None) => (
-                Journal {
-                    project: project.to_owned(),
-                    region: region.to_owned(),
-                    entries: Vec::new(),
-                },
-                None,
-            ),
-            Err(e) => return Err(anyhow::Error::new(e).context(reading())),
-        };
-        if journal.project != project || journal.region != region {
-            bail!(
-                "the GCE mock cloud of state store {} serves project {} in {}, not {project} in {region} (delete {JOURNAL_PATH} in the store to reset it)",
-                st.url,
-                journal.project,
-                journal.region
-            );
-        }
+        let journal = MockJournal::read(
+            "GCE mock cloud",
+            st.store().clone(),
+            &st.url,
+            JOURNAL_PATH,
+            ProjectRegion {
+                project: project.to_owned(),
+                region: region.to_owned(),
+            },
+        )
+        .await?;
         let inner: Arc<dyn GceCloud> = Arc::new(kops_mock::gce::MockGce::new(project, region));
-        for (i, e) in journal.entries.iter().enumerate() {
-            let at = || {
-                format!(
-                    "replaying the GCE mock cloud's journal {JOURNAL_PATH}: entry {}",
-                    i + 1
-                )
-            };
-            match e {
-                Entry::Create { request, id } => {
-                    let r = inner.create(request).await.with_context(at)?;
-                    if &r.id != id {
-                        bail!(
-                            "{}: created {} where the journal recorded {id} (delete the journal to reset the mock cloud)",
-                            at(),
-                            r.id
-                        );
-                    }
-                }
-                Entry::Update { request } => {
-                    inner.update(request).await.with_context(at)?;
-                }
-                Entry::Delete { resource_type, id } => {
-                    inner.delete(*resource_type, id).await.with_context(at)?;
-                }
-            }
-        }
+        journal.replay(inner.as_ref()).await?;
         Ok(GceCloudHandle {
-            api: Arc::new(JournaledGce {
-                inner,
-                entries: Mutex::new(Vec::new()),
-            }),
+            api: Arc::new(JournaledGce::new(inner)),
             description: format!(
                 "GCE mock cloud (project {project}, region {region}, state in {}/{JOURNAL_PATH})",
                 st.url
             ),
-            mock: Some(Mutex::new(MockState {
-                store,
-                version,
-                journal,
-            })),
+            mock: Some(Mutex::new(journal)),
         })
     }
 
     /// Persists what changed in the mock cloud (nothing to do for GCE itself).
     pub async fn save(&self) -> anyhow::Result<()> {
-        let Some(mock) = &self.mock else {
-            return Ok(());
-        };
-        let new = std::mem::take(&mut *self.api.entries.lock().unwrap_or_else(|p| p.into_inner()));
-        if new.is_empty() {
-            return Ok(());
+        match &self.mock {
+            Some(journal) => MockJournal::save(journal, &self.api).await,
+            None => Ok(()),
         }
-        let (store, data, opts) = {
-            let mut m = mock.lock().unwrap_or_else(|p| p.into_inner());
-            m.journal.entries.extend(new);
-            let data =
-                serde_json::to_vec(&m.journal).context("encoding the GCE mock cloud's journal")?;
-            let opts = match &m.version {
-                Some(v) => PutOptions::update(v.clone()),
-                None => PutOptions::create(),
-            };
-            (m.store.clone(), data, opts)
-        };
-        let v =
-            crate::cloud::put_journal(store.as_ref(), JOURNAL_PATH, data, opts, "GCE mock cloud")
-                .await?;
-        mock.lock().unwrap_or_else(|p| p.into_inner()).version = Some(v);
-        Ok(())
     }
 }
 
@@ -411,7 +278,7 @@ pub async fn delete_resources(
             .iter()
             .map(|r| {
                 vec![
-                    r.resource_type.map(|t| t.to_string()).unwrap_or_default(),
+                    r.resource_type.to_string(),
                     r.id.clone(),
                     r.name.clone().unwrap_or_default(),
                 ]

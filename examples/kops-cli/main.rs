@@ -31,6 +31,7 @@ mod errors;
 mod gce;
 mod get;
 mod history;
+mod journal;
 mod keypair;
 mod kubeconfig;
 mod output;

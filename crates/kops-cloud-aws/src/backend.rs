@@ -256,6 +256,8 @@ pub struct AwsBackend {
 
 pub(crate) struct Inner {
     pub(crate) region: String,
+    /// Where the credentials come from, for errors that concern them.
+    origin: String,
     pub(crate) ec2: aws_sdk_ec2::Client,
     pub(crate) asg: aws_sdk_autoscaling::Client,
     pub(crate) elb: aws_sdk_elasticloadbalancingv2::Client,
@@ -289,6 +291,7 @@ impl AwsBackend {
     pub(crate) fn from_parts(
         sdk: &SdkConfig,
         region: String,
+        origin: String,
         path_style: bool,
         limits: &BTreeMap<Service, RateLimit>,
         clock: Arc<dyn Clock>,
@@ -299,6 +302,7 @@ impl AwsBackend {
         AwsBackend {
             inner: Arc::new(Inner {
                 region,
+                origin,
                 ec2: aws_sdk_ec2::Client::new(sdk),
                 asg: aws_sdk_autoscaling::Client::new(sdk),
                 elb: aws_sdk_elasticloadbalancingv2::Client::new(sdk),
@@ -412,7 +416,9 @@ impl AwsBackend {
     {
         self.inner.buckets.acquire(service).await;
         self.count(service, op);
-        let r = fut.await.map_err(|e| from_sdk(op, what, e));
+        let r = fut
+            .await
+            .map_err(|e| from_sdk(op, what, &self.inner.origin, e));
         if let Err(e) = &r {
             tracing::debug!(operation = op, object = what, error = %e, "AWS call failed");
         }
@@ -457,7 +463,8 @@ impl AwsBackend {
             None => Ok(None),
             Some(r) => {
                 self.count(service, op);
-                r.map(Some).map_err(|e| from_sdk(op, what, e))
+                r.map(Some)
+                    .map_err(|e| from_sdk(op, what, &self.inner.origin, e))
             }
         }
     }
@@ -674,9 +681,7 @@ mod tests {
         parent: Option<&str>,
         tags: &[(&str, &str)],
     ) -> Resource {
-        let mut r = Resource::default();
-        r.resource_type = Some(ResourceType::Subnet);
-        r.id = id.to_owned();
+        let mut r = Resource::new(ResourceType::Subnet, id);
         r.name = name.map(str::to_owned);
         r.parent = parent.map(str::to_owned);
         r.tags = tags

@@ -260,14 +260,34 @@ pub fn classify(
     }
 }
 
-/// Maps an SDK error. Transport failures and timeouts are unavailable (retried); a
-/// request the SDK could not even build is invalid.
+/// Maps an SDK error of a request signed with credentials from `origin`. Missing or
+/// rejected credentials are [`Error::PermissionDenied`] whose source is the
+/// [`CredentialsError`](kops_statestore::aws::CredentialsError) every AWS client of
+/// kops-rs reports them with (not retried); transport failures and timeouts are
+/// unavailable (retried); a request the SDK could not even build is invalid.
 #[cfg(feature = "sdk")]
-pub(crate) fn from_sdk<E, R>(operation: &str, what: &str, err: SdkError<E, R>) -> Error
+pub(crate) fn from_sdk<E, R>(
+    operation: &str,
+    what: &str,
+    origin: &str,
+    err: SdkError<E, R>,
+) -> Error
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
+    let code = err.code().map(str::to_owned);
+    let err =
+        match kops_statestore::aws::CredentialsError::classify("AWS", origin, code.as_deref(), err)
+        {
+            Ok(credentials) => {
+                return Error::PermissionDenied {
+                    operation: format!("{operation} on {what}"),
+                    source: Some(Box::new(credentials)),
+                };
+            }
+            Err(err) => err,
+        };
     match &err {
         SdkError::ServiceError(_) => {
             let code = err.code().unwrap_or("Unknown").to_owned();

@@ -65,7 +65,7 @@ async fn make(
     }
     let r = cloud.create(&req).await?;
     assert!(!r.id.is_empty(), "create {rt}: empty id");
-    assert_eq!(r.resource_type, Some(rt), "create {rt}: wrong type");
+    assert_eq!(r.resource_type, rt, "create {rt}: wrong type");
     Ok(r)
 }
 

@@ -631,12 +631,7 @@ pub(crate) async fn delete(be: &AwsBackend, rt: ResourceType, id: &str) -> Resul
             role_policies(be, id, &mut children).await?;
             role_attachments(be, id, &mut children).await?;
             for c in children {
-                Box::pin(delete(
-                    be,
-                    c.resource_type.unwrap_or(R::IamRolePolicy),
-                    &c.id,
-                ))
-                .await?;
+                Box::pin(delete(be, c.resource_type, &c.id)).await?;
             }
             let profiles = be
                 .call_opt(

@@ -25,6 +25,12 @@
 //!
 //! Deleting a whole cluster is `kops_model::aws::delete_cluster`, over any `AwsCloud`.
 //!
+//! With `sdk` the crate also depends on `kops-statestore` (its `s3` feature) for one
+//! thing: the credentials rules every AWS client of kops-rs shares
+//! (`kops_statestore::aws`). Missing or rejected credentials are then
+//! [`CloudError::PermissionDenied`](cloud::CloudError::PermissionDenied) whose source is
+//! that module's `CredentialsError`, worded as the S3 state store words it.
+//!
 //! # Behaviour of the backend
 //!
 //! Discovery is batched: the first `list` of a type fetches the whole type within the

@@ -65,6 +65,8 @@ pub struct AwsBackendBuilder {
     rate_limits: BTreeMap<Service, RateLimit>,
     clock: Arc<dyn Clock>,
     env: Option<SdkConfig>,
+    /// Where [`AwsBackendBuilder::from_env`]'s chain takes credentials from, for errors.
+    env_origin: Option<String>,
 }
 
 impl Default for AwsBackendBuilder {
@@ -84,6 +86,7 @@ impl AwsBackendBuilder {
             rate_limits: BTreeMap::new(),
             clock: Arc::new(SystemClock::default()),
             env: None,
+            env_origin: None,
         }
     }
 
@@ -95,6 +98,9 @@ impl AwsBackendBuilder {
         AwsBackendBuilder {
             region: cfg.region().map(ToString::to_string),
             env: Some(cfg),
+            env_origin: Some(kops_statestore::aws::credentials_origin(|k| {
+                std::env::var(k).ok()
+            })),
             ..AwsBackendBuilder::new()
         }
     }
@@ -172,10 +178,16 @@ impl AwsBackendBuilder {
         if let Some(e) = &self.endpoint {
             b = b.endpoint_url(e.clone());
         }
+        let origin = match (&self.credentials, self.env_origin) {
+            (Some(c), _) => format!("access key {}", c.access_key_id),
+            (None, Some(origin)) => origin,
+            (None, None) => "the SDK's default chain".to_string(),
+        };
         let sdk = b.build();
         Ok(AwsBackend::from_parts(
             &sdk,
             region,
+            origin,
             self.endpoint.is_some(),
             &self.rate_limits,
             self.clock,

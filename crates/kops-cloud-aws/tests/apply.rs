@@ -328,10 +328,7 @@ fn minimal_aws_apply_plan_change_delete() {
 
         // Delete: everything the cluster owns goes; shared objects stay.
         let dry = find_cluster_resources(cloud, &name).await.unwrap();
-        assert!(
-            dry.iter()
-                .any(|r| r.resource_type == Some(ResourceType::Vpc))
-        );
+        assert!(dry.iter().any(|r| r.resource_type == ResourceType::Vpc));
         assert!(
             !dry.iter()
                 .any(|r| r.id == shared_vpc.id || r.id == shared_subnet.id)

@@ -722,11 +722,11 @@ async fn delete_cluster_removes_owned_and_keeps_shared() {
     // Cross-group rules are revoked before the groups.
     let first_rule = plan
         .iter()
-        .position(|r| r.resource_type == Some(R::SecurityGroupRule))
+        .position(|r| r.resource_type == R::SecurityGroupRule)
         .unwrap();
     let first_group = plan
         .iter()
-        .position(|r| r.resource_type == Some(R::SecurityGroup))
+        .position(|r| r.resource_type == R::SecurityGroup)
         .unwrap();
     assert!(first_rule < first_group);
 

@@ -46,7 +46,7 @@ async fn make(
         )
         .await?;
     assert!(!r.id.is_empty(), "create {rt}: empty id");
-    assert_eq!(r.resource_type, Some(rt), "create {rt}: wrong type");
+    assert_eq!(r.resource_type, rt, "create {rt}: wrong type");
     assert!(
         r.attr_str("self_link")
             .is_some_and(|l| l.starts_with(crate::cloud::COMPUTE_URL)),

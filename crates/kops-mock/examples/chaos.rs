@@ -274,7 +274,7 @@ async fn converged(
 async fn duplicates(cloud: &dyn AwsCloud, cluster: &str) -> anyhow::Result<Vec<String>> {
     let mut seen: BTreeMap<(String, String), u32> = BTreeMap::new();
     for r in find_cluster_resources(cloud, cluster).await? {
-        let Some(rt) = r.resource_type else { continue };
+        let rt = r.resource_type;
         if rt == ResourceType::Instance || !is_owned(&r, cluster) {
             continue;
         }
@@ -313,7 +313,7 @@ async fn remaining(cloud: &dyn AwsCloud, cluster: &str) -> anyhow::Result<Vec<Re
         .await?
         .into_iter()
         .filter(|r| {
-            !(r.resource_type == Some(ResourceType::Instance)
+            !(r.resource_type == ResourceType::Instance
                 && r.attr_str("state") == Some("terminated"))
         })
         .collect())

@@ -258,7 +258,7 @@ impl ChaosCloud {
         let st = self.lock();
         found.retain(|r| !st.hidden.contains_key(&r.id));
         for (r, _) in &st.lingering {
-            if r.resource_type != Some(query.resource_type) || found.iter().any(|f| f.id == r.id) {
+            if r.resource_type != query.resource_type || found.iter().any(|f| f.id == r.id) {
                 continue;
             }
             let parent_ok = query.parent.is_none() || query.parent == r.parent;

@@ -307,9 +307,7 @@ impl MockAws {
     /// The caller's attributes overlaid with the mock's own. For the attributes the mock
     /// models, its state is the truth, also when it has no value.
     fn finish(&self, mut r: Resource) -> Resource {
-        let Some(rt) = r.resource_type else {
-            return r;
-        };
+        let rt = r.resource_type;
         let mut attrs = self.raw_get(rt, &r.id);
         let known = native_keys(rt);
         attrs.retain(|k, _| !known.contains(&k.as_str()));

@@ -161,11 +161,7 @@ impl Backend {
 
     fn count(&self, rt: GceResourceType) -> usize {
         match self {
-            Backend::Mock(m) => m
-                .objects()
-                .iter()
-                .filter(|r| r.resource_type == Some(rt))
-                .count(),
+            Backend::Mock(m) => m.objects().iter().filter(|r| r.resource_type == rt).count(),
             Backend::Rest { fake, .. } => {
                 let coll = format!("/{}", rt.facts().collection);
                 fake.objects()

@@ -19,6 +19,8 @@
 //! # Modules
 //! * [`store`]: the [`Store`] trait, [`StoreExt`] conveniences, value types.
 //! * [`memory`], [`local`], [`s3`], [`gcs`]: the backends.
+//! * [`aws`] (feature `s3`): the credentials rules every AWS client of kops-rs shares
+//!   (where they come from; when a failure means missing or rejected credentials).
 //! * [`prefix`]: [`PrefixStore`], a decorator rooting a store under a prefix.
 //! * [`url`]: [`open`] and [`StoreUrl`].
 //! * [`lock`]: the advisory [`Lock`] object and the injected [`Clock`].
@@ -75,6 +77,8 @@ pub mod registry;
 pub mod store;
 pub mod url;
 
+#[cfg(feature = "s3")]
+pub mod aws;
 #[cfg(feature = "gcs")]
 pub mod gcs;
 #[cfg(feature = "s3")]

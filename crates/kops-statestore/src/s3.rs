@@ -13,6 +13,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::BucketVersioningStatus;
 use bytes::Bytes;
 
+use crate::aws::CredentialsError;
 use crate::error::{BoxError, Error, Result};
 use crate::store::{
     DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning,
@@ -119,18 +120,9 @@ impl S3Config {
         let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .load()
             .await;
-        // The SDK's chain: keys in the environment first, then the profile.
-        let origin = if get("AWS_ACCESS_KEY_ID").is_some() {
-            "AWS_ACCESS_KEY_ID from the environment".to_string()
-        } else {
-            format!(
-                "AWS profile {:?}",
-                get("AWS_PROFILE").unwrap_or_else(|| "default".to_string())
-            )
-        };
         Ok(S3Config {
             sdk: Some(sdk),
-            origin: Some(origin),
+            origin: Some(crate::aws::credentials_origin(&var)),
             ..Default::default()
         })
     }
@@ -219,78 +211,37 @@ impl fmt::Debug for S3Store {
 struct Failure {
     code: Option<String>,
     status: Option<u16>,
-    /// The SDK could not load credentials (nothing was sent).
-    no_credentials: Option<String>,
-    source: BoxError,
+    source: Source,
 }
 
-/// Error codes S3 answers a request with when it does not accept its signature.
-const REJECTED_CREDENTIALS: &[&str] = &[
-    "InvalidAccessKeyId",
-    "SignatureDoesNotMatch",
-    "ExpiredToken",
-    "InvalidToken",
-    "TokenRefreshRequired",
-    "InvalidClientTokenId",
-];
-
-/// Why credentials could not be loaded, in one line: nothing when no provider of the
-/// chain had any (the message says so), else the provider's own root cause (an expired
-/// SSO session, a malformed profile).
-fn credentials_reason(ce: &aws_credential_types::provider::error::CredentialsError) -> String {
-    use aws_credential_types::provider::error::CredentialsError as C;
-    if matches!(ce, C::CredentialsNotLoaded(_)) {
-        return "none in the environment, the profile, web identity, the container or instance metadata".to_string();
-    }
-    let mut root: &dyn std::error::Error = ce;
-    while let Some(s) = root.source() {
-        root = s;
-    }
-    root.to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The message of a credentials-loading failure in `e`'s source chain.
-fn credentials_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut cur = Some(e);
-    while let Some(c) = cur {
-        if let Some(ce) =
-            c.downcast_ref::<aws_credential_types::provider::error::CredentialsError>()
-        {
-            return Some(credentials_reason(ce));
-        }
-        cur = c.source();
-    }
-    None
-}
-
-fn failure<E>(e: SdkError<E, aws_sdk_s3::config::http::HttpResponse>) -> Failure
-where
-    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-{
-    let code = e.code().map(str::to_string);
-    let status = e.raw_response().map(|r| r.status().as_u16());
-    let no_credentials = credentials_failure(&e);
-    Failure {
-        code,
-        status,
-        no_credentials,
-        source: Box::new(e),
-    }
+/// What the SDK's error says.
+enum Source {
+    /// Missing or rejected credentials (they concern the store, not the object).
+    Credentials(CredentialsError),
+    /// Anything else: the SDK's error.
+    Sdk(BoxError),
 }
 
 impl Failure {
-    fn into_error(self, op: &'static str, path: &str) -> Error {
+    /// Maps a failure of `op` on `path` in `store`: credentials and a missing bucket
+    /// first (they concern the store, not the object), then by code and status.
+    fn into_error(self, store: &S3Store, op: &'static str, path: &str) -> Error {
+        let source = match self.source {
+            Source::Credentials(c) => {
+                return Error::Unauthenticated {
+                    service: "S3",
+                    reason: format!("S3 state store {}: {c}", store.url()),
+                    source: Some(c.into_source()),
+                };
+            }
+            Source::Sdk(source) => source,
+        };
         let code = self.code.as_deref().unwrap_or("");
         match (code, self.status) {
             // A missing bucket is not a missing object.
-            ("NoSuchBucket", _) => Error::Backend {
-                backend: "s3",
-                operation: op,
-                path: path.to_string(),
-                source: self.source,
+            ("NoSuchBucket", _) => Error::BucketNotFound {
+                bucket: store.bucket.clone(),
+                url: store.url(),
             },
             ("NoSuchKey" | "NotFound", _) | (_, Some(404)) => Error::NotFound {
                 path: path.to_string(),
@@ -298,7 +249,7 @@ impl Failure {
             ("AccessDenied" | "Forbidden", _) | (_, Some(403)) => Error::PermissionDenied {
                 operation: op,
                 path: path.to_string(),
-                source: self.source,
+                source,
             },
             (
                 "SlowDown"
@@ -311,13 +262,13 @@ impl Failure {
             | (_, Some(429 | 503)) => Error::Throttled {
                 operation: op,
                 path: path.to_string(),
-                source: self.source,
+                source,
             },
             _ => Error::Backend {
                 backend: "s3",
                 operation: op,
                 path: path.to_string(),
-                source: self.source,
+                source,
             },
         }
     }
@@ -333,39 +284,28 @@ impl Failure {
 }
 
 impl S3Store {
-    /// Maps a failure of `op` on `path`: credentials and a missing bucket
-    /// first (they concern the store, not the object), then by code.
+    /// Reduces an SDK error to a [`Failure`], recognising missing or rejected
+    /// credentials by the rule every AWS client shares ([`CredentialsError::classify`]).
+    fn failure<E>(&self, e: SdkError<E, aws_sdk_s3::config::http::HttpResponse>) -> Failure
+    where
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    {
+        let code = e.code().map(str::to_string);
+        let status = e.raw_response().map(|r| r.status().as_u16());
+        let source = match CredentialsError::classify("S3", &self.origin, code.as_deref(), e) {
+            Ok(c) => Source::Credentials(c),
+            Err(e) => Source::Sdk(Box::new(e)),
+        };
+        Failure {
+            code,
+            status,
+            source,
+        }
+    }
+
+    /// Maps a failure of `op` on `path` ([`Failure::into_error`]).
     fn error(&self, f: Failure, op: &'static str, path: &str) -> Error {
-        if let Some(why) = f.no_credentials {
-            return Error::Unauthenticated {
-                service: "S3",
-                reason: format!(
-                    "S3 state store {}: no AWS credentials for {} ({why}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or log in with `aws sso login`",
-                    self.url(),
-                    self.origin
-                ),
-                source: Some(f.source),
-            };
-        }
-        let code = f.code.as_deref().unwrap_or("");
-        if REJECTED_CREDENTIALS.contains(&code) {
-            return Error::Unauthenticated {
-                service: "S3",
-                reason: format!(
-                    "S3 state store {}: S3 rejected the credentials of {} ({code})",
-                    self.url(),
-                    self.origin
-                ),
-                source: Some(f.source),
-            };
-        }
-        if code == "NoSuchBucket" {
-            return Error::BucketNotFound {
-                bucket: self.bucket.clone(),
-                url: self.url(),
-            };
-        }
-        f.into_error(op, path)
+        f.into_error(self, op, path)
     }
 
     /// A store over `bucket`, reached as `config` says.
@@ -397,7 +337,7 @@ impl S3Store {
         {
             Ok(_) => Ok(()),
             Err(e) => {
-                let f = failure(e);
+                let f = self.failure(e);
                 if f.code.as_deref() == Some("BucketAlreadyOwnedByYou") {
                     Ok(())
                 } else {
@@ -419,7 +359,7 @@ impl Store for S3Store {
             .key(path)
             .send()
             .await
-            .map_err(|e| self.error(failure(e), "get", path))?;
+            .map_err(|e| self.error(self.failure(e), "get", path))?;
         let etag = out
             .e_tag()
             .map(str::to_string)
@@ -455,7 +395,7 @@ impl Store for S3Store {
                 .map(Version::new)
                 .ok_or_else(|| Error::backend("s3", "put", path, "response carries no ETag")),
             Err(e) => {
-                let f = failure(e);
+                let f = self.failure(e);
                 match &options.mode {
                     PutMode::CreateIfAbsent if f.is_precondition() => Err(Error::AlreadyExists {
                         path: path.to_string(),
@@ -486,7 +426,7 @@ impl Store for S3Store {
         match req.send().await {
             Ok(_) => Ok(()),
             Err(e) => {
-                let f = failure(e);
+                let f = self.failure(e);
                 match &options.if_version {
                     Some(v)
                         if f.is_precondition()
@@ -520,7 +460,7 @@ impl Store for S3Store {
                 .set_continuation_token(token.take())
                 .send()
                 .await
-                .map_err(|e| match self.error(failure(e), "list", prefix) {
+                .map_err(|e| match self.error(self.failure(e), "list", prefix) {
                     // A missing bucket is a failure, not an empty listing.
                     Error::NotFound { .. } => Error::BucketNotFound {
                         bucket: self.bucket.clone(),
@@ -569,7 +509,11 @@ impl Store for S3Store {
                         String::from_utf8_lossy(&body).contains("<Status>Enabled</Status>")
                     }
                     None => {
-                        return Err(self.error(failure(e), "get bucket versioning", &self.bucket));
+                        return Err(self.error(
+                            self.failure(e),
+                            "get bucket versioning",
+                            &self.bucket,
+                        ));
                     }
                 }
             }
@@ -593,22 +537,44 @@ mod tests {
         Failure {
             code: code.map(str::to_string),
             status,
-            no_credentials: None,
-            source: "x".into(),
+            source: Source::Sdk("x".into()),
         }
     }
 
     #[test]
     fn classifies_errors_by_code_and_status() {
-        let e = |code, status| f(code, status).into_error("get", "k");
+        let store = S3Store::new(
+            "b",
+            &S3Config::default().with_static_credentials("AK", "SK", None),
+        );
+        let e = |code, status| f(code, status).into_error(&store, "get", "k");
         assert!(matches!(
             e(Some("NoSuchKey"), Some(404)),
             Error::NotFound { .. }
         ));
         assert!(matches!(
             e(Some("NoSuchBucket"), Some(404)),
-            Error::Backend { .. }
+            Error::BucketNotFound { bucket, url } if bucket == "b" && url == "s3://b"
         ));
+        let rejected = CredentialsError::classify(
+            "S3",
+            "access key AK",
+            Some("InvalidAccessKeyId"),
+            std::io::Error::other("403"),
+        )
+        .map_err(|_| "not a credentials error")
+        .unwrap();
+        let unauthenticated = Failure {
+            code: Some("InvalidAccessKeyId".into()),
+            status: Some(403),
+            source: Source::Credentials(rejected),
+        }
+        .into_error(&store, "get", "k");
+        assert!(
+            matches!(&unauthenticated, Error::Unauthenticated { service: "S3", reason, .. }
+                if reason.starts_with("S3 state store s3://b: S3 rejected the credentials of access key AK (InvalidAccessKeyId)")),
+            "{unauthenticated:?}"
+        );
         assert!(matches!(
             e(Some("AccessDenied"), Some(403)),
             Error::PermissionDenied { .. }
@@ -630,14 +596,7 @@ mod tests {
 
     #[tokio::test]
     async fn s3_endpoint_means_kops_compatible_store() {
-        let vars = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
+        let vars = crate::aws::lookup;
         let c = S3Config::from_vars(vars(&[
             ("S3_ENDPOINT", "http://minio.local:9000"),
             ("S3_ACCESS_KEY_ID", "AK"),

@@ -125,7 +125,7 @@ impl MockGce {
     /// Inserts an object as it is (seeding; no call counted). Its self-link is added
     /// when missing.
     pub fn seed(&self, mut r: Resource) {
-        let Some(rt) = r.resource_type else { return };
+        let rt = r.resource_type;
         let name = r
             .name
             .clone()
@@ -458,20 +458,18 @@ impl ResourceCloud<GceResourceType> for MockGce {
             };
             match rt {
                 R::Network => {
-                    matches!(
-                        o.resource_type,
-                        Some(R::Subnetwork | R::Firewall | R::Router)
-                    ) && refers("network")
+                    matches!(o.resource_type, R::Subnetwork | R::Firewall | R::Router)
+                        && refers("network")
                 }
                 R::InstanceTemplate => {
-                    o.resource_type == Some(R::InstanceGroupManager)
+                    o.resource_type == R::InstanceGroupManager
                         && o.attrs
                             .get("version")
                             .and_then(|v| v.get("instance_template"))
                             .and_then(Json::as_str)
                             == Some(link.as_str())
                 }
-                R::Router => o.resource_type == Some(R::RouterNat) && refers("router"),
+                R::Router => o.resource_type == R::RouterNat && refers("router"),
                 _ => false,
             }
         });

@@ -145,8 +145,7 @@ impl fmt::Display for DeleteReport {
 }
 
 fn kind(r: &Resource) -> String {
-    r.resource_type
-        .map_or_else(|| "object".to_owned(), |t| t.to_string())
+    r.resource_type.to_string()
 }
 
 /// Whether `r` belongs to `cluster` (see the module docs).
@@ -259,7 +258,7 @@ pub async fn find_cluster_resources_with(
     }
     let at = out
         .iter()
-        .position(|r| r.resource_type == Some(R::SecurityGroup))
+        .position(|r| r.resource_type == R::SecurityGroup)
         .unwrap_or(out.len());
     out.splice(at..at, rules);
     Ok(out)
@@ -290,9 +289,7 @@ pub async fn delete_cluster(
         }
         let mut next = Vec::new();
         for (r, _) in pending {
-            let Some(rt) = r.resource_type else {
-                continue;
-            };
+            let rt = r.resource_type;
             match cloud.delete(rt, &r.id).await {
                 // Already gone (an earlier delete whose answer was lost, or a listing
                 // that lagged behind a delete): what was asked for holds.

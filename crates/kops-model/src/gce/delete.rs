@@ -54,9 +54,7 @@ fn suffixed_by_cluster(name: &str, cluster: &str) -> bool {
 
 /// Whether `r` belongs to `cluster` (module docs).
 pub fn owned_by(r: &Resource, cluster: &str) -> bool {
-    let Some(rt) = r.resource_type else {
-        return false;
-    };
+    let rt = r.resource_type;
     let safe = safe_cluster_name(cluster);
     if rt.facts().labelled {
         return r.tags.get(CLUSTER_LABEL) == Some(&safe);
@@ -108,7 +106,7 @@ pub async fn find_cluster_resources(api: &dyn GceCloud, cluster: &str) -> Result
         )))?;
     let owned_templates: Vec<String> = out
         .iter()
-        .filter(|r| r.resource_type == Some(R::InstanceTemplate))
+        .filter(|r| r.resource_type == R::InstanceTemplate)
         .filter_map(|r| r.attr_str("self_link").map(str::to_owned))
         .collect();
     let mut groups: Vec<Resource> = migs
@@ -130,7 +128,7 @@ pub async fn find_cluster_resources(api: &dyn GceCloud, cluster: &str) -> Result
 pub async fn delete_cluster(api: &dyn GceCloud, cluster: &str) -> Result<Vec<Resource>> {
     let found = find_cluster_resources(api, cluster).await?;
     for r in &found {
-        let Some(rt) = r.resource_type else { continue };
+        let rt = r.resource_type;
         api.delete(rt, &r.id).await.map_err(cloud(format!(
             "deleting {rt} {} of cluster {cluster}",
             r.id

@@ -95,7 +95,7 @@ impl ContentDigest {
 #[non_exhaustive]
 pub struct Resource<K> {
     /// Its type.
-    pub resource_type: Option<K>,
+    pub resource_type: K,
     /// The cloud ID (`vpc-1`, an ARN, a name, a self-link, ... as the type defines it).
     pub id: String,
     /// The name where the type has one apart from its tags (security group name, IAM role
@@ -117,27 +117,17 @@ pub struct Resource<K> {
     pub attrs: BTreeMap<String, Json>,
 }
 
-impl<K> Default for Resource<K> {
-    fn default() -> Self {
+impl<K> Resource<K> {
+    /// A resource of `resource_type` with this ID.
+    pub fn new(resource_type: K, id: impl Into<String>) -> Self {
         Resource {
-            resource_type: None,
-            id: String::new(),
+            resource_type,
+            id: id.into(),
             name: None,
             arn: None,
             parent: None,
             tags: BTreeMap::new(),
             attrs: BTreeMap::new(),
-        }
-    }
-}
-
-impl<K> Resource<K> {
-    /// A resource of `resource_type` with this ID.
-    pub fn new(resource_type: K, id: impl Into<String>) -> Self {
-        Resource {
-            resource_type: Some(resource_type),
-            id: id.into(),
-            ..Resource::default()
         }
     }
 
@@ -283,7 +273,7 @@ impl<K> ListQuery<K> {
 impl<K: PartialEq> ListQuery<K> {
     /// Whether `r` satisfies the query (what a backend filtering client-side applies).
     pub fn matches(&self, r: &Resource<K>) -> bool {
-        r.resource_type.as_ref() == Some(&self.resource_type)
+        r.resource_type == self.resource_type
             && (self.ids.is_empty() || self.ids.contains(&r.id))
             && (self.names.is_empty() || r.name.as_ref().is_some_and(|n| self.names.contains(n)))
             && self
