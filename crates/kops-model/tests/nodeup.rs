@@ -26,7 +26,14 @@ fn mock() -> kops_mock::MockAws {
 }
 
 async fn update(store: &Arc<MemoryStore>) -> UpdateCluster {
-    let (cluster, groups) = new_cluster(
+    update_with(store, |_| {}).await
+}
+
+async fn update_with(
+    store: &Arc<MemoryStore>,
+    edit: impl FnOnce(&mut [kops_api::v1alpha2::InstanceGroup]),
+) -> UpdateCluster {
+    let (cluster, mut groups) = new_cluster(
         &NewClusterOptions::new(NAME, STORE)
             .with_zones(["us-test-1a"])
             .with_dns(DnsType::None)
@@ -34,6 +41,7 @@ async fn update(store: &Arc<MemoryStore>) -> UpdateCluster {
             .with_kubernetes_version("v1.34.1"),
     )
     .unwrap();
+    edit(&mut groups);
     let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
     let ctx = discover(&mock(), &cluster, &groups, &opts).await.unwrap();
     UpdateCluster::new(
@@ -263,4 +271,88 @@ async fn the_scheduler_configuration_starts_from_the_additional_object() {
         Err(e) => e.to_string(),
     };
     assert!(err.contains("KubeSchedulerConfiguration"), "{err}");
+}
+
+/// With `compressUserData` the boot config travels gzipped and base64-encoded; the
+/// system's own `base64` and `gzip` turn the line of the script back into the boot
+/// config that pins the group's nodeup config, and the script is smaller than the plain one.
+#[test]
+fn compressed_user_data_decodes_with_the_system_tools() {
+    // Two updates in one test: more stack than a test thread has in a debug build.
+    std::thread::Builder::new()
+        .stack_size(32 << 20)
+        .spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(compressed_user_data())
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+async fn compressed_user_data() {
+    let store = Arc::new(MemoryStore::new());
+    let plain = update(&store).await.render_terraform().await.unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let up = update_with(&store, |groups| {
+        for g in groups {
+            g.spec.compress_user_data = Some(true);
+        }
+    })
+    .await;
+    let tf = up.render_terraform().await.unwrap();
+    let user_data = |files: &std::collections::BTreeMap<String, Vec<u8>>| {
+        files
+            .iter()
+            .find(|(p, _)| p.contains("aws_launch_template_nodes") && p.ends_with("_user_data"))
+            .map(|(_, b)| text(b))
+            .expect("the nodes' user-data")
+    };
+    let (plain, packed) = (user_data(&plain.files), user_data(&tf.files));
+    assert!(
+        packed.len() < plain.len(),
+        "{} >= {}",
+        packed.len(),
+        plain.len()
+    );
+    let line = packed
+        .lines()
+        .find(|l| l.contains("| base64 -d | gzip -d > conf/kube_env.yaml"))
+        .expect("the compressed boot config line");
+    assert!(
+        !packed.contains("NodeupConfigHash:"),
+        "the boot config is not in clear"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("conf")).unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let boot = std::fs::read_to_string(dir.path().join("conf/kube_env.yaml")).unwrap();
+    let config = tf
+        .files
+        .iter()
+        .find(|(p, _)| p.contains("nodeupconfig-nodes-us-test-1a") && p.ends_with("_content"))
+        .map(|(_, b)| b)
+        .expect("the nodes' nodeup config");
+    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(config));
+    assert!(
+        boot.contains(&format!("NodeupConfigHash: {hash}\n")),
+        "{boot}"
+    );
+    assert!(
+        plain.contains("NodeupConfigHash: "),
+        "without compression it is in clear"
+    );
 }

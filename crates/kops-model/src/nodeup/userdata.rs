@@ -259,38 +259,18 @@ pub(crate) fn multipart_mime(script: Option<&str>, additional: &[Part<'_>]) -> S
     s
 }
 
-/// A gzip stream of `data` (no name, time 0, OS unknown, as Go writes the header), with
-/// the data in stored DEFLATE blocks. Any gzip reader decodes it; its bytes are not those
-/// of Go's compressor.
+/// A gzip stream of `data` at the default compression level, with Go's header (no name,
+/// time 0, OS unknown). Any gzip reader decodes it; its bytes are not those of Go's
+/// compressor, whose DEFLATE output differs from every other implementation's.
 fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-    let mut chunks = data.chunks(0xffff).peekable();
-    if chunks.peek().is_none() {
-        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
-    }
-    while let Some(c) = chunks.next() {
-        let last = chunks.peek().is_none();
-        out.push(u8::from(last));
-        let len = c.len() as u16;
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(c);
-    }
-    out.extend_from_slice(&crc32(data).to_le_bytes());
-    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    out
-}
-
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            let mask = (crc & 1).wrapping_neg();
-            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
-        }
-    }
-    !crc
+    use std::io::Write as _;
+    let mut z = flate2::GzBuilder::new()
+        .operating_system(0xff)
+        .write(Vec::new(), flate2::Compression::default());
+    // Writing into a vector cannot fail.
+    z.write_all(data)
+        .and_then(|()| z.finish())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -298,8 +278,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn crc_of_check_string() {
-        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    fn the_compressed_boot_config_is_smaller_and_decodes_to_itself() {
+        use std::io::Read as _;
+        let config: String = (0..200)
+            .map(|i| format!("Key{i}: value-{}\n", i % 7))
+            .collect();
+        let z = gzip(config.as_bytes());
+        assert!(
+            z.len() * 3 < config.len(),
+            "{} of {}",
+            z.len(),
+            config.len()
+        );
+        assert_eq!(&z[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+        let mut back = String::new();
+        flate2::read::GzDecoder::new(z.as_slice())
+            .read_to_string(&mut back)
+            .unwrap();
+        assert_eq!(back, config);
     }
 
     #[test]
