@@ -171,6 +171,14 @@ impl ClusterContext {
             .find(|s| s.name.as_deref() == Some(name))
     }
 
+    /// The type of the group's first subnet (`Public` when the subnet gives none), which
+    /// decides as in kOps whether its machines get a public address; `None` when the
+    /// group names no subnet of the cluster.
+    pub(crate) fn first_subnet_type(&self, ig: &InstanceGroup) -> Option<&str> {
+        let first = ig.spec.subnets.iter().flatten().next()?;
+        Some(self.subnet(first)?.type_.as_deref().unwrap_or("Public"))
+    }
+
     /// Whether the network is shared (`networkID` set).
     pub(crate) fn shared_vpc(&self) -> bool {
         self.cluster.spec.networking.network_id.is_some()

@@ -405,15 +405,10 @@ fn ami_terms(ig: &InstanceGroup) -> Result<Value> {
 
 /// Whether the group's machines get a public address, by its first subnet's type.
 fn associate_public_ip(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<bool> {
-    let first = ig
-        .spec
-        .subnets
-        .iter()
-        .flatten()
-        .next()
-        .and_then(|s| ctx.subnet(s))
+    let first = ctx
+        .first_subnet_type(ig)
         .ok_or_else(|| invalid(group_field(ig, "subnets"), "names no subnet of the cluster"))?;
-    match first.type_.as_deref().unwrap_or("Public") {
+    match first {
         "Public" | "Utility" => Ok(ig.spec.associate_public_ip.unwrap_or(true)),
         "DualStack" | "Private" => Ok(false),
         other => Err(invalid(

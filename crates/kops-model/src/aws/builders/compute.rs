@@ -203,15 +203,7 @@ fn subnet_refs(ctx: &ModelContext, ig: &InstanceGroup) -> Vec<Attr> {
 /// a public address unless the group says otherwise; in a private or dual-stack subnet
 /// they never do, whatever the group says.
 fn public_ip(ctx: &ModelContext, ig: &InstanceGroup) -> bool {
-    let first = ig
-        .spec
-        .subnets
-        .iter()
-        .flatten()
-        .next()
-        .and_then(|s| ctx.subnet(s))
-        .map(|sp| sp.type_.as_deref().unwrap_or("Public"));
-    match first {
+    match ctx.first_subnet_type(ig) {
         Some("Public" | "Utility") => ig.spec.associate_public_ip.unwrap_or(true),
         _ => false,
     }
