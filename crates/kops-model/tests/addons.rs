@@ -56,9 +56,8 @@ spec: {{role: Node, image: ami-0000aaaa, machineType: m5.large, minSize: 1, maxS
     )
 }
 
-/// Renders the cluster and returns every data file of the Terraform output (by file
-/// name under `data/`).
-fn rendered_files(yaml: &str) -> (String, BTreeMap<String, String>) {
+/// The cluster and groups of a manifest, populated.
+fn populated(yaml: &str) -> (internal::Cluster, Vec<internal::InstanceGroup>) {
     let mut cluster = None;
     let mut groups = Vec::new();
     for o in manifest::parse(yaml.as_bytes(), "cluster.yaml").unwrap() {
@@ -70,6 +69,13 @@ fn rendered_files(yaml: &str) -> (String, BTreeMap<String, String>) {
     }
     let (cluster, groups) =
         populate(&cluster.unwrap(), &groups, &PopulateOptions::default()).unwrap();
+    (cluster, groups)
+}
+
+/// Renders the cluster and returns every data file of the Terraform output (by file
+/// name under `data/`).
+fn rendered_files(yaml: &str) -> (String, BTreeMap<String, String>) {
+    let (cluster, groups) = populated(yaml);
     let name = cluster.name().to_owned();
     let image = Image::new("ami-0000aaaa", "addons-image", "111111111111")
         .with_root_device_name("/dev/sda1")
@@ -741,17 +747,7 @@ spec: {{role: Node, image: ubuntu-os-cloud/ubuntu-2404, machineType: e2-medium, 
 #[test]
 fn gce_addons_apply_as_a_set() {
     let yaml = gce_cluster_yaml("addons-gce.example.org");
-    let mut cluster = None;
-    let mut groups = Vec::new();
-    for o in manifest::parse(yaml.as_bytes(), "cluster.yaml").unwrap() {
-        match o {
-            Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c).unwrap()),
-            Object::InstanceGroup(ig) => groups.push(internal::InstanceGroup::from(&ig)),
-            _ => {}
-        }
-    }
-    let (cluster, groups) =
-        populate(&cluster.unwrap(), &groups, &PopulateOptions::default()).unwrap();
+    let (cluster, groups) = populated(&yaml);
     let name = cluster.name().to_owned();
     let mut cc = kops_model::ClusterContext::new(cluster, groups, "us-test1");
     cc.ensure_keysets(std::time::SystemTime::now()).unwrap();
@@ -805,17 +801,7 @@ fn gce_autoscaler_groups_are_zonal_migs_and_etcd_finds_gce_disks() {
             "minSize: 1, maxSize: 2, subnets: [us-test1], zones: [us-test1-a]",
             "minSize: 1, maxSize: 2, subnets: [us-test1], zones: [us-test1-a, us-test1-b, us-test1-c]",
         );
-    let mut cluster = None;
-    let mut groups = Vec::new();
-    for o in manifest::parse(yaml.as_bytes(), "cluster.yaml").unwrap() {
-        match o {
-            Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c).unwrap()),
-            Object::InstanceGroup(ig) => groups.push(internal::InstanceGroup::from(&ig)),
-            _ => {}
-        }
-    }
-    let (cluster, groups) =
-        populate(&cluster.unwrap(), &groups, &PopulateOptions::default()).unwrap();
+    let (cluster, groups) = populated(&yaml);
     let mut cc = kops_model::ClusterContext::new(cluster, groups, "us-test1");
     cc.ensure_keysets(std::time::SystemTime::now()).unwrap();
     let ctx = GceModelContext::new(cc).unwrap();
