@@ -10,7 +10,7 @@
 //! returns while a task is in flight. Each task runs in a `tracing` span `task` with
 //! fields `kind` and `name`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -289,12 +289,12 @@ impl Executor {
         let mut pending: Vec<u32> = (0..total)
             .map(|i| u32::try_from(graph.dependencies(i).len()).unwrap_or(u32::MAX))
             .collect();
-        let mut ready: VecDeque<usize> = graph
-            .topological_order()
-            .iter()
-            .copied()
-            .filter(|&i| pending[i] == 0)
-            .collect();
+        // Ready tasks run lowest node index first: in the order the tasks were given,
+        // which is usually the order their data lies in memory.
+        let mut ready = Ready::new(total);
+        for (i, _) in pending.iter().enumerate().filter(|(_, p)| **p == 0) {
+            ready.push(i);
+        }
         // The context of each task's first attempt, in the order the tasks start: it must
         // outlive the task's lookup, which may be kept among the tasks in flight. Filled
         // one after another, so the contexts of tasks started together lie together.
@@ -304,19 +304,24 @@ impl Executor {
         let mut in_flight = FuturesUnordered::new();
         let mut done = 0usize;
         let mut report = Report::default();
-        // Finished tasks' items in the order they finished (written one after another),
-        // and where each node's item is among them: nodes are sorted by key, so the items
-        // taken in node order come out in the plan's order.
-        let mut finished: Vec<Option<PlanItem>> = Vec::with_capacity(total);
-        let mut item_of: Vec<usize> = vec![usize::MAX; total];
-        results.reserve(total);
+        // Finished tasks' items, each placed at its node's position in key order (the
+        // plan's order).
+        let mut rank: Vec<u32> = vec![0; total];
+        for (j, &i) in graph.in_key_order().iter().enumerate() {
+            if let Some(r) = rank.get_mut(i) {
+                *r = u32::try_from(j).unwrap_or(u32::MAX);
+            }
+        }
+        let mut finished: Vec<Option<PlanItem>> = Vec::new();
+        finished.resize_with(total, || None);
+        results.start_run(graph);
         let concurrency = self.opts.concurrency.max(1);
 
-        let release = |i: usize, pending: &mut Vec<u32>, ready: &mut VecDeque<usize>| {
+        let release = |i: usize, pending: &mut Vec<u32>, ready: &mut Ready| {
             for &d in graph.dependents(i) {
                 pending[d] -= 1;
                 if pending[d] == 0 {
-                    ready.push_back(d);
+                    ready.push(d);
                 }
             }
         };
@@ -326,7 +331,7 @@ impl Executor {
             // handled right away, without a place among the tasks in flight.
             let mut finished_now = None;
             while in_flight.len() < concurrency {
-                let Some(i) = ready.pop_front() else { break };
+                let Some(i) = ready.pop() else { break };
                 let blocked = if blocking.is_empty() {
                     None
                 } else {
@@ -386,7 +391,7 @@ impl Executor {
                     Poll::Pending => Head::Started(first),
                     Poll::Ready(found) => {
                         drop(first);
-                        match span.in_scope(|| self.settle(node, results, mode, found)) {
+                        match span.in_scope(|| self.settle(graph, i, node, results, mode, found)) {
                             Settled::Apply(found, item) => Head::Found(found, item),
                             Settled::Done(Err(e)) if e.is_retryable() => Head::Failed(e),
                             Settled::Done(outcome) => {
@@ -397,7 +402,7 @@ impl Executor {
                     }
                 };
                 in_flight.push(
-                    self.run_slow(i, node, cloud, mode, results, head)
+                    self.run_slow(graph, i, node, cloud, mode, results, head)
                         .instrument(span),
                 );
             }
@@ -413,9 +418,8 @@ impl Executor {
             let ok = outcome.is_ok();
             match outcome {
                 Ok(item) => {
-                    if let Some(slot) = item_of.get_mut(i) {
-                        *slot = finished.len();
-                        finished.push(Some(item));
+                    if let Some(slot) = rank.get(i).and_then(|&r| finished.get_mut(r as usize)) {
+                        *slot = Some(item);
                     }
                 }
                 Err(e) => {
@@ -435,10 +439,7 @@ impl Executor {
             release(i, &mut pending, &mut ready);
         }
         report.plan = Plan {
-            items: item_of
-                .iter()
-                .filter_map(|&k| finished.get_mut(k).and_then(Option::take))
-                .collect(),
+            items: finished.into_iter().flatten().collect(),
             warnings: Vec::new(),
         };
         report.failed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -579,6 +580,7 @@ impl Executor {
     /// (`head`), then further attempts under the retry rules.
     async fn run_slow<'f, C: ?Sized + Sync>(
         &'f self,
+        graph: &'f TaskGraph<C>,
         i: usize,
         node: &'f Node<C>,
         cloud: &'f C,
@@ -597,7 +599,7 @@ impl Executor {
                     clock: self.opts.clock.as_ref(),
                     attempt,
                 };
-                async move { self.attempt(node, &cx, mode, head).await }
+                async move { self.attempt(graph, i, node, &cx, mode, head).await }
             })
             .await;
         (i, outcome)
@@ -607,6 +609,8 @@ impl Executor {
     /// to be applied first.
     fn settle<C: ?Sized + Sync>(
         &self,
+        graph: &TaskGraph<C>,
+        i: usize,
         node: &Node<C>,
         results: &Results,
         mode: Mode,
@@ -636,13 +640,13 @@ impl Executor {
             }
             Err(e) => return Settled::Done(Err(e)),
         };
-        let item = match results.with_map(|map| {
+        let item = match results.with_resolver(graph, i, |resolver| {
             evaluate(
                 node.key(),
                 node.lifecycle(),
                 node.fields(),
                 found.as_ref(),
-                map,
+                resolver,
             )
         }) {
             Ok(item) => item,
@@ -661,7 +665,7 @@ impl Executor {
         if let Some(found) = found
             && !found.outputs.is_empty()
         {
-            results.insert(node.key().clone(), found.outputs);
+            results.insert_node(i, node.key(), found.outputs);
         }
         Settled::Done(Ok(item))
     }
@@ -670,6 +674,8 @@ impl Executor {
     /// before the task became a future.
     async fn attempt<C: ?Sized + Sync>(
         &self,
+        graph: &TaskGraph<C>,
+        i: usize,
         node: &Node<C>,
         cx: &Context<'_, C>,
         mode: Mode,
@@ -684,7 +690,7 @@ impl Executor {
                     Some(Head::Started(lookup)) => lookup.await,
                     _ => task.find(cx).await,
                 };
-                match self.settle(node, cx.results, mode, found) {
+                match self.settle(graph, i, node, cx.results, mode, found) {
                     Settled::Done(outcome) => return outcome,
                     Settled::Apply(found, item) => (found, item),
                 }
@@ -704,9 +710,53 @@ impl Executor {
         let mut outputs = found.map(|f| f.outputs).unwrap_or_default();
         outputs.merge(applied);
         if !outputs.is_empty() {
-            cx.results.insert(node.key().clone(), outputs);
+            cx.results.insert_node(i, node.key(), outputs);
         }
         Ok(item)
+    }
+}
+
+/// The set of ready nodes, taken lowest index first: one bit per node, and one summary
+/// bit per word of them, so that finding the lowest reads a few words.
+struct Ready {
+    words: Vec<u64>,
+    summary: Vec<u64>,
+    /// No summary word below this one has a bit set.
+    low: usize,
+}
+
+impl Ready {
+    fn new(n: usize) -> Self {
+        let words = n.div_ceil(64);
+        Ready {
+            words: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+            low: 0,
+        }
+    }
+
+    fn push(&mut self, i: usize) {
+        let w = i / 64;
+        if let (Some(word), Some(sum)) = (self.words.get_mut(w), self.summary.get_mut(w / 64)) {
+            *word |= 1 << (i % 64);
+            *sum |= 1 << (w % 64);
+            self.low = self.low.min(w / 64);
+        }
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        while *self.summary.get(self.low)? == 0 {
+            self.low += 1;
+        }
+        let sum = self.summary.get_mut(self.low)?;
+        let w = self.low * 64 + sum.trailing_zeros() as usize;
+        let word = self.words.get_mut(w)?;
+        let bit = word.trailing_zeros() as usize;
+        *word &= *word - 1;
+        if *word == 0 {
+            *sum &= !(1 << (w % 64));
+        }
+        Some(w * 64 + bit)
     }
 }
 

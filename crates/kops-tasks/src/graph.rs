@@ -2,6 +2,7 @@
 //! and a topological order computed once.
 
 use std::fmt;
+use std::sync::Arc;
 
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -56,11 +57,19 @@ impl<C: ?Sized + Sync> fmt::Debug for Node<C> {
     }
 }
 
-/// A validated, acyclic graph of tasks. Nodes are stored sorted by key; node indices
-/// (`usize`) refer to that order.
+/// A validated, acyclic graph of tasks. Nodes are stored in the order the tasks were
+/// given, and node indices (`usize`) refer to that order: it is usually the order the
+/// tasks lie in memory, so a pass over the nodes in index order reads them one after
+/// another. [`TaskGraph::in_key_order`] lists them sorted by key.
 pub struct TaskGraph<C: ?Sized + Sync> {
     nodes: Vec<Node<C>>,
-    index: KeyIndex,
+    /// Each node's key identity and the index of them (shared with the [`Results`] of a
+    /// run on this graph).
+    ///
+    /// [`Results`]: crate::Results
+    table: Arc<KeyTable>,
+    /// Node indices sorted by key.
+    by_key: Vec<usize>,
     /// Node `i`'s direct dependencies are `deps.of(i)`, its direct dependents
     /// `dependents.of(i)`, both in ascending node order.
     deps: Adjacency,
@@ -178,39 +187,40 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                 key: entries[w[1]].key.clone(),
             });
         }
-        let mut inv = vec![0usize; n];
+        // Each node's position in key order (to report the first unknown reference as a
+        // walk in key order meets it).
+        let mut rank = vec![0usize; n];
         for (j, &i) in perm.iter().enumerate() {
-            inv[i] = j;
+            rank[i] = j;
         }
-        let node_ids: Vec<KeyId> = perm.iter().map(|&i| ids[i]).collect();
-        let index = KeyIndex::new(node_ids.iter().map(|id| id.hash));
+        let index = KeyIndex::new(ids.iter().map(|id| id.hash));
 
-        // References resolved to node indices, task by task in input order. A reference
-        // holding a clone of its target's key is recognised by the key's address; one
-        // holding a key made separately compares the key text.
+        // References resolved to node indices, task by task. A reference holding a clone
+        // of its target's key is recognised by the key's address; one holding a key made
+        // separately compares the key text.
         let find = |key: &TaskKey| {
             let id = KeyId::of(key);
             index.find(id.hash, |j| {
-                node_ids[j] == id || (node_ids[j].hash == id.hash && entries[perm[j]].key == *key)
+                ids[j] == id || (ids[j].hash == id.hash && entries[j].key == *key)
             })
         };
-        let mut deps_in = Adjacency {
+        let mut deps = Adjacency {
             start: Vec::with_capacity(n + 1),
             items: Vec::with_capacity(refs.len()),
         };
-        // The first unknown reference in node order (as a walk of the sorted nodes meets
-        // it): (node, error).
+        // The first unknown reference in key order (as a walk of the sorted nodes meets
+        // it): (position in key order, error).
         let mut unknown: Option<(usize, Error)> = None;
         let mut extra = extra.into_iter().peekable();
         for (i, node) in entries.iter().enumerate() {
-            deps_in.start.push(deps_in.items.len());
-            let first = deps_in.items.len();
+            deps.start.push(deps.items.len());
+            let first = deps.items.len();
             let mine = refs.get(ref_start[i]..ref_start[i + 1]).unwrap_or_default();
             let all_known =
                 mine.iter()
-                    .all(|id| match index.find(id.hash, |j| node_ids[j] == *id) {
+                    .all(|id| match index.find(id.hash, |j| ids[j] == *id) {
                         Some(j) => {
-                            deps_in.items.push(j);
+                            deps.items.push(j);
                             true
                         }
                         None => false,
@@ -218,12 +228,12 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             let mut failed = None;
             if !all_known {
                 // Some reference is not a clone of its target's key: compare by text.
-                deps_in.items.truncate(first);
+                deps.items.truncate(first);
                 for v in node.fields().values() {
                     v.for_each_ref(&mut |r| {
                         if failed.is_none() {
                             match find(&r.key) {
-                                Some(j) => deps_in.items.push(j),
+                                Some(j) => deps.items.push(j),
                                 None => failed = Some(r.key.clone()),
                             }
                         }
@@ -233,22 +243,22 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             while let Some((_, k)) = extra.next_if(|(e, _)| *e == i) {
                 if failed.is_none() {
                     match find(&k) {
-                        Some(j) => deps_in.items.push(j),
+                        Some(j) => deps.items.push(j),
                         None => failed = Some(k),
                     }
                 }
             }
             if let Some(to) = failed {
-                if unknown.as_ref().is_none_or(|(at, _)| inv[i] < *at) {
+                if unknown.as_ref().is_none_or(|(at, _)| rank[i] < *at) {
                     let e = Error::UnknownReference {
                         from: node.key.clone(),
                         to,
                     };
-                    unknown = Some((inv[i], e));
+                    unknown = Some((rank[i], e));
                 }
                 continue;
             }
-            let list = &mut deps_in.items[first..];
+            let list = &mut deps.items[first..];
             if list.len() > 1 {
                 list.sort_unstable();
                 let mut kept = 1;
@@ -258,26 +268,14 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                         kept += 1;
                     }
                 }
-                deps_in.items.truncate(first + kept);
+                deps.items.truncate(first + kept);
             }
         }
-        deps_in.start.push(deps_in.items.len());
+        deps.start.push(deps.items.len());
         if let Some((_, e)) = unknown {
             return Err(e);
         }
-
-        // The nodes and their dependency lists in key order.
-        let mut deps = Adjacency {
-            start: Vec::with_capacity(n + 1),
-            items: Vec::with_capacity(deps_in.items.len()),
-        };
-        for &i in &perm {
-            deps.start.push(deps.items.len());
-            deps.items.extend_from_slice(deps_in.of(i));
-        }
-        deps.start.push(deps.items.len());
-        drop(deps_in);
-        let nodes = permuted(entries, &perm);
+        let nodes = entries;
         let dependents = deps.reversed();
 
         let order = match topological_order(&deps, &dependents) {
@@ -291,7 +289,8 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
 
         Ok(TaskGraph {
             nodes,
-            index,
+            table: Arc::new(KeyTable { ids, index }),
+            by_key: perm,
             deps,
             dependents,
             order,
@@ -313,19 +312,27 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         self.nodes.get(i)
     }
 
-    /// All nodes, sorted by key.
+    /// All nodes, in the order the tasks were given.
     pub fn nodes(&self) -> &[Node<C>] {
         &self.nodes
+    }
+
+    /// Node indices sorted by key (kind, then name).
+    pub fn in_key_order(&self) -> &[usize] {
+        &self.by_key
     }
 
     /// The index of a task.
     pub fn index_of(&self, key: &TaskKey) -> Option<usize> {
         let id = KeyId::of(key);
-        self.index.find(id.hash, |j| {
-            self.nodes
-                .get(j)
-                .is_some_and(|n| KeyId::of(&n.key) == id || n.key == *key)
+        self.table.index.find(id.hash, |j| {
+            self.table.ids.get(j) == Some(&id) || self.nodes.get(j).is_some_and(|n| n.key == *key)
         })
+    }
+
+    /// The nodes' key identities and their index.
+    pub(crate) fn key_table(&self) -> &Arc<KeyTable> {
+        &self.table
     }
 
     /// The node a reference held by node `from`'s fields points to, without hashing: a
@@ -337,7 +344,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         let key_of = |d: usize| self.nodes.get(d).map(|n| &n.key);
         deps.iter()
             .copied()
-            .find(|&d| key_of(d).is_some_and(|k| KeyId::of(k) == id))
+            .find(|&d| self.table.ids.get(d) == Some(&id))
             .or_else(|| deps.iter().copied().find(|&d| key_of(d) == Some(&r.key)))
             .or_else(|| self.index_of(&r.key))
     }
@@ -389,17 +396,31 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
 /// What identifies a key without reading its text: its hash and the address of its text
 /// (equal for clones of one key; keys made separately compare their text).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct KeyId {
-    hash: u64,
+pub(crate) struct KeyId {
+    pub(crate) hash: u64,
     addr: usize,
 }
 
 impl KeyId {
-    fn of(key: &TaskKey) -> Self {
+    pub(crate) fn of(key: &TaskKey) -> Self {
         KeyId {
             hash: key.stored_hash(),
             addr: key.text_addr(),
         }
+    }
+}
+
+/// The key identities of a graph's nodes, by node index, and the index of their hashes.
+#[derive(Debug, Default)]
+pub(crate) struct KeyTable {
+    pub(crate) ids: Vec<KeyId>,
+    index: KeyIndex,
+}
+
+impl KeyTable {
+    /// The first node placed under `hash` that `is` accepts.
+    pub(crate) fn find(&self, hash: u64, is: impl Fn(usize) -> bool) -> Option<usize> {
+        self.index.find(hash, is)
     }
 }
 
@@ -569,14 +590,6 @@ impl KeySorter {
         }
         order
     }
-}
-
-/// The items in the order `perm` gives (position `j` holds item `perm[j]`).
-fn permuted<T>(items: Vec<T>, perm: &[usize]) -> Vec<T> {
-    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
-    perm.iter()
-        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
-        .collect()
 }
 
 /// An order in which every node comes after its dependencies, or `None` when there is a
@@ -785,7 +798,7 @@ mod tests {
     }
 
     #[test]
-    fn nodes_are_sorted_by_kind_then_name() {
+    fn key_order_sorts_by_kind_then_name() {
         // Names sharing long prefixes, shorter than, as long as and longer than the 16 bytes
         // compared in place, prefixes of each other, and kinds that are prefixes of others.
         // Once as they are, once with every name starting alike.
@@ -821,12 +834,19 @@ mod tests {
             .map(|k| Box::new(T(k.clone(), Fields::new())) as Box<dyn Task<()>>)
             .collect();
         let graph = TaskGraph::build(tasks).unwrap();
-        keys.sort();
-        let got: Vec<&TaskKey> = graph.nodes().iter().map(Node::key).collect();
-        assert_eq!(got, keys.iter().collect::<Vec<_>>());
+        // Nodes stay in the order given; the key order lists them sorted.
+        let given: Vec<&TaskKey> = graph.nodes().iter().map(Node::key).collect();
+        assert_eq!(given, keys.iter().collect::<Vec<_>>());
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(graph.index_of(k), Some(i));
         }
+        keys.sort();
+        let got: Vec<&TaskKey> = graph
+            .in_key_order()
+            .iter()
+            .map(|&i| graph.nodes()[i].key())
+            .collect();
+        assert_eq!(got, keys.iter().collect::<Vec<_>>());
     }
 
     #[test]

@@ -3,14 +3,15 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::diff::FieldChange;
+use crate::diff::{FieldChange, Resolver};
 use crate::error::{Error, Result};
+use crate::graph::{KeyId, KeyTable, TaskGraph};
 use crate::key::{KeyHashing, TaskKey, TaskRef};
 use crate::lifecycle::Lifecycle;
 use crate::terraform::TerraformWriter;
@@ -124,8 +125,81 @@ impl Change<'_> {
 
 /// Outputs of finished tasks, shared by all tasks of a run so references resolve to real
 /// IDs at apply time. Callers may pre-seed it (e.g. with shared, externally managed objects).
+///
+/// During a run (and after it, until the next), the outputs of the graph's tasks are kept
+/// by node index, so recording and resolving them hashes nothing; other keys (seeded ones,
+/// an earlier run's) are kept in a map. A `Results` serves one run at a time: a later run
+/// on it moves the earlier run's outputs into the map first.
 #[derive(Debug, Default)]
-pub struct Results(RwLock<HashMap<TaskKey, Outputs, KeyHashing>>);
+pub struct Results(RwLock<Recorded>);
+
+#[derive(Debug, Default)]
+struct Recorded {
+    /// Outputs of keys that are not (yet) matched to a node of the current run's graph.
+    map: HashMap<TaskKey, Outputs, KeyHashing>,
+    /// The current run's graph and its tasks' outputs.
+    run: Option<RunOutputs>,
+}
+
+#[derive(Debug)]
+struct RunOutputs {
+    table: Arc<KeyTable>,
+    /// Node `i`'s key and outputs, once it recorded some.
+    slots: Vec<Option<(TaskKey, Outputs)>>,
+}
+
+impl Recorded {
+    /// The node of the current run whose key is `key`, when that can be told without the
+    /// graph: `key` is a clone of the node's key, or the node recorded outputs under it.
+    fn node_of(&self, key: &TaskKey) -> Option<usize> {
+        let run = self.run.as_ref()?;
+        let id = KeyId::of(key);
+        run.table.find(id.hash, |j| {
+            run.table.ids.get(j) == Some(&id)
+                || run
+                    .slots
+                    .get(j)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|(k, _)| k == key)
+        })
+    }
+
+    fn slot(&self, node: usize) -> Option<&Outputs> {
+        let (_, o) = self.run.as_ref()?.slots.get(node)?.as_ref()?;
+        Some(o)
+    }
+
+    fn get(&self, key: &TaskKey) -> Option<&Outputs> {
+        self.node_of(key)
+            .and_then(|j| self.slot(j))
+            .or_else(|| self.map.get(key))
+    }
+
+    /// Merges `outputs` into node `node`'s (outputs recorded under its key before it was
+    /// matched to the node are merged first).
+    fn record(&mut self, node: usize, key: &TaskKey, mut outputs: Outputs) {
+        if !self.map.is_empty()
+            && let Some(mut earlier) = self.map.remove(key)
+        {
+            earlier.merge(outputs);
+            outputs = earlier;
+        }
+        match self.run.as_mut().and_then(|r| r.slots.get_mut(node)) {
+            Some(Some((_, known))) => known.merge(outputs),
+            Some(slot) => *slot = Some((key.clone(), outputs)),
+            None => self.insert_by_key(key.clone(), outputs),
+        }
+    }
+
+    fn insert_by_key(&mut self, key: TaskKey, outputs: Outputs) {
+        match self.map.entry(key) {
+            Entry::Occupied(mut known) => known.get_mut().merge(outputs),
+            Entry::Vacant(slot) => {
+                slot.insert(outputs);
+            }
+        }
+    }
+}
 
 impl Results {
     /// An empty map.
@@ -133,42 +207,110 @@ impl Results {
         Self::default()
     }
 
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Recorded> {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Recorded> {
+        self.0.write().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Records (merges) outputs for a task.
     pub fn insert(&self, key: TaskKey, outputs: Outputs) {
-        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
-        match map.entry(key) {
-            Entry::Occupied(mut known) => known.get_mut().merge(outputs),
-            Entry::Vacant(slot) => {
-                slot.insert(outputs);
-            }
+        let mut r = self.write();
+        match r.node_of(&key) {
+            Some(j) => r.record(j, &key, outputs),
+            None => r.insert_by_key(key, outputs),
         }
     }
 
-    /// Makes room for `n` more tasks' outputs.
-    pub(crate) fn reserve(&self, n: usize) {
-        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
-        map.reserve(n);
+    /// Records (merges) outputs for node `node` of the graph being run, whose key is `key`.
+    pub(crate) fn insert_node(&self, node: usize, key: &TaskKey, outputs: Outputs) {
+        self.write().record(node, key, outputs);
+    }
+
+    /// Prepares for a run on `graph`: an earlier run's outputs move into the map, and
+    /// outputs recorded under the keys of `graph`'s tasks move to their nodes.
+    pub(crate) fn start_run<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>) {
+        let mut r = self.write();
+        if let Some(earlier) = r.run.take() {
+            for (key, outputs) in earlier.slots.into_iter().flatten() {
+                r.insert_by_key(key, outputs);
+            }
+        }
+        let mut slots = Vec::with_capacity(graph.len());
+        slots.resize_with(graph.len(), || None);
+        let mut map = std::mem::take(&mut r.map);
+        if !map.is_empty() {
+            map.retain(|key, outputs| match graph.index_of(key) {
+                Some(j) => {
+                    if let Some(slot) = slots.get_mut(j) {
+                        *slot = Some((key.clone(), std::mem::take(outputs)));
+                    }
+                    false
+                }
+                None => true,
+            });
+        }
+        r.map = map;
+        r.run = Some(RunOutputs {
+            table: graph.key_table().clone(),
+            slots,
+        });
     }
 
     /// One output of a task.
     pub fn get(&self, key: &TaskKey, attr: &str) -> Option<String> {
-        let map = self.0.read().unwrap_or_else(|e| e.into_inner());
-        map.get(key).and_then(|o| o.get(attr)).map(str::to_owned)
+        self.read().get(key).and_then(|o| o.get(attr)).map(str::to_owned)
     }
 
     /// All outputs of a task.
     pub fn outputs(&self, key: &TaskKey) -> Option<Outputs> {
-        let map = self.0.read().unwrap_or_else(|e| e.into_inner());
-        map.get(key).cloned()
+        self.read().get(key).cloned()
     }
 
-    /// Runs `f` with read access to the whole map.
-    pub(crate) fn with_map<R>(
+    /// Runs `f` with a resolver of the references held by node `from` of `graph` (the
+    /// graph of the current run).
+    pub(crate) fn with_resolver<C: ?Sized + Sync, R>(
         &self,
-        f: impl FnOnce(&HashMap<TaskKey, Outputs, KeyHashing>) -> R,
+        graph: &TaskGraph<C>,
+        from: usize,
+        f: impl FnOnce(&NodeResolver<'_, C>) -> R,
     ) -> R {
-        let map = self.0.read().unwrap_or_else(|e| e.into_inner());
-        f(&map)
+        let r = self.read();
+        f(&NodeResolver {
+            recorded: &r,
+            graph,
+            from,
+        })
+    }
+}
+
+/// Resolves the references of one node of the current run's graph: to the node each
+/// points to (one of the node's dependencies, found without hashing), then to the map.
+pub(crate) struct NodeResolver<'a, C: ?Sized + Sync> {
+    recorded: &'a Recorded,
+    graph: &'a TaskGraph<C>,
+    from: usize,
+}
+
+impl<C: ?Sized + Sync> Resolver for NodeResolver<'_, C> {
+    fn resolve(&self, r: &TaskRef) -> Option<&str> {
+        let same_graph = self
+            .recorded
+            .run
+            .as_ref()
+            .is_some_and(|run| Arc::ptr_eq(&run.table, self.graph.key_table()));
+        let at_node = if same_graph {
+            self.graph
+                .target_of(self.from, r)
+                .and_then(|j| self.recorded.slot(j))
+        } else {
+            self.recorded.get(&r.key)
+        };
+        at_node
+            .or_else(|| self.recorded.map.get(&r.key))
+            .and_then(|o| o.get(&r.attr))
     }
 }
 

@@ -437,7 +437,7 @@ impl TerraformWriter {
 /// Renders every task of a graph (except those with lifecycle `Ignore`) into `w`, in key
 /// order.
 pub fn render_graph<C: ?Sized + Sync>(graph: &TaskGraph<C>, w: &mut TerraformWriter) -> Result<()> {
-    for node in graph.nodes() {
+    for node in graph.in_key_order().iter().filter_map(|&i| graph.node(i)) {
         if node.lifecycle() == Lifecycle::Ignore {
             continue;
         }
