@@ -8,6 +8,7 @@ use std::fmt;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use smallvec::SmallVec;
 
 use crate::key::{TaskKey, TaskRef};
 
@@ -633,19 +634,22 @@ impl<'de> Deserialize<'de> for ValueMap {
 
 /// What a task produced or found: named string outputs such as `id`, `arn` or `name`.
 /// Dependents' references ([`TaskRef`]) resolve against these. Kept as a small sorted
-/// vector; serialised as a JSON object.
+/// vector whose first entry (usually the only one, `id`) is held in place; serialised as
+/// a JSON object.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Outputs(Vec<(Cow<'static, str>, Str)>);
+pub struct Outputs(SmallVec<[(Cow<'static, str>, Str); 1]>);
 
 impl Outputs {
     /// No outputs.
     pub fn new() -> Self {
-        Outputs(Vec::new())
+        Outputs(SmallVec::new())
     }
 
     /// Outputs holding just an `id`.
     pub fn id(id: impl Into<Str>) -> Self {
-        Outputs(vec![(Cow::Borrowed(TaskRef::ID), id.into())])
+        let mut entries = SmallVec::new();
+        entries.push((Cow::Borrowed(TaskRef::ID), id.into()));
+        Outputs(entries)
     }
 
     /// Builder form of [`Outputs::insert`].
