@@ -296,17 +296,30 @@ pub(crate) struct NodeResolver<'a, C: ?Sized + Sync> {
 
 impl<C: ?Sized + Sync> Resolver for NodeResolver<'_, C> {
     fn resolve(&self, r: &TaskRef) -> Option<&str> {
-        let same_graph = self
+        let run = self
             .recorded
             .run
             .as_ref()
-            .is_some_and(|run| Arc::ptr_eq(&run.table, self.graph.key_table()));
-        let at_node = if same_graph {
-            self.graph
-                .target_of(self.from, r)
-                .and_then(|j| self.recorded.slot(j))
-        } else {
-            self.recorded.get(&r.key)
+            .filter(|run| Arc::ptr_eq(&run.table, self.graph.key_table()));
+        let at_node = match run {
+            Some(run) => {
+                // A reference of a task points to one of its dependencies, whose outputs
+                // (recorded under a clone of its key) say which one it is.
+                let id = KeyId::of(&r.key);
+                self.graph
+                    .dependencies(self.from)
+                    .iter()
+                    .find_map(|&d| match run.slots.get(d) {
+                        Some(Some((k, o))) if KeyId::of(k) == id => Some(o),
+                        _ => None,
+                    })
+                    .or_else(|| {
+                        self.graph
+                            .target_of(self.from, r)
+                            .and_then(|j| self.recorded.slot(j))
+                    })
+            }
+            None => self.recorded.get(&r.key),
         };
         at_node
             .or_else(|| self.recorded.map.get(&r.key))

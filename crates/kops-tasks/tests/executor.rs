@@ -482,3 +482,79 @@ fn runs_are_send_so_they_can_be_spawned() {
     assert_send(&exec.apply(&graph, &cloud));
     assert_send(&exec.run(&graph, &cloud, kops_tasks::Mode::Plan, &results));
 }
+
+#[test]
+fn seeded_outputs_merge_with_the_tasks_and_outlive_the_run() {
+    // Seeded under keys made separately from the tasks' (so not clones of them), one of a
+    // task of the graph and one of an object outside it.
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new();
+    let graph = TaskGraph::build(network()).unwrap();
+    let results = kops_tasks::Results::new();
+    let vpc = TaskKey::new("VPC", "main");
+    let shared = TaskKey::new("VPC", "shared");
+    results.insert(vpc.clone(), kops_tasks::Outputs::new().with("arn", "arn:vpc"));
+    results.insert(shared.clone(), kops_tasks::Outputs::id("vpc-shared"));
+    let report = clock
+        .block_on(exec.run(&graph, &cloud, kops_tasks::Mode::Apply, &results))
+        .unwrap();
+    assert!(report.is_success(), "{:?}", report.failed);
+    let (vpc_id, _) = cloud.get(&vpc).unwrap();
+    assert_eq!(results.get(&vpc, "id").as_deref(), Some(vpc_id.as_str()));
+    assert_eq!(results.get(&vpc, "arn").as_deref(), Some("arn:vpc"));
+    assert_eq!(results.get(&shared, "id").as_deref(), Some("vpc-shared"));
+
+    // A second run on the same map, on another graph: the first run's outputs stay.
+    let other = TaskGraph::build(vec![
+        TestTask::new("Bucket", "other", Fields::new().with("Versioning", false)).boxed(),
+    ])
+    .unwrap();
+    let report = clock
+        .block_on(exec.run(&other, &cloud, kops_tasks::Mode::Apply, &results))
+        .unwrap();
+    assert!(report.is_success(), "{:?}", report.failed);
+    assert_eq!(results.get(&vpc, "id").as_deref(), Some(vpc_id.as_str()));
+    assert_eq!(results.get(&vpc, "arn").as_deref(), Some("arn:vpc"));
+    assert!(
+        results
+            .get(&TaskKey::new("Bucket", "other"), "id")
+            .is_some()
+    );
+}
+
+#[test]
+fn ready_tasks_start_in_the_order_they_were_given() {
+    // Independent tasks given against key order, one at a time: they start as given.
+    let clock = ManualClock::new();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let exec = Executor::new(
+        ExecutorOptions::default()
+            .with_clock(Arc::new(clock.clone()))
+            .with_concurrency(1)
+            .with_progress(move |e| sink.lock().unwrap().push(e.clone())),
+    );
+    let names = ["d", "b", "a", "c"];
+    let tasks: Vec<Box<dyn Task<MemCloud>>> = names
+        .iter()
+        .map(|n| TestTask::new("T", n, Fields::new().with("N", 1)).boxed())
+        .collect();
+    let graph = TaskGraph::build(tasks).unwrap();
+    let plan = clock
+        .block_on(exec.plan(&graph, &MemCloud::new()))
+        .unwrap()
+        .unwrap();
+    let started: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Started { key, .. } => Some(key.name().to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, names);
+    let planned: Vec<&str> = plan.items.iter().map(|i| i.key.name()).collect();
+    assert_eq!(planned, ["a", "b", "c", "d"], "the plan is in key order");
+}
