@@ -161,9 +161,8 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                 fields,
                 lifecycle,
             };
-            for v in node.fields().values() {
-                v.for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
-            }
+            node.fields()
+                .for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
             for k in node.task.dependencies() {
                 extra.push((entries.len(), k));
             }
@@ -229,16 +228,14 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             if !all_known {
                 // Some reference is not a clone of its target's key: compare by text.
                 deps.items.truncate(first);
-                for v in node.fields().values() {
-                    v.for_each_ref(&mut |r| {
-                        if failed.is_none() {
-                            match find(&r.key) {
-                                Some(j) => deps.items.push(j),
-                                None => failed = Some(r.key.clone()),
-                            }
+                node.fields().for_each_ref(&mut |r| {
+                    if failed.is_none() {
+                        match find(&r.key) {
+                            Some(j) => deps.items.push(j),
+                            None => failed = Some(r.key.clone()),
                         }
-                    });
-                }
+                    }
+                });
             }
             while let Some((_, k)) = extra.next_if(|(e, _)| *e == i) {
                 if failed.is_none() {

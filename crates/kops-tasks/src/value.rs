@@ -96,8 +96,19 @@ impl Value {
             Value::Ref(r) => f(r.as_ref()),
             Value::List(items) => items.iter().for_each(|v| v.for_each_ref(f)),
             Value::Map(m) => m.values().for_each(|v| v.for_each_ref(f)),
-            Value::Object(fields) => fields.values().for_each(|v| v.for_each_ref(f)),
+            Value::Object(fields) => fields.for_each_ref(f),
             _ => {}
+        }
+    }
+
+    /// Whether this value holds a reference (at any depth).
+    pub fn holds_ref(&self) -> bool {
+        match self {
+            Value::Ref(_) => true,
+            Value::List(items) => items.iter().any(Value::holds_ref),
+            Value::Map(m) => m.values().any(Value::holds_ref),
+            Value::Object(fields) => fields.holds_ref(),
+            _ => false,
         }
     }
 }
@@ -408,18 +419,30 @@ impl<'de> Deserialize<'de> for Sensitive {
 /// An ordered map of field name to [`Value`]; the order is the order fields were added
 /// (the printer shows fields in that order, as kOps shows struct fields in declaration
 /// order). Serialised as a JSON object in the same order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Fields(Vec<(Cow<'static, str>, Value)>);
+#[derive(Clone, Debug, Default)]
+pub struct Fields {
+    entries: Vec<(Cow<'static, str>, Value)>,
+    /// Bit `i` is set when entry `i` holds a reference (at any depth); the top bit stands
+    /// for every entry from 63 on. Kept as entries are set, while they are at hand, so
+    /// that finding a task's references reads only the entries that hold some.
+    refs: u64,
+}
 
 impl Fields {
     /// An empty field map.
     pub const fn new() -> Self {
-        Fields(Vec::new())
+        Fields {
+            entries: Vec::new(),
+            refs: 0,
+        }
     }
 
     /// An empty field map with room for `n` fields.
     pub fn with_capacity(n: usize) -> Self {
-        Fields(Vec::with_capacity(n))
+        Fields {
+            entries: Vec::with_capacity(n),
+            refs: 0,
+        }
     }
 
     /// Builder form of [`Fields::insert`].
@@ -432,16 +455,28 @@ impl Fields {
     pub fn insert(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Value>) {
         let name = name.into();
         let value = value.into();
-        if let Some(slot) = self.0.iter_mut().find(|(n, _)| *n == name) {
-            slot.1 = value;
-        } else {
-            self.0.push((name, value));
+        let holds_ref = value.holds_ref();
+        let at = match self.entries.iter().position(|(n, _)| *n == name) {
+            Some(at) => {
+                self.entries[at].1 = value;
+                at
+            }
+            None => {
+                self.entries.push((name, value));
+                self.entries.len() - 1
+            }
+        };
+        let bit = 1u64 << at.min(63);
+        if holds_ref {
+            self.refs |= bit;
+        } else if at < 63 {
+            self.refs &= !bit;
         }
     }
 
     /// The value of a field, if present.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0
+        self.entries
             .iter()
             .find(|(n, _)| same_name(n, name))
             .map(|(_, v)| v)
@@ -450,7 +485,7 @@ impl Fields {
     /// Like [`Fields::get`], trying position `hint` first (fields of the expected and the
     /// actual state usually come in the same order).
     pub(crate) fn get_near(&self, name: &str, hint: usize) -> Option<&Value> {
-        match self.0.get(hint) {
+        match self.entries.get(hint) {
             Some((n, v)) if same_name(n, name) => Some(v),
             _ => self.get(name),
         }
@@ -458,31 +493,55 @@ impl Fields {
 
     /// Number of fields.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries.len()
     }
 
     /// Whether there are no fields.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
 
     /// Fields in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.0.iter().map(|(n, v)| (n.as_ref(), v))
+        self.entries.iter().map(|(n, v)| (n.as_ref(), v))
     }
 
     /// Values in order.
     pub fn values(&self) -> impl Iterator<Item = &Value> {
-        self.0.iter().map(|(_, v)| v)
+        self.entries.iter().map(|(_, v)| v)
     }
 
     /// Every reference held by any field (recursively), in field order.
     pub fn refs(&self) -> Vec<&TaskRef> {
         let mut out = Vec::new();
-        for v in self.values() {
-            v.for_each_ref(&mut |r| out.push(r));
-        }
+        self.for_each_ref(&mut |r| out.push(r));
         out
+    }
+
+    /// Whether any field holds a reference.
+    pub fn holds_ref(&self) -> bool {
+        self.refs != 0
+    }
+
+    /// Calls `f` for every reference held by any field (recursively), in field order,
+    /// reading only the fields that hold some.
+    pub fn for_each_ref<'a>(&'a self, f: &mut dyn FnMut(&'a TaskRef)) {
+        let mut mask = self.refs;
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let upto = if i == 63 { self.entries.len() } else { i + 1 };
+            for (_, v) in self.entries.get(i..upto).unwrap_or_default() {
+                v.for_each_ref(f);
+            }
+        }
+    }
+}
+
+impl PartialEq for Fields {
+    fn eq(&self, other: &Self) -> bool {
+        // The reference bits follow from the entries (past the 63rd, conservatively).
+        self.entries == other.entries
     }
 }
 
@@ -498,8 +557,8 @@ impl<N: Into<Cow<'static, str>>, V: Into<Value>> FromIterator<(N, V)> for Fields
 
 impl Serialize for Fields {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for (k, v) in &self.entries {
             map.serialize_entry(k.as_ref(), v)?;
         }
         map.end()
@@ -768,6 +827,40 @@ mod tests {
         let sorted: ValueMap = [("a", 1), ("b", 2)].into_iter().collect();
         assert_eq!(sorted.get("b"), Some(&Value::Int(2)));
         assert_eq!(Outputs::id("i-1"), Outputs::new().with("id", "i-1"));
+    }
+
+    #[test]
+    fn fields_know_which_entries_hold_references() {
+        let vpc = TaskKey::new("VPC", "main");
+        let subnet = TaskKey::new("Subnet", "a");
+        let keys = |f: &Fields| -> Vec<String> {
+            f.refs().iter().map(|r| r.key.as_str().to_owned()).collect()
+        };
+        let mut f = Fields::new()
+            .with("Name", "a")
+            .with("VPC", &vpc)
+            .with(
+                "Tags",
+                Value::Map([("x", Value::from(&subnet))].into_iter().collect()),
+            );
+        assert_eq!(keys(&f), ["VPC/main", "Subnet/a"]);
+        // Replacing a field that held one drops it; nested fields count.
+        f.insert("VPC", "vpc-123");
+        assert_eq!(keys(&f), ["Subnet/a"]);
+        f.insert("Tags", Value::Object(Fields::new().with("Parent", &vpc)));
+        assert_eq!(keys(&f), ["VPC/main"]);
+        f.insert("Tags", Value::Null);
+        assert!(!f.holds_ref() && keys(&f).is_empty());
+        // Past the 63rd field every entry is read.
+        let mut many = Fields::new();
+        for i in 0..70 {
+            many.insert(format!("F{i}"), i as i64);
+        }
+        many.insert("F65", &vpc);
+        many.insert("F68", &subnet);
+        assert_eq!(keys(&many), ["VPC/main", "Subnet/a"]);
+        let back: Fields = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+        assert_eq!(back, f);
     }
 
     #[test]
