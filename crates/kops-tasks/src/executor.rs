@@ -402,7 +402,7 @@ impl Executor {
                     }
                 };
                 in_flight.push(
-                    self.run_slow(graph, i, node, cloud, mode, results, head)
+                    self.run_slow(graph, (i, node), cloud, mode, results, head)
                         .instrument(span),
                 );
             }
@@ -581,8 +581,7 @@ impl Executor {
     async fn run_slow<'f, C: ?Sized + Sync>(
         &'f self,
         graph: &'f TaskGraph<C>,
-        i: usize,
-        node: &'f Node<C>,
+        (i, node): (usize, &'f Node<C>),
         cloud: &'f C,
         mode: Mode,
         results: &'f Results,

@@ -215,15 +215,15 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             deps.start.push(deps.items.len());
             let first = deps.items.len();
             let mine = refs.get(ref_start[i]..ref_start[i + 1]).unwrap_or_default();
-            let all_known =
-                mine.iter()
-                    .all(|id| match index.find(id.hash, |j| ids[j] == *id) {
-                        Some(j) => {
-                            deps.items.push(j);
-                            true
-                        }
-                        None => false,
-                    });
+            let all_known = mine
+                .iter()
+                .all(|id| match index.find(id.hash, |j| ids[j] == *id) {
+                    Some(j) => {
+                        deps.items.push(j);
+                        true
+                    }
+                    None => false,
+                });
             let mut failed = None;
             if !all_known {
                 // Some reference is not a clone of its target's key: compare by text.

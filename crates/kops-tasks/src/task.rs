@@ -261,7 +261,10 @@ impl Results {
 
     /// One output of a task.
     pub fn get(&self, key: &TaskKey, attr: &str) -> Option<String> {
-        self.read().get(key).and_then(|o| o.get(attr)).map(str::to_owned)
+        self.read()
+            .get(key)
+            .and_then(|o| o.get(attr))
+            .map(str::to_owned)
     }
 
     /// All outputs of a task.

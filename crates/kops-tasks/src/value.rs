@@ -836,13 +836,10 @@ mod tests {
         let keys = |f: &Fields| -> Vec<String> {
             f.refs().iter().map(|r| r.key.as_str().to_owned()).collect()
         };
-        let mut f = Fields::new()
-            .with("Name", "a")
-            .with("VPC", &vpc)
-            .with(
-                "Tags",
-                Value::Map([("x", Value::from(&subnet))].into_iter().collect()),
-            );
+        let mut f = Fields::new().with("Name", "a").with("VPC", &vpc).with(
+            "Tags",
+            Value::Map([("x", Value::from(&subnet))].into_iter().collect()),
+        );
         assert_eq!(keys(&f), ["VPC/main", "Subnet/a"]);
         // Replacing a field that held one drops it; nested fields count.
         f.insert("VPC", "vpc-123");

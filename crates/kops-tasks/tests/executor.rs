@@ -494,7 +494,10 @@ fn seeded_outputs_merge_with_the_tasks_and_outlive_the_run() {
     let results = kops_tasks::Results::new();
     let vpc = TaskKey::new("VPC", "main");
     let shared = TaskKey::new("VPC", "shared");
-    results.insert(vpc.clone(), kops_tasks::Outputs::new().with("arn", "arn:vpc"));
+    results.insert(
+        vpc.clone(),
+        kops_tasks::Outputs::new().with("arn", "arn:vpc"),
+    );
     results.insert(shared.clone(), kops_tasks::Outputs::id("vpc-shared"));
     let report = clock
         .block_on(exec.run(&graph, &cloud, kops_tasks::Mode::Apply, &results))
