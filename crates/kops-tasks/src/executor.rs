@@ -2,10 +2,11 @@
 //! or to apply (find + diff + apply).
 //!
 //! Contract (cargo's dependency queue, kOps' executor): cycles were rejected when the graph
-//! was built; a task starts only after all its dependencies succeeded; at most
-//! [`ExecutorOptions::concurrency`] tasks run at once; retryable errors
-//! ([`Error::is_retryable`]) are retried with exponential backoff and jitter until the
-//! task's deadline; after a failure, independent branches keep going and dependents of
+//! was built; a task starts only after all its dependencies succeeded; among the tasks
+//! ready to start, the one given first starts first (so a pass reads the tasks in the
+//! order they lie in memory); at most [`ExecutorOptions::concurrency`] tasks run at once;
+//! retryable errors ([`Error::is_retryable`]) are retried with exponential backoff and
+//! jitter until the task's deadline; after a failure, independent branches keep going and dependents of
 //! the failed task are reported as skipped; every failure is reported; the run never
 //! returns while a task is in flight. Each task runs in a `tracing` span `task` with
 //! fields `kind` and `name`.
