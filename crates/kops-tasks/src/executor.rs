@@ -6,9 +6,9 @@
 //! ready to start, the one given first starts first (so a pass reads the tasks in the
 //! order they lie in memory); at most [`ExecutorOptions::concurrency`] tasks run at once;
 //! retryable errors ([`Error::is_retryable`]) are retried with exponential backoff and
-//! jitter until the task's deadline; after a failure, independent branches keep going and dependents of
-//! the failed task are reported as skipped; every failure is reported; the run never
-//! returns while a task is in flight. Each task runs in a `tracing` span `task` with
+//! jitter until the task's deadline; after a failure, independent branches keep going and
+//! dependents of the failed task are reported as skipped; every failure is reported; the
+//! run never returns while a task is in flight. Each task runs in a `tracing` span `task` with
 //! fields `kind` and `name`.
 
 use std::collections::HashMap;
@@ -665,7 +665,7 @@ impl Executor {
         if let Some(found) = found
             && !found.outputs.is_empty()
         {
-            results.insert_node(i, node.key(), found.outputs);
+            results.insert_node(graph, i, node.key(), found.outputs);
         }
         Settled::Done(Ok(item))
     }
@@ -710,7 +710,7 @@ impl Executor {
         let mut outputs = found.map(|f| f.outputs).unwrap_or_default();
         outputs.merge(applied);
         if !outputs.is_empty() {
-            cx.results.insert_node(i, node.key(), outputs);
+            cx.results.insert_node(graph, i, node.key(), outputs);
         }
         Ok(item)
     }

@@ -224,9 +224,29 @@ impl Results {
         }
     }
 
-    /// Records (merges) outputs for node `node` of the graph being run, whose key is `key`.
-    pub(crate) fn insert_node(&self, node: usize, key: &TaskKey, outputs: Outputs) {
-        self.write().record(node, key, outputs);
+    /// Records (merges) outputs for node `node` of `graph`, whose key is `key`: at the
+    /// node when this map follows a run of `graph` (by key otherwise, when a later run
+    /// started on this map before this one ended).
+    pub(crate) fn insert_node<C: ?Sized + Sync>(
+        &self,
+        graph: &TaskGraph<C>,
+        node: usize,
+        key: &TaskKey,
+        outputs: Outputs,
+    ) {
+        let mut r = self.write();
+        let ours = r
+            .run
+            .as_ref()
+            .is_some_and(|run| Arc::ptr_eq(&run.table, graph.key_table()));
+        if ours {
+            r.record(node, key, outputs);
+        } else {
+            match r.node_of(key) {
+                Some(j) => r.record(j, key, outputs),
+                None => r.insert_by_key(key.clone(), outputs),
+            }
+        }
     }
 
     /// Prepares for a run on `graph`: an earlier run's outputs move into the map, and

@@ -561,3 +561,40 @@ fn ready_tasks_start_in_the_order_they_were_given() {
     let planned: Vec<&str> = plan.items.iter().map(|i| i.key.name()).collect();
     assert_eq!(planned, ["a", "b", "c", "d"], "the plan is in key order");
 }
+
+#[test]
+fn overlapping_runs_on_one_results_map_keep_every_output() {
+    // Two applies on one map at once (slow applies, so they interleave): the second run
+    // starts while the first is in flight, and each task's outputs stay under its key.
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new().with_apply_delay(Duration::from_millis(5));
+    let first = TaskGraph::build(network()).unwrap();
+    let second = TaskGraph::build(
+        (0..6)
+            .map(|i| TestTask::new("Bucket", &format!("b{i}"), Fields::new().with("N", i)).boxed())
+            .collect(),
+    )
+    .unwrap();
+    let results = kops_tasks::Results::new();
+    let (a, b) = clock
+        .block_on(async {
+            futures::join!(
+                exec.run(&first, &cloud, kops_tasks::Mode::Apply, &results),
+                exec.run(&second, &cloud, kops_tasks::Mode::Apply, &results),
+            )
+        })
+        .unwrap();
+    assert!(
+        a.is_success() && b.is_success(),
+        "{:?} {:?}",
+        a.failed,
+        b.failed
+    );
+    for graph in [&first, &second] {
+        for node in graph.nodes() {
+            let (id, _) = cloud.get(node.key()).unwrap();
+            assert_eq!(results.get(node.key(), "id"), Some(id), "{}", node.key());
+        }
+    }
+}
