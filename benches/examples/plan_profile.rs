@@ -3,24 +3,27 @@
 //! `kops update cluster` does (graph build, then the executor's planning pass) and prints
 //! the wall and CPU time of the build, of the executor's pass, and of both.
 //!
-//! `cargo run --release -p kops-benches --example plan_profile -- 100000 20`
+//! `cargo run --release -p kops-benches --example plan_profile -- 100000 20 [resource]`:
+//! with `resource`, the tasks are the model's `ResourceTask`s against a listing answered
+//! as the AWS backend answers it (`kops_benches::resource_tasks`); without, the
+//! hand-written synthetic task (`kops_benches::synthetic`).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Instant;
 
-use kops_benches::{Cloud, boxed, runtime, synthetic};
+use kops_benches::{boxed, boxed_resources, resource_tasks, runtime, synthetic};
 use kops_tasks::{Executor, ExecutorOptions, Plan, Task, TaskGraph};
 
 /// One measured unit, as in the criterion bench `plan/update`: graph build and plan,
 /// without dropping either. Not inlined, so that
 /// `callgrind --toggle-collect=plan_profile::plan_once` can isolate it.
 #[inline(never)]
-fn plan_once(
+fn plan_once<C: Sync>(
     rt: &tokio::runtime::Runtime,
-    tasks: Vec<Box<dyn Task<Cloud>>>,
-    cloud: &Cloud,
+    tasks: Vec<Box<dyn Task<C>>>,
+    cloud: &C,
     times: &mut [Vec<f64>; 3],
-) -> (TaskGraph<Cloud>, Plan) {
+) -> (TaskGraph<C>, Plan) {
     let t = (Instant::now(), thread_cpu_ns());
     let graph = TaskGraph::build(tasks).unwrap();
     let built = (Instant::now(), thread_cpu_ns());
@@ -49,13 +52,22 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(100_000, |s| s.parse().unwrap());
     let iters: usize = args.next().map_or(10, |s| s.parse().unwrap());
-    let (tasks, cloud) = synthetic(n, 100);
-    cloud.list_all();
+    let workload = args.next().unwrap_or_default();
     let rt = runtime();
     let mut times = [Vec::new(), Vec::new(), Vec::new()];
-    for _ in 0..iters {
-        let input = boxed(&tasks);
-        drop(plan_once(&rt, input, &cloud, &mut times));
+    if workload == "resource" {
+        let (tasks, listing) = resource_tasks(n, 100);
+        for _ in 0..iters {
+            let input = boxed_resources(&tasks);
+            drop(plan_once(&rt, input, &listing, &mut times));
+        }
+    } else {
+        let (tasks, cloud) = synthetic(n, 100);
+        cloud.list_all();
+        for _ in 0..iters {
+            let input = boxed(&tasks);
+            drop(plan_once(&rt, input, &cloud, &mut times));
+        }
     }
     for (what, v) in ["build", "executor", "both"].iter().zip(&mut times) {
         v.sort_by(f64::total_cmp);

@@ -14,6 +14,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+mod resource;
+
+pub use resource::{BenchType, Listing, boxed_resources, resource_tasks};
+
 use kops_tasks::terraform::{Body, Expr, TerraformWriter};
 use kops_tasks::{
     Change, Context, Executor, ExecutorOptions, Fields, Found, Outputs, Plan, Result, Task,
@@ -160,10 +164,10 @@ impl Task<Cloud> for SyntheticTask {
 }
 
 /// A deterministic pseudo-random sequence (no dependency on `rand` for reproducible shapes).
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 
 impl Lcg {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
@@ -255,10 +259,10 @@ pub fn runtime() -> tokio::runtime::Runtime {
 /// the graph from the model's tasks, then plan it through the executor with its default
 /// options (the real clock, 16 tasks at a time), each task finding its object in `cloud`.
 /// The graph is returned too, so that callers choose when to pay for dropping it.
-pub async fn plan(
-    tasks: Vec<Box<dyn Task<Cloud>>>,
-    cloud: &Cloud,
-) -> Result<(TaskGraph<Cloud>, Plan)> {
+pub async fn plan<C: Sync>(
+    tasks: Vec<Box<dyn Task<C>>>,
+    cloud: &C,
+) -> Result<(TaskGraph<C>, Plan)> {
     let graph = TaskGraph::build(tasks)?;
     let plan = Executor::new(ExecutorOptions::default())
         .plan(&graph, cloud)
