@@ -7,14 +7,14 @@
 //! ones issue 12's goal is about; [`crate::synthetic`]'s hand-written task shows what the
 //! engine alone costs.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kops_tasks::resource::{
-    Attr, CloudError, CloudResult, CreateRequest, ListQuery, Resource, ResourceCloud, ResourceKind,
-    ResourceTask, TagFilter, UpdateRequest,
+    Attr, CloudError, CloudResult, CreateRequest, ListQuery, Resource, ResourceCloud,
+    ResourceIndex, ResourceKind, ResourceTask, TagFilter, UpdateRequest,
 };
 use kops_tasks::{Task, async_trait};
 
@@ -66,27 +66,23 @@ impl ResourceKind for BenchType {
     }
 }
 
-/// A cloud that has listed every object of the workload, indexed by tag as the AWS
-/// backend indexes a listing; a query is answered from the most selective tag filter it
-/// has, and the answer is a copy of each matching object.
+/// A cloud that has listed every object of the workload, one listing per type held in
+/// the index the AWS backend keeps ([`ResourceIndex`]): each query is answered from the
+/// index and is a copy of the matching objects, as the backend's answers are.
 #[derive(Debug, Default)]
 pub struct Listing {
-    items: Arc<Vec<Resource<BenchType>>>,
-    by_tag: Arc<HashMap<(String, String), Vec<usize>>>,
+    by_type: Arc<[ResourceIndex<BenchType>; 3]>,
     queries: AtomicUsize,
 }
 
 impl Listing {
     fn new(items: Vec<Resource<BenchType>>) -> Self {
-        let mut by_tag: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        for (i, r) in items.iter().enumerate() {
-            for (k, v) in &r.tags {
-                by_tag.entry((k.clone(), v.clone())).or_default().push(i);
-            }
+        let mut split: [Vec<Resource<BenchType>>; 3] = Default::default();
+        for r in items {
+            split[r.resource_type as usize].push(r);
         }
         Listing {
-            items: Arc::new(items),
-            by_tag: Arc::new(by_tag),
+            by_type: Arc::new(split.map(ResourceIndex::new)),
             queries: AtomicUsize::new(0),
         }
     }
@@ -94,8 +90,7 @@ impl Listing {
     /// The same listing, with no query counted yet.
     pub fn fresh(&self) -> Listing {
         Listing {
-            items: self.items.clone(),
-            by_tag: self.by_tag.clone(),
+            by_type: self.by_type.clone(),
             queries: AtomicUsize::new(0),
         }
     }
@@ -104,42 +99,13 @@ impl Listing {
     pub fn queries(&self) -> usize {
         self.queries.load(Ordering::Relaxed)
     }
-
-    fn answer(&self, query: &ListQuery<BenchType>) -> Vec<Resource<BenchType>> {
-        self.queries.fetch_add(1, Ordering::Relaxed);
-        let mut best: Option<&[usize]> = None;
-        for f in &query.tags {
-            for v in &f.values {
-                let c = self
-                    .by_tag
-                    .get(&(f.key.clone(), v.clone()))
-                    .map_or(&[][..], Vec::as_slice);
-                if best.is_none_or(|b| c.len() < b.len()) {
-                    best = Some(c);
-                }
-            }
-        }
-        let all: Vec<usize>;
-        let picked = match best {
-            Some(b) => b,
-            None => {
-                all = (0..self.items.len()).collect();
-                &all
-            }
-        };
-        picked
-            .iter()
-            .filter_map(|&i| self.items.get(i))
-            .filter(|r| query.matches(r))
-            .cloned()
-            .collect()
-    }
 }
 
 #[async_trait]
 impl ResourceCloud<BenchType> for Listing {
     async fn list(&self, query: &ListQuery<BenchType>) -> CloudResult<Vec<Resource<BenchType>>> {
-        Ok(self.answer(query))
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        Ok(self.by_type[query.resource_type as usize].answer(query))
     }
 
     async fn create(

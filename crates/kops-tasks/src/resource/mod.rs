@@ -24,6 +24,7 @@
 //! kind's policy ([`ResourceKind::name_filters`]).
 
 mod error;
+mod index;
 mod task;
 
 use std::collections::BTreeMap;
@@ -35,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 pub use error::{CloudError, CloudResult};
+pub use index::ResourceIndex;
 pub use task::{Attr, FindBy, ResourceTask};
 
 /// A cloud's resource-type enum: the facts about each type the generic task needs.

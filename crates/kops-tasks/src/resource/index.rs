@@ -1,0 +1,306 @@
+//! [`ResourceIndex`]: one listed type, indexed so that each query reads only its
+//! candidates.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use super::{ListQuery, Resource};
+
+/// Every object of one type that a backend listed, sorted by ID and indexed by ID, name,
+/// parent and tag, so that a run's thousands of queries (one per task's find) each read
+/// only their candidates instead of the whole list.
+///
+/// A backend that fetches a type once per run keeps one of these per fetch and answers
+/// every [`ListQuery`] of the type from it ([`ResourceIndex::answer`]). The indexes hold
+/// hashes of the strings; every candidate is checked against the whole query before it is
+/// returned, so a hash collision costs a check, never a wrong answer.
+#[derive(Debug)]
+pub struct ResourceIndex<K> {
+    items: Vec<Resource<K>>,
+    by_id: HashMap<u64, Vec<usize>>,
+    by_name: HashMap<u64, Vec<usize>>,
+    by_parent: HashMap<u64, Vec<usize>>,
+    /// By tag key and value.
+    by_tag: HashMap<u64, Vec<usize>>,
+    /// By tag key alone (for filters accepting any value).
+    by_tag_key: HashMap<u64, Vec<usize>>,
+}
+
+impl<K> Default for ResourceIndex<K> {
+    fn default() -> Self {
+        ResourceIndex {
+            items: Vec::new(),
+            by_id: HashMap::new(),
+            by_name: HashMap::new(),
+            by_parent: HashMap::new(),
+            by_tag: HashMap::new(),
+            by_tag_key: HashMap::new(),
+        }
+    }
+}
+
+/// The hash an index files `parts` under (fixed keys, so runs agree).
+fn index_hash(parts: &[&str]) -> u64 {
+    let mut h = DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
+fn file(index: &mut HashMap<u64, Vec<usize>>, parts: &[&str], i: usize) {
+    index.entry(index_hash(parts)).or_default().push(i);
+}
+
+/// The objects a query may match, before the check against the whole query.
+enum Candidates<'a> {
+    /// Every object (the query uses no index).
+    All,
+    /// One index entry: ascending, without repeats.
+    One(&'a [usize]),
+    /// The union of several entries (any of several IDs, names or tag values).
+    Union(Vec<usize>),
+}
+
+impl Candidates<'_> {
+    fn len(&self, all: usize) -> usize {
+        match self {
+            Candidates::All => all,
+            Candidates::One(c) => c.len(),
+            Candidates::Union(c) => c.len(),
+        }
+    }
+}
+
+/// The candidates' positions, ascending.
+enum Picked<'a> {
+    All(std::ops::Range<usize>),
+    One(std::slice::Iter<'a, usize>),
+    Union(std::vec::IntoIter<usize>),
+}
+
+impl Iterator for Picked<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Picked::All(r) => r.next(),
+            Picked::One(c) => c.next().copied(),
+            Picked::Union(c) => c.next(),
+        }
+    }
+}
+
+impl<K: PartialEq> ResourceIndex<K> {
+    /// Indexes `items` (in any order).
+    pub fn new(mut items: Vec<Resource<K>>) -> Self {
+        items.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut l = ResourceIndex::default();
+        for (i, r) in items.iter().enumerate() {
+            file(&mut l.by_id, &[r.id.as_str()], i);
+            if let Some(n) = &r.name {
+                file(&mut l.by_name, &[n.as_str()], i);
+            }
+            if let Some(p) = &r.parent {
+                file(&mut l.by_parent, &[p.as_str()], i);
+            }
+            for (k, v) in &r.tags {
+                file(&mut l.by_tag, &[k.as_str(), v.as_str()], i);
+                file(&mut l.by_tag_key, &[k.as_str()], i);
+            }
+        }
+        l.items = items;
+        l
+    }
+
+    /// How many objects are indexed.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether no object is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Every indexed object, sorted by ID.
+    pub fn items(&self) -> &[Resource<K>] {
+        &self.items
+    }
+
+    /// The objects matching `query`, sorted by ID, borrowed from the index.
+    pub fn matching<'a>(
+        &'a self,
+        query: &'a ListQuery<K>,
+    ) -> impl Iterator<Item = &'a Resource<K>> {
+        let picked = match self.candidates(query) {
+            Candidates::All => Picked::All(0..self.items.len()),
+            Candidates::One(c) => Picked::One(c.iter()),
+            Candidates::Union(mut c) => {
+                c.sort_unstable();
+                c.dedup();
+                Picked::Union(c.into_iter())
+            }
+        };
+        picked
+            .filter_map(|i| self.items.get(i))
+            .filter(move |r| query.matches(r))
+    }
+
+    /// The objects matching `query`, sorted by ID: what [`super::ResourceCloud::list`]
+    /// returns.
+    pub fn answer(&self, query: &ListQuery<K>) -> Vec<Resource<K>>
+    where
+        K: Clone,
+    {
+        self.matching(query).cloned().collect()
+    }
+
+    /// The most selective index entry (or union of entries) that includes every object
+    /// matching `query`.
+    fn candidates(&self, query: &ListQuery<K>) -> Candidates<'_> {
+        fn look<'a>(index: &'a HashMap<u64, Vec<usize>>, parts: &[&str]) -> &'a [usize] {
+            index
+                .get(&index_hash(parts))
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+        }
+        fn any<'a, 'k>(
+            index: &'a HashMap<u64, Vec<usize>>,
+            keys: impl ExactSizeIterator<Item = [&'k str; 2]>,
+            parts: usize,
+        ) -> Candidates<'a> {
+            let one = keys.len() == 1;
+            let mut union = Vec::new();
+            for k in keys {
+                let c = look(index, &k[..parts]);
+                if one {
+                    return Candidates::One(c);
+                }
+                union.extend_from_slice(c);
+            }
+            Candidates::Union(union)
+        }
+        fn consider<'a>(best: &mut Candidates<'a>, c: Candidates<'a>, all: usize) {
+            if matches!(best, Candidates::All) || c.len(all) < best.len(all) {
+                *best = c;
+            }
+        }
+        let all = self.items.len();
+        let mut best = Candidates::All;
+        if !query.ids.is_empty() {
+            let c = any(&self.by_id, query.ids.iter().map(|k| [k.as_str(), ""]), 1);
+            consider(&mut best, c, all);
+        }
+        if !query.names.is_empty() {
+            let c = any(
+                &self.by_name,
+                query.names.iter().map(|k| [k.as_str(), ""]),
+                1,
+            );
+            consider(&mut best, c, all);
+        }
+        if let Some(p) = &query.parent {
+            let c = Candidates::One(look(&self.by_parent, &[p.as_str()]));
+            consider(&mut best, c, all);
+        }
+        for f in &query.tags {
+            let c = if f.values.is_empty() {
+                Candidates::One(look(&self.by_tag_key, &[f.key.as_str()]))
+            } else {
+                any(
+                    &self.by_tag,
+                    f.values.iter().map(|v| [f.key.as_str(), v.as_str()]),
+                    2,
+                )
+            };
+            consider(&mut best, c, all);
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::TagFilter;
+
+    fn object(
+        id: &str,
+        name: Option<&str>,
+        parent: Option<&str>,
+        tags: &[(&str, &str)],
+    ) -> Resource<&'static str> {
+        let mut r = Resource::new("subnet", id);
+        r.name = name.map(str::to_owned);
+        r.parent = parent.map(str::to_owned);
+        r.tags = tags
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        r
+    }
+
+    fn ids<'a>(rs: impl IntoIterator<Item = &'a Resource<&'static str>>) -> Vec<&'a str> {
+        rs.into_iter().map(|r| r.id.as_str()).collect()
+    }
+
+    /// The indexed answer is the plain filter of the whole list, sorted by ID, for every
+    /// kind of criterion (one key or several) and their combinations.
+    #[test]
+    fn indexed_answers_equal_filtering_the_whole_list() {
+        let items = vec![
+            object(
+                "s-3",
+                Some("c"),
+                Some("vpc-1"),
+                &[("Name", "c"), ("Role", "x")],
+            ),
+            object("s-1", Some("a"), Some("vpc-1"), &[("Name", "a")]),
+            object(
+                "s-2",
+                Some("b"),
+                Some("vpc-2"),
+                &[("Name", "b"), ("Role", "x")],
+            ),
+            object("s-4", None, None, &[]),
+        ];
+        let index = ResourceIndex::new(items.clone());
+        let tag = |k: &str, vs: &[&str]| {
+            let mut f = TagFilter::exists(k);
+            f.values = vs.iter().map(|v| (*v).to_owned()).collect();
+            f
+        };
+        let q = || ListQuery::new("subnet");
+        let queries = [
+            q(),
+            ListQuery::new("vpc"),
+            q().with_ids(["s-2"]),
+            q().with_ids(["s-2", "s-9"]),
+            q().with_ids(["s-2", "s-2"]),
+            q().with_ids(["s-9"]),
+            q().with_names(["b"]),
+            q().with_names(["a", "c"]),
+            q().with_parent("vpc-1"),
+            q().with_tag(tag("Role", &[])),
+            q().with_tag(tag("Name", &["c"])),
+            q().with_tag(tag("Name", &["b", "c"])),
+            q().with_tag(tag("Name", &["zzz"])),
+            q().with_parent("vpc-1").with_tag(tag("Role", &["x"])),
+            q().with_names(["c"]).with_tag(tag("Role", &["x"])),
+            q().with_ids(["s-1", "s-3"]).with_tag(tag("Name", &["a"])),
+            q().with_tag(tag("Missing", &[])),
+        ];
+        for q in &queries {
+            let mut expected: Vec<&Resource<&str>> =
+                items.iter().filter(|r| q.matches(r)).collect();
+            expected.sort_by(|a, b| a.id.cmp(&b.id));
+            assert_eq!(
+                ids(&index.answer(q)),
+                ids(expected.iter().copied()),
+                "{q:?}"
+            );
+            assert_eq!(ids(index.matching(q)), ids(expected), "{q:?}");
+        }
+        assert_eq!(ids(&index.answer(&q())), ["s-1", "s-2", "s-3", "s-4"]);
+        assert_eq!((index.len(), index.is_empty()), (4, false));
+    }
+}
