@@ -108,6 +108,14 @@ impl ResourceCloud<BenchType> for Listing {
         Ok(self.by_type[query.resource_type as usize].answer(query))
     }
 
+    async fn list_shared(
+        &self,
+        query: &ListQuery<BenchType>,
+    ) -> CloudResult<Vec<Arc<Resource<BenchType>>>> {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        Ok(self.by_type[query.resource_type as usize].shared(query))
+    }
+
     async fn create(
         &self,
         _request: &CreateRequest<BenchType>,

@@ -140,6 +140,12 @@ where
     async fn list_digests(&self, query: &ListQuery<K>) -> CloudResult<Vec<Resource<K>>> {
         self.inner.list_digests(query).await
     }
+    async fn list_shared(
+        &self,
+        query: &ListQuery<K>,
+    ) -> CloudResult<Vec<std::sync::Arc<Resource<K>>>> {
+        self.inner.list_shared(query).await
+    }
     async fn create(&self, request: &CreateRequest<K>) -> CloudResult<Resource<K>> {
         let r = self.inner.create(request).await?;
         self.record(Entry::Create {

@@ -234,6 +234,11 @@ impl AwsBackend {
         scope: &Scope,
         query: &ListQuery,
     ) -> Result<Vec<Resource>> {
+        Ok(self.listing(cell, rt, scope).await?.answer(query))
+    }
+
+    /// The cached list in `cell`, fetching `scope` into it first when it is empty.
+    async fn listing(&self, cell: &Cell, rt: ResourceType, scope: &Scope) -> Result<Arc<Listing>> {
         let all = cell
             .get_or_try_init(|| async {
                 self.fetch(rt, scope)
@@ -241,7 +246,35 @@ impl AwsBackend {
                     .map(|items| Arc::new(Listing::new(items)))
             })
             .await?;
-        Ok(all.answer(query))
+        Ok(all.clone())
+    }
+
+    /// The cached list that answers `query` (fetched on first use), and the query as it
+    /// applies to it: a record's zone may be named with or without `/hostedzone/`, and
+    /// records carry the long form.
+    async fn listing_for<'q>(
+        &self,
+        query: &'q ListQuery,
+    ) -> Result<(Arc<Listing>, std::borrow::Cow<'q, ListQuery>)> {
+        let rt = query.resource_type;
+        let query = match &query.parent {
+            Some(p) if rt == ResourceType::RecordSet && !p.starts_with("/hostedzone/") => {
+                let mut q = query.clone();
+                q.parent = Some(format!("/hostedzone/{p}"));
+                std::borrow::Cow::Owned(q)
+            }
+            _ => std::borrow::Cow::Borrowed(query),
+        };
+        let scope = Scope::of(&query);
+        // A cached list of everything answers any query of the type.
+        let cell = {
+            let mut cache = self.lock_cache();
+            match cache.get(&(rt, Scope::All)) {
+                Some(all) if all.initialized() => all.clone(),
+                _ => cache.entry((rt, scope.clone())).or_default().clone(),
+            }
+        };
+        Ok((self.listing(&cell, rt, &scope).await?, query))
     }
 
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<(ResourceType, Scope), Cell>> {
@@ -394,29 +427,13 @@ impl AwsBackend {
 #[async_trait]
 impl ResourceCloud<ResourceType> for AwsBackend {
     async fn list(&self, query: &ListQuery) -> Result<Vec<Resource>> {
-        let rt = query.resource_type;
-        // A record's zone may be named with or without `/hostedzone/`; records carry the
-        // long form.
-        let normalized;
-        let query = match &query.parent {
-            Some(p) if rt == ResourceType::RecordSet && !p.starts_with("/hostedzone/") => {
-                let mut q = query.clone();
-                q.parent = Some(format!("/hostedzone/{p}"));
-                normalized = q;
-                &normalized
-            }
-            _ => query,
-        };
-        let scope = Scope::of(query);
-        // A cached list of everything answers any query of the type.
-        let cell = {
-            let mut cache = self.lock_cache();
-            match cache.get(&(rt, Scope::All)) {
-                Some(all) if all.initialized() => all.clone(),
-                _ => cache.entry((rt, scope.clone())).or_default().clone(),
-            }
-        };
-        self.answer(&cell, rt, &scope, query).await
+        let (listing, query) = self.listing_for(query).await?;
+        Ok(listing.answer(&query))
+    }
+
+    async fn list_shared(&self, query: &ListQuery) -> Result<Vec<Arc<Resource>>> {
+        let (listing, query) = self.listing_for(query).await?;
+        Ok(listing.shared(&query))
     }
 
     async fn list_digests(&self, query: &ListQuery) -> Result<Vec<Resource>> {

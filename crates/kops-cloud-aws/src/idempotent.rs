@@ -193,6 +193,10 @@ impl ResourceCloud<ResourceType> for Idempotent {
         self.inner.list_digests(query).await
     }
 
+    async fn list_shared(&self, query: &ListQuery) -> CloudResult<Vec<std::sync::Arc<Resource>>> {
+        self.inner.list_shared(query).await
+    }
+
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
         if let Some(token) = self.client_token(request) {
             let mut with_token = request.clone();

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 use super::{ListQuery, Resource};
 
@@ -16,7 +17,9 @@ use super::{ListQuery, Resource};
 /// returned, so a hash collision costs a check, never a wrong answer.
 #[derive(Debug)]
 pub struct ResourceIndex<K> {
-    items: Vec<Resource<K>>,
+    /// Shared, so that an answer can lend objects instead of copying them
+    /// ([`ResourceIndex::shared`]).
+    items: Vec<Arc<Resource<K>>>,
     by_id: HashMap<u64, Vec<usize>>,
     by_name: HashMap<u64, Vec<usize>>,
     by_parent: HashMap<u64, Vec<usize>>,
@@ -107,7 +110,7 @@ impl<K: PartialEq> ResourceIndex<K> {
                 file(&mut l.by_tag_key, &[k.as_str()], i);
             }
         }
-        l.items = items;
+        l.items = items.into_iter().map(Arc::new).collect();
         l
     }
 
@@ -122,7 +125,7 @@ impl<K: PartialEq> ResourceIndex<K> {
     }
 
     /// Every indexed object, sorted by ID.
-    pub fn items(&self) -> &[Resource<K>] {
+    pub fn items(&self) -> &[Arc<Resource<K>>] {
         &self.items
     }
 
@@ -130,7 +133,7 @@ impl<K: PartialEq> ResourceIndex<K> {
     pub fn matching<'a>(
         &'a self,
         query: &'a ListQuery<K>,
-    ) -> impl Iterator<Item = &'a Resource<K>> {
+    ) -> impl Iterator<Item = &'a Arc<Resource<K>>> {
         let picked = match self.candidates(query) {
             Candidates::All => Picked::All(0..self.items.len()),
             Candidates::One(c) => Picked::One(c.iter()),
@@ -151,6 +154,12 @@ impl<K: PartialEq> ResourceIndex<K> {
     where
         K: Clone,
     {
+        self.matching(query).map(|r| Resource::clone(r)).collect()
+    }
+
+    /// The objects matching `query`, sorted by ID, shared with the index: what
+    /// [`super::ResourceCloud::list_shared`] returns.
+    pub fn shared(&self, query: &ListQuery<K>) -> Vec<Arc<Resource<K>>> {
         self.matching(query).cloned().collect()
     }
 
@@ -290,15 +299,13 @@ mod tests {
             q().with_tag(tag("Missing", &[])),
         ];
         for q in &queries {
-            let mut expected: Vec<&Resource<&str>> =
+            let mut expected: Vec<&Resource<&'static str>> =
                 items.iter().filter(|r| q.matches(r)).collect();
             expected.sort_by(|a, b| a.id.cmp(&b.id));
-            assert_eq!(
-                ids(&index.answer(q)),
-                ids(expected.iter().copied()),
-                "{q:?}"
-            );
-            assert_eq!(ids(index.matching(q)), ids(expected), "{q:?}");
+            let expected = ids(expected);
+            assert_eq!(ids(&index.answer(q)), expected, "{q:?}");
+            assert_eq!(ids(index.shared(q).iter().map(|r| &**r)), expected, "{q:?}");
+            assert_eq!(ids(index.matching(q).map(|r| &**r)), expected, "{q:?}");
         }
         assert_eq!(ids(&index.answer(&q())), ["s-1", "s-2", "s-3", "s-4"]);
         assert_eq!((index.len(), index.is_empty()), (4, false));

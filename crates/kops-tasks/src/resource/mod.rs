@@ -30,6 +30,7 @@ mod task;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::Hash;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -403,6 +404,14 @@ pub trait ResourceCloud<K: ResourceKind>: Send + Sync + fmt::Debug + 'static {
     /// instead of reading every object. By default, as `list`.
     async fn list_digests(&self, query: &ListQuery<K>) -> CloudResult<Vec<Resource<K>>> {
         self.list(query).await
+    }
+
+    /// Like [`ResourceCloud::list`], but the objects may be shared with the backend's
+    /// cache instead of copied out of it: what a task's find reads, once per task of a
+    /// run. A backend that answers from a [`ResourceIndex`] returns
+    /// [`ResourceIndex::shared`]. By default, `list`'s answer.
+    async fn list_shared(&self, query: &ListQuery<K>) -> CloudResult<Vec<Arc<Resource<K>>>> {
+        Ok(self.list(query).await?.into_iter().map(Arc::new).collect())
     }
 
     /// Creates an object and returns it as the cloud now holds it (with its new ID).

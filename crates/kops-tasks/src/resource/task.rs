@@ -7,6 +7,7 @@
 //! builders decide names, attributes and tags.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
@@ -431,7 +432,7 @@ impl<K: ResourceKind> ResourceTask<K> {
         self.tags.clone().unwrap_or_default()
     }
 
-    async fn candidates<C>(&self, cx: &Context<'_, C>) -> Result<Vec<Resource<K>>>
+    async fn candidates<C>(&self, cx: &Context<'_, C>) -> Result<Vec<Arc<Resource<K>>>>
     where
         C: ResourceCloud<K> + ?Sized,
     {
@@ -439,17 +440,17 @@ impl<K: ResourceKind> ResourceTask<K> {
         let rt = self.resource_type;
         match &self.find_by {
             FindBy::Id(id) => Ok(cloud
-                .list(&ListQuery::new(rt).with_ids([id.clone()]))
+                .list_shared(&ListQuery::new(rt).with_ids([id.clone()]))
                 .await?),
             FindBy::Name(n) => Ok(cloud
-                .list(&ListQuery::new(rt).with_names([n.clone()]))
+                .list_shared(&ListQuery::new(rt).with_names([n.clone()]))
                 .await?),
             FindBy::NameTag(n) => {
                 let mut q = ListQuery::new(rt);
                 for f in K::name_filters(&self.cluster, n) {
                     q = q.with_tag(f);
                 }
-                Ok(cloud.list(&q).await?)
+                Ok(cloud.list_shared(&q).await?)
             }
             FindBy::Parent {
                 parent_attr,
@@ -480,6 +481,7 @@ impl<K: ResourceKind> ResourceTask<K> {
                 Ok(all
                     .into_iter()
                     .filter(|r| want.iter().all(|(k, v)| r.attrs.get(k) == Some(v)))
+                    .map(Arc::new)
                     .collect())
             }
         }
@@ -612,7 +614,7 @@ where
 
     async fn find(&self, cx: &Context<'_, C>) -> Result<Option<Found>> {
         let found = self.candidates(cx).await?;
-        let Some(mut r) = found.into_iter().next() else {
+        let Some(r) = found.into_iter().next() else {
             return Ok(None);
         };
         let mut fields = Fields::with_capacity(self.attrs.len() + 2);
@@ -635,7 +637,10 @@ where
             fields.insert(k.clone(), align(&expected, actual));
         }
         if self.resource_type.is_taggable() && self.tags.is_some() {
-            fields.insert("tags", Value::string_map(std::mem::take(&mut r.tags)));
+            fields.insert(
+                "tags",
+                Value::string_map(r.tags.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+            );
         }
         Ok(Some(Found::new(fields, self.outputs_of(&r))))
     }
