@@ -26,9 +26,23 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 fn key_hash(text: &str) -> u64 {
     // FNV-1a: stable and cheap; maps mix it further (`KeyHasher`).
-    text.bytes().fold(FNV_OFFSET, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+    fnv_extend(FNV_OFFSET, text.as_bytes())
+}
+
+/// Strings hashed one after another, with a byte that no UTF-8 text holds between them
+/// (so `["ab", "c"]` and `["a", "bc"]` differ): stable and cheap, for maps keyed by the
+/// hash with [`KeyHashing`], which spreads its bits.
+pub(crate) fn parts_hash(parts: &[&str]) -> u64 {
+    parts.iter().enumerate().fold(FNV_OFFSET, |h, (i, p)| {
+        let h = if i == 0 { h } else { fnv_extend(h, &[0xff]) };
+        fnv_extend(h, p.as_bytes())
     })
+}
+
+fn fnv_extend(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME))
 }
 
 impl TaskKey {
@@ -101,9 +115,7 @@ impl Hasher for KeyHasher {
 
     fn write(&mut self, bytes: &[u8]) {
         // Not used by `TaskKey`; anything else is hashed as the key text is.
-        self.write_u64(bytes.iter().fold(self.0 ^ FNV_OFFSET, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
-        }));
+        self.write_u64(fnv_extend(self.0 ^ FNV_OFFSET, bytes));
     }
 
     fn write_u64(&mut self, v: u64) {
@@ -236,6 +248,14 @@ impl fmt::Debug for TaskRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_hash_keeps_the_parts_apart() {
+        assert_ne!(parts_hash(&["ab", "c"]), parts_hash(&["a", "bc"]));
+        assert_ne!(parts_hash(&["a", ""]), parts_hash(&["a"]));
+        assert_eq!(parts_hash(&["Name", "x"]), parts_hash(&["Name", "x"]));
+        assert_eq!(parts_hash(&["abc"]), key_hash("abc"));
+    }
 
     #[test]
     fn key_parses_at_first_slash_and_round_trips() {

@@ -2,10 +2,13 @@
 //! candidates.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use super::{ListQuery, Resource};
+use crate::key::{KeyHashing, parts_hash};
+
+/// Positions of the objects filed under one hash.
+type Index = HashMap<u64, Vec<usize>, KeyHashing>;
 
 /// Every object of one type that a backend listed, sorted by ID and indexed by ID, name,
 /// parent and tag, so that a run's thousands of queries (one per task's find) each read
@@ -20,37 +23,30 @@ pub struct ResourceIndex<K> {
     /// Shared, so that an answer can lend objects instead of copying them
     /// ([`ResourceIndex::shared`]).
     items: Vec<Arc<Resource<K>>>,
-    by_id: HashMap<u64, Vec<usize>>,
-    by_name: HashMap<u64, Vec<usize>>,
-    by_parent: HashMap<u64, Vec<usize>>,
+    by_id: Index,
+    by_name: Index,
+    by_parent: Index,
     /// By tag key and value.
-    by_tag: HashMap<u64, Vec<usize>>,
+    by_tag: Index,
     /// By tag key alone (for filters accepting any value).
-    by_tag_key: HashMap<u64, Vec<usize>>,
+    by_tag_key: Index,
 }
 
 impl<K> Default for ResourceIndex<K> {
     fn default() -> Self {
         ResourceIndex {
             items: Vec::new(),
-            by_id: HashMap::new(),
-            by_name: HashMap::new(),
-            by_parent: HashMap::new(),
-            by_tag: HashMap::new(),
-            by_tag_key: HashMap::new(),
+            by_id: Index::default(),
+            by_name: Index::default(),
+            by_parent: Index::default(),
+            by_tag: Index::default(),
+            by_tag_key: Index::default(),
         }
     }
 }
 
-/// The hash an index files `parts` under (fixed keys, so runs agree).
-fn index_hash(parts: &[&str]) -> u64 {
-    let mut h = DefaultHasher::new();
-    parts.hash(&mut h);
-    h.finish()
-}
-
-fn file(index: &mut HashMap<u64, Vec<usize>>, parts: &[&str], i: usize) {
-    index.entry(index_hash(parts)).or_default().push(i);
+fn file(index: &mut Index, parts: &[&str], i: usize) {
+    index.entry(parts_hash(parts)).or_default().push(i);
 }
 
 /// The objects a query may match, before the check against the whole query.
@@ -166,14 +162,14 @@ impl<K: PartialEq> ResourceIndex<K> {
     /// The most selective index entry (or union of entries) that includes every object
     /// matching `query`.
     fn candidates(&self, query: &ListQuery<K>) -> Candidates<'_> {
-        fn look<'a>(index: &'a HashMap<u64, Vec<usize>>, parts: &[&str]) -> &'a [usize] {
+        fn look<'a>(index: &'a Index, parts: &[&str]) -> &'a [usize] {
             index
-                .get(&index_hash(parts))
+                .get(&parts_hash(parts))
                 .map(Vec::as_slice)
                 .unwrap_or_default()
         }
         fn any<'a, 'k>(
-            index: &'a HashMap<u64, Vec<usize>>,
+            index: &'a Index,
             keys: impl ExactSizeIterator<Item = [&'k str; 2]>,
             parts: usize,
         ) -> Candidates<'a> {
