@@ -1,13 +1,14 @@
 //! Task-engine benchmarks: the production planning path (graph build, each task finding
 //! its object in one listing per kind, diff) at 1k / 10k / 100k tasks with 10 % changes,
-//! its parts (graph build, the executor's planning pass), level ordering, and Terraform
+//! with a hand-written task (`plan/update`) and with the model's `ResourceTask`
+//! (`plan/update-resource`), the parts of the first (graph build, the executor's planning pass), level ordering, and Terraform
 //! rendering of 10k resources.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
-use kops_benches::{boxed, plan, runtime, synthetic};
+use kops_benches::{boxed, boxed_resources, plan, resource_tasks, runtime, synthetic};
 use kops_tasks::terraform::{TerraformWriter, render_graph};
 use kops_tasks::{Executor, ExecutorOptions, TaskGraph};
 
@@ -65,6 +66,16 @@ fn planning(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("levels", n), &n, |b, _| {
             b.iter(|| black_box(graph.levels()))
+        });
+        // The whole path again, with the model's own task type against a listing answered
+        // as the AWS backend answers it.
+        let (resources, listing) = resource_tasks(n, 100);
+        group.bench_with_input(BenchmarkId::new("update-resource", n), &n, |b, _| {
+            b.iter_batched(
+                || boxed_resources(&resources),
+                |t| rt.block_on(plan(t, &listing)).unwrap(),
+                BatchSize::LargeInput,
+            )
         });
     }
     group.finish();
