@@ -1,7 +1,9 @@
 //! [`ListCache`]: batched discovery as a decorator over any [`GceCloud`]. The first
 //! `list` of a resource type fetches the whole collection once (one paginated list per
 //! collection and run, as the backend should), later queries of that type are answered
-//! from memory with [`ListQuery::matches`], and every write drops the cached collections
+//! from an index of it in memory ([`ResourceIndex`]: each reads only its candidates, and
+//! [`ResourceCloud::list_shared`] lends the cached objects instead of copying them), and
+//! every write drops the cached collections
 //! it can affect. A no-op plan therefore costs one list per collection whatever the
 //! number of instance groups (kOps does one GET per task and lists every template once
 //! per template task).
@@ -26,6 +28,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use kops_tasks::resource::ResourceIndex;
 
 use crate::cloud::{
     CLUSTER_LABEL, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone,
@@ -34,6 +37,9 @@ use crate::cloud::{
 
 type R = GceResourceType;
 
+/// One cached collection.
+type Listing = Arc<ResourceIndex<GceResourceType>>;
+
 /// A type's fetch lock and write generation.
 type Fetch = (Arc<tokio::sync::Mutex<()>>, u64);
 
@@ -41,7 +47,7 @@ type Fetch = (Arc<tokio::sync::Mutex<()>>, u64);
 pub struct ListCache<C: ?Sized> {
     inner: Arc<C>,
     cluster: Option<TagFilter>,
-    lists: Mutex<BTreeMap<GceResourceType, Vec<Resource>>>,
+    lists: Mutex<BTreeMap<GceResourceType, Listing>>,
     /// One fetch per type at a time (tasks run concurrently: the first fetches, the others
     /// wait for its answer), and a generation per type that writes bump, so a fetch that
     /// raced a write does not cache what it read.
@@ -89,7 +95,7 @@ impl<C: GceCloud + ?Sized> ListCache<C> {
 }
 
 impl<C: ?Sized> ListCache<C> {
-    fn guard(&self) -> MutexGuard<'_, BTreeMap<GceResourceType, Vec<Resource>>> {
+    fn guard(&self) -> MutexGuard<'_, BTreeMap<GceResourceType, Listing>> {
         self.lists.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -124,48 +130,59 @@ impl<C: ?Sized> ListCache<C> {
     }
 }
 
+/// Types read per bucket, not cached.
+fn per_bucket(rt: GceResourceType) -> bool {
+    matches!(rt, R::StorageBucketIam | R::StorageBucketAcl)
+}
+
+impl<C: GceCloud + ?Sized> ListCache<C> {
+    /// The cached collection of `rt`, fetched first when it is not cached.
+    async fn listing(&self, rt: GceResourceType) -> CloudResult<Listing> {
+        if let Some(all) = self.guard().get(&rt).cloned() {
+            return Ok(all);
+        }
+        let lock = self
+            .fetching
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(rt)
+            .or_default()
+            .0
+            .clone();
+        let _one = lock.lock().await;
+        if let Some(all) = self.guard().get(&rt).cloned() {
+            return Ok(all);
+        }
+        let generation = self.generation(rt);
+        let mut q = ListQuery::new(rt);
+        if let Some(f) = &self.cluster
+            && rt.facts().labelled
+        {
+            q = q.with_tag(f.clone());
+        }
+        let all = Arc::new(ResourceIndex::new(self.inner.list(&q).await?));
+        if self.generation(rt) == generation {
+            self.guard().insert(rt, all.clone());
+        }
+        Ok(all)
+    }
+}
+
 #[async_trait]
 impl<C: GceCloud + ?Sized> ResourceCloud<GceResourceType> for ListCache<C> {
     async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
-        let rt = query.resource_type;
         // Bucket IAM and ACLs are read per bucket: the query goes through as it is.
-        if matches!(rt, R::StorageBucketIam | R::StorageBucketAcl) {
+        if per_bucket(query.resource_type) {
             return self.inner.list(query).await;
         }
-        let cached = self.guard().get(&rt).cloned();
-        let all = match cached {
-            Some(all) => all,
-            None => {
-                let lock = self
-                    .fetching
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .entry(rt)
-                    .or_default()
-                    .0
-                    .clone();
-                let _one = lock.lock().await;
-                let cached = self.guard().get(&rt).cloned();
-                match cached {
-                    Some(all) => all,
-                    None => {
-                        let generation = self.generation(rt);
-                        let mut q = ListQuery::new(rt);
-                        if let Some(f) = &self.cluster
-                            && rt.facts().labelled
-                        {
-                            q = q.with_tag(f.clone());
-                        }
-                        let all = self.inner.list(&q).await?;
-                        if self.generation(rt) == generation {
-                            self.guard().insert(rt, all.clone());
-                        }
-                        all
-                    }
-                }
-            }
-        };
-        Ok(all.into_iter().filter(|r| query.matches(r)).collect())
+        Ok(self.listing(query.resource_type).await?.answer(query))
+    }
+
+    async fn list_shared(&self, query: &ListQuery) -> CloudResult<Vec<Arc<Resource>>> {
+        if per_bucket(query.resource_type) {
+            return self.inner.list_shared(query).await;
+        }
+        Ok(self.listing(query.resource_type).await?.shared(query))
     }
 
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
