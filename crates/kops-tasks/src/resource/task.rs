@@ -447,9 +447,7 @@ impl<K: ResourceKind> ResourceTask<K> {
                 .await?),
             FindBy::NameTag(n) => {
                 let mut q = ListQuery::new(rt);
-                for f in K::name_filters(&self.cluster, n) {
-                    q = q.with_tag(f);
-                }
+                q.tags = K::name_filters(&self.cluster, n);
                 Ok(cloud.list_shared(&q).await?)
             }
             FindBy::Parent {
