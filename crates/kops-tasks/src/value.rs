@@ -312,6 +312,90 @@ impl From<Cow<'_, str>> for Str {
     }
 }
 
+/// The name of a [`Fields`] entry or of an [`Outputs`] entry: a `&'static str` is kept as
+/// the reference it is (the usual case: names the code spells out, compared by pointer
+/// first), any other name as a [`Str`] (in place when short, so a name built at run time,
+/// such as a Terraform attribute name, needs no allocation).
+#[derive(Clone)]
+pub struct FieldName(NameRepr);
+
+#[derive(Clone)]
+enum NameRepr {
+    Static(&'static str),
+    Owned(Str),
+}
+
+impl FieldName {
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            NameRepr::Static(s) => s,
+            NameRepr::Owned(s) => s.as_str(),
+        }
+    }
+}
+
+impl std::ops::Deref for FieldName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for FieldName {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Debug for FieldName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq for FieldName {
+    fn eq(&self, other: &Self) -> bool {
+        same_name(self.as_str(), other.as_str())
+    }
+}
+
+impl Eq for FieldName {}
+
+impl From<&'static str> for FieldName {
+    fn from(s: &'static str) -> Self {
+        FieldName(NameRepr::Static(s))
+    }
+}
+
+impl From<String> for FieldName {
+    fn from(s: String) -> Self {
+        FieldName(NameRepr::Owned(Str::from(s)))
+    }
+}
+
+impl From<&String> for FieldName {
+    fn from(s: &String) -> Self {
+        FieldName(NameRepr::Owned(Str::from(s.as_str())))
+    }
+}
+
+impl From<Str> for FieldName {
+    fn from(s: Str) -> Self {
+        FieldName(NameRepr::Owned(s))
+    }
+}
+
+impl From<Cow<'static, str>> for FieldName {
+    fn from(s: Cow<'static, str>) -> Self {
+        match s {
+            Cow::Borrowed(s) => FieldName::from(s),
+            Cow::Owned(s) => FieldName::from(s),
+        }
+    }
+}
+
 impl From<Str> for String {
     fn from(s: Str) -> Self {
         s.into_string()
@@ -421,7 +505,7 @@ impl<'de> Deserialize<'de> for Sensitive {
 /// order). Serialised as a JSON object in the same order.
 #[derive(Clone, Debug, Default)]
 pub struct Fields {
-    entries: Vec<(Cow<'static, str>, Value)>,
+    entries: Vec<(FieldName, Value)>,
     /// Bit `i` is set when entry `i` holds a reference (at any depth); the top bit stands
     /// for every entry from 63 on. Kept as entries are set, while they are at hand, so
     /// that finding a task's references reads only the entries that hold some.
@@ -446,13 +530,13 @@ impl Fields {
     }
 
     /// Builder form of [`Fields::insert`].
-    pub fn with(mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Value>) -> Self {
+    pub fn with(mut self, name: impl Into<FieldName>, value: impl Into<Value>) -> Self {
         self.insert(name, value);
         self
     }
 
     /// Sets a field, replacing an existing one of the same name in place.
-    pub fn insert(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Value>) {
+    pub fn insert(&mut self, name: impl Into<FieldName>, value: impl Into<Value>) {
         let name = name.into();
         let value = value.into();
         let holds_ref = value.holds_ref();
@@ -503,7 +587,7 @@ impl Fields {
 
     /// Fields in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.entries.iter().map(|(n, v)| (n.as_ref(), v))
+        self.entries.iter().map(|(n, v)| (n.as_str(), v))
     }
 
     /// Values in order.
@@ -545,7 +629,7 @@ impl PartialEq for Fields {
     }
 }
 
-impl<N: Into<Cow<'static, str>>, V: Into<Value>> FromIterator<(N, V)> for Fields {
+impl<N: Into<FieldName>, V: Into<Value>> FromIterator<(N, V)> for Fields {
     fn from_iter<T: IntoIterator<Item = (N, V)>>(iter: T) -> Self {
         let mut f = Fields::new();
         for (n, v) in iter {
@@ -696,7 +780,7 @@ impl<'de> Deserialize<'de> for ValueMap {
 /// vector whose first entry (usually the only one, `id`) is held in place; serialised as
 /// a JSON object.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Outputs(SmallVec<[(Cow<'static, str>, Str); 1]>);
+pub struct Outputs(SmallVec<[(FieldName, Str); 1]>);
 
 impl Outputs {
     /// No outputs.
@@ -707,23 +791,23 @@ impl Outputs {
     /// Outputs holding just an `id`.
     pub fn id(id: impl Into<Str>) -> Self {
         let mut entries = SmallVec::new();
-        entries.push((Cow::Borrowed(TaskRef::ID), id.into()));
+        entries.push((FieldName::from(TaskRef::ID), id.into()));
         Outputs(entries)
     }
 
     /// Builder form of [`Outputs::insert`].
-    pub fn with(mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<Str>) -> Self {
+    pub fn with(mut self, attr: impl Into<FieldName>, value: impl Into<Str>) -> Self {
         self.insert(attr, value);
         self
     }
 
     /// Sets an output.
-    pub fn insert(&mut self, attr: impl Into<Cow<'static, str>>, value: impl Into<Str>) {
+    pub fn insert(&mut self, attr: impl Into<FieldName>, value: impl Into<Str>) {
         let attr = attr.into();
         let value = value.into();
         match self
             .0
-            .binary_search_by(|(k, _)| k.as_ref().cmp(attr.as_ref()))
+            .binary_search_by(|(k, _)| k.as_str().cmp(attr.as_str()))
         {
             Ok(i) => self.0[i].1 = value,
             Err(i) => self.0.insert(i, (attr, value)),
@@ -752,7 +836,7 @@ impl Outputs {
 
     /// Outputs in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_str()))
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 }
 
@@ -760,7 +844,7 @@ impl Serialize for Outputs {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (k, v) in &self.0 {
-            map.serialize_entry(k.as_ref(), v.as_str())?;
+            map.serialize_entry(k.as_str(), v.as_str())?;
         }
         map.end()
     }
@@ -771,7 +855,7 @@ impl<'de> Deserialize<'de> for Outputs {
         let m = BTreeMap::<String, String>::deserialize(deserializer)?;
         Ok(Outputs(
             m.into_iter()
-                .map(|(k, v)| (Cow::Owned(k), Str::from(v)))
+                .map(|(k, v)| (FieldName::from(k), Str::from(v)))
                 .collect(),
         ))
     }
@@ -827,6 +911,30 @@ mod tests {
         let sorted: ValueMap = [("a", 1), ("b", 2)].into_iter().collect();
         assert_eq!(sorted.get("b"), Some(&Value::Int(2)));
         assert_eq!(Outputs::id("i-1"), Outputs::new().with("id", "i-1"));
+    }
+
+    #[test]
+    fn field_names_compare_as_text_whatever_holds_them() {
+        let dynamic = String::from("vpc_id");
+        let long = "a_terraform_attribute_name_longer_than_inline".to_owned();
+        let mut f = Fields::new().with("vpc_id", 1i64).with(&long, 2i64);
+        // A name built at run time replaces the entry of the same static name, and back.
+        f.insert(&dynamic, 3i64);
+        f.insert(long.clone(), 4i64);
+        f.insert("vpc_id", 5i64);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f.get("vpc_id"), Some(&Value::Int(5)));
+        assert_eq!(f.get(&long), Some(&Value::Int(4)));
+        assert_eq!(FieldName::from("id"), FieldName::from(String::from("id")));
+        assert_ne!(FieldName::from("id"), FieldName::from("arn"));
+        let o = Outputs::id("i-1")
+            .with(dynamic.clone(), "vpc-1")
+            .with("vpc_id", "vpc-2");
+        assert_eq!(o.get("vpc_id"), Some("vpc-2"));
+        assert_eq!(o.iter().count(), 2);
+        let json = serde_json::to_string(&f).unwrap();
+        let back: Fields = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, f);
     }
 
     #[test]

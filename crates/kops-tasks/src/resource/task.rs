@@ -89,7 +89,7 @@ impl Attr {
             Attr::Int(i) => Value::Int(*i),
             Attr::Bool(b) => Value::Bool(*b),
             Attr::List(v) => Value::List(v.iter().map(Attr::to_value).collect()),
-            Attr::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), v.to_value())).collect()),
+            Attr::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.as_str(), v.to_value())).collect()),
             Attr::Ref(r) => Value::reference(r.clone()),
             Attr::Block(b) => Value::Object(block_fields(b)),
             Attr::Blocks(bs) => {
@@ -192,7 +192,7 @@ impl From<TaskRef> for Attr {
 fn block_fields(b: &[(String, Attr)]) -> Fields {
     let mut f = Fields::new();
     for (k, v) in b {
-        f.insert(k.clone(), v.to_value());
+        f.insert(k, v.to_value());
     }
     f
 }
@@ -486,16 +486,18 @@ impl<K: ResourceKind> ResourceTask<K> {
     }
 
     fn outputs_of(&self, r: &Resource<K>) -> Outputs {
-        let mut o = Outputs::id(r.id.clone());
+        // Values are copied straight into the outputs' strings (which hold short ones in
+        // place) rather than through an owned `String`.
+        let mut o = Outputs::id(r.id.as_str());
         if let Some(a) = &r.arn {
-            o.insert("arn", a.clone());
+            o.insert("arn", a.as_str());
         }
-        if let Some(n) = r.name.clone().or_else(|| self.name.clone()) {
-            o.insert("name", n);
+        if let Some(n) = r.name.as_ref().or(self.name.as_ref()) {
+            o.insert("name", n.as_str());
         }
         for (k, v) in &r.attrs {
             if let Json::String(s) = v {
-                o.insert(k.clone(), s.clone());
+                o.insert(k, s.as_str());
             }
         }
         o
@@ -512,7 +514,7 @@ fn json_to_value(j: &Json) -> Value {
         Json::Object(m) => {
             let mut f = Fields::new();
             for (k, v) in m {
-                f.insert(k.clone(), json_to_value(v));
+                f.insert(k, json_to_value(v));
             }
             Value::Object(f)
         }
@@ -589,7 +591,7 @@ where
             f.insert("name", Value::string(n.as_str()));
         }
         for (k, v) in &self.attrs {
-            f.insert(k.clone(), v.to_value());
+            f.insert(k, v.to_value());
         }
         if self.resource_type.is_taggable()
             && let Some(t) = &self.tags
@@ -632,7 +634,7 @@ where
                 Some((reported, digest)) => content_by_digest(&expected, reported, digest),
                 None => r.attrs.get(k).map_or(Value::Null, json_to_value),
             };
-            fields.insert(k.clone(), align(&expected, actual));
+            fields.insert(k, align(&expected, actual));
         }
         if self.resource_type.is_taggable() && self.tags.is_some() {
             fields.insert(
