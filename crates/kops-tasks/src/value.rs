@@ -327,6 +327,7 @@ enum NameRepr {
 
 impl FieldName {
     /// The name.
+    #[inline]
     pub fn as_str(&self) -> &str {
         match &self.0 {
             NameRepr::Static(s) => s,
@@ -338,6 +339,7 @@ impl FieldName {
 impl std::ops::Deref for FieldName {
     type Target = str;
 
+    #[inline]
     fn deref(&self) -> &str {
         self.as_str()
     }
@@ -356,6 +358,7 @@ impl fmt::Debug for FieldName {
 }
 
 impl PartialEq for FieldName {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         same_name(self.as_str(), other.as_str())
     }
@@ -670,6 +673,7 @@ impl<'de> Deserialize<'de> for Fields {
 }
 
 /// Field names are usually the same `&'static str`: compare pointers before bytes.
+#[inline]
 fn same_name(a: &str, b: &str) -> bool {
     std::ptr::eq(a, b) || a == b
 }
