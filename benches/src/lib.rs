@@ -7,6 +7,10 @@
 //! kind lists every object of that kind once, later lookups are answered from that
 //! listing, and each answer is a fresh copy converted into a [`Found`].
 //!
+//! [`resource_tasks`] builds the same workload from the model's own task type,
+//! `ResourceTask`, against a [`Listing`] answered from the index the AWS backend and the
+//! GCE list cache keep: the path `kops update cluster` runs.
+//!
 //! Run: `cargo bench -p kops-benches` (add `-- --warm-up-time 1 --measurement-time 3` for
 //! a quick pass). Stability: internal, not published.
 
