@@ -94,7 +94,7 @@ pub(crate) fn diff_fields_with<R: Resolver + ?Sized>(
 
 /// The change record of one differing field (cold: most fields match).
 #[cold]
-fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldChange {
+pub(crate) fn field_change(name: &str, a: Option<&Value>, e: &Value) -> FieldChange {
     let (field, old, new) = (name.to_owned(), a.cloned(), e.clone());
     let diff = match (&old, &new) {
         (Some(Value::Text(old) | Value::String(old)), Value::Text(new)) => {
@@ -116,7 +116,7 @@ pub fn values_equal(expected: &Value, actual: Option<&Value>, resolver: &dyn Res
     values_equal_with(expected, actual, resolver)
 }
 
-fn values_equal_with<R: Resolver + ?Sized>(
+pub(crate) fn values_equal_with<R: Resolver + ?Sized>(
     expected: &Value,
     actual: Option<&Value>,
     resolver: &R,

@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::graph::{Node, TaskGraph};
 use crate::key::TaskKey;
 use crate::lifecycle::Lifecycle;
-use crate::plan::{Action, Plan, PlanItem, evaluate};
+use crate::plan::{Action, Plan, PlanItem, evaluate, evaluate_compared};
 use crate::retry::RetryPolicy;
 use crate::task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Results};
 
@@ -640,15 +640,21 @@ impl Executor {
             }
             Err(e) => return Settled::Done(Err(e)),
         };
-        let item = match results.with_resolver(graph, i, |resolver| {
-            evaluate(
-                node.key(),
-                node.lifecycle(),
-                node.fields(),
-                found.as_ref(),
-                resolver,
-            )
-        }) {
+        let mut found = found;
+        let evaluated = match found.as_mut().and_then(Found::take_changes) {
+            // The task compared the object itself: its fields are not needed.
+            Some(changes) => evaluate_compared(node.key(), node.lifecycle(), changes),
+            None => results.with_resolver(graph, i, |resolver| {
+                evaluate(
+                    node.key(),
+                    node.lifecycle(),
+                    node.fields(),
+                    found.as_ref(),
+                    resolver,
+                )
+            }),
+        };
+        let item = match evaluated {
             Ok(item) => item,
             Err(e) => return Settled::Done(Err(e)),
         };

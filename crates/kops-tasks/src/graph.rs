@@ -2,7 +2,7 @@
 //! and a topological order computed once.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -17,13 +17,12 @@ use crate::value::Fields;
 pub struct Node<C: ?Sized + Sync> {
     pub(crate) task: Box<dyn Task<C>>,
     pub(crate) key: TaskKey,
-    /// The expected fields, when the task does not hold them itself ([`Task::fields_ref`]).
-    pub(crate) fields: Option<Fields>,
+    /// The expected fields, when the task does not hold them itself ([`Task::fields_ref`]):
+    /// built at graph build, or when first needed for a task that lists its references
+    /// itself ([`Task::for_each_ref`]).
+    pub(crate) fields: OnceLock<Fields>,
     pub(crate) lifecycle: Lifecycle,
 }
-
-/// What a node without fields shows (a task whose `fields_ref` stopped answering).
-static NO_FIELDS: Fields = Fields::new();
 
 impl<C: ?Sized + Sync> Node<C> {
     /// The task.
@@ -34,12 +33,23 @@ impl<C: ?Sized + Sync> Node<C> {
     pub fn key(&self) -> &TaskKey {
         &self.key
     }
-    /// Its expected fields (as returned by [`Task::fields`] at build time, or borrowed
-    /// from the task through [`Task::fields_ref`]).
+    /// Its expected fields (as returned by [`Task::fields`], once, or borrowed from the
+    /// task through [`Task::fields_ref`]).
     pub fn fields(&self) -> &Fields {
-        match &self.fields {
+        if let Some(f) = self.fields.get() {
+            return f;
+        }
+        match self.task.fields_ref() {
             Some(f) => f,
-            None => self.task.fields_ref().unwrap_or(&NO_FIELDS),
+            None => self.fields.get_or_init(|| self.task.fields()),
+        }
+    }
+
+    /// Passes every reference its fields hold to `f`, reading them from the task when it
+    /// lists them itself ([`Task::for_each_ref`]).
+    fn for_each_ref<'a>(&'a self, f: &mut dyn FnMut(&TaskRef)) {
+        if self.fields.get().is_some() || !self.task.for_each_ref(f) {
+            self.fields().for_each_ref(&mut |r| f(r));
         }
     }
     /// Its effective lifecycle (after overrides).
@@ -148,21 +158,16 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         let mut ref_start: Vec<usize> = Vec::with_capacity(n + 1);
         let mut extra: Vec<(usize, TaskKey)> = Vec::new();
         for task in tasks {
-            let fields = match task.fields_ref() {
-                Some(_) => None,
-                None => Some(task.fields()),
-            };
             let key = task.key().clone();
             let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
             ref_start.push(refs.len());
             let node = Node {
                 task,
                 key,
-                fields,
+                fields: OnceLock::new(),
                 lifecycle,
             };
-            node.fields()
-                .for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
+            node.for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
             for k in node.task.dependencies() {
                 extra.push((entries.len(), k));
             }
@@ -228,7 +233,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
             if !all_known {
                 // Some reference is not a clone of its target's key: compare by text.
                 deps.items.truncate(first);
-                node.fields().for_each_ref(&mut |r| {
+                node.for_each_ref(&mut |r| {
                     if failed.is_none() {
                         match find(&r.key) {
                             Some(j) => deps.items.push(j),

@@ -213,8 +213,24 @@ pub(crate) fn evaluate<R: Resolver + ?Sized>(
     if lifecycle == Lifecycle::Ignore {
         return Ok(ignored(key));
     }
-    let changes = diff_fields_with(expected, found.map(|f| &f.fields), resolver);
+    let changes = match found.and_then(Found::changes) {
+        Some(own) => own.to_vec(),
+        None => diff_fields_with(expected, found.map(|f| &f.fields), resolver),
+    };
     decide(key, lifecycle, found.is_some(), changes)
+}
+
+/// The item of a task whose lookup found an object that the task compared itself
+/// ([`Found::compared`]): `changes` are its differences.
+pub(crate) fn evaluate_compared(
+    key: &TaskKey,
+    lifecycle: Lifecycle,
+    changes: Vec<FieldChange>,
+) -> Result<PlanItem> {
+    if lifecycle == Lifecycle::Ignore {
+        return Ok(ignored(key));
+    }
+    decide(key, lifecycle, true, changes)
 }
 
 /// The item of a task whose lifecycle is `Ignore`.

@@ -29,8 +29,9 @@ pub trait Task<C: ?Sized + Sync>: Send + Sync + fmt::Debug {
     /// The task's stable key (`Kind/name`); unique within a graph.
     fn key(&self) -> &TaskKey;
 
-    /// The expected state. [`crate::Value::Null`] fields are "don't care". Called once when
-    /// the graph is built; the result is cached there.
+    /// The expected state. [`crate::Value::Null`] fields are "don't care". Called at most
+    /// once per graph, when the graph is built or (for a task that answers
+    /// [`Task::for_each_ref`]) when first needed; the result is cached there.
     fn fields(&self) -> Fields;
 
     /// The expected state when the task keeps it ready-made: the graph then borrows it
@@ -38,6 +39,17 @@ pub trait Task<C: ?Sized + Sync>: Send + Sync + fmt::Debug {
     /// equal what [`Task::fields`] returns. Default `None` (the graph calls `fields`).
     fn fields_ref(&self) -> Option<&Fields> {
         None
+    }
+
+    /// Passes every reference that [`Task::fields`] holds to `f` (in any order, each as
+    /// often as the fields hold it) without building the fields, and returns `true`; the
+    /// default returns `false` and the graph build reads the references from the fields.
+    ///
+    /// A task that answers here and compares its object itself ([`Found::compared`]) has
+    /// its fields built only when something needs them: a create, an apply, a skipped
+    /// lookup.
+    fn for_each_ref(&self, _f: &mut dyn FnMut(&TaskRef)) -> bool {
+        false
     }
 
     /// Dependencies beyond the references found in [`Task::fields`] (which are always
@@ -78,17 +90,52 @@ pub trait Task<C: ?Sized + Sync>: Send + Sync + fmt::Debug {
 /// What [`Task::find`] returns for an existing object.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Found {
-    /// The actual field values, named as in [`Task::fields`].
+    /// The actual field values, named as in [`Task::fields`] (empty for an object the
+    /// task compared itself: see [`Found::compared`]).
     pub fields: Fields,
     /// Outputs of the existing object (`id`, `arn`, ...), for dependents' references.
     #[serde(default)]
     pub outputs: Outputs,
+    /// The differences, when the task compared the object with its expected fields
+    /// itself.
+    #[serde(skip)]
+    changes: Option<Vec<FieldChange>>,
 }
 
 impl Found {
-    /// An existing object with these fields and outputs.
+    /// An existing object with these fields and outputs: the executor diffs the fields
+    /// against the task's expected ones.
     pub fn new(fields: Fields, outputs: Outputs) -> Self {
-        Found { fields, outputs }
+        Found {
+            fields,
+            outputs,
+            changes: None,
+        }
+    }
+
+    /// An existing object that the task compared with its expected fields itself, in
+    /// place, under the diff's rules ([`crate::diff`]): `changes` are exactly what
+    /// [`crate::diff::diff_fields`] would return for the task's fields and the object's
+    /// (each with its actual value as `old`), so the executor neither builds the actual
+    /// fields nor diffs them. Most objects match, and then nothing is copied but the
+    /// outputs.
+    pub fn compared(changes: Vec<FieldChange>, outputs: Outputs) -> Self {
+        Found {
+            fields: Fields::new(),
+            outputs,
+            changes: Some(changes),
+        }
+    }
+
+    /// The differences the task found itself ([`Found::compared`]); `None` when the
+    /// executor diffs [`Found::fields`].
+    pub fn changes(&self) -> Option<&[FieldChange]> {
+        self.changes.as_deref()
+    }
+
+    /// Takes the task's own differences out, leaving `None`.
+    pub(crate) fn take_changes(&mut self) -> Option<Vec<FieldChange>> {
+        self.changes.take()
     }
 }
 
@@ -311,6 +358,12 @@ impl Results {
 
 /// Resolves the references of one node of the current run's graph: to the node each
 /// points to (one of the node's dependencies, found without hashing), then to the map.
+impl Resolver for Recorded {
+    fn resolve(&self, r: &TaskRef) -> Option<&str> {
+        self.get(&r.key).and_then(|o| o.get(&r.attr))
+    }
+}
+
 pub(crate) struct NodeResolver<'a, C: ?Sized + Sync> {
     recorded: &'a Recorded,
     graph: &'a TaskGraph<C>,
@@ -394,6 +447,15 @@ impl<'a, C: ?Sized> Context<'a, C> {
     /// The shared results map.
     pub fn results(&self) -> &Results {
         self.results
+    }
+
+    /// Runs `f` with a resolver of references to the outputs recorded so far, the ones
+    /// [`Context::resolve`] reads, without copying them (a task comparing its object in
+    /// place, [`Found::compared`]). `f` must not wait on anything: other tasks cannot
+    /// record their outputs while it runs.
+    pub fn with_resolver<R>(&self, f: impl FnOnce(&dyn Resolver) -> R) -> R {
+        let recorded = self.results.read();
+        f(&*recorded)
     }
 
     /// The actual value a reference stands for (e.g. the created VPC's ID); an error naming

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::{CreateRequest, ListQuery, Resource, ResourceCloud, ResourceKind, UpdateRequest};
-use crate::diff::FieldChange;
+use crate::diff::{FieldChange, Resolver, field_change, values_equal_with};
 use crate::terraform::{Body, Expr, Link, TerraformWriter};
 use crate::{
     Change, ChangeKind, Context, Error, Fields, Found, Lifecycle, Outputs, Result, Task, TaskKey,
@@ -101,6 +101,44 @@ impl Attr {
             Attr::RenderedAs { value, .. } => value.to_value(),
             Attr::Raw(_) => Value::Null,
         }
+    }
+
+    /// Passes every reference [`Attr::to_value`] holds to `f`.
+    fn for_each_ref(&self, f: &mut dyn FnMut(&TaskRef)) {
+        match self {
+            Attr::Ref(r) => f(r),
+            Attr::List(v) => v.iter().for_each(|a| a.for_each_ref(f)),
+            Attr::Map(m) => m.values().for_each(|a| a.for_each_ref(f)),
+            Attr::Block(b) => b.iter().for_each(|(_, a)| a.for_each_ref(f)),
+            Attr::Blocks(bs) => bs.iter().flatten().for_each(|(_, a)| a.for_each_ref(f)),
+            Attr::RenderedAs { value, .. } => value.for_each_ref(f),
+            Attr::Str(_)
+            | Attr::Int(_)
+            | Attr::Bool(_)
+            | Attr::File(_)
+            | Attr::FileAs(..)
+            | Attr::FileBase64(_)
+            | Attr::FileNamed(..)
+            | Attr::Raw(_) => {}
+        }
+    }
+
+    /// Whether the object's value `actual` matches this expected attribute, decided
+    /// without building either value where the diff's rule is a plain comparison (a
+    /// string, number or flag reported as such, a reference reported as an ID); `None`
+    /// where the general rule must decide ([`align`], then the diff's comparison).
+    fn matches_in_place(&self, actual: Option<&Json>, resolver: &dyn Resolver) -> Option<bool> {
+        Some(match (self, actual?) {
+            (Attr::Str(e), Json::String(a)) => e == a,
+            (Attr::Int(e), Json::Number(a)) => a.as_i64() == Some(*e),
+            (Attr::Bool(e), Json::Bool(a)) => e == a,
+            (Attr::Ref(r), Json::String(a)) => resolver.resolve(r) == Some(a.as_str()),
+            (
+                Attr::File(e) | Attr::FileAs(_, e) | Attr::FileBase64(e) | Attr::FileNamed(_, e),
+                Json::String(a),
+            ) => e == a,
+            _ => return None,
+        })
     }
 
     fn to_expr(&self, w: &mut TerraformWriter, tf_type: &str, name: &str, attr: &str) -> Expr {
@@ -485,6 +523,95 @@ impl<K: ResourceKind> ResourceTask<K> {
         }
     }
 
+    /// Whether the task has a `tags` field ([`Task::fields`]).
+    fn has_tags_field(&self) -> bool {
+        self.resource_type.is_taggable() && self.tags.is_some()
+    }
+
+    /// Whether an attribute is named as the field the name or the tags are
+    /// ([`Task::fields`]), whose value it then is.
+    fn shadows_fields(&self) -> bool {
+        self.attrs.iter().any(|(k, _)| {
+            (k == "name" && self.name.is_some()) || (k == "tags" && self.has_tags_field())
+        })
+    }
+
+    /// The object's value of attribute `k`, shaped as `expected` ([`align`]); a text the
+    /// cloud reports only by its digest is the expected text when the digests match.
+    fn actual_value(r: &Resource<K>, k: &str, expected: &Value) -> Value {
+        let reported = match (r.attrs.get(k), K::content_digest()) {
+            (None, Some(d)) => r
+                .attr_str(&format!("{k}{}", d.suffix))
+                .map(|reported| (reported, d.digest)),
+            _ => None,
+        };
+        let actual = match reported {
+            Some((reported, digest)) => content_by_digest(expected, reported, digest),
+            None => r.attrs.get(k).map_or(Value::Null, json_to_value),
+        };
+        align(expected, actual)
+    }
+
+    /// The object's fields, named and shaped as the task's ([`Task::fields`]), for the
+    /// executor to diff.
+    fn found_fields(&self, r: &Resource<K>) -> Fields {
+        let mut fields = Fields::with_capacity(self.attrs.len() + 2);
+        if self.name.is_some() {
+            fields.insert("name", r.name.clone().map_or(Value::Null, Value::string));
+        }
+        for (k, v) in &self.attrs {
+            fields.insert(k, Self::actual_value(r, k, &v.to_value()));
+        }
+        if self.has_tags_field() {
+            fields.insert("tags", string_map(&r.tags));
+        }
+        fields
+    }
+
+    /// The changes that turn the object into the task's fields, as
+    /// [`crate::diff::diff_fields`] finds them between [`Task::fields`] and
+    /// [`ResourceTask::found_fields`] (in field order, each with the aligned actual value
+    /// as `old`), building values only for the fields that differ or that the plain
+    /// comparisons cannot decide. Not for a task whose attributes shadow the name or the
+    /// tags ([`ResourceTask::shadows_fields`]).
+    fn compare(&self, r: &Resource<K>, resolver: &dyn Resolver) -> Vec<FieldChange> {
+        let mut changes = Vec::new();
+        if let Some(n) = &self.name
+            && r.name.as_deref() != Some(n.as_str())
+        {
+            let actual = r.name.as_deref().map_or(Value::Null, Value::string);
+            changes.push(field_change(
+                "name",
+                Some(&actual),
+                &Value::string(n.as_str()),
+            ));
+        }
+        for (k, v) in &self.attrs {
+            if v.matches_in_place(r.attrs.get(k), resolver) == Some(true) {
+                continue;
+            }
+            let expected = v.to_value();
+            if expected.is_null() {
+                continue;
+            }
+            let actual = Self::actual_value(r, k, &expected);
+            if !values_equal_with(&expected, Some(&actual), resolver) {
+                changes.push(field_change(k, Some(&actual), &expected));
+            }
+        }
+        if self.has_tags_field()
+            && let Some(t) = &self.tags
+            && *t != r.tags
+        {
+            changes.push(field_change(
+                "tags",
+                Some(&string_map(&r.tags)),
+                &string_map(t),
+            ));
+        }
+        changes
+    }
+
     fn outputs_of(&self, r: &Resource<K>) -> Outputs {
         // Values are copied straight into the outputs' strings (which hold short ones in
         // place) rather than through an owned `String`.
@@ -502,6 +629,11 @@ impl<K: ResourceKind> ResourceTask<K> {
         }
         o
     }
+}
+
+/// Tags as the `tags` field's value.
+fn string_map(tags: &BTreeMap<String, String>) -> Value {
+    Value::string_map(tags.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
 fn json_to_value(j: &Json) -> Value {
@@ -596,10 +728,7 @@ where
         if self.resource_type.is_taggable()
             && let Some(t) = &self.tags
         {
-            f.insert(
-                "tags",
-                Value::string_map(t.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
-            );
+            f.insert("tags", string_map(t));
         }
         f
     }
@@ -612,37 +741,26 @@ where
         self.lifecycle
     }
 
+    /// Compares the object with the task in place ([`Found::compared`]): only the
+    /// outputs and the differing fields are copied.
     async fn find(&self, cx: &Context<'_, C>) -> Result<Option<Found>> {
         let found = self.candidates(cx).await?;
         let Some(r) = found.into_iter().next() else {
             return Ok(None);
         };
-        let mut fields = Fields::with_capacity(self.attrs.len() + 2);
-        if self.name.is_some() {
-            fields.insert("name", r.name.clone().map_or(Value::Null, Value::string));
+        let outputs = self.outputs_of(&r);
+        if self.shadows_fields() {
+            return Ok(Some(Found::new(self.found_fields(&r), outputs)));
         }
-        let digests = K::content_digest();
-        for (k, v) in &self.attrs {
-            let expected = v.to_value();
-            let reported = match (r.attrs.get(k), digests) {
-                (None, Some(d)) => r
-                    .attr_str(&format!("{k}{}", d.suffix))
-                    .map(|reported| (reported, d.digest)),
-                _ => None,
-            };
-            let actual = match reported {
-                Some((reported, digest)) => content_by_digest(&expected, reported, digest),
-                None => r.attrs.get(k).map_or(Value::Null, json_to_value),
-            };
-            fields.insert(k, align(&expected, actual));
+        let changes = cx.with_resolver(|resolver| self.compare(&r, resolver));
+        Ok(Some(Found::compared(changes, outputs)))
+    }
+
+    fn for_each_ref(&self, f: &mut dyn FnMut(&TaskRef)) -> bool {
+        for (_, v) in &self.attrs {
+            v.for_each_ref(f);
         }
-        if self.resource_type.is_taggable() && self.tags.is_some() {
-            fields.insert(
-                "tags",
-                Value::string_map(r.tags.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
-            );
-        }
-        Ok(Some(Found::new(fields, self.outputs_of(&r))))
+        true
     }
 
     /// Refuses an update that changes an attribute the kind lists as immutable
@@ -1057,6 +1175,125 @@ mod tests {
         );
         let e: Error = CloudError::throttled("x").into();
         assert!(e.is_retryable());
+    }
+
+    /// Comparing in place finds exactly what the executor's diff finds between the task's
+    /// fields and the object's (field names, order, old and new values), whatever the
+    /// pair of values: plain ones, references, text, lists, maps, blocks, typed values
+    /// Terraform writes as strings, missing and null attributes, names and tags.
+    #[test]
+    fn comparing_in_place_finds_what_the_diff_finds() {
+        use serde_json::json;
+        let parent = TaskKey::new("Network", "p");
+        let unknown = TaskKey::new("Network", "q");
+        let resolver: std::collections::HashMap<TaskKey, Outputs> =
+            [(parent.clone(), Outputs::id("id-p"))].into();
+        let expected = [
+            Attr::s("a"),
+            Attr::s("3"),
+            Attr::s("true"),
+            Attr::Int(3),
+            Attr::Bool(true),
+            Attr::id(&parent),
+            Attr::id(&unknown),
+            Attr::File("x\ny\n".into()),
+            Attr::FileAs("policy", "x\ny\n".into()),
+            Attr::strs(["a", "b"]),
+            Attr::Map([("k".to_owned(), Attr::s("v"))].into()),
+            Attr::Block(vec![("k".to_owned(), Attr::s("v"))]),
+            Attr::RenderedAs {
+                value: Box::new(Attr::s("a")),
+                terraform: Box::new(Attr::Raw("x".into())),
+            },
+            Attr::Raw("x".into()),
+        ];
+        let actual = [
+            None,
+            Some(json!("a")),
+            Some(json!("b")),
+            Some(json!("3")),
+            Some(json!(3)),
+            Some(json!(4)),
+            Some(json!(true)),
+            Some(json!(false)),
+            Some(json!("id-p")),
+            Some(json!("id-q")),
+            Some(json!("x\ny\n")),
+            Some(json!("x\nz\n")),
+            Some(json!(["a", "b"])),
+            Some(json!(["b", "a"])),
+            Some(json!({"k": "v"})),
+            Some(json!({"k": "w"})),
+            Some(json!([{"k": "v"}])),
+            Some(json!(null)),
+            Some(json!(1.5)),
+        ];
+        let tags =
+            |v: &str| -> BTreeMap<String, String> { [("name".to_owned(), v.to_owned())].into() };
+        let mut compared = 0;
+        for e in &expected {
+            for a in &actual {
+                for (named, object_name) in [(false, None), (true, Some("n")), (true, Some("m"))] {
+                    for object_tags in ["main", "other"] {
+                        let mut t = ResourceTask::new("Network", "main", Kind::Net, "c")
+                            .attr("f", e.clone())
+                            .attr("g", 1i64)
+                            .tags(tags("main"));
+                        if named {
+                            t = t.named("n");
+                        }
+                        let mut r = Resource::new(Kind::Net, "id-1").with_attr("g", 1);
+                        if let Some(a) = a {
+                            r.attrs.insert("f".into(), a.clone());
+                        }
+                        r.name = object_name.map(str::to_owned);
+                        r.tags = tags(object_tags);
+                        let fields = <ResourceTask<Kind> as Task<Toy>>::fields(&t);
+                        let want =
+                            crate::diff::diff_fields(&fields, Some(&t.found_fields(&r)), &resolver);
+                        let got = t.compare(&r, &resolver);
+                        assert_eq!(
+                            got, want,
+                            "expected {e:?}, actual {a:?}, name {object_name:?}"
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, expected.len() * actual.len() * 6);
+
+        // Text the cloud reports by its digest.
+        let file = |content: &str| {
+            ResourceTask::new("File", "f", Kind::File, "c")
+                .attr("content", Attr::File(content.into()))
+        };
+        for (content, digest) in [("hello", "len5"), ("hello", "LEN5"), ("hello", "len6")] {
+            let t = file(content);
+            let r = Resource::new(Kind::File, "b/f").with_attr("content_digest", digest);
+            let fields = <ResourceTask<Kind> as Task<Toy>>::fields(&t);
+            let want = crate::diff::diff_fields(&fields, Some(&t.found_fields(&r)), &resolver);
+            assert_eq!(t.compare(&r, &resolver), want, "{digest}");
+        }
+    }
+
+    /// A task whose attributes are named as its name or tags fields is diffed by the
+    /// executor, through the object's fields.
+    #[test]
+    fn attributes_named_as_the_name_or_tags_field_are_diffed_through_fields() {
+        let cloud = Toy::default();
+        let task = |name_attr: &str| {
+            tagged_net("10.0.0.0/16", true)
+                .named("main")
+                .attr("name", name_attr)
+        };
+        assert!(task("x").shadows_fields());
+        assert!(!tagged_net("10.0.0.0/16", true).shadows_fields());
+        plan_and_apply(vec![task("main")], &cloud, true).unwrap();
+        let again = plan_and_apply(vec![task("main")], &cloud, false).unwrap();
+        assert_eq!(again.exit_code(), 0, "{again}");
+        let changed = plan_and_apply(vec![task("other")], &cloud, false).unwrap();
+        assert_eq!(changed.summary().update, 1, "{changed}");
     }
 
     #[test]
