@@ -261,7 +261,8 @@ impl Executor {
     /// Plans the graph against the cloud (calls `find` on every non-ignored task, in
     /// dependency order so references resolve to found IDs). Fails with every task error.
     pub async fn plan<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>, cloud: &C) -> Result<Plan> {
-        let results = Results::new();
+        // A plan's outputs serve only the references of the run's own tasks.
+        let results = Results::for_dependents();
         self.run(graph, cloud, Mode::Plan, &results)
             .await
             .into_result()

@@ -178,7 +178,11 @@ impl Change<'_> {
 /// an earlier run's) are kept in a map. A `Results` serves one run at a time: a later run
 /// on it moves the earlier run's outputs into the map first.
 #[derive(Debug, Default)]
-pub struct Results(RwLock<Recorded>);
+pub struct Results {
+    recorded: RwLock<Recorded>,
+    /// Keep only the outputs of tasks with dependents ([`Results::for_dependents`]).
+    dependents_only: bool,
+}
 
 #[derive(Debug, Default)]
 struct Recorded {
@@ -254,12 +258,21 @@ impl Results {
         Self::default()
     }
 
+    /// A map private to one run, which keeps only the outputs that other tasks of the
+    /// run's graph may read (those of tasks with dependents).
+    pub(crate) fn for_dependents() -> Self {
+        Results {
+            recorded: RwLock::default(),
+            dependents_only: true,
+        }
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Recorded> {
-        self.0.read().unwrap_or_else(|e| e.into_inner())
+        self.recorded.read().unwrap_or_else(|e| e.into_inner())
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Recorded> {
-        self.0.write().unwrap_or_else(|e| e.into_inner())
+        self.recorded.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Records (merges) outputs for a task.
@@ -281,6 +294,10 @@ impl Results {
         key: &TaskKey,
         outputs: Outputs,
     ) {
+        if self.dependents_only && graph.dependents(node).is_empty() {
+            // Nothing in this run reads them, and nobody after it.
+            return;
+        }
         let mut r = self.write();
         let ours = r
             .run
