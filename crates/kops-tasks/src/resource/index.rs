@@ -7,8 +7,65 @@ use std::sync::Arc;
 use super::{ListQuery, Resource};
 use crate::key::{KeyHashing, parts_hash};
 
-/// Positions of the objects filed under one hash.
-type Index = HashMap<u64, Vec<usize>, KeyHashing>;
+/// Positions of the objects filed under each hash: one table probe reads an entry, and an
+/// entry of one object (an ID, a name, a `Name` tag) holds its position in place.
+#[derive(Debug, Default)]
+struct Index {
+    entries: HashMap<u64, Entry, KeyHashing>,
+    /// The positions of the entries with more than one object, one run after another.
+    positions: Vec<usize>,
+}
+
+/// One hash's positions: `len` of them from `start` in [`Index::positions`], or the one
+/// position `start` itself when `len` is 1.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    start: usize,
+    len: usize,
+}
+
+impl Index {
+    /// The index of positions filed under each hash, ascending.
+    fn new(filed: HashMap<u64, Vec<usize>, KeyHashing>) -> Self {
+        let mut index = Index {
+            entries: HashMap::with_capacity_and_hasher(filed.len(), KeyHashing::default()),
+            positions: Vec::new(),
+        };
+        for (hash, list) in filed {
+            let entry = match list.as_slice() {
+                [one] => Entry {
+                    start: *one,
+                    len: 1,
+                },
+                _ => {
+                    let start = index.positions.len();
+                    index.positions.extend_from_slice(&list);
+                    Entry {
+                        start,
+                        len: list.len(),
+                    }
+                }
+            };
+            index.entries.insert(hash, entry);
+        }
+        index
+    }
+
+    /// The positions filed under `hash`.
+    fn get(&self, hash: u64) -> &[usize] {
+        match self.entries.get(&hash) {
+            None => &[],
+            Some(e) if e.len == 1 => std::slice::from_ref(&e.start),
+            Some(e) => self
+                .positions
+                .get(e.start..e.start + e.len)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The indexes being filled: positions by hash.
+type Filing = HashMap<u64, Vec<usize>, KeyHashing>;
 
 /// Every object of one type that a backend listed, sorted by ID and indexed by ID, name,
 /// parent and tag, so that a run's thousands of queries (one per task's find) each read
@@ -45,7 +102,7 @@ impl<K> Default for ResourceIndex<K> {
     }
 }
 
-fn file(index: &mut Index, parts: &[&str], i: usize) {
+fn file(index: &mut Filing, parts: &[&str], i: usize) {
     index.entry(parts_hash(parts)).or_default().push(i);
 }
 
@@ -92,22 +149,34 @@ impl<K: PartialEq> ResourceIndex<K> {
     /// Indexes `items` (in any order).
     pub fn new(mut items: Vec<Resource<K>>) -> Self {
         items.sort_by(|a, b| a.id.cmp(&b.id));
-        let mut l = ResourceIndex::default();
+        let [
+            mut by_id,
+            mut by_name,
+            mut by_parent,
+            mut by_tag,
+            mut by_tag_key,
+        ] = <[Filing; 5]>::default();
         for (i, r) in items.iter().enumerate() {
-            file(&mut l.by_id, &[r.id.as_str()], i);
+            file(&mut by_id, &[r.id.as_str()], i);
             if let Some(n) = &r.name {
-                file(&mut l.by_name, &[n.as_str()], i);
+                file(&mut by_name, &[n.as_str()], i);
             }
             if let Some(p) = &r.parent {
-                file(&mut l.by_parent, &[p.as_str()], i);
+                file(&mut by_parent, &[p.as_str()], i);
             }
             for (k, v) in &r.tags {
-                file(&mut l.by_tag, &[k.as_str(), v.as_str()], i);
-                file(&mut l.by_tag_key, &[k.as_str()], i);
+                file(&mut by_tag, &[k.as_str(), v.as_str()], i);
+                file(&mut by_tag_key, &[k.as_str()], i);
             }
         }
-        l.items = items.into_iter().map(Arc::new).collect();
-        l
+        ResourceIndex {
+            items: items.into_iter().map(Arc::new).collect(),
+            by_id: Index::new(by_id),
+            by_name: Index::new(by_name),
+            by_parent: Index::new(by_parent),
+            by_tag: Index::new(by_tag),
+            by_tag_key: Index::new(by_tag_key),
+        }
     }
 
     /// How many objects are indexed.
@@ -163,10 +232,7 @@ impl<K: PartialEq> ResourceIndex<K> {
     /// matching `query`.
     fn candidates(&self, query: &ListQuery<K>) -> Candidates<'_> {
         fn look<'a>(index: &'a Index, parts: &[&str]) -> &'a [usize] {
-            index
-                .get(&parts_hash(parts))
-                .map(Vec::as_slice)
-                .unwrap_or_default()
+            index.get(parts_hash(parts))
         }
         fn any<'a, 'k>(
             index: &'a Index,
