@@ -18,7 +18,11 @@
 //! - **Diff.** [`diff::diff_fields`] compares expected fields with what [`Task::find`]
 //!   returned: `Null` expected means "don't care", references compare by the identity of
 //!   the referenced object (same task, or the same resolved ID), long text gets a unified
-//!   diff. Secrets are [`Value::Sensitive`] and are never printed.
+//!   diff. Secrets are [`Value::Sensitive`] and are never printed. A task may compare its
+//!   object itself under the same rules and hand back only the differences
+//!   ([`Found::compared`]): the model's resource task does, so a plan copies nothing of an
+//!   object that matches but its outputs, and builds a task's fields only when something
+//!   needs them ([`Task::for_each_ref`]).
 //! - **Lifecycles** ([`Lifecycle`]): `Sync`, `Ignore`, `WarnIfInsufficientAccess`,
 //!   `ExistsAndValidates`, `ExistsAndWarnIfChanges`, as in kOps.
 //! - **Plan** ([`Plan`]): one [`PlanItem`] per task (create / update / unchanged / ignored /
@@ -49,7 +53,10 @@
 //! 3. [`Task::find`]: read the object (by ID or tags) through the cloud trait `C`; return
 //!    its fields under the same names (a referenced object may be given by its actual ID)
 //!    and its [`Outputs`] (`id`, `arn`, ...), or `None` when absent. Map throttling to
-//!    [`Error::Throttled`] so the executor retries it.
+//!    [`Error::Throttled`] so the executor retries it. A task that compares in place
+//!    returns [`Found::compared`] with the differences instead of the fields, and lists
+//!    its references through [`Task::for_each_ref`] so its fields are built only when
+//!    needed.
 //! 4. [`Task::check_changes`]: reject immutable-field changes. [`Task::apply`]: create the
 //!    object or change [`Change::changes`]; resolve references with [`Context::resolve`]
 //!    (the dependency has already run); return the outputs.

@@ -1277,6 +1277,41 @@ mod tests {
         }
     }
 
+    /// The references a task lists without building its fields are the ones its fields
+    /// hold, however deeply nested.
+    #[test]
+    fn listed_references_are_the_fields_references() {
+        let key = |n: &str| TaskKey::new("Network", n);
+        let t = ResourceTask::new("Rule", "r", Kind::Net, "c")
+            .attr("a", Attr::id(&key("a")))
+            .attr("b", Attr::List(vec![Attr::s("x"), Attr::out(&key("b"), "arn")]))
+            .attr("c", Attr::Map([("k".to_owned(), Attr::id(&key("c")))].into()))
+            .attr("d", Attr::Block(vec![("k".to_owned(), Attr::id(&key("d")))]))
+            .attr(
+                "e",
+                Attr::Blocks(vec![vec![("k".to_owned(), Attr::id(&key("e")))]]),
+            )
+            .attr(
+                "f",
+                Attr::RenderedAs {
+                    value: Box::new(Attr::id(&key("f"))),
+                    terraform: Box::new(Attr::Raw("x".into())),
+                },
+            )
+            .render_attr("g", Attr::id(&key("g")))
+            .tags([("name".to_owned(), "r".to_owned())].into());
+        let mut listed = Vec::new();
+        assert!(<ResourceTask<Kind> as Task<Toy>>::for_each_ref(&t, &mut |r| {
+            listed.push(r.clone());
+        }));
+        let mut held = Vec::new();
+        <ResourceTask<Kind> as Task<Toy>>::fields(&t).for_each_ref(&mut |r| held.push(r.clone()));
+        listed.sort_by(|a, b| a.key.cmp(&b.key));
+        held.sort_by(|a, b| a.key.cmp(&b.key));
+        assert_eq!(listed, held);
+        assert_eq!(listed.len(), 6, "{listed:?}");
+    }
+
     /// A task whose attributes are named as its name or tags fields is diffed by the
     /// executor, through the object's fields.
     #[test]
