@@ -1284,9 +1284,18 @@ mod tests {
         let key = |n: &str| TaskKey::new("Network", n);
         let t = ResourceTask::new("Rule", "r", Kind::Net, "c")
             .attr("a", Attr::id(&key("a")))
-            .attr("b", Attr::List(vec![Attr::s("x"), Attr::out(&key("b"), "arn")]))
-            .attr("c", Attr::Map([("k".to_owned(), Attr::id(&key("c")))].into()))
-            .attr("d", Attr::Block(vec![("k".to_owned(), Attr::id(&key("d")))]))
+            .attr(
+                "b",
+                Attr::List(vec![Attr::s("x"), Attr::out(&key("b"), "arn")]),
+            )
+            .attr(
+                "c",
+                Attr::Map([("k".to_owned(), Attr::id(&key("c")))].into()),
+            )
+            .attr(
+                "d",
+                Attr::Block(vec![("k".to_owned(), Attr::id(&key("d")))]),
+            )
             .attr(
                 "e",
                 Attr::Blocks(vec![vec![("k".to_owned(), Attr::id(&key("e")))]]),
@@ -1301,9 +1310,12 @@ mod tests {
             .render_attr("g", Attr::id(&key("g")))
             .tags([("name".to_owned(), "r".to_owned())].into());
         let mut listed = Vec::new();
-        assert!(<ResourceTask<Kind> as Task<Toy>>::for_each_ref(&t, &mut |r| {
-            listed.push(r.clone());
-        }));
+        assert!(<ResourceTask<Kind> as Task<Toy>>::for_each_ref(
+            &t,
+            &mut |r| {
+                listed.push(r.clone());
+            }
+        ));
         let mut held = Vec::new();
         <ResourceTask<Kind> as Task<Toy>>::fields(&t).for_each_ref(&mut |r| held.push(r.clone()));
         listed.sort_by(|a, b| a.key.cmp(&b.key));
