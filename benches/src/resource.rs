@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kops_tasks::resource::{
-    Attr, CloudError, CloudResult, CreateRequest, ListQuery, Resource, ResourceCloud,
-    ResourceIndex, ResourceKind, ResourceTask, TagFilter, UpdateRequest,
+    Attr, CloudError, CloudResult, CreateRequest, ListQuery, NameTags, Resource, ResourceCloud,
+    ResourceIndex, ResourceKind, ResourceTask, UpdateRequest,
 };
 use kops_tasks::{Task, async_trait};
 
@@ -58,11 +58,11 @@ impl ResourceKind for BenchType {
     }
 
     // As AWS' VPC networking objects: the cluster tag and the `Name` tag.
-    fn name_filters(cluster: &str, name: &str) -> Vec<TagFilter> {
-        vec![
-            TagFilter::equals("KubernetesCluster", cluster),
-            TagFilter::equals("Name", name),
-        ]
+    fn name_tags<'a>(cluster: &'a str, name: &'a str) -> NameTags<'a> {
+        NameTags {
+            cluster: ("KubernetesCluster", cluster.into()),
+            name: ("Name", name.into()),
+        }
     }
 }
 
@@ -114,6 +114,15 @@ impl ResourceCloud<BenchType> for Listing {
     ) -> CloudResult<Vec<Arc<Resource<BenchType>>>> {
         self.queries.fetch_add(1, Ordering::Relaxed);
         Ok(self.by_type[query.resource_type as usize].shared(query))
+    }
+
+    async fn list_tagged(
+        &self,
+        resource_type: BenchType,
+        tags: &[(&str, &str)],
+    ) -> CloudResult<Vec<Arc<Resource<BenchType>>>> {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        Ok(self.by_type[resource_type as usize].tagged(tags))
     }
 
     async fn create(

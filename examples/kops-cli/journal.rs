@@ -146,6 +146,13 @@ where
     ) -> CloudResult<Vec<std::sync::Arc<Resource<K>>>> {
         self.inner.list_shared(query).await
     }
+    async fn list_tagged(
+        &self,
+        resource_type: K,
+        tags: &[(&str, &str)],
+    ) -> CloudResult<Vec<std::sync::Arc<Resource<K>>>> {
+        self.inner.list_tagged(resource_type, tags).await
+    }
     async fn create(&self, request: &CreateRequest<K>) -> CloudResult<Resource<K>> {
         let r = self.inner.create(request).await?;
         self.record(Entry::Create {

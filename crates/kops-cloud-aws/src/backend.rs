@@ -61,22 +61,36 @@ impl Scope {
             n.dedup();
             return Scope::Names(n);
         }
-        if ec2::filters_tags_server_side(rt) || rt == ResourceType::AutoscalingGroup {
-            let pick = q
-                .tags
-                .iter()
-                .find(|f| {
-                    f.key == "KubernetesCluster" || f.key.starts_with("kubernetes.io/cluster/")
-                })
-                .or_else(|| q.tags.first());
-            if let Some(f) = pick {
-                let mut v = f.values.clone();
-                v.sort();
-                return Scope::Tag(f.key.clone(), v);
-            }
+        if let Some(f) =
+            scoping_tag(rt, q.tags.iter().map(|f| f.key.as_str())).and_then(|i| q.tags.get(i))
+        {
+            let mut v = f.values.clone();
+            v.sort();
+            return Scope::Tag(f.key.clone(), v);
         }
         Scope::All
     }
+
+    /// The fetch that answers a lookup of the objects carrying every `(key, value)` pair
+    /// of `tags` ([`ResourceCloud::list_tagged`]): as [`Scope::of`] a query with those
+    /// filters.
+    fn of_tags(rt: ResourceType, tags: &[(&str, &str)]) -> Scope {
+        match scoping_tag(rt, tags.iter().map(|(k, _)| *k)).and_then(|i| tags.get(i)) {
+            Some((k, v)) => Scope::Tag((*k).to_owned(), vec![(*v).to_owned()]),
+            None => Scope::All,
+        }
+    }
+}
+
+/// Which of a lookup's tag keys the fetch filters on, for types EC2 filters by tag
+/// server-side: the cluster's tag, else the first; `None` for other types or no tags.
+fn scoping_tag<'k>(rt: ResourceType, keys: impl Iterator<Item = &'k str> + Clone) -> Option<usize> {
+    if !(ec2::filters_tags_server_side(rt) || rt == ResourceType::AutoscalingGroup) {
+        return None;
+    }
+    keys.clone()
+        .position(|k| k == "KubernetesCluster" || k.starts_with("kubernetes.io/cluster/"))
+        .or_else(|| keys.clone().next().map(|_| 0))
 }
 
 /// Types listed by the same API call: a write to one invalidates the cached lists of all.
@@ -265,16 +279,25 @@ impl AwsBackend {
             }
             _ => std::borrow::Cow::Borrowed(query),
         };
-        let scope = Scope::of(&query);
-        // A cached list of everything answers any query of the type.
+        let listing = self.listing_in(rt, Scope::of(&query)).await?;
+        Ok((listing, query))
+    }
+
+    /// The cached list of `rt` fetched for `scope` (fetched on first use), or the cached
+    /// list of everything of the type, which answers any query of it.
+    async fn listing_in(&self, rt: ResourceType, scope: Scope) -> Result<Arc<Listing>> {
+        let key = (rt, scope);
         let cell = {
             let mut cache = self.lock_cache();
             match cache.get(&(rt, Scope::All)) {
                 Some(all) if all.initialized() => all.clone(),
-                _ => cache.entry((rt, scope.clone())).or_default().clone(),
+                _ => match cache.get(&key) {
+                    Some(cell) => cell.clone(),
+                    None => cache.entry(key.clone()).or_default().clone(),
+                },
             }
         };
-        Ok((self.listing(&cell, rt, &scope).await?, query))
+        self.listing(&cell, rt, &key.1).await
     }
 
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<(ResourceType, Scope), Cell>> {
@@ -434,6 +457,15 @@ impl ResourceCloud<ResourceType> for AwsBackend {
     async fn list_shared(&self, query: &ListQuery) -> Result<Vec<Arc<Resource>>> {
         let (listing, query) = self.listing_for(query).await?;
         Ok(listing.shared(&query))
+    }
+
+    async fn list_tagged(
+        &self,
+        rt: ResourceType,
+        tags: &[(&str, &str)],
+    ) -> Result<Vec<Arc<Resource>>> {
+        let listing = self.listing_in(rt, Scope::of_tags(rt, tags)).await?;
+        Ok(listing.tagged(tags))
     }
 
     async fn list_digests(&self, query: &ListQuery) -> Result<Vec<Resource>> {

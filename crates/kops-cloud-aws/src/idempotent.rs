@@ -197,6 +197,14 @@ impl ResourceCloud<ResourceType> for Idempotent {
         self.inner.list_shared(query).await
     }
 
+    async fn list_tagged(
+        &self,
+        resource_type: ResourceType,
+        tags: &[(&str, &str)],
+    ) -> CloudResult<Vec<std::sync::Arc<Resource>>> {
+        self.inner.list_tagged(resource_type, tags).await
+    }
+
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
         if let Some(token) = self.client_token(request) {
             let mut with_token = request.clone();

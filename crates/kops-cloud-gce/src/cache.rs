@@ -185,6 +185,17 @@ impl<C: GceCloud + ?Sized> ResourceCloud<GceResourceType> for ListCache<C> {
         Ok(self.listing(query.resource_type).await?.shared(query))
     }
 
+    async fn list_tagged(
+        &self,
+        resource_type: GceResourceType,
+        tags: &[(&str, &str)],
+    ) -> CloudResult<Vec<Arc<Resource>>> {
+        if per_bucket(resource_type) {
+            return self.inner.list_tagged(resource_type, tags).await;
+        }
+        Ok(self.listing(resource_type).await?.tagged(tags))
+    }
+
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
         self.invalidate(request.resource_type);
         let r = self.inner.create(request).await;

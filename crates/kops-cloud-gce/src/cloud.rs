@@ -479,11 +479,11 @@ impl ResourceKind for GceResourceType {
 
     /// A cluster's object found by labels: the cluster label and, for instance templates
     /// (whose real names carry a timestamp), the instance-group label naming `name`.
-    fn name_filters(cluster: &str, name: &str) -> Vec<TagFilter> {
-        vec![
-            TagFilter::equals(CLUSTER_LABEL, safe_cluster_name(cluster)),
-            TagFilter::equals(INSTANCE_GROUP_LABEL, name),
-        ]
+    fn name_tags<'a>(cluster: &'a str, name: &'a str) -> resource::NameTags<'a> {
+        resource::NameTags {
+            cluster: (CLUSTER_LABEL, safe_cluster_name(cluster).into()),
+            name: (INSTANCE_GROUP_LABEL, name.into()),
+        }
     }
 }
 

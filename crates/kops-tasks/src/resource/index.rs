@@ -228,6 +228,29 @@ impl<K: PartialEq> ResourceIndex<K> {
         self.matching(query).cloned().collect()
     }
 
+    /// The objects carrying every `(key, value)` pair of `tags`, sorted by ID, shared
+    /// with the index: what [`super::ResourceCloud::list_tagged`] returns (the answer to
+    /// a query with those filters, [`ResourceIndex::shared`], without the query).
+    pub fn tagged(&self, tags: &[(&str, &str)]) -> Vec<Arc<Resource<K>>> {
+        let picked = tags
+            .iter()
+            .map(|(k, v)| self.by_tag.get(parts_hash(&[k, v])))
+            .min_by_key(|c| c.len());
+        let carries_all = |r: &Resource<K>| {
+            tags.iter()
+                .all(|(k, v)| r.tags.get(*k).is_some_and(|x| x == v))
+        };
+        match picked {
+            Some(candidates) => candidates
+                .iter()
+                .filter_map(|&i| self.items.get(i))
+                .filter(|r| carries_all(r))
+                .cloned()
+                .collect(),
+            None => self.items.clone(),
+        }
+    }
+
     /// The most selective index entry (or union of entries) that includes every object
     /// matching `query`.
     fn candidates(&self, query: &ListQuery<K>) -> Candidates<'_> {
@@ -368,6 +391,27 @@ mod tests {
             assert_eq!(ids(&index.answer(q)), expected, "{q:?}");
             assert_eq!(ids(index.shared(q).iter().map(|r| &**r)), expected, "{q:?}");
             assert_eq!(ids(index.matching(q).map(|r| &**r)), expected, "{q:?}");
+        }
+        // A lookup by tag pairs answers as the query with those filters.
+        let pairs: [&[(&str, &str)]; 6] = [
+            &[],
+            &[("Name", "c")],
+            &[("Role", "x")],
+            &[("Role", "x"), ("Name", "b")],
+            &[("Name", "b"), ("Name", "c")],
+            &[("Name", "zzz")],
+        ];
+        for tags in pairs {
+            let mut query = q();
+            query.tags = tags
+                .iter()
+                .map(|(k, v)| TagFilter::equals(*k, *v))
+                .collect();
+            assert_eq!(
+                ids(index.tagged(tags).iter().map(|r| &**r)),
+                ids(&index.answer(&query)),
+                "{tags:?}"
+            );
         }
         assert_eq!(ids(&index.answer(&q())), ["s-1", "s-2", "s-3", "s-4"]);
         assert_eq!((index.len(), index.is_empty()), (4, false));

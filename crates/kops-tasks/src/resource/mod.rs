@@ -21,12 +21,13 @@
 //! selects by them (a key, optionally one of some values), whatever the cloud calls them;
 //! how a backend turns filters into API calls (EC2's `tag:Key` filters, GCE's `labels.key`
 //! expressions) is its own business. Which pairs mark an object as a cluster's is the
-//! kind's policy ([`ResourceKind::name_filters`]).
+//! kind's policy ([`ResourceKind::name_tags`]).
 
 mod error;
 mod index;
 mod task;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::Hash;
@@ -62,10 +63,19 @@ pub trait ResourceKind:
         "tags"
     }
 
-    /// The filters that find the object a task calls `name` among cluster `cluster`'s
-    /// objects of a type without a cloud name of its own ([`FindBy::NameTag`]). AWS:
-    /// `Name=<name>` and `KubernetesCluster=<cluster>`.
-    fn name_filters(cluster: &str, name: &str) -> Vec<TagFilter>;
+    /// The tags that find the object a task calls `name` among cluster `cluster`'s
+    /// objects of a type without a cloud name of its own ([`FindBy::NameTag`]): the object
+    /// carries both pairs. AWS: `KubernetesCluster=<cluster>` and `Name=<name>`.
+    fn name_tags<'a>(cluster: &'a str, name: &'a str) -> NameTags<'a>;
+
+    /// [`ResourceKind::name_tags`] as the filters of a [`ListQuery`].
+    fn name_filters(cluster: &str, name: &str) -> Vec<TagFilter> {
+        Self::name_tags(cluster, name)
+            .pairs()
+            .into_iter()
+            .map(|(k, v)| TagFilter::equals(k, v))
+            .collect()
+    }
 
     /// How backends of this cloud may report a long text attribute by a digest of its
     /// content instead of the content (see [`ResourceCloud::list_digests`]); `None`, the
@@ -210,6 +220,27 @@ impl TagFilter {
             None => false,
             Some(v) => self.values.is_empty() || self.values.iter().any(|x| x == v),
         }
+    }
+}
+
+/// The two tags (labels) that find a cluster's object by name
+/// ([`ResourceKind::name_tags`]): the one naming the cluster and the one naming the
+/// object, each a key and a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameTags<'a> {
+    /// The tag naming the cluster.
+    pub cluster: (&'static str, Cow<'a, str>),
+    /// The tag naming the object.
+    pub name: (&'static str, Cow<'a, str>),
+}
+
+impl NameTags<'_> {
+    /// Both pairs, the cluster's first.
+    pub fn pairs(&self) -> [(&str, &str); 2] {
+        [
+            (self.cluster.0, self.cluster.1.as_ref()),
+            (self.name.0, self.name.1.as_ref()),
+        ]
     }
 }
 
@@ -414,6 +445,24 @@ pub trait ResourceCloud<K: ResourceKind>: Send + Sync + fmt::Debug + 'static {
         Ok(self.list(query).await?.into_iter().map(Arc::new).collect())
     }
 
+    /// Like [`ResourceCloud::list_shared`], for the objects of `resource_type` that carry
+    /// every `(key, value)` pair of `tags`: what a task's find by name tag reads
+    /// ([`FindBy::NameTag`]), without a [`ListQuery`] made and dropped per find. A backend
+    /// that answers from a [`ResourceIndex`] returns [`ResourceIndex::tagged`]. By
+    /// default, `list_shared` of the query with those filters.
+    async fn list_tagged(
+        &self,
+        resource_type: K,
+        tags: &[(&str, &str)],
+    ) -> CloudResult<Vec<Arc<Resource<K>>>> {
+        let mut query = ListQuery::new(resource_type);
+        query.tags = tags
+            .iter()
+            .map(|(k, v)| TagFilter::equals(*k, *v))
+            .collect();
+        self.list_shared(&query).await
+    }
+
     /// Creates an object and returns it as the cloud now holds it (with its new ID).
     async fn create(&self, request: &CreateRequest<K>) -> CloudResult<Resource<K>>;
 
@@ -475,11 +524,11 @@ mod tests {
                 Kind::Rule => &[],
             }
         }
-        fn name_filters(cluster: &str, name: &str) -> Vec<TagFilter> {
-            vec![
-                TagFilter::equals("cluster", cluster),
-                TagFilter::equals("name", name),
-            ]
+        fn name_tags<'a>(cluster: &'a str, name: &'a str) -> NameTags<'a> {
+            NameTags {
+                cluster: ("cluster", cluster.into()),
+                name: ("name", name.into()),
+            }
         }
     }
 

@@ -284,7 +284,7 @@ pub enum FindBy {
     /// By [`Resource::name`] (security groups, IAM, ASGs, LBs, queues, rules).
     Name(String),
     /// By the name and cluster tags (labels) of the kind's policy,
-    /// [`ResourceKind::name_filters`] (AWS: the `Name` and `KubernetesCluster` tags of VPC
+    /// [`ResourceKind::name_tags`] (AWS: the `Name` and `KubernetesCluster` tags of VPC
     /// networking objects and volumes).
     NameTag(String),
     /// Under a parent (given by one of the task's attributes), matching the listed
@@ -484,9 +484,8 @@ impl<K: ResourceKind> ResourceTask<K> {
                 .list_shared(&ListQuery::new(rt).with_names([n.clone()]))
                 .await?),
             FindBy::NameTag(n) => {
-                let mut q = ListQuery::new(rt);
-                q.tags = K::name_filters(&self.cluster, n);
-                Ok(cloud.list_shared(&q).await?)
+                let tags = K::name_tags(&self.cluster, n);
+                Ok(cloud.list_tagged(rt, &tags.pairs()).await?)
             }
             FindBy::Parent {
                 parent_attr,
@@ -874,7 +873,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::resource::{CloudError, CloudResult, ContentDigest, TagFilter};
+    use crate::resource::{CloudError, CloudResult, ContentDigest, NameTags};
     use crate::{Executor, ExecutorOptions, ManualClock, TaskGraph};
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -913,11 +912,11 @@ mod tests {
         fn tags_attr(self) -> &'static str {
             "labels"
         }
-        fn name_filters(cluster: &str, name: &str) -> Vec<TagFilter> {
-            vec![
-                TagFilter::equals("cluster", cluster),
-                TagFilter::equals("name", name),
-            ]
+        fn name_tags<'a>(cluster: &'a str, name: &'a str) -> NameTags<'a> {
+            NameTags {
+                cluster: ("cluster", cluster.into()),
+                name: ("name", name.into()),
+            }
         }
         fn content_digest() -> Option<ContentDigest> {
             Some(ContentDigest::new("_digest", length))
