@@ -594,3 +594,47 @@ impl AwsCloud for AwsBackend {
         crate::members::deregister_instance(self, group, instance).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::TagFilter;
+
+    /// A lookup by tag pairs is fetched as the query with those filters is: the same scope
+    /// and so the same cached list.
+    #[test]
+    fn a_lookup_by_tag_pairs_has_the_scope_of_its_query() {
+        let pairs: [&[(&str, &str)]; 4] = [
+            &[],
+            &[("Name", "main")],
+            &[("Name", "main"), ("KubernetesCluster", "a.example.com")],
+            &[
+                ("kubernetes.io/cluster/a.example.com", "owned"),
+                ("Name", "x"),
+            ],
+        ];
+        for rt in [
+            ResourceType::Vpc,
+            ResourceType::Subnet,
+            ResourceType::AutoscalingGroup,
+            ResourceType::IamRole,
+            ResourceType::S3Object,
+        ] {
+            for tags in pairs {
+                let mut q = ListQuery::new(rt);
+                q.tags = tags
+                    .iter()
+                    .map(|(k, v)| TagFilter::equals(*k, *v))
+                    .collect();
+                assert_eq!(Scope::of_tags(rt, tags), Scope::of(&q), "{rt:?} {tags:?}");
+            }
+        }
+        assert_eq!(
+            Scope::of_tags(
+                ResourceType::Vpc,
+                &[("Name", "main"), ("KubernetesCluster", "a.example.com")]
+            ),
+            Scope::Tag("KubernetesCluster".into(), vec!["a.example.com".into()])
+        );
+    }
+}
