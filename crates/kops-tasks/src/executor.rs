@@ -379,6 +379,7 @@ impl Executor {
                         results,
                         clock: self.opts.clock.as_ref(),
                         attempt: 1,
+                        outputs_read: results.keeps(graph, i),
                     })
                 });
                 started += 1;
@@ -479,6 +480,7 @@ impl Executor {
                             results,
                             clock: self.opts.clock.as_ref(),
                             attempt,
+                            outputs_read: true,
                         };
                         deleter.delete(&cx, o).await
                     })
@@ -599,6 +601,7 @@ impl Executor {
                     results,
                     clock: self.opts.clock.as_ref(),
                     attempt,
+                    outputs_read: results.keeps(graph, i),
                 };
                 async move { self.attempt(graph, i, node, &cx, mode, head).await }
             })

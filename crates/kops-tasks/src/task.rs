@@ -258,6 +258,11 @@ impl Results {
         Self::default()
     }
 
+    /// Whether the outputs of `node` of `graph` are kept (and so may be read).
+    pub(crate) fn keeps<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>, node: usize) -> bool {
+        !self.dependents_only || !graph.dependents(node).is_empty()
+    }
+
     /// A map private to one run, which keeps only the outputs that other tasks of the
     /// run's graph may read (those of tasks with dependents).
     pub(crate) fn for_dependents() -> Self {
@@ -294,7 +299,7 @@ impl Results {
         key: &TaskKey,
         outputs: Outputs,
     ) {
-        if self.dependents_only && graph.dependents(node).is_empty() {
+        if !self.keeps(graph, node) {
             // Nothing in this run reads them, and nobody after it.
             return;
         }
@@ -427,6 +432,8 @@ pub struct Context<'a, C: ?Sized> {
     pub(crate) results: &'a Results,
     pub(crate) clock: &'a dyn Clock,
     pub(crate) attempt: u32,
+    /// Whether anything reads the outputs of the task's lookup.
+    pub(crate) outputs_read: bool,
 }
 
 impl<'a, C: ?Sized> Context<'a, C> {
@@ -438,6 +445,7 @@ impl<'a, C: ?Sized> Context<'a, C> {
             results,
             clock,
             attempt: 1,
+            outputs_read: true,
         }
     }
 
@@ -464,6 +472,13 @@ impl<'a, C: ?Sized> Context<'a, C> {
     /// The shared results map.
     pub fn results(&self) -> &Results {
         self.results
+    }
+
+    /// Whether anything reads the [`Found::outputs`] of this lookup: `false` in a plan
+    /// ([`crate::Executor::plan`]) for a task no other task depends on, whose outputs are
+    /// then dropped, so a task may leave them empty instead of copying them.
+    pub fn outputs_read(&self) -> bool {
+        self.outputs_read
     }
 
     /// Runs `f` with a resolver of references to the outputs recorded so far, the ones

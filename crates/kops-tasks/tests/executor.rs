@@ -598,3 +598,73 @@ fn overlapping_runs_on_one_results_map_keep_every_output() {
         }
     }
 }
+
+/// A task that notes whether its lookup's outputs are read, then looks up as `TestTask`.
+#[derive(Debug)]
+struct Noting(TestTask, Arc<Mutex<Vec<(String, bool)>>>);
+
+#[kops_tasks::async_trait]
+impl Task<MemCloud> for Noting {
+    fn key(&self) -> &TaskKey {
+        &self.0.key
+    }
+    fn fields(&self) -> Fields {
+        self.0.fields()
+    }
+    async fn find(
+        &self,
+        cx: &kops_tasks::Context<'_, MemCloud>,
+    ) -> kops_tasks::Result<Option<kops_tasks::Found>> {
+        self.1
+            .lock()
+            .unwrap()
+            .push((self.0.key.to_string(), cx.outputs_read()));
+        self.0.find(cx).await
+    }
+    async fn apply(
+        &self,
+        cx: &kops_tasks::Context<'_, MemCloud>,
+        change: &kops_tasks::Change<'_>,
+    ) -> kops_tasks::Result<kops_tasks::Outputs> {
+        self.0.apply(cx, change).await
+    }
+}
+
+/// A plan tells a lookup that nothing reads its outputs only where no task depends on
+/// it; an apply reads every task's outputs.
+#[test]
+fn a_plan_reads_the_outputs_of_tasks_with_dependents_only() {
+    let clock = ManualClock::new();
+    let (exec, _) = executor(&clock);
+    let cloud = MemCloud::new();
+    let noted = Arc::new(Mutex::new(Vec::new()));
+    let tasks = || -> Vec<Box<dyn Task<MemCloud>>> {
+        network()
+            .into_iter()
+            .map(|t| {
+                let t = TestTask::new(t.key().kind(), t.key().name(), t.fields());
+                Box::new(Noting(t, noted.clone())) as Box<dyn Task<MemCloud>>
+            })
+            .collect()
+    };
+    let graph = TaskGraph::build(tasks()).unwrap();
+    let report = clock.block_on(exec.apply(&graph, &cloud)).unwrap();
+    assert!(report.is_success(), "{:?}", report.failed);
+    let mut applied = std::mem::take(&mut *noted.lock().unwrap());
+    applied.sort();
+    assert!(applied.iter().all(|(_, read)| *read), "{applied:?}");
+
+    let plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
+    assert!(!plan.has_changes(), "{plan}");
+    let mut planned = std::mem::take(&mut *noted.lock().unwrap());
+    planned.sort();
+    assert_eq!(
+        planned,
+        [
+            ("Bucket/logs".to_owned(), false),
+            ("Instance/i".to_owned(), false),
+            ("Subnet/a".to_owned(), true),
+            ("VPC/main".to_owned(), true),
+        ]
+    );
+}
