@@ -97,7 +97,7 @@ pub struct Found {
     #[serde(default)]
     pub outputs: Outputs,
     /// The differences, when the task compared the object with its expected fields
-    /// itself.
+    /// itself (not serialised: they belong to the run that found them).
     #[serde(skip)]
     changes: Option<Vec<FieldChange>>,
 }
