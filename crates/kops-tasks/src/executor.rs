@@ -261,8 +261,7 @@ impl Executor {
     /// Plans the graph against the cloud (calls `find` on every non-ignored task, in
     /// dependency order so references resolve to found IDs). Fails with every task error.
     pub async fn plan<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>, cloud: &C) -> Result<Plan> {
-        // A plan's outputs serve only the references of the run's own tasks.
-        let results = Results::for_dependents();
+        let results = Results::new();
         self.run(graph, cloud, Mode::Plan, &results)
             .await
             .into_result()
@@ -379,7 +378,6 @@ impl Executor {
                         results,
                         clock: self.opts.clock.as_ref(),
                         attempt: 1,
-                        outputs_read: results.keeps(graph, i),
                     })
                 });
                 started += 1;
@@ -480,7 +478,6 @@ impl Executor {
                             results,
                             clock: self.opts.clock.as_ref(),
                             attempt,
-                            outputs_read: true,
                         };
                         deleter.delete(&cx, o).await
                     })
@@ -601,7 +598,6 @@ impl Executor {
                     results,
                     clock: self.opts.clock.as_ref(),
                     attempt,
-                    outputs_read: results.keeps(graph, i),
                 };
                 async move { self.attempt(graph, i, node, &cx, mode, head).await }
             })

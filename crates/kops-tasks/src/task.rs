@@ -178,11 +178,7 @@ impl Change<'_> {
 /// an earlier run's) are kept in a map. A `Results` serves one run at a time: a later run
 /// on it moves the earlier run's outputs into the map first.
 #[derive(Debug, Default)]
-pub struct Results {
-    recorded: RwLock<Recorded>,
-    /// Keep only the outputs of tasks with dependents ([`Results::for_dependents`]).
-    dependents_only: bool,
-}
+pub struct Results(RwLock<Recorded>);
 
 #[derive(Debug, Default)]
 struct Recorded {
@@ -258,26 +254,12 @@ impl Results {
         Self::default()
     }
 
-    /// Whether the outputs of `node` of `graph` are kept (and so may be read).
-    pub(crate) fn keeps<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>, node: usize) -> bool {
-        !self.dependents_only || !graph.dependents(node).is_empty()
-    }
-
-    /// A map private to one run, which keeps only the outputs that other tasks of the
-    /// run's graph may read (those of tasks with dependents).
-    pub(crate) fn for_dependents() -> Self {
-        Results {
-            recorded: RwLock::default(),
-            dependents_only: true,
-        }
-    }
-
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Recorded> {
-        self.recorded.read().unwrap_or_else(|e| e.into_inner())
+        self.0.read().unwrap_or_else(|e| e.into_inner())
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Recorded> {
-        self.recorded.write().unwrap_or_else(|e| e.into_inner())
+        self.0.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Records (merges) outputs for a task.
@@ -299,10 +281,6 @@ impl Results {
         key: &TaskKey,
         outputs: Outputs,
     ) {
-        if !self.keeps(graph, node) {
-            // Nothing in this run reads them, and nobody after it.
-            return;
-        }
         let mut r = self.write();
         let ours = r
             .run
@@ -432,8 +410,6 @@ pub struct Context<'a, C: ?Sized> {
     pub(crate) results: &'a Results,
     pub(crate) clock: &'a dyn Clock,
     pub(crate) attempt: u32,
-    /// Whether anything reads the outputs of the task's lookup.
-    pub(crate) outputs_read: bool,
 }
 
 impl<'a, C: ?Sized> Context<'a, C> {
@@ -445,7 +421,6 @@ impl<'a, C: ?Sized> Context<'a, C> {
             results,
             clock,
             attempt: 1,
-            outputs_read: true,
         }
     }
 
@@ -472,13 +447,6 @@ impl<'a, C: ?Sized> Context<'a, C> {
     /// The shared results map.
     pub fn results(&self) -> &Results {
         self.results
-    }
-
-    /// Whether anything reads the [`Found::outputs`] of this lookup: `false` in a plan
-    /// ([`crate::Executor::plan`]) for a task no other task depends on, whose outputs are
-    /// then dropped, so a task may leave them empty instead of copying them.
-    pub fn outputs_read(&self) -> bool {
-        self.outputs_read
     }
 
     /// Runs `f` with a resolver of references to the outputs recorded so far, the ones

@@ -747,11 +747,7 @@ where
         let Some(r) = found.into_iter().next() else {
             return Ok(None);
         };
-        let outputs = if cx.outputs_read() {
-            self.outputs_of(&r)
-        } else {
-            Outputs::new()
-        };
+        let outputs = self.outputs_of(&r);
         if self.shadows_fields() {
             return Ok(Some(Found::new(self.found_fields(&r), outputs)));
         }
