@@ -47,7 +47,7 @@ impl<C: ?Sized + Sync> Node<C> {
 
     /// Passes every reference its fields hold to `f`, reading them from the task when it
     /// lists them itself ([`Task::for_each_ref`]).
-    fn for_each_ref<'a>(&'a self, f: &mut dyn FnMut(&TaskRef)) {
+    fn for_each_ref(&self, f: &mut dyn FnMut(&TaskRef)) {
         if self.fields.get().is_some() || !self.task.for_each_ref(f) {
             self.fields().for_each_ref(&mut |r| f(r));
         }

@@ -356,14 +356,15 @@ impl Results {
     }
 }
 
-/// Resolves the references of one node of the current run's graph: to the node each
-/// points to (one of the node's dependencies, found without hashing), then to the map.
+/// Resolves references by key, as [`Context::resolve`] does.
 impl Resolver for Recorded {
     fn resolve(&self, r: &TaskRef) -> Option<&str> {
         self.get(&r.key).and_then(|o| o.get(&r.attr))
     }
 }
 
+/// Resolves the references of one node of the current run's graph: to the node each
+/// points to (one of the node's dependencies, found without hashing), then to the map.
 pub(crate) struct NodeResolver<'a, C: ?Sized + Sync> {
     recorded: &'a Recorded,
     graph: &'a TaskGraph<C>,
