@@ -122,7 +122,7 @@ impl ResourceCloud<BenchType> for Listing {
         tags: &[(&str, &str)],
     ) -> CloudResult<Vec<Arc<Resource<BenchType>>>> {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        Ok(self.by_type[resource_type as usize].tagged(tags))
+        Ok(self.by_type[resource_type as usize].tagged(resource_type, tags))
     }
 
     async fn create(

@@ -465,7 +465,7 @@ impl ResourceCloud<ResourceType> for AwsBackend {
         tags: &[(&str, &str)],
     ) -> Result<Vec<Arc<Resource>>> {
         let listing = self.listing_in(rt, Scope::of_tags(rt, tags)).await?;
-        Ok(listing.tagged(tags))
+        Ok(listing.tagged(rt, tags))
     }
 
     async fn list_digests(&self, query: &ListQuery) -> Result<Vec<Resource>> {

@@ -193,7 +193,10 @@ impl<C: GceCloud + ?Sized> ResourceCloud<GceResourceType> for ListCache<C> {
         if per_bucket(resource_type) {
             return self.inner.list_tagged(resource_type, tags).await;
         }
-        Ok(self.listing(resource_type).await?.tagged(tags))
+        Ok(self
+            .listing(resource_type)
+            .await?
+            .tagged(resource_type, tags))
     }
 
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {

@@ -228,26 +228,29 @@ impl<K: PartialEq> ResourceIndex<K> {
         self.matching(query).cloned().collect()
     }
 
-    /// The objects carrying every `(key, value)` pair of `tags`, sorted by ID, shared
-    /// with the index: what [`super::ResourceCloud::list_tagged`] returns (the answer to
-    /// a query with those filters, [`ResourceIndex::shared`], without the query).
-    pub fn tagged(&self, tags: &[(&str, &str)]) -> Vec<Arc<Resource<K>>> {
+    /// The objects of `resource_type` carrying every `(key, value)` pair of `tags`,
+    /// sorted by ID, shared with the index: what [`super::ResourceCloud::list_tagged`]
+    /// returns (the answer to a query with those filters, [`ResourceIndex::shared`],
+    /// without the query).
+    pub fn tagged(&self, resource_type: K, tags: &[(&str, &str)]) -> Vec<Arc<Resource<K>>> {
         let picked = tags
             .iter()
             .map(|(k, v)| self.by_tag.get(parts_hash(&[k, v])))
             .min_by_key(|c| c.len());
-        let carries_all = |r: &Resource<K>| {
-            tags.iter()
-                .all(|(k, v)| r.tags.get(*k).is_some_and(|x| x == v))
+        let matches = |r: &&Arc<Resource<K>>| {
+            r.resource_type == resource_type
+                && tags
+                    .iter()
+                    .all(|(k, v)| r.tags.get(*k).is_some_and(|x| x == v))
         };
         match picked {
             Some(candidates) => candidates
                 .iter()
                 .filter_map(|&i| self.items.get(i))
-                .filter(|r| carries_all(r))
+                .filter(matches)
                 .cloned()
                 .collect(),
-            None => self.items.clone(),
+            None => self.items.iter().filter(matches).cloned().collect(),
         }
     }
 
@@ -408,10 +411,11 @@ mod tests {
                 .map(|(k, v)| TagFilter::equals(*k, *v))
                 .collect();
             assert_eq!(
-                ids(index.tagged(tags).iter().map(|r| &**r)),
+                ids(index.tagged("subnet", tags).iter().map(|r| &**r)),
                 ids(&index.answer(&query)),
                 "{tags:?}"
             );
+            assert!(index.tagged("vpc", tags).is_empty(), "{tags:?}");
         }
         assert_eq!(ids(&index.answer(&q())), ["s-1", "s-2", "s-3", "s-4"]);
         assert_eq!((index.len(), index.is_empty()), (4, false));
