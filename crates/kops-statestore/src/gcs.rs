@@ -70,6 +70,14 @@ pub trait GcsTokenSource: Send + Sync + fmt::Debug + 'static {
 /// The OAuth scope of the tokens [`GoogleCredentials`] asks for.
 const STORAGE_SCOPE: &str = "https://www.googleapis.com/auth/devstorage.read_write";
 
+/// Reads of metadata then media, when the server sends no generation header,
+/// before a get gives up on an object that keeps changing in between.
+const GET_ATTEMPTS: u32 = 12;
+/// The first pause between those attempts is up to this many milliseconds,
+/// doubling each attempt up to [`GET_BACKOFF_MAX_MS`].
+const GET_BACKOFF_START_MS: u64 = 2;
+const GET_BACKOFF_MAX_MS: u64 = 100;
+
 /// Google credentials through `google-cloud-auth`: a service-account key
 /// (self-signed JWTs), an `authorized_user` file as written by `gcloud auth
 /// application-default login` (refresh-token exchange at the file's
@@ -630,8 +638,15 @@ impl Store for GcsStore {
             }
         }
         // Metadata first, then the media of that generation: the bytes are
-        // never older than the version returned.
-        for _ in 0..5 {
+        // never older than the version returned. A writer that keeps
+        // replacing the object between the two reads is waited out with a
+        // jittered, growing pause, so two readers do not collide in step.
+        for attempt in 0..GET_ATTEMPTS {
+            if attempt > 0 {
+                let cap = GET_BACKOFF_START_MS << (attempt - 1).min(6);
+                let pause = rand::random::<u64>() % cap.min(GET_BACKOFF_MAX_MS) + 1;
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+            }
             let url = self.object_url(path);
             let rb = self.request(Method::GET, &url, "get", path).await?;
             let resp = self.send(rb, "get", path).await?;
@@ -654,7 +669,9 @@ impl Store for GcsStore {
             "gcs",
             "get",
             path,
-            "object kept changing between metadata and media reads",
+            format!(
+                "object kept changing between metadata and media reads ({GET_ATTEMPTS} attempts)"
+            ),
         ))
     }
 
