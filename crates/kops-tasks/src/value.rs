@@ -8,7 +8,6 @@ use std::fmt;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use smallvec::SmallVec;
 
 use crate::key::{TaskKey, TaskRef};
 
@@ -780,75 +779,193 @@ impl<'de> Deserialize<'de> for ValueMap {
 }
 
 /// What a task produced or found: named string outputs such as `id`, `arn` or `name`.
-/// Dependents' references ([`TaskRef`]) resolve against these. Kept as a small sorted
-/// vector whose first entry (usually the only one, `id`) is held in place; serialised as
-/// a JSON object.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Outputs(SmallVec<[(FieldName, Str); 1]>);
+/// Dependents' references ([`TaskRef`]) resolve against these. Serialised as a JSON
+/// object.
+///
+/// Every name and value lies in one buffer, in name order: a run keeps one `Outputs`
+/// per task for its whole length, so one allocation each (none when empty) keeps them
+/// quick to make, to read and to drop.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// Entries in name order, each the name's length and the name, then the value's
+    /// length and the value; lengths as LEB128 numbers. Only whole `&str`s are written,
+    /// so every name and value slice is UTF-8.
+    bytes: Vec<u8>,
+}
+
+/// One entry of an [`Outputs`] buffer: where it starts, its name, where its value's
+/// length starts, its value, and where the next entry starts. Name and value are read
+/// as bytes; only what is handed out is checked as UTF-8.
+struct OutputEntry<'a> {
+    start: usize,
+    name: &'a [u8],
+    value_at: usize,
+    value: &'a [u8],
+    end: usize,
+}
 
 impl Outputs {
     /// No outputs.
     pub fn new() -> Self {
-        Outputs(SmallVec::new())
+        Outputs { bytes: Vec::new() }
     }
 
     /// Outputs holding just an `id`.
-    pub fn id(id: impl Into<Str>) -> Self {
-        let mut entries = SmallVec::new();
-        entries.push((FieldName::from(TaskRef::ID), id.into()));
-        Outputs(entries)
+    pub fn id(id: impl AsRef<str>) -> Self {
+        let id = id.as_ref();
+        let mut o = Outputs {
+            bytes: Vec::with_capacity(TaskRef::ID.len() + id.len() + 2 * LEN_BYTES),
+        };
+        o.push(TaskRef::ID, id);
+        o
+    }
+
+    /// Empty outputs with room for entries whose names and values add up to about
+    /// `text` bytes.
+    pub(crate) fn with_capacity(text: usize) -> Self {
+        Outputs {
+            bytes: Vec::with_capacity(text),
+        }
     }
 
     /// Builder form of [`Outputs::insert`].
-    pub fn with(mut self, attr: impl Into<FieldName>, value: impl Into<Str>) -> Self {
+    pub fn with(mut self, attr: impl AsRef<str>, value: impl AsRef<str>) -> Self {
         self.insert(attr, value);
         self
     }
 
     /// Sets an output.
-    pub fn insert(&mut self, attr: impl Into<FieldName>, value: impl Into<Str>) {
-        let attr = attr.into();
-        let value = value.into();
-        match self
-            .0
-            .binary_search_by(|(k, _)| k.as_str().cmp(attr.as_str()))
-        {
-            Ok(i) => self.0[i].1 = value,
-            Err(i) => self.0.insert(i, (attr, value)),
+    pub fn insert(&mut self, attr: impl AsRef<str>, value: impl AsRef<str>) {
+        let (attr, value) = (attr.as_ref(), value.as_ref());
+        let mut at = self.bytes.len();
+        let mut pos = 0;
+        while let Some(e) = self.entry(pos) {
+            match e.name.cmp(attr.as_bytes()) {
+                std::cmp::Ordering::Less => pos = e.end,
+                std::cmp::Ordering::Equal => {
+                    let mut encoded = Vec::with_capacity(value.len() + LEN_BYTES);
+                    push_len(&mut encoded, value.len());
+                    encoded.extend_from_slice(value.as_bytes());
+                    let (from, to) = (e.value_at, e.end);
+                    self.bytes.splice(from..to, encoded);
+                    return;
+                }
+                std::cmp::Ordering::Greater => {
+                    at = e.start;
+                    break;
+                }
+            }
         }
+        if at == self.bytes.len() {
+            self.push(attr, value);
+        } else {
+            let mut encoded = Vec::with_capacity(attr.len() + value.len() + 2 * LEN_BYTES);
+            push_len(&mut encoded, attr.len());
+            encoded.extend_from_slice(attr.as_bytes());
+            push_len(&mut encoded, value.len());
+            encoded.extend_from_slice(value.as_bytes());
+            self.bytes.splice(at..at, encoded);
+        }
+    }
+
+    /// Appends an entry (its name sorts after every name held).
+    fn push(&mut self, attr: &str, value: &str) {
+        push_len(&mut self.bytes, attr.len());
+        self.bytes.extend_from_slice(attr.as_bytes());
+        push_len(&mut self.bytes, value.len());
+        self.bytes.extend_from_slice(value.as_bytes());
+    }
+
+    /// The entry starting at `start`, if one does.
+    fn entry(&self, start: usize) -> Option<OutputEntry<'_>> {
+        let (name, value_at) = read_bytes(&self.bytes, start)?;
+        let (value, end) = read_bytes(&self.bytes, value_at)?;
+        Some(OutputEntry {
+            start,
+            name,
+            value_at,
+            value,
+            end,
+        })
     }
 
     /// The value of an output.
     pub fn get(&self, attr: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| same_name(k, attr))
-            .map(|(_, v)| v.as_str())
+        let mut pos = 0;
+        while let Some(e) = self.entry(pos) {
+            if e.name == attr.as_bytes() {
+                return std::str::from_utf8(e.value).ok();
+            }
+            pos = e.end;
+        }
+        None
     }
 
     /// Copies every output of `other` over this one.
     pub fn merge(&mut self, other: Outputs) {
-        for (k, v) in other.0 {
+        for (k, v) in other.iter() {
             self.insert(k, v);
         }
     }
 
     /// Whether there are no outputs.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.bytes.is_empty()
     }
 
     /// Outputs in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        let mut pos = 0;
+        std::iter::from_fn(move || {
+            let e = self.entry(pos)?;
+            pos = e.end;
+            let name = std::str::from_utf8(e.name).ok()?;
+            Some((name, std::str::from_utf8(e.value).ok()?))
+        })
+    }
+}
+
+/// Bytes a typical entry's length takes (LEB128: seven bits a byte).
+const LEN_BYTES: usize = 2;
+
+/// Appends `n` as a LEB128 number.
+fn push_len(bytes: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        bytes.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    bytes.push(n as u8);
+}
+
+/// The bytes whose length starts at `at`, and where they end.
+fn read_bytes(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let mut len = 0usize;
+    let mut shift = 0u32;
+    let mut pos = at;
+    loop {
+        let b = *bytes.get(pos)?;
+        pos += 1;
+        len |= usize::from(b & 0x7f).checked_shl(shift)?;
+        if b & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+    }
+    let end = pos.checked_add(len)?;
+    Some((bytes.get(pos..end)?, end))
+}
+
+impl fmt::Debug for Outputs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
     }
 }
 
 impl Serialize for Outputs {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k.as_str(), v.as_str())?;
+        let mut map = serializer.serialize_map(None)?;
+        for (k, v) in self.iter() {
+            map.serialize_entry(k, v)?;
         }
         map.end()
     }
@@ -857,11 +974,12 @@ impl Serialize for Outputs {
 impl<'de> Deserialize<'de> for Outputs {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let m = BTreeMap::<String, String>::deserialize(deserializer)?;
-        Ok(Outputs(
-            m.into_iter()
-                .map(|(k, v)| (FieldName::from(k), Str::from(v)))
-                .collect(),
-        ))
+        let mut o = Outputs::new();
+        // A BTreeMap iterates in name order: each entry appends.
+        for (k, v) in &m {
+            o.push(k, v);
+        }
+        Ok(o)
     }
 }
 
@@ -915,6 +1033,59 @@ mod tests {
         let sorted: ValueMap = [("a", 1), ("b", 2)].into_iter().collect();
         assert_eq!(sorted.get("b"), Some(&Value::Int(2)));
         assert_eq!(Outputs::id("i-1"), Outputs::new().with("id", "i-1"));
+    }
+
+    #[test]
+    fn outputs_keep_one_entry_per_name_in_name_order_whatever_the_order_of_inserts() {
+        // Values of every length class: empty, short, and longer than one length byte
+        // holds (127) and than two (16383).
+        let long = "x".repeat(300);
+        let huge = "é".repeat(9000);
+        let entries = [
+            ("name", "a"),
+            ("id", ""),
+            ("arn", long.as_str()),
+            ("zone", huge.as_str()),
+            ("b", "ü"),
+        ];
+        let mut expected: Vec<(&str, &str)> = entries.to_vec();
+        expected.sort();
+        let mut reversed = Outputs::new();
+        for (k, v) in entries.iter().rev() {
+            reversed.insert(k, v);
+        }
+        let mut forward = Outputs::with_capacity(4);
+        for (k, v) in entries {
+            forward.insert(k, v);
+        }
+        assert_eq!(forward.iter().collect::<Vec<_>>(), expected);
+        assert_eq!(forward, reversed);
+        for (k, v) in entries {
+            assert_eq!(forward.get(k), Some(v), "{k}");
+        }
+        assert_eq!(forward.get("nam"), None);
+        assert_eq!(forward.get("names"), None);
+        // Replacing a value with a longer, a shorter and an empty one keeps the others.
+        forward.insert("id", huge.as_str());
+        forward.insert("arn", "s");
+        forward.insert("zone", "");
+        assert_eq!(forward.get("id"), Some(huge.as_str()));
+        assert_eq!(forward.get("arn"), Some("s"));
+        assert_eq!(forward.get("zone"), Some(""));
+        assert_eq!(forward.get("name"), Some("a"));
+        assert_eq!(forward.iter().count(), 5);
+        // Merging overwrites what both hold and adds the rest.
+        let mut merged = Outputs::id("i-1").with("only", "here");
+        merged.merge(forward.clone());
+        assert_eq!(merged.get("id"), Some(huge.as_str()));
+        assert_eq!(merged.get("only"), Some("here"));
+        assert_eq!(merged.iter().count(), 6);
+        // JSON round trip, and Debug as a map.
+        let json = serde_json::to_string(&forward).unwrap();
+        let back: Outputs = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, forward);
+        assert_eq!(format!("{:?}", Outputs::id("i-1")), r#"{"id": "i-1"}"#);
+        assert!(Outputs::new().is_empty() && !Outputs::id("").is_empty());
     }
 
     #[test]

@@ -612,13 +612,22 @@ impl<K: ResourceKind> ResourceTask<K> {
     }
 
     fn outputs_of(&self, r: &Resource<K>) -> Outputs {
-        // Values are copied straight into the outputs' strings (which hold short ones in
-        // place) rather than through an owned `String`.
-        let mut o = Outputs::id(r.id.as_str());
+        // Every entry is copied once, into one buffer sized for them all (names, values
+        // and a few bytes of lengths each).
+        let name = r.name.as_ref().or(self.name.as_ref());
+        let mut text = r.id.len() + r.arn.as_ref().map_or(0, |a| a.len() + 8);
+        text += name.map_or(0, |n| n.len() + 8) + 8;
+        for (k, v) in &r.attrs {
+            if let Json::String(s) = v {
+                text += k.len() + s.len() + 4;
+            }
+        }
+        let mut o = Outputs::with_capacity(text);
+        o.insert(TaskRef::ID, r.id.as_str());
         if let Some(a) = &r.arn {
             o.insert("arn", a.as_str());
         }
-        if let Some(n) = r.name.as_ref().or(self.name.as_ref()) {
+        if let Some(n) = name {
             o.insert("name", n.as_str());
         }
         for (k, v) in &r.attrs {
