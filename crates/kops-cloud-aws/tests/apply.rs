@@ -624,7 +624,7 @@ async fn assert_named_and_tagged(
         if rt.is_taggable()
             && let Some(tags) = t.expected_tags()
         {
-            assert_eq!(&r.tags, tags, "{key}: tags of {id}");
+            assert_eq!(r.tags, tags, "{key}: tags of {id}");
         }
         checked += 1;
     }

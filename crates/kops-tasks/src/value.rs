@@ -786,46 +786,26 @@ impl<'de> Deserialize<'de> for ValueMap {
 /// per task for its whole length, so one allocation each (none when empty) keeps them
 /// quick to make, to read and to drop.
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Outputs {
-    /// Entries in name order, each the name's length and the name, then the value's
-    /// length and the value; lengths as LEB128 numbers. Only whole `&str`s are written,
-    /// so every name and value slice is UTF-8.
-    bytes: Vec<u8>,
-}
-
-/// One entry of an [`Outputs`] buffer: where it starts, its name, where its value's
-/// length starts, its value, and where the next entry starts. Name and value are read
-/// as bytes; only what is handed out is checked as UTF-8.
-struct OutputEntry<'a> {
-    start: usize,
-    name: &'a [u8],
-    value_at: usize,
-    value: &'a [u8],
-    end: usize,
-}
+pub struct Outputs(StrMap);
 
 impl Outputs {
     /// No outputs.
     pub fn new() -> Self {
-        Outputs { bytes: Vec::new() }
+        Outputs(StrMap::new())
     }
 
     /// Outputs holding just an `id`.
     pub fn id(id: impl AsRef<str>) -> Self {
         let id = id.as_ref();
-        let mut o = Outputs {
-            bytes: Vec::with_capacity(TaskRef::ID.len() + id.len() + 2 * LEN_BYTES),
-        };
+        let mut o = StrMap::with_capacity(TaskRef::ID.len() + id.len() + 2 * LEN_BYTES);
         o.push(TaskRef::ID, id);
-        o
+        Outputs(o)
     }
 
     /// Empty outputs with room for entries whose names and values add up to about
     /// `text` bytes.
     pub(crate) fn with_capacity(text: usize) -> Self {
-        Outputs {
-            bytes: Vec::with_capacity(text),
-        }
+        Outputs(StrMap::with_capacity(text))
     }
 
     /// Builder form of [`Outputs::insert`].
@@ -836,11 +816,95 @@ impl Outputs {
 
     /// Sets an output.
     pub fn insert(&mut self, attr: impl AsRef<str>, value: impl AsRef<str>) {
-        let (attr, value) = (attr.as_ref(), value.as_ref());
+        self.0.insert(attr.as_ref(), value.as_ref());
+    }
+
+    /// The value of an output.
+    pub fn get(&self, attr: &str) -> Option<&str> {
+        self.0.get(attr)
+    }
+
+    /// Copies every output of `other` over this one.
+    pub fn merge(&mut self, other: Outputs) {
+        for (k, v) in other.iter() {
+            self.insert(k, v);
+        }
+    }
+
+    /// Whether there are no outputs.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Outputs in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter()
+    }
+}
+
+impl fmt::Debug for Outputs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for Outputs {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (k, v) in self.iter() {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Outputs {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let m = BTreeMap::<String, String>::deserialize(deserializer)?;
+        Ok(Outputs(StrMap::from(&m)))
+    }
+}
+
+/// A map of strings to strings with every key and value in one buffer, in key order:
+/// [`Outputs`], and the tags a resource task expects. Small maps that a run reads once
+/// and keeps: one allocation each, and a comparison reads one block of memory.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(crate) struct StrMap {
+    /// Entries in key order, each the key's length and the key, then the value's length
+    /// and the value; lengths as LEB128 numbers. Only whole `&str`s are written, so
+    /// every key and value slice is UTF-8.
+    bytes: Vec<u8>,
+}
+
+/// One entry of a [`StrMap`] buffer: where it starts, its key, where its value's length
+/// starts, its value, and where the next entry starts. Key and value are read as bytes;
+/// only what is handed out is checked as UTF-8.
+struct StrEntry<'a> {
+    start: usize,
+    key: &'a [u8],
+    value_at: usize,
+    value: &'a [u8],
+    end: usize,
+}
+
+impl StrMap {
+    pub(crate) fn new() -> Self {
+        StrMap { bytes: Vec::new() }
+    }
+
+    /// An empty map with room for keys and values adding up to about `text` bytes.
+    pub(crate) fn with_capacity(text: usize) -> Self {
+        StrMap {
+            bytes: Vec::with_capacity(text),
+        }
+    }
+
+    /// Sets `key` to `value`.
+    pub(crate) fn insert(&mut self, key: &str, value: &str) {
         let mut at = self.bytes.len();
         let mut pos = 0;
         while let Some(e) = self.entry(pos) {
-            match e.name.cmp(attr.as_bytes()) {
+            match e.key.cmp(key.as_bytes()) {
                 std::cmp::Ordering::Less => pos = e.end,
                 std::cmp::Ordering::Equal => {
                     let mut encoded = Vec::with_capacity(value.len() + LEN_BYTES);
@@ -857,43 +921,43 @@ impl Outputs {
             }
         }
         if at == self.bytes.len() {
-            self.push(attr, value);
+            self.push(key, value);
         } else {
-            let mut encoded = Vec::with_capacity(attr.len() + value.len() + 2 * LEN_BYTES);
-            push_len(&mut encoded, attr.len());
-            encoded.extend_from_slice(attr.as_bytes());
+            let mut encoded = Vec::with_capacity(key.len() + value.len() + 2 * LEN_BYTES);
+            push_len(&mut encoded, key.len());
+            encoded.extend_from_slice(key.as_bytes());
             push_len(&mut encoded, value.len());
             encoded.extend_from_slice(value.as_bytes());
             self.bytes.splice(at..at, encoded);
         }
     }
 
-    /// Appends an entry (its name sorts after every name held).
-    fn push(&mut self, attr: &str, value: &str) {
-        push_len(&mut self.bytes, attr.len());
-        self.bytes.extend_from_slice(attr.as_bytes());
+    /// Appends an entry (its key sorts after every key held).
+    fn push(&mut self, key: &str, value: &str) {
+        push_len(&mut self.bytes, key.len());
+        self.bytes.extend_from_slice(key.as_bytes());
         push_len(&mut self.bytes, value.len());
         self.bytes.extend_from_slice(value.as_bytes());
     }
 
     /// The entry starting at `start`, if one does.
-    fn entry(&self, start: usize) -> Option<OutputEntry<'_>> {
-        let (name, value_at) = read_bytes(&self.bytes, start)?;
+    fn entry(&self, start: usize) -> Option<StrEntry<'_>> {
+        let (key, value_at) = read_bytes(&self.bytes, start)?;
         let (value, end) = read_bytes(&self.bytes, value_at)?;
-        Some(OutputEntry {
+        Some(StrEntry {
             start,
-            name,
+            key,
             value_at,
             value,
             end,
         })
     }
 
-    /// The value of an output.
-    pub fn get(&self, attr: &str) -> Option<&str> {
+    /// The value of `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         let mut pos = 0;
         while let Some(e) = self.entry(pos) {
-            if e.name == attr.as_bytes() {
+            if e.key == key.as_bytes() {
                 return std::str::from_utf8(e.value).ok();
             }
             pos = e.end;
@@ -901,27 +965,57 @@ impl Outputs {
         None
     }
 
-    /// Copies every output of `other` over this one.
-    pub fn merge(&mut self, other: Outputs) {
-        for (k, v) in other.iter() {
-            self.insert(k, v);
-        }
-    }
-
-    /// Whether there are no outputs.
-    pub fn is_empty(&self) -> bool {
+    /// Whether the map is empty.
+    pub(crate) fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
 
-    /// Outputs in name order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// Entries in key order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         let mut pos = 0;
         std::iter::from_fn(move || {
             let e = self.entry(pos)?;
             pos = e.end;
-            let name = std::str::from_utf8(e.name).ok()?;
-            Some((name, std::str::from_utf8(e.value).ok()?))
+            let key = std::str::from_utf8(e.key).ok()?;
+            Some((key, std::str::from_utf8(e.value).ok()?))
         })
+    }
+
+    /// Whether this map holds exactly `map`'s entries.
+    pub(crate) fn equals(&self, map: &BTreeMap<String, String>) -> bool {
+        let mut pos = 0;
+        for (k, v) in map {
+            match self.entry(pos) {
+                Some(e) if e.key == k.as_bytes() && e.value == v.as_bytes() => pos = e.end,
+                _ => return false,
+            }
+        }
+        pos == self.bytes.len()
+    }
+
+    /// The entries as a `BTreeMap`.
+    pub(crate) fn to_map(&self) -> BTreeMap<String, String> {
+        self.iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+}
+
+impl From<&BTreeMap<String, String>> for StrMap {
+    fn from(map: &BTreeMap<String, String>) -> Self {
+        let text = map.iter().map(|(k, v)| k.len() + v.len() + LEN_BYTES).sum();
+        let mut m = StrMap::with_capacity(text);
+        // A BTreeMap iterates in key order: each entry appends.
+        for (k, v) in map {
+            m.push(k, v);
+        }
+        m
+    }
+}
+
+impl fmt::Debug for StrMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
     }
 }
 
@@ -953,34 +1047,6 @@ fn read_bytes(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
     }
     let end = pos.checked_add(len)?;
     Some((bytes.get(pos..end)?, end))
-}
-
-impl fmt::Debug for Outputs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.iter()).finish()
-    }
-}
-
-impl Serialize for Outputs {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        for (k, v) in self.iter() {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for Outputs {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let m = BTreeMap::<String, String>::deserialize(deserializer)?;
-        let mut o = Outputs::new();
-        // A BTreeMap iterates in name order: each entry appends.
-        for (k, v) in &m {
-            o.push(k, v);
-        }
-        Ok(o)
-    }
 }
 
 #[cfg(test)]
@@ -1086,6 +1152,38 @@ mod tests {
         assert_eq!(back, forward);
         assert_eq!(format!("{:?}", Outputs::id("i-1")), r#"{"id": "i-1"}"#);
         assert!(Outputs::new().is_empty() && !Outputs::id("").is_empty());
+    }
+
+    #[test]
+    fn a_string_map_equals_exactly_the_map_it_was_made_from() {
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let base = map(&[("Name", "a"), ("KubernetesCluster", "c"), ("x", "")]);
+        let packed = StrMap::from(&base);
+        assert!(packed.equals(&base));
+        assert_eq!(packed.to_map(), base);
+        assert_eq!(packed.get("x"), Some(""));
+        for other in [
+            map(&[]),
+            map(&[("Name", "a"), ("KubernetesCluster", "c")]),
+            map(&[
+                ("Name", "a"),
+                ("KubernetesCluster", "c"),
+                ("x", ""),
+                ("y", ""),
+            ]),
+            map(&[("Name", "b"), ("KubernetesCluster", "c"), ("x", "")]),
+            map(&[("Name", "a"), ("KubernetesCluster", "c"), ("X", "")]),
+            map(&[("Name", "a"), ("KubernetesCluster", "c"), ("x", "1")]),
+        ] {
+            assert!(!packed.equals(&other), "{other:?}");
+            assert!(!StrMap::from(&other).equals(&base), "{other:?}");
+        }
+        assert!(StrMap::new().equals(&map(&[])));
     }
 
     #[test]

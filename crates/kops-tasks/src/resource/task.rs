@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 use super::{CreateRequest, ListQuery, Resource, ResourceCloud, ResourceKind, UpdateRequest};
 use crate::diff::{FieldChange, Resolver, field_change, values_equal_with};
 use crate::terraform::{Body, Expr, Link, TerraformWriter};
+use crate::value::StrMap;
 use crate::{
     Change, ChangeKind, Context, Error, Fields, Found, Lifecycle, Outputs, Result, Task, TaskKey,
     TaskRef, Value, async_trait,
@@ -309,7 +310,8 @@ pub struct ResourceTask<K> {
     tf_name: String,
     name: Option<String>,
     attrs: Vec<(String, Attr)>,
-    tags: Option<BTreeMap<String, String>>,
+    /// In one buffer: a find compares them with every listed object's.
+    tags: Option<StrMap>,
     tags_attr: &'static str,
     cluster: String,
     find_by: FindBy,
@@ -366,8 +368,8 @@ impl<K: ResourceKind> ResourceTask<K> {
     }
 
     /// The tags the object should carry, when the task sets them.
-    pub fn expected_tags(&self) -> Option<&BTreeMap<String, String>> {
-        self.tags.as_ref()
+    pub fn expected_tags(&self) -> Option<BTreeMap<String, String>> {
+        self.tags.as_ref().map(StrMap::to_map)
     }
 
     /// Sets an attribute (replacing an earlier one with the same name).
@@ -401,7 +403,7 @@ impl<K: ResourceKind> ResourceTask<K> {
 
     /// Sets the tags (rendered as `tags = {...}`).
     pub fn tags(mut self, tags: BTreeMap<String, String>) -> Self {
-        self.tags = Some(tags);
+        self.tags = Some(StrMap::from(&tags));
         self
     }
 
@@ -467,7 +469,7 @@ impl<K: ResourceKind> ResourceTask<K> {
     }
 
     fn cloud_tags(&self) -> BTreeMap<String, String> {
-        self.tags.clone().unwrap_or_default()
+        self.tags.as_ref().map(StrMap::to_map).unwrap_or_default()
     }
 
     async fn candidates<C>(&self, cx: &Context<'_, C>) -> Result<Vec<Arc<Resource<K>>>>
@@ -600,12 +602,12 @@ impl<K: ResourceKind> ResourceTask<K> {
         }
         if self.has_tags_field()
             && let Some(t) = &self.tags
-            && *t != r.tags
+            && !t.equals(&r.tags)
         {
             changes.push(field_change(
                 "tags",
                 Some(&string_map(&r.tags)),
-                &string_map(t),
+                &Value::string_map(t.iter()),
             ));
         }
         changes
@@ -736,7 +738,7 @@ where
         if self.resource_type.is_taggable()
             && let Some(t) = &self.tags
         {
-            f.insert("tags", string_map(t));
+            f.insert("tags", Value::string_map(t.iter()));
         }
         f
     }
@@ -870,7 +872,7 @@ where
         if let Some(t) = &self.tags
             && !t.is_empty()
         {
-            body = body.attr(self.tags_attr, Expr::string_map(t.clone()));
+            body = body.attr(self.tags_attr, Expr::string_map(t.iter()));
         }
         w.resource(&self.tf_type, &self.tf_name, body)
     }
