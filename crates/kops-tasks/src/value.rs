@@ -1033,6 +1033,12 @@ fn push_len(bytes: &mut Vec<u8>, mut n: usize) {
 
 /// The bytes whose length starts at `at`, and where they end.
 fn read_bytes(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let first = *bytes.get(at)?;
+    if first < 0x80 {
+        // The usual case: a length below 128, in one byte.
+        let end = at + 1 + usize::from(first);
+        return Some((bytes.get(at + 1..end)?, end));
+    }
     let mut len = 0usize;
     let mut shift = 0u32;
     let mut pos = at;
