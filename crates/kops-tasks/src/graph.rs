@@ -580,7 +580,7 @@ impl KeySorter {
             .collect();
         // A zero-padded prefix orders like the name (a shorter name that is a prefix of a
         // longer one pads with zeros and sorts first, or ties), so only ties need the keys.
-        radix_sort(&mut keys);
+        keys.sort_unstable();
         let mut order: Vec<usize> = keys.iter().map(|&(_, i)| i as usize).collect();
         let mut a = 0;
         while a < keys.len() {
@@ -591,44 +591,6 @@ impl KeySorter {
             a = b;
         }
         order
-    }
-}
-
-/// Sorts by the number, equal numbers in index order (as `sort_unstable` on the pairs
-/// does, since items come in index order). Past a few hundred items this is a radix sort,
-/// a byte at a time from the lowest, skipping the bytes every number shares: its cost
-/// grows in step with the number of items, where a comparison sort's grows as n log n.
-fn radix_sort(keys: &mut Vec<(u128, u32)>) {
-    const BYTES: usize = 16;
-    if keys.len() < 512 {
-        keys.sort_unstable();
-        return;
-    }
-    let digit = |k: &u128, b: usize| usize::from(k.to_le_bytes()[b]);
-    let mut counts = vec![[0u32; 256]; BYTES];
-    for (k, _) in keys.iter() {
-        for (c, d) in counts.iter_mut().zip(k.to_le_bytes()) {
-            c[usize::from(d)] += 1;
-        }
-    }
-    let len = u32::try_from(keys.len()).unwrap_or(u32::MAX);
-    let mut spare = vec![(0u128, 0u32); keys.len()];
-    for (b, c) in counts.iter_mut().enumerate() {
-        if c.contains(&len) {
-            continue; // every number has the same byte here
-        }
-        let mut start = 0;
-        for slot in c.iter_mut() {
-            let count = *slot;
-            *slot = start;
-            start += count;
-        }
-        for &(k, i) in keys.iter() {
-            let d = digit(&k, b);
-            spare[c[d] as usize] = (k, i);
-            c[d] += 1;
-        }
-        std::mem::swap(keys, &mut spare);
     }
 }
 
@@ -705,37 +667,6 @@ mod tests {
     use super::*;
     use crate::task::{Change, Context, Found};
     use crate::value::{Outputs, Value};
-
-    #[test]
-    fn the_radix_sort_orders_as_a_comparison_sort() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            state >> 16
-        };
-        for n in [0, 1, 511, 512, 3000, 20_000] {
-            // Few kinds in the top bytes, names sharing bytes, a fraction of exact ties,
-            // and bytes every key shares (skipped passes).
-            let keys: Vec<(u128, u32)> = (0..n)
-                .map(|i| {
-                    let kind = u128::from(next() % 4) << 112;
-                    let name = if next() % 10 == 0 {
-                        0
-                    } else {
-                        u128::from(next() & 0xffff_00ff_ff00) << 24
-                    };
-                    (kind | name | 0x7f, i)
-                })
-                .collect();
-            let mut expected = keys.clone();
-            expected.sort_unstable();
-            let mut got = keys;
-            radix_sort(&mut got);
-            assert_eq!(got, expected, "{n} keys");
-        }
-    }
 
     #[derive(Debug)]
     struct T(TaskKey, Fields);
