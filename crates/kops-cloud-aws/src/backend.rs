@@ -80,6 +80,18 @@ impl Scope {
             None => Scope::All,
         }
     }
+
+    /// Whether this is [`Scope::of_tags`]`(rt, tags)`, without building that scope.
+    fn is_of_tags(&self, rt: ResourceType, tags: &[(&str, &str)]) -> bool {
+        let pair = scoping_tag(rt, tags.iter().map(|(k, _)| *k)).and_then(|i| tags.get(i));
+        match (self, pair) {
+            (Scope::Tag(k, values), Some((key, value))) => {
+                k == key && matches!(values.as_slice(), [v] if v == value)
+            }
+            (Scope::All, None) => true,
+            _ => false,
+        }
+    }
 }
 
 /// Which of a lookup's tag keys the fetch filters on, for types EC2 filters by tag
@@ -128,6 +140,18 @@ fn family(rt: ResourceType) -> &'static [ResourceType] {
 
 type Cell = Arc<OnceCell<Arc<Listing>>>;
 
+/// The backend's cached listings.
+#[derive(Default)]
+struct Cache {
+    /// By type and by what was fetched.
+    scopes: HashMap<(ResourceType, Scope), Cell>,
+    /// Per type, the scope of the last lookup by tag pairs ([`AwsBackend::list_tagged`])
+    /// and the listing that answered it. A plan finds every object of a type by its
+    /// name tag within the cluster's tag, so each lookup after the first finds its
+    /// listing here, without building its scope and hashing it.
+    last_tagged: BTreeMap<ResourceType, (Scope, Cell)>,
+}
+
 /// One cached list of a type (kops-tasks' index: each query reads only its candidates).
 type Listing = kops_tasks::resource::ResourceIndex<ResourceType>;
 
@@ -159,7 +183,7 @@ pub(crate) struct Inner {
     pub(crate) sts: aws_sdk_sts::Client,
     buckets: Buckets,
     calls: Mutex<BTreeMap<String, u64>>,
-    cache: Mutex<HashMap<(ResourceType, Scope), Cell>>,
+    cache: Mutex<Cache>,
     account: OnceCell<AccountInfo>,
     zones: OnceCell<Vec<String>>,
 }
@@ -204,7 +228,7 @@ impl AwsBackend {
                 sts: aws_sdk_sts::Client::new(sdk),
                 buckets: Buckets::new(limits, clock),
                 calls: Mutex::new(BTreeMap::new()),
-                cache: Mutex::new(HashMap::new()),
+                cache: Mutex::new(Cache::default()),
                 account: OnceCell::new(),
                 zones: OnceCell::new(),
             }),
@@ -236,7 +260,9 @@ impl AwsBackend {
 
     /// Drops every cached list (the next queries fetch again).
     pub fn clear_cache(&self) {
-        self.lock_cache().clear();
+        let mut cache = self.lock_cache();
+        cache.scopes.clear();
+        cache.last_tagged.clear();
     }
 
     /// Answers `query` from the cached list in `cell`, fetching `scope` into it first when
@@ -286,21 +312,62 @@ impl AwsBackend {
     /// The cached list of `rt` fetched for `scope` (fetched on first use), or the cached
     /// list of everything of the type, which answers any query of it.
     async fn listing_in(&self, rt: ResourceType, scope: Scope) -> Result<Arc<Listing>> {
-        let key = (rt, scope);
-        let cell = {
-            let mut cache = self.lock_cache();
-            match cache.get(&(rt, Scope::All)) {
-                Some(all) if all.initialized() => all.clone(),
-                _ => match cache.get(&key) {
-                    Some(cell) => cell.clone(),
-                    None => cache.entry(key.clone()).or_default().clone(),
-                },
-            }
-        };
-        self.listing(&cell, rt, &key.1).await
+        let cell = self.cell_for(rt, &scope);
+        self.listing(&cell, rt, &scope).await
     }
 
-    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<(ResourceType, Scope), Cell>> {
+    /// The cell holding the listing that answers a fetch of `scope`: the whole type's
+    /// when it is fetched, else the scope's own (made empty on first use).
+    fn cell_for(&self, rt: ResourceType, scope: &Scope) -> Cell {
+        let mut cache = self.lock_cache();
+        let key = (rt, Scope::All);
+        match cache.scopes.get(&key) {
+            Some(all) if all.initialized() => all.clone(),
+            _ => {
+                let key = (rt, scope.clone());
+                match cache.scopes.get(&key) {
+                    Some(cell) => cell.clone(),
+                    None => cache.scopes.entry(key).or_default().clone(),
+                }
+            }
+        }
+    }
+
+    /// The listing that answers a lookup by tag pairs: the one the last such lookup of
+    /// the type used when it had the same scope and is fetched, else as
+    /// [`AwsBackend::listing_in`] finds it (then kept for the next lookup).
+    async fn listing_tagged(
+        &self,
+        rt: ResourceType,
+        tags: &[(&str, &str)],
+    ) -> Result<Arc<Listing>> {
+        let recent = {
+            let cache = self.lock_cache();
+            cache
+                .last_tagged
+                .get(&rt)
+                .filter(|(scope, _)| scope.is_of_tags(rt, tags))
+                .and_then(|(_, cell)| cell.get().cloned())
+        };
+        if let Some(listing) = recent {
+            return Ok(listing);
+        }
+        let scope = Scope::of_tags(rt, tags);
+        let cell = self.cell_for(rt, &scope);
+        let listing = self.listing(&cell, rt, &scope).await?;
+        // Kept only while the cache still holds the cell: a write to the type while the
+        // fetch ran has dropped it, and the next lookup must fetch again.
+        let mut cache = self.lock_cache();
+        let key = (rt, scope);
+        let held =
+            |k: &(ResourceType, Scope)| cache.scopes.get(k).is_some_and(|c| Arc::ptr_eq(c, &cell));
+        if held(&key) || held(&(rt, Scope::All)) {
+            cache.last_tagged.insert(rt, (key.1, cell));
+        }
+        Ok(listing)
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, Cache> {
         match self.inner.cache.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -309,8 +376,13 @@ impl AwsBackend {
 
     pub(crate) fn invalidate(&self, rt: ResourceType) {
         let fam = family(rt);
-        self.lock_cache()
+        let mut cache = self.lock_cache();
+        cache
+            .scopes
             .retain(|(t, _), _| *t != rt && !fam.contains(t));
+        cache
+            .last_tagged
+            .retain(|t, _| *t != rt && !fam.contains(t));
     }
 
     fn count(&self, service: Service, op: &str) {
@@ -464,7 +536,7 @@ impl ResourceCloud<ResourceType> for AwsBackend {
         rt: ResourceType,
         tags: &[(&str, &str)],
     ) -> Result<Vec<Arc<Resource>>> {
-        let listing = self.listing_in(rt, Scope::of_tags(rt, tags)).await?;
+        let listing = self.listing_tagged(rt, tags).await?;
         Ok(listing.tagged(rt, tags))
     }
 
@@ -478,6 +550,7 @@ impl ResourceCloud<ResourceType> for AwsBackend {
         let scope = Scope::Digests(bucket.clone());
         let cell = self
             .lock_cache()
+            .scopes
             .entry((rt, scope.clone()))
             .or_default()
             .clone();
@@ -627,8 +700,18 @@ mod tests {
                     .map(|(k, v)| TagFilter::equals(*k, *v))
                     .collect();
                 assert_eq!(Scope::of_tags(rt, tags), Scope::of(&q), "{rt:?} {tags:?}");
+                // A scope is the scope of exactly the lookups that build it.
+                for other in pairs {
+                    assert_eq!(
+                        Scope::of_tags(rt, tags).is_of_tags(rt, other),
+                        Scope::of_tags(rt, tags) == Scope::of_tags(rt, other),
+                        "{rt:?} {tags:?} {other:?}"
+                    );
+                }
             }
         }
+        let two = Scope::Tag("KubernetesCluster".into(), vec!["a".into(), "b".into()]);
+        assert!(!two.is_of_tags(ResourceType::Vpc, &[("KubernetesCluster", "a")]));
         assert_eq!(
             Scope::of_tags(
                 ResourceType::Vpc,

@@ -260,6 +260,57 @@ async fn network_objects_round_trip() {
     assert!(matches!(err, CloudError::NotFound { .. }), "{err:?}");
 }
 
+/// A plan finds every object by its name tag within the cluster's tag: the lookups of a
+/// type share one listing, and a write to the type makes the next lookup fetch again.
+#[tokio::test]
+async fn lookups_by_tag_pairs_share_one_listing_until_a_write() {
+    let Some(ep) = endpoint() else { return };
+    let cluster = "tagged.example.com";
+    let cloud = backend(&ep, "ap-southeast-1");
+    fresh(&cloud, cluster).await;
+    let vpc = |cidr: &str| json!({"cidr_block": cidr});
+    let a = create(&cloud, R::Vpc, cluster, "a", vpc("172.21.0.0/16")).await;
+
+    cloud.reset_api_calls();
+    let find = |name: &'static str| {
+        let cloud = &cloud;
+        async move {
+            let tags = [("KubernetesCluster", cluster), ("Name", name)];
+            let found = cloud.list_tagged(R::Vpc, &tags).await.unwrap();
+            found.iter().map(|r| r.id.clone()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(find("a").await, vec![a.id.clone()]);
+    assert!(find("b").await.is_empty());
+    assert_eq!(find("a").await, vec![a.id.clone()]);
+    let describes = |cloud: &AwsBackend| cloud.api_calls().get("ec2:DescribeVpcs").copied();
+    assert_eq!(describes(&cloud), Some(1), "{:?}", cloud.api_calls());
+
+    // A create of the type drops the listing: the next lookup sees the new object, and
+    // the lookups after it share the new listing.
+    let b = create(&cloud, R::Vpc, cluster, "b", vpc("172.22.0.0/16")).await;
+    cloud.reset_api_calls();
+    assert_eq!(find("b").await, vec![b.id.clone()]);
+    assert_eq!(find("a").await, vec![a.id.clone()]);
+    assert_eq!(describes(&cloud), Some(1), "{:?}", cloud.api_calls());
+
+    // So does a delete.
+    cloud.delete(R::Vpc, &b.id).await.unwrap();
+    cloud.reset_api_calls();
+    assert!(find("b").await.is_empty());
+    assert_eq!(find("a").await, vec![a.id.clone()]);
+    assert_eq!(describes(&cloud), Some(1), "{:?}", cloud.api_calls());
+
+    // A lookup within another cluster's tag has a listing of its own, and the lookups
+    // of the first cluster keep theirs.
+    let other = [("KubernetesCluster", "other.example.com"), ("Name", "a")];
+    assert!(cloud.list_tagged(R::Vpc, &other).await.unwrap().is_empty());
+    assert_eq!(find("a").await, vec![a.id.clone()]);
+    assert_eq!(describes(&cloud), Some(2), "{:?}", cloud.api_calls());
+
+    fresh(&cloud, cluster).await;
+}
+
 #[tokio::test]
 async fn iam_objects_round_trip() {
     let Some(ep) = endpoint() else { return };
