@@ -55,6 +55,16 @@ async fn fresh(cloud: &AwsBackend, cluster: &str) {
     cloud.clear_cache();
 }
 
+/// The backend of a test on moto in `region`, with what an earlier, interrupted run of
+/// the test left of `cluster` removed; `None` without moto. With the endpoint, for tests
+/// that also make plain SDK clients.
+async fn moto_cloud(cluster: &str, region: &str) -> Option<(String, AwsBackend)> {
+    let ep = endpoint()?;
+    let cloud = backend(&ep, region);
+    fresh(&cloud, cluster).await;
+    Some((ep, cloud))
+}
+
 async fn create(cloud: &AwsBackend, rt: R, cluster: &str, name: &str, a: Json) -> Resource {
     cloud
         .create(
@@ -68,10 +78,10 @@ async fn create(cloud: &AwsBackend, rt: R, cluster: &str, name: &str, a: Json) -
 
 #[tokio::test]
 async fn network_objects_round_trip() {
-    let Some(ep) = endpoint() else { return };
     let cluster = "net.example.com";
-    let cloud = backend(&ep, "eu-west-1");
-    fresh(&cloud, cluster).await;
+    let Some((_, cloud)) = moto_cloud(cluster, "eu-west-1").await else {
+        return;
+    };
 
     let vpc = create(&cloud, R::Vpc, cluster, "net", json!({"cidr_block": "172.20.0.0/16", "enable_dns_hostnames": true, "enable_dns_support": true})).await;
     assert!(vpc.id.starts_with("vpc-"));
@@ -264,10 +274,10 @@ async fn network_objects_round_trip() {
 /// type share one listing, and a write to the type makes the next lookup fetch again.
 #[tokio::test]
 async fn lookups_by_tag_pairs_share_one_listing_until_a_write() {
-    let Some(ep) = endpoint() else { return };
     let cluster = "tagged.example.com";
-    let cloud = backend(&ep, "ap-southeast-1");
-    fresh(&cloud, cluster).await;
+    let Some((_, cloud)) = moto_cloud(cluster, "ap-southeast-1").await else {
+        return;
+    };
     let vpc = |cidr: &str| json!({"cidr_block": cidr});
     let a = create(&cloud, R::Vpc, cluster, "a", vpc("172.21.0.0/16")).await;
 
@@ -313,10 +323,10 @@ async fn lookups_by_tag_pairs_share_one_listing_until_a_write() {
 
 #[tokio::test]
 async fn iam_objects_round_trip() {
-    let Some(ep) = endpoint() else { return };
     let cluster = "iam.example.com";
-    let cloud = backend(&ep, "us-east-1");
-    fresh(&cloud, cluster).await;
+    let Some((_, cloud)) = moto_cloud(cluster, "us-east-1").await else {
+        return;
+    };
     let role_name = "nodes.iam.example.com";
     let assume = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
     let role = cloud
@@ -404,10 +414,10 @@ async fn iam_objects_round_trip() {
 
 #[tokio::test]
 async fn launch_templates_keep_full_data_and_asgs_follow() {
-    let Some(ep) = endpoint() else { return };
     let cluster = "lt.example.com";
-    let cloud = backend(&ep, "us-west-2");
-    fresh(&cloud, cluster).await;
+    let Some((_, cloud)) = moto_cloud(cluster, "us-west-2").await else {
+        return;
+    };
     let vpc = create(
         &cloud,
         R::Vpc,
@@ -597,10 +607,10 @@ async fn launch_templates_keep_full_data_and_asgs_follow() {
 
 #[tokio::test]
 async fn files_queues_and_rules_round_trip() {
-    let Some(ep) = endpoint() else { return };
     let cluster = "files.example.com";
-    let cloud = backend(&ep, "us-east-1");
-    fresh(&cloud, cluster).await;
+    let Some((ep, cloud)) = moto_cloud(cluster, "us-east-1").await else {
+        return;
+    };
     // The state-store bucket exists before a cluster is created.
     let s3 = common::s3_client(&ep);
     let bucket = "kops-cloud-aws-files-test";
@@ -678,10 +688,10 @@ async fn files_queues_and_rules_round_trip() {
 
 #[tokio::test]
 async fn delete_cluster_removes_owned_and_keeps_shared() {
-    let Some(ep) = endpoint() else { return };
     let cluster = "del.example.com";
-    let cloud = backend(&ep, "ap-southeast-2");
-    fresh(&cloud, cluster).await;
+    let Some((_, cloud)) = moto_cloud(cluster, "ap-southeast-2").await else {
+        return;
+    };
     // A shared VPC and subnet the cluster uses but does not own.
     let shared_tags = BTreeMap::from([
         (
@@ -823,11 +833,11 @@ async fn delete_cluster_removes_owned_and_keeps_shared() {
 async fn rolling_update_calls_members_deregister_detach_terminate() {
     use kops_cloud_aws::AwsCloud;
     use kops_cloud_aws::cloud::DETACHED_TAG;
-    let Some(ep) = endpoint() else { return };
     let cluster = "day2.example.com";
     let region = "eu-central-1";
-    let cloud = backend(&ep, region);
-    fresh(&cloud, cluster).await;
+    let Some((ep, cloud)) = moto_cloud(cluster, region).await else {
+        return;
+    };
     let vpc = create(
         &cloud,
         R::Vpc,
