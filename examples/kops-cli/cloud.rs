@@ -175,9 +175,7 @@ impl Cloud {
     }
 
     async fn open_aws(region: &str) -> anyhow::Result<Cloud> {
-        let builder = kops_cloud_aws::AwsBackendBuilder::from_env()
-            .await
-            .region(region);
+        let builder = kops_cloud_aws::AwsBackendBuilder::from_env_in(region).await;
         let backend = builder
             .build()
             .with_context(|| format!("configuring the AWS client for region {region}"))?;

@@ -94,7 +94,21 @@ impl AwsBackendBuilder {
     /// (environment variables, shared config files, instance metadata); the setters
     /// override them.
     pub async fn from_env() -> Self {
-        let cfg = aws_config::defaults(BehaviorVersion::latest()).load().await;
+        Self::from_loader(aws_config::defaults(BehaviorVersion::latest())).await
+    }
+
+    /// [`AwsBackendBuilder::from_env`] for a known region: credentials come from the
+    /// SDK's default chain, and the region chain is not run, so a machine with no region
+    /// configured does not wait for the instance metadata service to answer (or time
+    /// out) for a region that would be replaced anyway.
+    pub async fn from_env_in(region: impl Into<String>) -> Self {
+        let loader =
+            aws_config::defaults(BehaviorVersion::latest()).region(Region::new(region.into()));
+        Self::from_loader(loader).await
+    }
+
+    async fn from_loader(loader: aws_config::ConfigLoader) -> Self {
+        let cfg = loader.load().await;
         AwsBackendBuilder {
             region: cfg.region().map(ToString::to_string),
             env: Some(cfg),
@@ -192,5 +206,25 @@ impl AwsBackendBuilder {
             &self.rate_limits,
             self.clock,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The region given is the loaded configuration's, whatever the environment says:
+    /// the SDK's region chain (environment, profile, instance metadata) is not asked.
+    #[tokio::test]
+    async fn a_builder_from_the_environment_in_a_region_loads_that_region() {
+        let b = AwsBackendBuilder::from_env_in("eu-south-2").await;
+        assert_eq!(b.region.as_deref(), Some("eu-south-2"));
+        let loaded = b
+            .env
+            .as_ref()
+            .and_then(|c| c.region())
+            .map(|r| r.to_string());
+        assert_eq!(loaded.as_deref(), Some("eu-south-2"));
+        assert!(b.env_origin.is_some());
     }
 }
