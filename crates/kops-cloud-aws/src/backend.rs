@@ -312,25 +312,30 @@ impl AwsBackend {
     /// The cached list of `rt` fetched for `scope` (fetched on first use), or the cached
     /// list of everything of the type, which answers any query of it.
     async fn listing_in(&self, rt: ResourceType, scope: Scope) -> Result<Arc<Listing>> {
-        let cell = self.cell_for(rt, &scope);
+        let (cell, scope) = self.cell_for(rt, scope);
         self.listing(&cell, rt, &scope).await
     }
 
     /// The cell holding the listing that answers a fetch of `scope`: the whole type's
-    /// when it is fetched, else the scope's own (made empty on first use).
-    fn cell_for(&self, rt: ResourceType, scope: &Scope) -> Cell {
+    /// when it is fetched, else the scope's own (made empty on first use); and the scope,
+    /// for the fetch.
+    fn cell_for(&self, rt: ResourceType, scope: Scope) -> (Cell, Scope) {
         let mut cache = self.lock_cache();
-        let key = (rt, Scope::All);
-        match cache.scopes.get(&key) {
-            Some(all) if all.initialized() => all.clone(),
-            _ => {
-                let key = (rt, scope.clone());
-                match cache.scopes.get(&key) {
-                    Some(cell) => cell.clone(),
-                    None => cache.scopes.entry(key).or_default().clone(),
-                }
-            }
+        if let Some(all) = cache.scopes.get(&(rt, Scope::All))
+            && all.initialized()
+        {
+            return (all.clone(), scope);
         }
+        let key = (rt, scope);
+        let cell = match cache.scopes.get(&key) {
+            Some(cell) => cell.clone(),
+            None => {
+                let cell = Cell::default();
+                cache.scopes.insert(key.clone(), cell.clone());
+                cell
+            }
+        };
+        (cell, key.1)
     }
 
     /// The listing that answers a lookup by tag pairs: the one the last such lookup of
@@ -352,8 +357,7 @@ impl AwsBackend {
         if let Some(listing) = recent {
             return Ok(listing);
         }
-        let scope = Scope::of_tags(rt, tags);
-        let cell = self.cell_for(rt, &scope);
+        let (cell, scope) = self.cell_for(rt, Scope::of_tags(rt, tags));
         let listing = self.listing(&cell, rt, &scope).await?;
         // Kept only while the cache still holds the cell: a write to the type while the
         // fetch ran has dropped it, and the next lookup must fetch again.
