@@ -901,43 +901,34 @@ impl StrMap {
 
     /// Sets `key` to `value`.
     pub(crate) fn insert(&mut self, key: &str, value: &str) {
-        let mut at = self.bytes.len();
         let mut pos = 0;
         while let Some(e) = self.entry(pos) {
             match e.key.cmp(key.as_bytes()) {
                 std::cmp::Ordering::Less => pos = e.end,
                 std::cmp::Ordering::Equal => {
                     let mut encoded = Vec::with_capacity(value.len() + LEN_BYTES);
-                    push_len(&mut encoded, value.len());
-                    encoded.extend_from_slice(value.as_bytes());
+                    encode(&mut encoded, value);
                     let (from, to) = (e.value_at, e.end);
                     self.bytes.splice(from..to, encoded);
                     return;
                 }
                 std::cmp::Ordering::Greater => {
-                    at = e.start;
-                    break;
+                    let mut encoded = Vec::with_capacity(key.len() + value.len() + 2 * LEN_BYTES);
+                    encode(&mut encoded, key);
+                    encode(&mut encoded, value);
+                    let at = e.start;
+                    self.bytes.splice(at..at, encoded);
+                    return;
                 }
             }
         }
-        if at == self.bytes.len() {
-            self.push(key, value);
-        } else {
-            let mut encoded = Vec::with_capacity(key.len() + value.len() + 2 * LEN_BYTES);
-            push_len(&mut encoded, key.len());
-            encoded.extend_from_slice(key.as_bytes());
-            push_len(&mut encoded, value.len());
-            encoded.extend_from_slice(value.as_bytes());
-            self.bytes.splice(at..at, encoded);
-        }
+        self.push(key, value);
     }
 
     /// Appends an entry (its key sorts after every key held).
     fn push(&mut self, key: &str, value: &str) {
-        push_len(&mut self.bytes, key.len());
-        self.bytes.extend_from_slice(key.as_bytes());
-        push_len(&mut self.bytes, value.len());
-        self.bytes.extend_from_slice(value.as_bytes());
+        encode(&mut self.bytes, key);
+        encode(&mut self.bytes, value);
     }
 
     /// The entry starting at `start`, if one does.
@@ -1022,13 +1013,15 @@ impl fmt::Debug for StrMap {
 /// Bytes a typical entry's length takes (LEB128: seven bits a byte).
 const LEN_BYTES: usize = 2;
 
-/// Appends `n` as a LEB128 number.
-fn push_len(bytes: &mut Vec<u8>, mut n: usize) {
+/// Appends `text`'s length as a LEB128 number, then `text`.
+fn encode(bytes: &mut Vec<u8>, text: &str) {
+    let mut n = text.len();
     while n >= 0x80 {
         bytes.push((n as u8) | 0x80);
         n >>= 7;
     }
     bytes.push(n as u8);
+    bytes.extend_from_slice(text.as_bytes());
 }
 
 /// The bytes whose length starts at `at`, and where they end.
