@@ -439,8 +439,12 @@ impl Executor {
             });
             release(i, &mut pending, &mut ready);
         }
+        // Sized once: grown by doubling, the items of a large graph would be copied
+        // over and over (a flattening iterator does not tell its length).
+        let mut items = Vec::with_capacity(finished.iter().filter(|f| f.is_some()).count());
+        items.extend(finished.into_iter().flatten());
         report.plan = Plan {
-            items: finished.into_iter().flatten().collect(),
+            items,
             warnings: Vec::new(),
         };
         report.failed.sort_by(|a, b| a.0.cmp(&b.0));
