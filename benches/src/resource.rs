@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kops_tasks::resource::{
     Attr, CloudError, CloudResult, CreateRequest, ListQuery, NameTags, Resource, ResourceCloud,
-    ResourceIndex, ResourceKind, ResourceTask, UpdateRequest,
+    ResourceIndex, ResourceKind, ResourceTask, Tags, UpdateRequest,
 };
 use kops_tasks::{Task, async_trait};
 
@@ -175,7 +175,7 @@ pub fn resource_tasks(n: usize, changed_per_mille: u64) -> (Vec<ResourceTask<Ben
         let mut object = Resource::new(ty, format!("id-{name}"))
             .with_attr("size", size + i64::from(changed))
             .with_attr("enabled", size % 2 == 0);
-        object.tags = tags.clone();
+        object.tags = Tags::from(&tags);
         if let Some(p) = &parent {
             object = object.with_attr("vpc_id", format!("id-{}", p.name()));
         }

@@ -52,7 +52,7 @@ pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow
                         r.id.clone(),
                         r.name
                             .clone()
-                            .or_else(|| r.tags.get("Name").cloned())
+                            .or_else(|| r.tags.get("Name").map(str::to_owned))
                             .unwrap_or_default(),
                     ]
                 })

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CloudError as Error, CloudResult as Result, Tags};
 use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
 use aws_sdk_autoscaling::types::{
     self as t, Filter, LaunchTemplateSpecification, Tag, TagDescription,
@@ -61,7 +61,7 @@ async fn groups(be: &AwsBackend, scope: &Scope) -> Result<Vec<t::AutoScalingGrou
     Ok(out)
 }
 
-fn tags_of(tags: &[TagDescription]) -> BTreeMap<String, String> {
+fn tags_of(tags: &[TagDescription]) -> Tags {
     tags.iter()
         .filter_map(|t| {
             Some((
@@ -623,7 +623,8 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
                 }
             }
             if a.contains_key("tag") || rq.tags.is_some() {
-                let new_tags: Vec<Tag> = asg_tags(id, a, rq.tags.as_ref().unwrap_or(&old.tags));
+                let new_tags: Vec<Tag> =
+                    asg_tags(id, a, rq.tags.as_ref().unwrap_or(&old.tags.to_map()));
                 let new_map: BTreeMap<String, String> = new_tags
                     .iter()
                     .filter_map(|t| Some((t.key()?.to_owned(), t.value()?.to_owned())))

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::cloud::ResourceType;
-use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CloudError as Error, CloudResult as Result, Tags};
 use kops_tasks::resource::immutable_changes;
 use serde_json::{Map, Value as Json};
 
@@ -118,18 +118,18 @@ pub(crate) fn jlist<S: AsRef<str>>(v: impl IntoIterator<Item = S>) -> Json {
 
 /// `(added or changed, removed keys)` to go from `old` to `new` tags.
 pub(crate) fn tag_diff(
-    old: &BTreeMap<String, String>,
+    old: &Tags,
     new: &BTreeMap<String, String>,
 ) -> (BTreeMap<String, String>, Vec<String>) {
     let set = new
         .iter()
-        .filter(|(k, v)| old.get(*k) != Some(*v))
+        .filter(|(k, v)| old.get(k) != Some(v.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let removed = old
         .keys()
         .filter(|k| !new.contains_key(*k))
-        .cloned()
+        .map(str::to_owned)
         .collect();
     (set, removed)
 }
@@ -184,7 +184,7 @@ mod tests {
     fn url_decoding_and_tag_diff() {
         assert_eq!(url_decode("%7B%22a%22%3A1%7D"), "{\"a\":1}");
         assert_eq!(url_decode("100%"), "100%");
-        let old = BTreeMap::from([("a".to_owned(), "1".to_owned()), ("b".into(), "2".into())]);
+        let old = Tags::from([("a", "1"), ("b", "2")]);
         let new = BTreeMap::from([("a".to_owned(), "1".to_owned()), ("c".into(), "3".into())]);
         let (set, rm) = tag_diff(&old, &new);
         assert_eq!(set, BTreeMap::from([("c".to_owned(), "3".to_owned())]));

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CloudError as Error, CloudResult as Result, Tags};
 use crate::cloud::{
     CreateRequest, Image, ImageQuery, Resource, ResourceType, Service, UpdateRequest,
 };
@@ -69,7 +69,7 @@ fn filters(scope: &Scope, id_filter: &str) -> Vec<Filter> {
     }
 }
 
-fn tags_of(tags: &[Tag]) -> BTreeMap<String, String> {
+fn tags_of(tags: &[Tag]) -> Tags {
     tags.iter()
         .filter_map(|t| {
             Some((
@@ -112,7 +112,7 @@ fn bool_attr(v: bool) -> AttributeBooleanValue {
 async fn sync_tags(
     be: &AwsBackend,
     id: &str,
-    old: &BTreeMap<String, String>,
+    old: &Tags,
     new: &BTreeMap<String, String>,
 ) -> Result<()> {
     let (set, removed) = c::tag_diff(old, new);
@@ -1006,8 +1006,8 @@ pub(crate) fn lt_data_to_attrs(d: &t::ResponseLaunchTemplateData) -> Attrs {
         .filter(|s| s.resource_type().map(|r| r.as_str()) != Some("launch-template"))
         .map(|s| {
             let tags: serde_json::Map<String, Json> = tags_of(s.tags())
-                .into_iter()
-                .map(|(k, v)| (k, Json::String(v)))
+                .iter()
+                .map(|(k, v)| (k.to_owned(), Json::from(v)))
                 .collect();
             object([
                 ("resource_type", js(s.resource_type().map(|r| r.as_str()))),
@@ -1584,8 +1584,11 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
     let r = be.reread(rt, &id).await?;
     // Some EC2 implementations ignore tag specifications on a few create calls (DHCP
     // options in moto): tag explicitly what is missing.
-    if rt.is_taggable() && !tags.is_empty() && tags.iter().any(|(k, v)| r.tags.get(k) != Some(v)) {
-        let mut want = r.tags.clone();
+    if rt.is_taggable()
+        && !tags.is_empty()
+        && tags.iter().any(|(k, v)| r.tags.get(k) != Some(v.as_str()))
+    {
+        let mut want = r.tags.to_map();
         want.extend(tags.clone());
         sync_tags(be, &id, &r.tags, &want).await?;
         return be.reread(rt, &id).await;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CloudError as Error, CloudResult as Result, Tags};
 use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
 use aws_sdk_elasticloadbalancingv2::types::{
     self as t, Action, ActionTypeEnum, Certificate, LoadBalancerAttribute, SubnetMapping, Tag,
@@ -154,7 +154,7 @@ pub(crate) async fn list(
                 if let Some(v) = attr_value(&kv, "load_balancing.cross_zone.enabled") {
                     r = r.with_attr("enable_cross_zone_load_balancing", v == "true");
                 }
-                r.tags = tags.get(arn).cloned().unwrap_or_default();
+                r.tags = tags.get(arn).map(Tags::from).unwrap_or_default();
                 out.push(r);
             }
         }
@@ -234,7 +234,7 @@ pub(crate) async fn list(
                 {
                     r = r.with_attr("connection_termination", v == "true");
                 }
-                r.tags = tags.get(arn).cloned().unwrap_or_default();
+                r.tags = tags.get(arn).map(Tags::from).unwrap_or_default();
                 out.push(r);
             }
         }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cloud::{CloudError as Error, CloudResult as Result};
+use crate::cloud::{CloudError as Error, CloudResult as Result, Tags};
 use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest};
 use aws_sdk_iam::types::Tag;
 
@@ -15,7 +15,7 @@ use ResourceType as R;
 
 const IAM: Service = Service::Iam;
 
-fn tags_of(tags: &[Tag]) -> BTreeMap<String, String> {
+fn tags_of(tags: &[Tag]) -> Tags {
     tags.iter()
         .map(|t| (t.key().to_owned(), t.value().to_owned()))
         .collect()

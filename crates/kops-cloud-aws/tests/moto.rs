@@ -127,7 +127,7 @@ async fn network_objects_round_trip() {
     assert_eq!(upd.tags, new_tags);
     // The write invalidated the cache: a new lookup sees the change.
     let again = cloud.get(R::Vpc, &vpc.id).await.unwrap().unwrap();
-    assert_eq!(again.tags.get("extra").map(String::as_str), Some("1"));
+    assert_eq!(again.tags.get("extra"), Some("1"));
 
     let dhcp = create(&cloud, R::DhcpOptions, cluster, "net", json!({"domain_name": "eu-west-1.compute.internal", "domain_name_servers": ["AmazonProvidedDNS"]})).await;
     assert_eq!(
@@ -370,10 +370,7 @@ async fn iam_objects_round_trip() {
         .await
         .unwrap();
     assert_eq!(found.len(), 1);
-    assert_eq!(
-        found[0].tags.get("KubernetesCluster").map(String::as_str),
-        Some(cluster)
-    );
+    assert_eq!(found[0].tags.get("KubernetesCluster"), Some(cluster));
     let pols = cloud
         .list(&ListQuery::new(R::IamRolePolicy).with_parent(role_name))
         .await
@@ -992,10 +989,7 @@ async fn rolling_update_calls_members_deregister_detach_terminate() {
         detached.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
         [first.as_str()]
     );
-    assert_eq!(
-        detached[0].tags.get(DETACHED_TAG).map(String::as_str),
-        Some(asg)
-    );
+    assert_eq!(detached[0].tags.get(DETACHED_TAG), Some(asg));
 
     // Terminate, twice, and an instance that never existed: none is an error.
     cloud.terminate_instance(&first).await.unwrap();

@@ -281,7 +281,7 @@ async fn duplicates(cloud: &dyn AwsCloud, cluster: &str) -> anyhow::Result<Vec<S
         let name = r
             .name
             .clone()
-            .or_else(|| r.tags.get("Name").cloned())
+            .or_else(|| r.tags.get("Name").map(str::to_owned))
             .unwrap_or_default();
         if name.is_empty() {
             continue;

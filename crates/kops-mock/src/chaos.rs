@@ -265,7 +265,7 @@ impl ChaosCloud {
             let tags_ok = query.tags.iter().all(|t| {
                 r.tags
                     .get(&t.key)
-                    .is_some_and(|v| t.values.is_empty() || t.values.contains(v))
+                    .is_some_and(|v| t.values.is_empty() || t.values.iter().any(|x| x == v))
             });
             let ids_ok = query.ids.is_empty() || query.ids.contains(&r.id);
             if parent_ok && tags_ok && ids_ok {

@@ -54,7 +54,7 @@ use kops_cloud_aws::cloud::{
     HostedZone as ZoneInfo, Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud,
     ResourceType, TagFilter, UpdateRequest, ZoneQuery,
 };
-use kops_tasks::resource::immutable_changes;
+use kops_tasks::resource::{Tags as ResourceTags, immutable_changes};
 use serde_json::{Map, Value as Json, json};
 
 use crate::asg::{
@@ -268,7 +268,7 @@ fn ec2_filters(q: &ListQuery, id_filter: &str, name_filter: Option<&str>) -> Vec
 
 fn new_res(rt: ResourceType, id: &str, tags: &Tags) -> Resource {
     let mut r = Resource::new(rt, id);
-    r.tags = tags.clone();
+    r.tags = tags.into();
     r
 }
 
@@ -316,18 +316,18 @@ impl MockAws {
         r
     }
 
-    fn retag_ec2(&self, id: &str, old: &Tags, new: &Tags) -> crate::Result<()> {
+    fn retag_ec2(&self, id: &str, old: &ResourceTags, new: &Tags) -> crate::Result<()> {
         let removed: Vec<(String, Option<String>)> = old
             .keys()
             .filter(|k| !new.contains_key(*k))
-            .map(|k| (k.clone(), None))
+            .map(|k| (k.to_owned(), None))
             .collect();
         if !removed.is_empty() {
             self.delete_tags(&[id.to_owned()], &removed)?;
         }
         let changed: Tags = new
             .iter()
-            .filter(|(k, v)| old.get(*k) != Some(*v))
+            .filter(|(k, v)| old.get(k) != Some(v.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         if !changed.is_empty() {
@@ -2358,12 +2358,13 @@ impl MockAws {
                     self.update_auto_scaling_group(spec).into_cloud()?;
                 }
                 if a.contains_key("tag") || req.tags.is_some() {
-                    let want = asg_tags(req.tags.as_ref().unwrap_or(&current.tags), &merged);
+                    let current_tags = current.tags.to_map();
+                    let want = asg_tags(req.tags.as_ref().unwrap_or(&current_tags), &merged);
                     let stale: Vec<String> = current
                         .tags
                         .keys()
                         .filter(|k| !want.contains_key(*k))
-                        .cloned()
+                        .map(str::to_owned)
                         .collect();
                     if !stale.is_empty() {
                         self.delete_asg_tags(id, &stale).into_cloud()?;
@@ -2530,12 +2531,12 @@ impl MockAws {
         self.one(rt, id)
     }
 
-    fn retag(&self, rt: ResourceType, id: &str, old: &Tags, new: &Tags) -> CloudResult<()> {
+    fn retag(&self, rt: ResourceType, id: &str, old: &ResourceTags, new: &Tags) -> CloudResult<()> {
         use ResourceType as R;
         let removed: Vec<String> = old
             .keys()
             .filter(|k| !new.contains_key(*k))
-            .cloned()
+            .map(str::to_owned)
             .collect();
         match rt {
             R::IamRole => {

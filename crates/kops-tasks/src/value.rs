@@ -962,14 +962,70 @@ impl StrMap {
     }
 
     /// Entries in key order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+    pub(crate) fn iter(&self) -> StrIter<'_> {
+        StrIter { map: self, pos: 0 }
+    }
+
+    /// How many entries the map holds.
+    pub(crate) fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// Removes `key`, returning its value.
+    pub(crate) fn remove(&mut self, key: &str) -> Option<String> {
         let mut pos = 0;
-        std::iter::from_fn(move || {
-            let e = self.entry(pos)?;
+        while let Some(e) = self.entry(pos) {
+            if e.key == key.as_bytes() {
+                let value = String::from_utf8_lossy(e.value).into_owned();
+                let (from, to) = (e.start, e.end);
+                self.bytes.drain(from..to);
+                return Some(value);
+            }
             pos = e.end;
-            let key = std::str::from_utf8(e.key).ok()?;
-            Some((key, std::str::from_utf8(e.value).ok()?))
-        })
+        }
+        None
+    }
+
+    /// Keeps the entries `keep` accepts.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&str, &str) -> bool) {
+        let mut kept = Vec::with_capacity(self.bytes.len());
+        for (k, v) in self.iter() {
+            if keep(k, v) {
+                encode(&mut kept, k);
+                encode(&mut kept, v);
+            }
+        }
+        self.bytes = kept;
+    }
+
+    /// Removes every entry.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+    }
+
+    /// The map of these entries, sorted by key, the last of a repeated key kept.
+    pub(crate) fn from_entries<K: AsRef<str>, V: AsRef<str>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let mut all: Vec<(K, V)> = entries.into_iter().collect();
+        // Stable: among entries with the same key, the last one given stays last.
+        all.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        let text = all
+            .iter()
+            .map(|(k, v)| k.as_ref().len() + v.as_ref().len() + LEN_BYTES)
+            .sum();
+        let mut m = StrMap::with_capacity(text);
+        let mut entries = all.iter().peekable();
+        while let Some((k, v)) = entries.next() {
+            if entries
+                .peek()
+                .is_some_and(|(next, _)| next.as_ref() == k.as_ref())
+            {
+                continue;
+            }
+            m.push(k.as_ref(), v.as_ref());
+        }
+        m
     }
 
     /// Whether this map holds exactly `map`'s entries.
@@ -989,6 +1045,24 @@ impl StrMap {
         self.iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect()
+    }
+}
+
+/// The entries of a [`StrMap`], in key order.
+#[derive(Clone, Debug)]
+pub(crate) struct StrIter<'a> {
+    map: &'a StrMap,
+    pos: usize,
+}
+
+impl<'a> Iterator for StrIter<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let e = self.map.entry(self.pos)?;
+        self.pos = e.end;
+        let key = std::str::from_utf8(e.key).ok()?;
+        Some((key, std::str::from_utf8(e.value).ok()?))
     }
 }
 

@@ -438,7 +438,7 @@ impl Ctx {
         let mut r = Resource::new(rt, id).with_name(name);
         r.attrs = attrs;
         if rt.facts().labelled {
-            r.tags = labels;
+            r.tags = labels.into();
         }
         r
     }
@@ -690,7 +690,7 @@ impl Ctx {
         }
         let mut r = Resource::new(R::InstanceTemplate, name.clone()).with_name(name);
         r.attrs = a;
-        r.tags = labels;
+        r.tags = labels.into();
         r
     }
 
@@ -978,9 +978,6 @@ mod tests {
         assert_eq!(back.attrs["disk"][0], attrs["disk"]);
         assert_eq!(back.attrs["metadata"], attrs["metadata"]);
         assert_eq!(back.attrs["network_interface"][0]["subnetwork"], "s");
-        assert_eq!(
-            back.tags.get("k8s-io-cluster-name").map(String::as_str),
-            Some("x")
-        );
+        assert_eq!(back.tags.get("k8s-io-cluster-name"), Some("x"));
     }
 }

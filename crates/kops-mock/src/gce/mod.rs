@@ -381,7 +381,7 @@ impl ResourceCloud<GceResourceType> for MockGce {
         }
         r.attrs = attrs;
         if rt.facts().labelled {
-            r.tags = tags;
+            r.tags = tags.into();
         }
         s.objects.insert((rt, id), r.clone());
         Ok(r)
@@ -404,7 +404,7 @@ impl ResourceCloud<GceResourceType> for MockGce {
         let mut next = current.clone();
         next.attrs.extend(req.attrs.clone());
         if let Some(t) = &req.tags {
-            next.tags = t.clone();
+            next.tags = t.into();
         }
         if rt == R::InstanceTemplate {
             // Replace: a new template, the groups re-pointed, the old one deleted.
@@ -414,7 +414,7 @@ impl ResourceCloud<GceResourceType> for MockGce {
             let link = self_link(&self.project, rt, None, &name);
             next.id = name.clone();
             next.name = Some(name);
-            next.tags = labels_of(&next.attrs);
+            next.tags = labels_of(&next.attrs).into();
             next.attrs
                 .insert("self_link".into(), Json::String(link.clone()));
             for ((t, _), mig) in s.objects.iter_mut() {

@@ -191,7 +191,7 @@ fn made_by_kubernetes(r: &Resource) -> bool {
 fn display_name(r: &Resource) -> String {
     r.name
         .clone()
-        .or_else(|| r.tags.get("Name").cloned())
+        .or_else(|| r.tags.get("Name").map(str::to_owned))
         .unwrap_or_else(|| r.id.clone())
 }
 

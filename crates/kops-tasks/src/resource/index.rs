@@ -165,8 +165,8 @@ impl<K: PartialEq> ResourceIndex<K> {
                 file(&mut by_parent, &[p.as_str()], i);
             }
             for (k, v) in &r.tags {
-                file(&mut by_tag, &[k.as_str(), v.as_str()], i);
-                file(&mut by_tag_key, &[k.as_str()], i);
+                file(&mut by_tag, &[k, v], i);
+                file(&mut by_tag_key, &[k], i);
             }
         }
         ResourceIndex {
@@ -238,10 +238,7 @@ impl<K: PartialEq> ResourceIndex<K> {
             .map(|(k, v)| self.by_tag.get(parts_hash(&[k, v])))
             .min_by_key(|c| c.len());
         let matches = |r: &&Arc<Resource<K>>| {
-            r.resource_type == resource_type
-                && tags
-                    .iter()
-                    .all(|(k, v)| r.tags.get(*k).is_some_and(|x| x == v))
+            r.resource_type == resource_type && tags.iter().all(|(k, v)| r.tags.get(k) == Some(*v))
         };
         match picked {
             Some(candidates) => candidates

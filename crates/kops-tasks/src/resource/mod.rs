@@ -25,6 +25,7 @@
 
 mod error;
 mod index;
+mod tags;
 mod task;
 
 use std::borrow::Cow;
@@ -39,6 +40,7 @@ use serde_json::Value as Json;
 
 pub use error::{CloudError, CloudResult};
 pub use index::ResourceIndex;
+pub use tags::{Tags, TagsIter};
 pub use task::{Attr, FindBy, ResourceTask};
 
 /// A cloud's resource-type enum: the facts about each type the generic task needs.
@@ -124,7 +126,7 @@ pub struct Resource<K> {
     pub parent: Option<String>,
     /// Tags (labels).
     #[serde(default)]
-    pub tags: BTreeMap<String, String>,
+    pub tags: Tags,
     /// Attributes by Terraform attribute name; references are plain IDs.
     #[serde(default)]
     pub attrs: BTreeMap<String, Json>,
@@ -139,7 +141,7 @@ impl<K> Resource<K> {
             name: None,
             arn: None,
             parent: None,
-            tags: BTreeMap::new(),
+            tags: Tags::new(),
             attrs: BTreeMap::new(),
         }
     }
@@ -181,7 +183,7 @@ impl<K> Resource<K> {
 
     /// The `Name` tag.
     pub fn name_tag(&self) -> Option<&str> {
-        self.tags.get("Name").map(String::as_str)
+        self.tags.get("Name")
     }
 }
 
@@ -215,7 +217,7 @@ impl TagFilter {
     }
 
     /// Whether `tags` pass this filter.
-    pub fn matches(&self, tags: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, tags: &Tags) -> bool {
         match tags.get(&self.key) {
             None => false,
             Some(v) => self.values.is_empty() || self.values.iter().any(|x| x == v),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::{CreateRequest, ListQuery, Resource, ResourceCloud, ResourceKind, UpdateRequest};
+use super::{CreateRequest, ListQuery, Resource, ResourceCloud, ResourceKind, Tags, UpdateRequest};
 use crate::diff::{FieldChange, Resolver, field_change, values_equal_with};
 use crate::terraform::{Body, Expr, Link, TerraformWriter};
 use crate::value::StrMap;
@@ -602,7 +602,7 @@ impl<K: ResourceKind> ResourceTask<K> {
         }
         if self.has_tags_field()
             && let Some(t) = &self.tags
-            && !t.equals(&r.tags)
+            && t != r.tags.as_str_map()
         {
             changes.push(field_change(
                 "tags",
@@ -642,8 +642,8 @@ impl<K: ResourceKind> ResourceTask<K> {
 }
 
 /// Tags as the `tags` field's value.
-fn string_map(tags: &BTreeMap<String, String>) -> Value {
-    Value::string_map(tags.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+fn string_map(tags: &Tags) -> Value {
+    Value::string_map(tags.iter())
 }
 
 fn json_to_value(j: &Json) -> Value {
@@ -966,7 +966,7 @@ mod tests {
         async fn create(&self, request: &CreateRequest<Kind>) -> CloudResult<Resource<Kind>> {
             let mut objects = self.objects.lock().unwrap_or_else(|e| e.into_inner());
             let mut r = Resource::new(request.resource_type, format!("id-{}", objects.len()));
-            r.tags = request.tags.clone();
+            r.tags = Tags::from(&request.tags);
             r.attrs = request.attrs.clone();
             r.parent = request.parent.clone();
             r.name = request.name.clone();
@@ -985,7 +985,7 @@ mod tests {
                 .ok_or_else(|| CloudError::not_found(request.id.clone()))?;
             r.attrs.extend(request.attrs.clone());
             if let Some(t) = &request.tags {
-                r.tags = t.clone();
+                r.tags = Tags::from(t);
             }
             Ok(r.clone())
         }
@@ -1257,7 +1257,7 @@ mod tests {
                             r.attrs.insert("f".into(), a.clone());
                         }
                         r.name = object_name.map(str::to_owned);
-                        r.tags = tags(object_tags);
+                        r.tags = tags(object_tags).into();
                         let fields = <ResourceTask<Kind> as Task<Toy>>::fields(&t);
                         let want =
                             crate::diff::diff_fields(&fields, Some(&t.found_fields(&r)), &resolver);
