@@ -956,6 +956,18 @@ impl StrMap {
         None
     }
 
+    /// Whether `key` is set to `value` (compared as bytes: nothing is decoded).
+    pub(crate) fn has(&self, key: &str, value: &str) -> bool {
+        let mut pos = 0;
+        while let Some(e) = self.entry(pos) {
+            if e.key == key.as_bytes() {
+                return e.value == value.as_bytes();
+            }
+            pos = e.end;
+        }
+        false
+    }
+
     /// Whether the map is empty.
     pub(crate) fn is_empty(&self) -> bool {
         self.bytes.is_empty()

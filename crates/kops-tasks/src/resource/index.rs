@@ -238,7 +238,7 @@ impl<K: PartialEq> ResourceIndex<K> {
             .map(|(k, v)| self.by_tag.get(parts_hash(&[k, v])))
             .min_by_key(|c| c.len());
         let matches = |r: &&Arc<Resource<K>>| {
-            r.resource_type == resource_type && tags.iter().all(|(k, v)| r.tags.get(k) == Some(*v))
+            r.resource_type == resource_type && tags.iter().all(|(k, v)| r.tags.has(k, v))
         };
         match picked {
             Some(candidates) => candidates

@@ -33,6 +33,11 @@ impl Tags {
         self.0.get(key)
     }
 
+    /// Whether tag `key` is set to `value`.
+    pub fn has(&self, key: &str, value: &str) -> bool {
+        self.0.has(key, value)
+    }
+
     /// Whether the object has tag `key`.
     pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
@@ -223,6 +228,8 @@ mod tests {
             (3, Some("one"), None)
         );
         assert!(tags.contains_key("c") && !tags.contains_key("d"));
+        assert!(tags.has("a", "one") && tags.has("c", ""));
+        assert!(!tags.has("a", "1") && !tags.has("a", "on") && !tags.has("d", ""));
 
         let long = "x".repeat(300);
         for (k, v) in [
