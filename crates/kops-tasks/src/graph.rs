@@ -153,12 +153,15 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         // the keys its fields refer to are read here, and nowhere else in the common case.
         let mut entries: Vec<Node<C>> = Vec::with_capacity(n);
         let mut ids: Vec<KeyId> = Vec::with_capacity(n);
+        // Cloned here, while the key is at hand, for the key table.
+        let mut keys: Vec<TaskKey> = Vec::with_capacity(n);
         let mut sorter = KeySorter::with_capacity(n);
         let mut refs: Vec<KeyId> = Vec::with_capacity(n);
         let mut ref_start: Vec<usize> = Vec::with_capacity(n + 1);
         let mut extra: Vec<(usize, TaskKey)> = Vec::new();
         for task in tasks {
             let key = task.key().clone();
+            keys.push(key.clone());
             let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
             ref_start.push(refs.len());
             let node = Node {
@@ -291,7 +294,7 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
 
         Ok(TaskGraph {
             nodes,
-            table: Arc::new(KeyTable { ids, index }),
+            table: Arc::new(KeyTable { ids, keys, index }),
             by_key: perm,
             deps,
             dependents,
@@ -416,10 +419,18 @@ impl KeyId {
 #[derive(Debug, Default)]
 pub(crate) struct KeyTable {
     pub(crate) ids: Vec<KeyId>,
+    /// The keys, by node: the outputs a run recorded by node are kept under them when the
+    /// graph is gone.
+    keys: Vec<TaskKey>,
     index: KeyIndex,
 }
 
 impl KeyTable {
+    /// Node `j`'s key.
+    pub(crate) fn key(&self, j: usize) -> Option<&TaskKey> {
+        self.keys.get(j)
+    }
+
     /// The first node placed under `hash` that `is` accepts.
     pub(crate) fn find(&self, hash: u64, is: impl Fn(usize) -> bool) -> Option<usize> {
         self.index.find(hash, is)

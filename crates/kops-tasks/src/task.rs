@@ -15,7 +15,7 @@ use crate::graph::{KeyId, KeyTable, TaskGraph};
 use crate::key::{KeyHashing, TaskKey, TaskRef};
 use crate::lifecycle::Lifecycle;
 use crate::terraform::TerraformWriter;
-use crate::value::{Fields, Outputs};
+use crate::value::{Fields, Outputs, OutputsView};
 
 /// One unit of desired cloud state (a VPC, a security-group rule, a file in the state
 /// store), generic over the cloud/context type `C` it talks to.
@@ -188,38 +188,57 @@ struct Recorded {
     run: Option<RunOutputs>,
 }
 
+/// The bytes of outputs a run reserves per task.
+const OUTPUT_BYTES_PER_TASK: usize = 128;
+
 #[derive(Debug)]
 struct RunOutputs {
+    /// The graph's key identities and keys, by node.
     table: Arc<KeyTable>,
-    /// Node `i`'s key and outputs, once it recorded some.
-    slots: Vec<Option<(TaskKey, Outputs)>>,
+    /// Where node `i`'s outputs lie in `bytes`, once it recorded some.
+    slots: Vec<Option<(usize, usize)>>,
+    /// Every node's outputs ([`Outputs::as_bytes`]), one after another in the order they
+    /// were recorded: one buffer for the run instead of an allocation per task, written
+    /// in order and freed at once.
+    bytes: Vec<u8>,
+}
+
+impl RunOutputs {
+    fn slot(&self, node: usize) -> Option<OutputsView<'_>> {
+        let (start, end) = (*self.slots.get(node)?)?;
+        self.bytes.get(start..end).map(OutputsView)
+    }
+
+    /// Sets node `node`'s outputs (in range) to `outputs`.
+    fn put(&mut self, node: usize, outputs: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(outputs);
+        if let Some(slot) = self.slots.get_mut(node) {
+            *slot = Some((start, self.bytes.len()));
+        }
+    }
 }
 
 impl Recorded {
     /// The node of the current run whose key is `key`, when that can be told without the
-    /// graph: `key` is a clone of the node's key, or the node recorded outputs under it.
+    /// graph: `key` is a clone of the node's key or has its text.
     fn node_of(&self, key: &TaskKey) -> Option<usize> {
         let run = self.run.as_ref()?;
         let id = KeyId::of(key);
-        run.table.find(id.hash, |j| {
-            run.table.ids.get(j) == Some(&id)
-                || run
-                    .slots
-                    .get(j)
-                    .and_then(Option::as_ref)
-                    .is_some_and(|(k, _)| k == key)
+        run.table.find(id.hash, |j| match run.table.ids.get(j) {
+            Some(node) => *node == id || (node.hash == id.hash && run.table.key(j) == Some(key)),
+            None => false,
         })
     }
 
-    fn slot(&self, node: usize) -> Option<&Outputs> {
-        let (_, o) = self.run.as_ref()?.slots.get(node)?.as_ref()?;
-        Some(o)
+    fn slot(&self, node: usize) -> Option<OutputsView<'_>> {
+        self.run.as_ref()?.slot(node)
     }
 
-    fn get(&self, key: &TaskKey) -> Option<&Outputs> {
+    fn get(&self, key: &TaskKey) -> Option<OutputsView<'_>> {
         self.node_of(key)
             .and_then(|j| self.slot(j))
-            .or_else(|| self.map.get(key))
+            .or_else(|| self.map.get(key).map(Outputs::view))
     }
 
     /// Merges `outputs` into node `node`'s (outputs recorded under its key before it was
@@ -231,10 +250,19 @@ impl Recorded {
             earlier.merge(outputs);
             outputs = earlier;
         }
-        match self.run.as_mut().and_then(|r| r.slots.get_mut(node)) {
-            Some(Some((_, known))) => known.merge(outputs),
-            Some(slot) => *slot = Some((key.clone(), outputs)),
-            None => self.insert_by_key(key.clone(), outputs),
+        let Some(run) = self.run.as_mut().filter(|r| node < r.slots.len()) else {
+            self.insert_by_key(key.clone(), outputs);
+            return;
+        };
+        match run.slot(node) {
+            // Recorded again (a find, then the apply): the merged outputs are written
+            // anew, after the others.
+            Some(known) => {
+                let mut merged = Outputs::from_view(known);
+                merged.merge(outputs);
+                run.put(node, merged.as_bytes());
+            }
+            None => run.put(node, outputs.as_bytes()),
         }
     }
 
@@ -301,29 +329,31 @@ impl Results {
     pub(crate) fn start_run<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>) {
         let mut r = self.write();
         if let Some(earlier) = r.run.take() {
-            for (key, outputs) in earlier.slots.into_iter().flatten() {
-                r.insert_by_key(key, outputs);
+            for j in 0..earlier.slots.len() {
+                if let (Some(key), Some(outputs)) = (earlier.table.key(j), earlier.slot(j)) {
+                    r.insert_by_key(key.clone(), Outputs::from_view(outputs));
+                }
             }
         }
-        let mut slots = Vec::with_capacity(graph.len());
-        slots.resize_with(graph.len(), || None);
+        let mut run = RunOutputs {
+            table: graph.key_table().clone(),
+            slots: vec![None; graph.len()],
+            // Room for typical outputs (an ID, an ARN, a name): pages are only taken as
+            // they are written, and the buffer is not copied over as it grows.
+            bytes: Vec::with_capacity(graph.len() * OUTPUT_BYTES_PER_TASK),
+        };
         let mut map = std::mem::take(&mut r.map);
         if !map.is_empty() {
             map.retain(|key, outputs| match graph.index_of(key) {
                 Some(j) => {
-                    if let Some(slot) = slots.get_mut(j) {
-                        *slot = Some((key.clone(), std::mem::take(outputs)));
-                    }
+                    run.put(j, outputs.as_bytes());
                     false
                 }
                 None => true,
             });
         }
         r.map = map;
-        r.run = Some(RunOutputs {
-            table: graph.key_table().clone(),
-            slots,
-        });
+        r.run = Some(run);
     }
 
     /// One output of a task.
@@ -336,7 +366,7 @@ impl Results {
 
     /// All outputs of a task.
     pub fn outputs(&self, key: &TaskKey) -> Option<Outputs> {
-        self.read().get(key).cloned()
+        self.read().get(key).map(Outputs::from_view)
     }
 
     /// Runs `f` with a resolver of the references held by node `from` of `graph` (the
@@ -380,16 +410,14 @@ impl<C: ?Sized + Sync> Resolver for NodeResolver<'_, C> {
             .filter(|run| Arc::ptr_eq(&run.table, self.graph.key_table()));
         let at_node = match run {
             Some(run) => {
-                // A reference of a task points to one of its dependencies, whose outputs
-                // (recorded under a clone of its key) say which one it is.
+                // A reference of a task points to one of its dependencies, usually holding
+                // a clone of its key.
                 let id = KeyId::of(&r.key);
                 self.graph
                     .dependencies(self.from)
                     .iter()
-                    .find_map(|&d| match run.slots.get(d) {
-                        Some(Some((k, o))) if KeyId::of(k) == id => Some(o),
-                        _ => None,
-                    })
+                    .find(|&&d| run.table.ids.get(d) == Some(&id))
+                    .and_then(|&d| run.slot(d))
                     .or_else(|| {
                         self.graph
                             .target_of(self.from, r)
@@ -399,7 +427,7 @@ impl<C: ?Sized + Sync> Resolver for NodeResolver<'_, C> {
             None => self.recorded.get(&r.key),
         };
         at_node
-            .or_else(|| self.recorded.map.get(&r.key))
+            .or_else(|| self.recorded.map.get(&r.key).map(Outputs::view))
             .and_then(|o| o.get(&r.attr))
     }
 }

@@ -824,6 +824,23 @@ impl Outputs {
         self.0.get(attr)
     }
 
+    /// The outputs as bytes (see [`OutputsView`]).
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0.bytes
+    }
+
+    /// The outputs of bytes [`Outputs::as_bytes`] gave.
+    pub(crate) fn from_view(view: OutputsView<'_>) -> Self {
+        Outputs(StrMap {
+            bytes: view.0.to_vec(),
+        })
+    }
+
+    /// The outputs read in place.
+    pub(crate) fn view(&self) -> OutputsView<'_> {
+        OutputsView(&self.0.bytes)
+    }
+
     /// Copies every output of `other` over this one.
     pub fn merge(&mut self, other: Outputs) {
         for (k, v) in other.iter() {
@@ -862,6 +879,25 @@ impl<'de> Deserialize<'de> for Outputs {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let m = BTreeMap::<String, String>::deserialize(deserializer)?;
         Ok(Outputs(StrMap::from(&m)))
+    }
+}
+
+/// [`Outputs`] read where they lie: in an `Outputs`, or among the bytes of every task's
+/// outputs that [`crate::Results`] keeps for a run ([`Outputs::as_bytes`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OutputsView<'a>(pub(crate) &'a [u8]);
+
+impl<'a> OutputsView<'a> {
+    /// The value of an output.
+    pub(crate) fn get(self, attr: &str) -> Option<&'a str> {
+        let mut pos = 0;
+        while let Some(e) = entry_at(self.0, pos) {
+            if e.key == attr.as_bytes() {
+                return std::str::from_utf8(e.value).ok();
+            }
+            pos = e.end;
+        }
+        None
     }
 }
 
@@ -933,15 +969,7 @@ impl StrMap {
 
     /// The entry starting at `start`, if one does.
     fn entry(&self, start: usize) -> Option<StrEntry<'_>> {
-        let (key, value_at) = read_bytes(&self.bytes, start)?;
-        let (value, end) = read_bytes(&self.bytes, value_at)?;
-        Some(StrEntry {
-            start,
-            key,
-            value_at,
-            value,
-            end,
-        })
+        entry_at(&self.bytes, start)
     }
 
     /// The value of `key`.
@@ -1094,6 +1122,19 @@ impl fmt::Debug for StrMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
+}
+
+/// The entry of a [`StrMap`] buffer starting at `start`, if one does.
+fn entry_at(bytes: &[u8], start: usize) -> Option<StrEntry<'_>> {
+    let (key, value_at) = read_bytes(bytes, start)?;
+    let (value, end) = read_bytes(bytes, value_at)?;
+    Some(StrEntry {
+        start,
+        key,
+        value_at,
+        value,
+        end,
+    })
 }
 
 /// Bytes a typical entry's length takes (LEB128: seven bits a byte).

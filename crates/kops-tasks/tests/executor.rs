@@ -507,6 +507,17 @@ fn seeded_outputs_merge_with_the_tasks_and_outlive_the_run() {
     assert_eq!(results.get(&vpc, "id").as_deref(), Some(vpc_id.as_str()));
     assert_eq!(results.get(&vpc, "arn").as_deref(), Some("arn:vpc"));
     assert_eq!(results.get(&shared, "id").as_deref(), Some("vpc-shared"));
+    // Recorded again at the node, under a key made separately: merged with what is there.
+    results.insert(
+        TaskKey::new("VPC", "main"),
+        kops_tasks::Outputs::new()
+            .with("extra", "1")
+            .with("arn", "arn:vpc:2"),
+    );
+    let merged = results.outputs(&vpc).unwrap_or_default();
+    assert_eq!(merged.get("id"), Some(vpc_id.as_str()));
+    assert_eq!(merged.get("arn"), Some("arn:vpc:2"));
+    assert_eq!(merged.get("extra"), Some("1"));
 
     // A second run on the same map, on another graph: the first run's outputs stay.
     let other = TaskGraph::build(vec![
@@ -517,8 +528,7 @@ fn seeded_outputs_merge_with_the_tasks_and_outlive_the_run() {
         .block_on(exec.run(&other, &cloud, kops_tasks::Mode::Apply, &results))
         .unwrap();
     assert!(report.is_success(), "{:?}", report.failed);
-    assert_eq!(results.get(&vpc, "id").as_deref(), Some(vpc_id.as_str()));
-    assert_eq!(results.get(&vpc, "arn").as_deref(), Some("arn:vpc"));
+    assert_eq!(results.outputs(&vpc), Some(merged));
     assert!(
         results
             .get(&TaskKey::new("Bucket", "other"), "id")
