@@ -594,7 +594,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             set_metrics_and_processes(be, id, a, Some(&old)).await?;
             if a.contains_key("target_group_arns") {
                 let want = strs(a, "target_group_arns");
-                let have = strs(&old.attrs, "target_group_arns");
+                let have = strs(&old.attrs.to_map(), "target_group_arns");
                 let add: Vec<String> = want.iter().filter(|x| !have.contains(x)).cloned().collect();
                 let rm: Vec<String> = have.iter().filter(|x| !want.contains(x)).cloned().collect();
                 if !add.is_empty() {
@@ -671,7 +671,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
 }
 
 fn merge(old: &Resource, a: &Attrs) -> Attrs {
-    let mut m = old.attrs.clone();
+    let mut m = old.attrs.to_map();
     m.extend(a.clone());
     m
 }

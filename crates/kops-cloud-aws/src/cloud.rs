@@ -35,7 +35,7 @@ use async_trait::async_trait;
 use kops_tasks::resource::{self, ContentDigest, ResourceKind};
 use serde::{Deserialize, Serialize};
 
-pub use kops_tasks::resource::{CloudError, CloudResult, ResourceCloud, TagFilter, Tags};
+pub use kops_tasks::resource::{Attrs, CloudError, CloudResult, ResourceCloud, TagFilter, Tags};
 
 use ResourceType as R;
 

@@ -167,7 +167,11 @@ pub(crate) fn immutable(rt: ResourceType, keys: &Attrs) -> Error {
 
 /// Refuses an update that changes an attribute the type's facts list as immutable, before
 /// any call is made.
-pub(crate) fn check_immutable(rt: ResourceType, current: &Attrs, requested: &Attrs) -> Result<()> {
+pub(crate) fn check_immutable(
+    rt: ResourceType,
+    current: &crate::cloud::Attrs,
+    requested: &Attrs,
+) -> Result<()> {
     let fixed = immutable_changes(rt, current, requested);
     if fixed.is_empty() {
         Ok(())

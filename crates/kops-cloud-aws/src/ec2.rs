@@ -884,7 +884,7 @@ async fn list_launch_templates(
         r.name = lt.launch_template_name().map(str::to_owned);
         let latest = lt.latest_version_number().unwrap_or(1);
         if let Some((_, d)) = data.get(id) {
-            r.attrs = lt_data_to_attrs(d);
+            r.attrs = lt_data_to_attrs(d).into();
         }
         r = r.with_attr("latest_version", latest.to_string());
         out.push(r);
@@ -1704,7 +1704,7 @@ fn rule_matches(r: &Resource, a: &Attrs) -> bool {
             } else {
                 v.clone()
             };
-            r.attrs.get(*k) == Some(&v)
+            r.attrs.get(k) == Some(&v)
                 || (matches!(*k, "from_port" | "to_port") && r.attr_str("protocol") == Some("-1"))
         }
     })
@@ -1833,7 +1833,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
                     "route IDs are <route table>_<destination>",
                 )
             })?;
-            let mut merged = old.attrs.clone();
+            let mut merged = old.attrs.to_map();
             for k in [
                 "gateway_id",
                 "nat_gateway_id",
@@ -1896,7 +1896,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             if !a.is_empty() {
                 // A new version carries the complete data: the current version's overlaid
                 // with the changes (no SourceVersion merge, which emulators lack).
-                let mut full = old.attrs.clone();
+                let mut full = old.attrs.to_map();
                 full.remove("latest_version");
                 full.extend(a);
                 let o = be

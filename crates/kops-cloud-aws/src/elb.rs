@@ -604,7 +604,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             }
         }
         R::Listener => {
-            let mut merged = old.attrs.clone();
+            let mut merged = old.attrs.to_map();
             merged.extend(a.clone());
             be.call(
                 ELB,

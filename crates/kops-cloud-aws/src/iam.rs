@@ -582,7 +582,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             }
             if a.contains_key("client_id_list") {
                 let want = strs(&a, "client_id_list");
-                let have = strs(&old.attrs, "client_id_list");
+                let have = strs(&old.attrs.to_map(), "client_id_list");
                 for c in want.iter().filter(|c| !have.contains(c)) {
                     be.call(
                         IAM,

@@ -744,7 +744,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
         what: format!("{rt} {id}"),
     })?;
     check_immutable(rt, &old.attrs, &rq.attrs)?;
-    let mut merged = old.attrs.clone();
+    let mut merged = old.attrs.to_map();
     merged.extend(rq.attrs.clone());
     match rt {
         R::S3Object => {
@@ -960,7 +960,7 @@ pub(crate) async fn delete(be: &AwsBackend, rt: ResourceType, id: &str) -> Resul
             let found = list_records(be, &Scope::Ids(vec![id.to_owned()])).await?;
             if let Some(r) = found.into_iter().find(|r| r.id == id) {
                 let zone = r.parent.clone().unwrap_or_default();
-                change_record(be, &zone, ChangeAction::Delete, &r.attrs).await?;
+                change_record(be, &zone, ChangeAction::Delete, &r.attrs.to_map()).await?;
             }
         }
         other => return Err(not_impl("delete", other)),

@@ -50,7 +50,7 @@ use async_trait::async_trait;
 use kops_tasks::resource::{self, ResourceKind};
 use serde::{Deserialize, Serialize};
 
-pub use kops_tasks::resource::{CloudError, CloudResult, ResourceCloud, TagFilter, Tags};
+pub use kops_tasks::resource::{Attrs, CloudError, CloudResult, ResourceCloud, TagFilter, Tags};
 
 use GceResourceType as R;
 

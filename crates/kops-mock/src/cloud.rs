@@ -54,7 +54,7 @@ use kops_cloud_aws::cloud::{
     HostedZone as ZoneInfo, Image as ImageInfo, ImageQuery, ListQuery, Resource, ResourceCloud,
     ResourceType, TagFilter, UpdateRequest, ZoneQuery,
 };
-use kops_tasks::resource::{Tags as ResourceTags, immutable_changes};
+use kops_tasks::resource::{Attrs as ResourceAttrs, Tags as ResourceTags, immutable_changes};
 use serde_json::{Map, Value as Json, json};
 
 use crate::asg::{
@@ -230,13 +230,13 @@ fn objs(a: &Attrs, k: &str) -> Vec<Attrs> {
     }
 }
 
-fn put(a: &mut Attrs, k: &str, v: impl Into<Json>) {
-    a.insert(k.to_owned(), v.into());
+fn put(a: &mut ResourceAttrs, k: &str, v: impl Into<Json>) {
+    a.insert(k, v.into());
 }
 
-fn put_opt<T: Into<Json>>(a: &mut Attrs, k: &str, v: Option<T>) {
+fn put_opt<T: Into<Json>>(a: &mut ResourceAttrs, k: &str, v: Option<T>) {
     if let Some(v) = v {
-        a.insert(k.to_owned(), v.into());
+        a.insert(k, v.into());
     }
 }
 
@@ -311,8 +311,8 @@ impl MockAws {
         let mut attrs = self.raw_get(rt, &r.id);
         let known = native_keys(rt);
         attrs.retain(|k, _| !known.contains(&k.as_str()));
-        attrs.append(&mut r.attrs);
-        r.attrs = attrs;
+        attrs.extend(std::mem::take(&mut r.attrs));
+        r.attrs = attrs.into();
         r
     }
 
@@ -1384,7 +1384,7 @@ const ROUTE_TARGETS: &[&str] = &[
     "vpc_peering_connection_id",
 ];
 
-fn route_attrs(a: &mut Attrs, r: &Route) {
+fn route_attrs(a: &mut ResourceAttrs, r: &Route) {
     put_opt(
         a,
         "destination_cidr_block",
@@ -1432,7 +1432,7 @@ fn route_from(a: &Attrs) -> Route {
     }
 }
 
-fn rule_attrs(a: &mut Attrs, group: &str, egress: bool, s: &RuleSpec) {
+fn rule_attrs(a: &mut ResourceAttrs, group: &str, egress: bool, s: &RuleSpec) {
     put(a, "security_group_id", group.to_owned());
     put(a, "type", if egress { "egress" } else { "ingress" });
     put(a, "protocol", s.ip_protocol.clone());
@@ -1497,7 +1497,7 @@ fn rule_from(rt: ResourceType, a: &Attrs) -> CloudResult<(String, bool, RuleSpec
     ))
 }
 
-fn asg_attrs(a: &mut Attrs, g: &crate::asg::AutoScalingGroup) {
+fn asg_attrs(a: &mut ResourceAttrs, g: &crate::asg::AutoScalingGroup) {
     let s = &g.spec;
     put(a, "name", s.name.clone());
     put(a, "min_size", s.min_size);
@@ -2228,7 +2228,7 @@ impl MockAws {
         let a = &req.attrs;
         // The full desired state: what the object has now, with the changes on top. A new
         // route target replaces the old one.
-        let mut merged = current.attrs.clone();
+        let mut merged = current.attrs.to_map();
         if rt == R::Route && a.keys().any(|k| ROUTE_TARGETS.contains(&k.as_str())) {
             merged.retain(|k, _| !ROUTE_TARGETS.contains(&k.as_str()));
         }
@@ -2330,7 +2330,7 @@ impl MockAws {
                 }
                 if a.contains_key("client_id_list") {
                     let want = a_list(a, "client_id_list");
-                    let have = a_list(&current.attrs, "client_id_list");
+                    let have = a_list(&current.attrs.to_map(), "client_id_list");
                     for c in want.iter().filter(|c| !have.contains(c)) {
                         self.add_oidc_client_id(id, c).into_cloud()?;
                     }
@@ -2445,7 +2445,7 @@ impl MockAws {
                 if a.contains_key("vpc") {
                     let region = self.options().region.clone();
                     let want = zone_vpcs(a, &region);
-                    let have = zone_vpcs(&current.attrs, &region);
+                    let have = zone_vpcs(&current.attrs.to_map(), &region);
                     for v in want.iter().filter(|v| !have.contains(v)) {
                         self.associate_vpc_with_hosted_zone(id, v.clone())
                             .into_cloud()?;
@@ -2508,7 +2508,7 @@ impl MockAws {
                 // The mock changes nothing else of these in place.
                 let keys: Vec<&str> = a
                     .keys()
-                    .filter(|k| current.attrs.get(*k) != a.get(*k))
+                    .filter(|k| current.attrs.get(k) != a.get(*k))
                     .map(String::as_str)
                     .collect();
                 if !keys.is_empty() {
@@ -2693,7 +2693,7 @@ impl MockAws {
                     &zone,
                     vec![Change {
                         action: ChangeAction::Delete,
-                        record_set: record_from(&r.attrs),
+                        record_set: record_from(&r.attrs.to_map()),
                     }],
                 ))
             }

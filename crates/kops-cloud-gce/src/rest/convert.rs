@@ -436,7 +436,7 @@ impl Ctx {
         let zone = attrs.get("zone").and_then(str_of).map(str::to_owned);
         let id = rt.id_of(&name, zone.as_deref());
         let mut r = Resource::new(rt, id).with_name(name);
-        r.attrs = attrs;
+        r.attrs = attrs.into();
         if rt.facts().labelled {
             r.tags = labels.into();
         }
@@ -689,7 +689,7 @@ impl Ctx {
             a.insert("guest_accelerator".into(), Json::Array(list));
         }
         let mut r = Resource::new(R::InstanceTemplate, name.clone()).with_name(name);
-        r.attrs = a;
+        r.attrs = a.into();
         r.tags = labels.into();
         r
     }
@@ -741,7 +741,7 @@ impl Ctx {
                 let mut r = Resource::new(R::RouterNat, format!("{rname}/{name}"))
                     .with_name(name)
                     .with_parent(rname);
-                r.attrs = a;
+                r.attrs = a.into();
                 r
             })
             .collect()

@@ -680,7 +680,7 @@ impl RestGce {
         current: &Resource,
         changes: &BTreeMap<String, Json>,
     ) -> CloudResult<Resource> {
-        let mut attrs = current.attrs.clone();
+        let mut attrs = current.attrs.to_map();
         attrs.extend(changes.clone());
         let next = self.insert_template(&attrs).await?;
         let old_link = current.attr_str("self_link").unwrap_or_default().to_owned();
@@ -1095,7 +1095,7 @@ impl ResourceCloud<GceResourceType> for RestGce {
             R::RouterNat => {
                 let rname = current.parent.clone().unwrap_or_default();
                 let name = current.name.clone().unwrap_or_default();
-                let mut attrs = current.attrs.clone();
+                let mut attrs = current.attrs.to_map();
                 attrs.extend(req.attrs.clone());
                 let router = self.router(&rname).await?;
                 let nats: Vec<Json> = router
@@ -1141,8 +1141,8 @@ impl ResourceCloud<GceResourceType> for RestGce {
                 }
             }
             R::ProjectIamBinding => {
-                let project = str_attr(&current.attrs, "project").to_owned();
-                let role = str_attr(&current.attrs, "role").to_owned();
+                let project = current.attr_str("project").unwrap_or_default().to_owned();
+                let role = current.attr_str("role").unwrap_or_default().to_owned();
                 let members = req
                     .attrs
                     .get("members")

@@ -132,9 +132,9 @@ impl MockGce {
             .unwrap_or_else(|| last_component(&r.id).to_owned());
         r.name.get_or_insert(name.clone());
         if !r.attrs.contains_key("self_link") {
-            let loc = self.location(rt, &r.attrs);
+            let loc = self.location(rt, &r.attrs.to_map());
             r.attrs.insert(
-                "self_link".into(),
+                "self_link",
                 Json::String(self_link(&self.project, rt, loc.as_deref(), &name)),
             );
         }
@@ -379,7 +379,7 @@ impl ResourceCloud<GceResourceType> for MockGce {
         if rt == R::RouterNat {
             r = r.with_parent(last_component(&str_attr(&attrs, "router")).to_owned());
         }
-        r.attrs = attrs;
+        r.attrs = attrs.into();
         if rt.facts().labelled {
             r.tags = tags.into();
         }
@@ -409,14 +409,17 @@ impl ResourceCloud<GceResourceType> for MockGce {
         if rt == R::InstanceTemplate {
             // Replace: a new template, the groups re-pointed, the old one deleted.
             s.serial += 1;
-            let name = format!("{}{}", str_attr(&next.attrs, "name_prefix"), s.serial);
-            let old_link = str_attr(&current.attrs, "self_link");
+            let name = format!(
+                "{}{}",
+                str_attr(&next.attrs.to_map(), "name_prefix"),
+                s.serial
+            );
+            let old_link = str_attr(&current.attrs.to_map(), "self_link");
             let link = self_link(&self.project, rt, None, &name);
             next.id = name.clone();
             next.name = Some(name);
-            next.tags = labels_of(&next.attrs).into();
-            next.attrs
-                .insert("self_link".into(), Json::String(link.clone()));
+            next.tags = labels_of(&next.attrs.to_map()).into();
+            next.attrs.insert("self_link", Json::String(link.clone()));
             for ((t, _), mig) in s.objects.iter_mut() {
                 if *t != R::InstanceGroupManager {
                     continue;
@@ -428,10 +431,8 @@ impl ResourceCloud<GceResourceType> for MockGce {
                     .and_then(Json::as_str)
                     == Some(old_link.as_str());
                 if uses {
-                    mig.attrs.insert(
-                        "version".into(),
-                        serde_json::json!({ "instance_template": link }),
-                    );
+                    mig.attrs
+                        .insert("version", serde_json::json!({ "instance_template": link }));
                 }
             }
             s.objects.remove(&(rt, current.id.clone()));
@@ -449,7 +450,7 @@ impl ResourceCloud<GceResourceType> for MockGce {
             return Ok(());
         };
         let name = current.name.clone().unwrap_or_default();
-        let link = str_attr(&current.attrs, "self_link");
+        let link = str_attr(&current.attrs.to_map(), "self_link");
         let user = s.objects.values().find(|o| {
             let refers = |k: &str| {
                 o.attrs.get(k).and_then(Json::as_str).is_some_and(|v| {

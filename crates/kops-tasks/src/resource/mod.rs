@@ -23,6 +23,7 @@
 //! expressions) is its own business. Which pairs mark an object as a cluster's is the
 //! kind's policy ([`ResourceKind::name_tags`]).
 
+mod attrs;
 mod error;
 mod index;
 mod tags;
@@ -38,6 +39,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+pub use attrs::{Attrs, AttrsIter};
 pub use error::{CloudError, CloudResult};
 pub use index::ResourceIndex;
 pub use tags::{Tags, TagsIter};
@@ -129,7 +131,7 @@ pub struct Resource<K> {
     pub tags: Tags,
     /// Attributes by Terraform attribute name; references are plain IDs.
     #[serde(default)]
-    pub attrs: BTreeMap<String, Json>,
+    pub attrs: Attrs,
 }
 
 impl<K> Resource<K> {
@@ -142,7 +144,7 @@ impl<K> Resource<K> {
             arn: None,
             parent: None,
             tags: Tags::new(),
-            attrs: BTreeMap::new(),
+            attrs: Attrs::new(),
         }
     }
 
@@ -483,13 +485,13 @@ pub trait ResourceCloud<K: ResourceKind>: Send + Sync + fmt::Debug + 'static {
 /// before an update, reading the same facts the task plans with.
 pub fn immutable_changes<'a, K: ResourceKind>(
     kind: K,
-    current: &BTreeMap<String, Json>,
+    current: &Attrs,
     requested: &'a BTreeMap<String, Json>,
 ) -> Vec<&'a str> {
     let immutable = kind.immutable_attrs();
     requested
         .iter()
-        .filter(|(k, v)| immutable.contains(&k.as_str()) && current.get(*k) != Some(*v))
+        .filter(|(k, v)| immutable.contains(&k.as_str()) && current.get(k) != Some(*v))
         .map(|(k, _)| k.as_str())
         .collect()
 }
@@ -564,10 +566,8 @@ mod tests {
 
     #[test]
     fn immutable_changes_name_only_changed_immutable_attributes() {
-        let current: BTreeMap<String, Json> = [("cidr".to_owned(), Json::from("10.0.0.0/16"))]
-            .into_iter()
-            .collect();
-        let same = current.clone();
+        let current = Attrs::from([("cidr", Json::from("10.0.0.0/16"))]);
+        let same = current.to_map();
         assert!(immutable_changes(Kind::Net, &current, &same).is_empty());
         let changed: BTreeMap<String, Json> = [
             ("cidr".to_owned(), Json::from("10.1.0.0/16")),

@@ -967,7 +967,7 @@ mod tests {
             let mut objects = self.objects.lock().unwrap_or_else(|e| e.into_inner());
             let mut r = Resource::new(request.resource_type, format!("id-{}", objects.len()));
             r.tags = Tags::from(&request.tags);
-            r.attrs = request.attrs.clone();
+            r.attrs = crate::resource::Attrs::from(&request.attrs);
             r.parent = request.parent.clone();
             r.name = request.name.clone();
             objects.push(r.clone());
@@ -1254,7 +1254,7 @@ mod tests {
                         }
                         let mut r = Resource::new(Kind::Net, "id-1").with_attr("g", 1);
                         if let Some(a) = a {
-                            r.attrs.insert("f".into(), a.clone());
+                            r.attrs.insert("f", a.clone());
                         }
                         r.name = object_name.map(str::to_owned);
                         r.tags = tags(object_tags).into();
