@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::value::{StrIter, StrMap};
@@ -186,11 +185,7 @@ impl fmt::Debug for Tags {
 
 impl Serialize for Tags {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.len()))?;
-        for (k, v) in self {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
+        serializer.collect_map(self)
     }
 }
 
