@@ -13,20 +13,21 @@ use crate::key::{KeyHashing, parts_hash};
 struct Index {
     entries: HashMap<u64, Entry, KeyHashing>,
     /// The positions of the entries with more than one object, one run after another.
-    positions: Vec<usize>,
+    positions: Vec<u32>,
 }
 
 /// One hash's positions: `len` of them from `start` in [`Index::positions`], or the one
-/// position `start` itself when `len` is 1.
+/// position `start` itself when `len` is 1. Eight bytes, so that the table of a large
+/// listing stays small enough to be read from cache.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    start: usize,
-    len: usize,
+    start: u32,
+    len: u32,
 }
 
 impl Index {
     /// The index of positions filed under each hash, ascending.
-    fn new(filed: HashMap<u64, Vec<usize>, KeyHashing>) -> Self {
+    fn new(filed: Filing) -> Self {
         let mut index = Index {
             entries: HashMap::with_capacity_and_hasher(filed.len(), KeyHashing::default()),
             positions: Vec::new(),
@@ -38,11 +39,11 @@ impl Index {
                     len: 1,
                 },
                 _ => {
-                    let start = index.positions.len();
+                    let start = pos(index.positions.len());
                     index.positions.extend_from_slice(&list);
                     Entry {
                         start,
-                        len: list.len(),
+                        len: pos(list.len()),
                     }
                 }
             };
@@ -52,20 +53,28 @@ impl Index {
     }
 
     /// The positions filed under `hash`.
-    fn get(&self, hash: u64) -> &[usize] {
+    fn get(&self, hash: u64) -> &[u32] {
         match self.entries.get(&hash) {
             None => &[],
             Some(e) if e.len == 1 => std::slice::from_ref(&e.start),
-            Some(e) => self
-                .positions
-                .get(e.start..e.start + e.len)
-                .unwrap_or_default(),
+            Some(e) => {
+                let start = e.start as usize;
+                self.positions
+                    .get(start..start + e.len as usize)
+                    .unwrap_or_default()
+            }
         }
     }
 }
 
+/// A position in a listing, as the index keeps it (listings hold far fewer than 2^32
+/// objects).
+fn pos(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
 /// The indexes being filled: positions by hash.
-type Filing = HashMap<u64, Vec<usize>, KeyHashing>;
+type Filing = HashMap<u64, Vec<u32>, KeyHashing>;
 
 /// Every object of one type that a backend listed, sorted by ID and indexed by ID, name,
 /// parent and tag, so that a run's thousands of queries (one per task's find) each read
@@ -103,7 +112,7 @@ impl<K> Default for ResourceIndex<K> {
 }
 
 fn file(index: &mut Filing, parts: &[&str], i: usize) {
-    index.entry(parts_hash(parts)).or_default().push(i);
+    index.entry(parts_hash(parts)).or_default().push(pos(i));
 }
 
 /// The objects a query may match, before the check against the whole query.
@@ -111,9 +120,9 @@ enum Candidates<'a> {
     /// Every object (the query uses no index).
     All,
     /// One index entry: ascending, without repeats.
-    One(&'a [usize]),
+    One(&'a [u32]),
     /// The union of several entries (any of several IDs, names or tag values).
-    Union(Vec<usize>),
+    Union(Vec<u32>),
 }
 
 impl Candidates<'_> {
@@ -129,8 +138,8 @@ impl Candidates<'_> {
 /// The candidates' positions, ascending.
 enum Picked<'a> {
     All(std::ops::Range<usize>),
-    One(std::slice::Iter<'a, usize>),
-    Union(std::vec::IntoIter<usize>),
+    One(std::slice::Iter<'a, u32>),
+    Union(std::vec::IntoIter<u32>),
 }
 
 impl Iterator for Picked<'_> {
@@ -139,8 +148,8 @@ impl Iterator for Picked<'_> {
     fn next(&mut self) -> Option<usize> {
         match self {
             Picked::All(r) => r.next(),
-            Picked::One(c) => c.next().copied(),
-            Picked::Union(c) => c.next(),
+            Picked::One(c) => c.next().map(|&i| i as usize),
+            Picked::Union(c) => c.next().map(|i| i as usize),
         }
     }
 }
@@ -243,7 +252,7 @@ impl<K: PartialEq> ResourceIndex<K> {
         match picked {
             Some(candidates) => candidates
                 .iter()
-                .filter_map(|&i| self.items.get(i))
+                .filter_map(|&i| self.items.get(i as usize))
                 .filter(matches)
                 .cloned()
                 .collect(),
@@ -254,7 +263,7 @@ impl<K: PartialEq> ResourceIndex<K> {
     /// The most selective index entry (or union of entries) that includes every object
     /// matching `query`.
     fn candidates(&self, query: &ListQuery<K>) -> Candidates<'_> {
-        fn look<'a>(index: &'a Index, parts: &[&str]) -> &'a [usize] {
+        fn look<'a>(index: &'a Index, parts: &[&str]) -> &'a [u32] {
             index.get(parts_hash(parts))
         }
         fn any<'a, 'k>(
