@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use crate::backend::{AwsBackend, Scope};
 use crate::convert::{
     Attrs, b, check_immutable, i32_, immutable, jb, ji, jlist, js, obj, object, objs, req, s, strs,
-    tag_diff,
+    strs_of, tag_diff,
 };
 
 use ResourceType as R;
@@ -594,7 +594,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             set_metrics_and_processes(be, id, a, Some(&old)).await?;
             if a.contains_key("target_group_arns") {
                 let want = strs(a, "target_group_arns");
-                let have = strs(&old.attrs.to_map(), "target_group_arns");
+                let have = strs_of(old.attrs.get("target_group_arns"));
                 let add: Vec<String> = want.iter().filter(|x| !have.contains(x)).cloned().collect();
                 let rm: Vec<String> = have.iter().filter(|x| !want.contains(x)).cloned().collect();
                 if !add.is_empty() {

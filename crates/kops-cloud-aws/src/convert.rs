@@ -43,7 +43,12 @@ pub(crate) fn i32_(a: &Attrs, k: &str) -> Option<i32> {
 }
 
 pub(crate) fn strs(a: &Attrs, k: &str) -> Vec<String> {
-    match a.get(k) {
+    strs_of(a.get(k))
+}
+
+/// The strings of a list attribute's value (or of a comma-separated string).
+pub(crate) fn strs_of(v: Option<&Json>) -> Vec<String> {
+    match v {
         Some(Json::Array(v)) => v
             .iter()
             .filter_map(|x| x.as_str().map(str::to_owned))

@@ -9,7 +9,9 @@ use crate::cloud::{CreateRequest, Resource, ResourceType, Service, UpdateRequest
 use aws_sdk_iam::types::Tag;
 
 use crate::backend::{AwsBackend, Scope};
-use crate::convert::{check_immutable, immutable, jlist, req, s, strs, tag_diff, url_decode};
+use crate::convert::{
+    check_immutable, immutable, jlist, req, s, strs, strs_of, tag_diff, url_decode,
+};
 
 use ResourceType as R;
 
@@ -582,7 +584,7 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             }
             if a.contains_key("client_id_list") {
                 let want = strs(&a, "client_id_list");
-                let have = strs(&old.attrs.to_map(), "client_id_list");
+                let have = strs_of(old.attrs.get("client_id_list"));
                 for c in want.iter().filter(|c| !have.contains(c)) {
                     be.call(
                         IAM,

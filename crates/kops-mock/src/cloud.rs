@@ -191,7 +191,12 @@ fn a_i32(a: &Attrs, k: &str) -> Option<i32> {
 }
 
 fn a_list(a: &Attrs, k: &str) -> Vec<String> {
-    match a.get(k) {
+    list_of(a.get(k))
+}
+
+/// The strings of a list (or single string) attribute's value.
+fn list_of(v: Option<&Json>) -> Vec<String> {
+    match v {
         Some(Json::Array(v)) => v
             .iter()
             .filter_map(|x| match x {
@@ -2330,7 +2335,7 @@ impl MockAws {
                 }
                 if a.contains_key("client_id_list") {
                     let want = a_list(a, "client_id_list");
-                    let have = a_list(&current.attrs.to_map(), "client_id_list");
+                    let have = list_of(current.attrs.get("client_id_list"));
                     for c in want.iter().filter(|c| !have.contains(c)) {
                         self.add_oidc_client_id(id, c).into_cloud()?;
                     }

@@ -132,7 +132,7 @@ impl MockGce {
             .unwrap_or_else(|| last_component(&r.id).to_owned());
         r.name.get_or_insert(name.clone());
         if !r.attrs.contains_key("self_link") {
-            let loc = self.location(rt, &r.attrs.to_map());
+            let loc = self.location(rt, r.attrs.get("zone"));
             r.attrs.insert(
                 "self_link",
                 Json::String(self_link(&self.project, rt, loc.as_deref(), &name)),
@@ -200,10 +200,11 @@ impl MockGce {
         Ok(cloud)
     }
 
-    fn location(&self, rt: GceResourceType, attrs: &BTreeMap<String, Json>) -> Option<String> {
+    /// The location of an object of type `rt` in `zone` (its `zone` attribute).
+    fn location(&self, rt: GceResourceType, zone: Option<&Json>) -> Option<String> {
         match rt.scope() {
             Scope::Regional => Some(self.region.clone()),
-            Scope::Zonal => attrs.get("zone").and_then(Json::as_str).map(str::to_owned),
+            Scope::Zonal => zone.and_then(Json::as_str).map(str::to_owned),
             _ => None,
         }
     }
@@ -277,9 +278,9 @@ fn str_attr(attrs: &BTreeMap<String, Json>, k: &str) -> String {
         .to_owned()
 }
 
-fn labels_of(attrs: &BTreeMap<String, Json>) -> BTreeMap<String, String> {
-    attrs
-        .get("labels")
+/// The labels of a `labels` attribute.
+fn labels_of(labels: Option<&Json>) -> BTreeMap<String, String> {
+    labels
         .and_then(Json::as_object)
         .map(|m| {
             m.iter()
@@ -312,7 +313,7 @@ impl ResourceCloud<GceResourceType> for MockGce {
                 s.serial += 1;
                 let prefix = str_attr(&attrs, "name_prefix");
                 let name = format!("{prefix}{}", s.serial);
-                tags = labels_of(&attrs);
+                tags = labels_of(attrs.get("labels"));
                 (name.clone(), name)
             }
             R::ServiceAccount => {
@@ -361,7 +362,7 @@ impl ResourceCloud<GceResourceType> for MockGce {
                 source: None,
             });
         }
-        let loc = self.location(rt, &attrs);
+        let loc = self.location(rt, attrs.get("zone"));
         let link = self_link(&self.project, rt, loc.as_deref(), &name);
         match rt {
             R::Address => {
@@ -411,14 +412,14 @@ impl ResourceCloud<GceResourceType> for MockGce {
             s.serial += 1;
             let name = format!(
                 "{}{}",
-                str_attr(&next.attrs.to_map(), "name_prefix"),
+                next.attr_str("name_prefix").unwrap_or_default(),
                 s.serial
             );
-            let old_link = str_attr(&current.attrs.to_map(), "self_link");
+            let old_link = current.attr_str("self_link").unwrap_or_default().to_owned();
             let link = self_link(&self.project, rt, None, &name);
             next.id = name.clone();
             next.name = Some(name);
-            next.tags = labels_of(&next.attrs.to_map()).into();
+            next.tags = labels_of(next.attrs.get("labels")).into();
             next.attrs.insert("self_link", Json::String(link.clone()));
             for ((t, _), mig) in s.objects.iter_mut() {
                 if *t != R::InstanceGroupManager {
@@ -450,7 +451,7 @@ impl ResourceCloud<GceResourceType> for MockGce {
             return Ok(());
         };
         let name = current.name.clone().unwrap_or_default();
-        let link = str_attr(&current.attrs.to_map(), "self_link");
+        let link = current.attr_str("self_link").unwrap_or_default().to_owned();
         let user = s.objects.values().find(|o| {
             let refers = |k: &str| {
                 o.attrs.get(k).and_then(Json::as_str).is_some_and(|v| {
