@@ -890,14 +890,7 @@ pub(crate) struct OutputsView<'a>(pub(crate) &'a [u8]);
 impl<'a> OutputsView<'a> {
     /// The value of an output.
     pub(crate) fn get(self, attr: &str) -> Option<&'a str> {
-        let mut pos = 0;
-        while let Some(e) = entry_at(self.0, pos) {
-            if e.key == attr.as_bytes() {
-                return std::str::from_utf8(e.value).ok();
-            }
-            pos = e.end;
-        }
-        None
+        find_entry(self.0, attr).and_then(|e| std::str::from_utf8(e.value).ok())
     }
 }
 
@@ -974,26 +967,12 @@ impl StrMap {
 
     /// The value of `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        let mut pos = 0;
-        while let Some(e) = self.entry(pos) {
-            if e.key == key.as_bytes() {
-                return std::str::from_utf8(e.value).ok();
-            }
-            pos = e.end;
-        }
-        None
+        OutputsView(&self.bytes).get(key)
     }
 
     /// Whether `key` is set to `value` (compared as bytes: nothing is decoded).
     pub(crate) fn has(&self, key: &str, value: &str) -> bool {
-        let mut pos = 0;
-        while let Some(e) = self.entry(pos) {
-            if e.key == key.as_bytes() {
-                return e.value == value.as_bytes();
-            }
-            pos = e.end;
-        }
-        false
+        find_entry(&self.bytes, key).is_some_and(|e| e.value == value.as_bytes())
     }
 
     /// Whether the map is empty.
@@ -1013,17 +992,11 @@ impl StrMap {
 
     /// Removes `key`, returning its value.
     pub(crate) fn remove(&mut self, key: &str) -> Option<String> {
-        let mut pos = 0;
-        while let Some(e) = self.entry(pos) {
-            if e.key == key.as_bytes() {
-                let value = String::from_utf8_lossy(e.value).into_owned();
-                let (from, to) = (e.start, e.end);
-                self.bytes.drain(from..to);
-                return Some(value);
-            }
-            pos = e.end;
-        }
-        None
+        let e = find_entry(&self.bytes, key)?;
+        let value = String::from_utf8_lossy(e.value).into_owned();
+        let (from, to) = (e.start, e.end);
+        self.bytes.drain(from..to);
+        Some(value)
     }
 
     /// Keeps the entries `keep` accepts.
@@ -1135,6 +1108,18 @@ fn entry_at(bytes: &[u8], start: usize) -> Option<StrEntry<'_>> {
         value,
         end,
     })
+}
+
+/// The entry of a [`StrMap`] buffer whose key is `key`.
+fn find_entry<'a>(bytes: &'a [u8], key: &str) -> Option<StrEntry<'a>> {
+    let mut pos = 0;
+    while let Some(e) = entry_at(bytes, pos) {
+        if e.key == key.as_bytes() {
+            return Some(e);
+        }
+        pos = e.end;
+    }
+    None
 }
 
 /// Bytes a typical entry's length takes (LEB128: seven bits a byte).
