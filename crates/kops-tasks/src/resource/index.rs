@@ -241,11 +241,21 @@ impl<K: PartialEq> ResourceIndex<K> {
     /// sorted by ID, shared with the index: what [`super::ResourceCloud::list_tagged`]
     /// returns (the answer to a query with those filters, [`ResourceIndex::shared`],
     /// without the query).
+    ///
+    /// The pairs are looked up last first, and the lookup stops at an entry of at most one
+    /// object: a caller passing the most selective pair last ([`super::NameTags::pairs`]
+    /// passes the object's name last) has one pair hashed and looked up.
     pub fn tagged(&self, resource_type: K, tags: &[(&str, &str)]) -> Vec<Arc<Resource<K>>> {
-        let picked = tags
-            .iter()
-            .map(|(k, v)| self.by_tag.get(parts_hash(&[k, v])))
-            .min_by_key(|c| c.len());
+        let mut picked: Option<&[u32]> = None;
+        for (k, v) in tags.iter().rev() {
+            let c = self.by_tag.get(parts_hash(&[k, v]));
+            if picked.is_none_or(|p| c.len() < p.len()) {
+                picked = Some(c);
+            }
+            if c.len() <= 1 {
+                break;
+            }
+        }
         let matches = |r: &&Arc<Resource<K>>| {
             r.resource_type == resource_type && tags.iter().all(|(k, v)| r.tags.has(k, v))
         };
@@ -402,11 +412,13 @@ mod tests {
             assert_eq!(ids(index.matching(q).map(|r| &**r)), expected, "{q:?}");
         }
         // A lookup by tag pairs answers as the query with those filters.
-        let pairs: [&[(&str, &str)]; 6] = [
+        let pairs: [&[(&str, &str)]; 8] = [
             &[],
             &[("Name", "c")],
             &[("Role", "x")],
             &[("Role", "x"), ("Name", "b")],
+            &[("Name", "b"), ("Role", "x")],
+            &[("Name", "zzz"), ("Role", "x")],
             &[("Name", "b"), ("Name", "c")],
             &[("Name", "zzz")],
         ];
