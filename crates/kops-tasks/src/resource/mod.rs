@@ -239,7 +239,8 @@ pub struct NameTags<'a> {
 }
 
 impl NameTags<'_> {
-    /// Both pairs, the cluster's first.
+    /// Both pairs, the cluster's first and the object's name last: a lookup by tag pairs
+    /// ([`ResourceIndex::tagged`]) tries the last pair first.
     pub fn pairs(&self) -> [(&str, &str); 2] {
         [
             (self.cluster.0, self.cluster.1.as_ref()),
