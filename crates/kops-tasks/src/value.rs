@@ -735,24 +735,29 @@ impl ValueMap {
 
 impl<K: Into<Str>, V: Into<Value>> FromIterator<(K, V)> for ValueMap {
     fn from_iter<T: IntoIterator<Item = (K, V)>>(iter: T) -> Self {
-        let mut v: Vec<(Str, Value)> = iter
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
-        // Stable sort (skipped when the entries come sorted, as from a sorted map), then
-        // keep the last value of a repeated key (as repeated inserts would), in place.
-        if !v.is_sorted_by(|a, b| a.0 < b.0) {
-            v.sort_by(|a, b| a.0.cmp(&b.0));
-            v.dedup_by(|later, earlier| {
-                let same = later.0 == earlier.0;
-                if same {
-                    std::mem::swap(&mut later.1, &mut earlier.1);
-                }
-                same
-            });
-        }
-        ValueMap(v)
+        ValueMap(sorted_last_wins(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        ))
     }
+}
+
+/// `entries` sorted by name, keeping the last value of a repeated name (as repeated
+/// inserts into a map would), in place: a stable sort, skipped when the entries come
+/// sorted (as from a sorted map), then the repeats dropped.
+pub(crate) fn sorted_last_wins<V>(mut entries: Vec<(Str, V)>) -> Vec<(Str, V)> {
+    if !entries.is_sorted_by(|a, b| a.0 < b.0) {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                std::mem::swap(&mut later.1, &mut earlier.1);
+            }
+            same
+        });
+    }
+    entries
 }
 
 impl From<BTreeMap<String, Value>> for ValueMap {

@@ -166,20 +166,12 @@ impl IntoIterator for Attrs {
 /// `BTreeMap` collects).
 impl<K: Into<Str>, V: Into<Json>> FromIterator<(K, V)> for Attrs {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
-        let mut all: Vec<(Str, Json)> = entries
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
-        // Stable: among entries with the same name, the last one given stays last.
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut kept: Vec<(Str, Json)> = Vec::with_capacity(all.len());
-        for entry in all {
-            match kept.last_mut() {
-                Some(last) if last.0 == entry.0 => *last = entry,
-                _ => kept.push(entry),
-            }
-        }
-        Attrs(kept)
+        Attrs(crate::value::sorted_last_wins(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        ))
     }
 }
 
