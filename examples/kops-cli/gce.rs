@@ -18,9 +18,9 @@ use kops_cloud_gce::cache::ListCache;
 use kops_cloud_gce::cloud::{CloudResult, GceCloud, GceResourceType, ManagedZone, ProjectInfo};
 use kops_cloud_gce::rest::{RestConfig, RestGce};
 use kops_model::aws::DiscoverOptions;
-use kops_model::gce::{self, GceModelContext};
+use kops_model::gce::{self, ApplyOptions, GceModelContext, UpdateCluster, UpdateOptions};
 use kops_statestore::StoreUrl;
-use kops_tasks::LifecycleOverrides;
+use kops_tasks::{ExecutorOptions, LifecycleOverrides};
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
@@ -182,7 +182,9 @@ async fn context(
         .with_context(|| format!("cluster {name}: discovering it in {}", cloud.description))
 }
 
-/// `update cluster` of a GCE cluster; returns the exit code.
+/// `update cluster` of a GCE cluster through the library's workflow
+/// ([`gce::UpdateCluster`]); returns the exit code. `lock` is the cluster's lock, held by
+/// the caller for a direct `--yes` run.
 pub async fn update_cluster(
     global: &Global,
     args: &UpdateClusterArgs,
@@ -190,16 +192,25 @@ pub async fn update_cluster(
     cluster: &v1alpha2::Cluster,
     groups: &[v1alpha2::InstanceGroup],
     overrides: LifecycleOverrides,
+    lock: Option<&mut kops_statestore::Lock>,
 ) -> anyhow::Result<u8> {
     let name = cluster.name();
     let cloud = open(global, st, cluster).await?;
     let ctx = context(st, &cloud, cluster, groups).await?;
+    let options = UpdateOptions::default()
+        .with_lifecycle_overrides(overrides)
+        .with_lock_request(crate::state::lock_request("update cluster"))
+        // The mock's machines read nothing: a local state store is fine there.
+        .with_unreadable_config_base(global.mock_cloud);
+    let update = UpdateCluster::new(ctx, options)
+        .with_context(|| format!("building the model of cluster {name}"))?;
     if args.target == Target::Terraform {
         let out = args
             .out
             .clone()
             .unwrap_or_else(|| PathBuf::from("out/terraform"));
-        let rendered = gce::render_terraform(&ctx, &overrides)
+        let rendered = update
+            .render_terraform()
             .with_context(|| format!("rendering cluster {name} as Terraform"))?;
         rendered
             .write_to(&out)
@@ -212,32 +223,46 @@ pub async fn update_cluster(
         return Ok(0);
     }
     let api: Arc<dyn GceCloud> = cloud.api.clone();
-    let plan = gce::plan(&ListCache::for_cluster(api.clone(), name), &ctx, &overrides)
+    let plan = update
+        .plan(&ListCache::for_cluster(api.clone(), name))
         .await
         .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
-    if !args.yes {
+    let Some(lock) = lock.filter(|_| args.yes) else {
         match args.output {
-            PlanFormat::Json => println!("{}", plan.to_json()),
+            PlanFormat::Json => println!("{}", plan.plan.to_json()),
             PlanFormat::Text => {
                 println!(
                     "{}",
-                    output::plan_text(&plan.render_text(), output::stdout_colours())
+                    output::plan_text(&plan.plan.render_text(), output::stdout_colours())
                 );
-                if plan.has_changes() {
+                if plan.plan.has_changes() {
                     println!("\nMust specify --yes to apply changes");
                 }
             }
         }
-        return Ok(u8::try_from(plan.exit_code()).unwrap_or(1));
-    }
-    if !plan.has_changes() {
+        return Ok(u8::try_from(plan.plan.exit_code()).unwrap_or(1));
+    };
+    if !plan.plan.has_changes() {
         match args.output {
-            PlanFormat::Json => println!("{}", plan.to_json()),
+            PlanFormat::Json => println!("{}", plan.plan.to_json()),
             PlanFormat::Text => println!("No changes needed for cluster {name}."),
         }
         return Ok(0);
     }
-    let result = gce::apply(&ListCache::for_cluster(api, name), &ctx, &overrides).await;
+    let bar = output::progress_bar(update.graph().len() as u64, "apply");
+    let b = bar.clone();
+    let apply = ApplyOptions::default()
+        .with_executor(ExecutorOptions::default().with_progress(move |e| output::follow(&b, e)));
+    let result = update
+        .apply_holding(
+            &ListCache::for_cluster(api, name),
+            &st.registry,
+            &plan,
+            lock,
+            apply,
+        )
+        .await;
+    bar.finish_and_clear();
     // The cloud changed whatever the outcome: persist the mock's state first.
     cloud.save().await?;
     let result =

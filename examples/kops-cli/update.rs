@@ -123,8 +123,16 @@ async fn update_locked(
             .into_iter()
             .map(|g| g.value)
             .collect();
-        return crate::gce::update_cluster(global, args, st, &stored, &groups, overrides(args)?)
-            .await;
+        return crate::gce::update_cluster(
+            global,
+            args,
+            st,
+            &stored,
+            &groups,
+            overrides(args)?,
+            lock,
+        )
+        .await;
     }
     let Prepared { cloud, ctx } = prepare(global, st, name).await?;
     let options = UpdateOptions::default()

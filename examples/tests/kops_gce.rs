@@ -1,7 +1,9 @@
 //! End-to-end tests of the `kops` binary on GCE: `create cluster --cloud gce`, `update
 //! cluster` (dry run, `--yes`, `--target terraform`) and `delete cluster`, on the GCE
-//! mock cloud (`--mock-cloud`) and through the REST backend against the fake of Google's
-//! APIs on 127.0.0.1 (`KOPS_GCE_ENDPOINT`).
+//! mock cloud (`--mock-cloud`, a local state store) and through the REST backend against
+//! the fake of Google's APIs on 127.0.0.1 (`KOPS_GCE_ENDPOINT`) with a `gs://` state
+//! store on the GCS emulator (`KOPS_TEST_GCS_ENDPOINT`, started by scripts/test): the
+//! store a real cluster's machines read. A local store is refused there for `--yes`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -33,6 +35,9 @@ struct Env {
     dir: tempfile::TempDir,
     /// `None`: the mock cloud; else the fake API's root.
     endpoint: Option<String>,
+    /// The state store: `None` for a directory of `dir`, else a `gs://` URL on the GCS
+    /// emulator at the address given.
+    gcs: Option<(String, String)>,
 }
 
 impl Env {
@@ -40,7 +45,14 @@ impl Env {
         Env {
             dir: tempfile::tempdir().unwrap(),
             endpoint,
+            gcs: None,
         }
+    }
+
+    /// The state store `gs://{bucket}/{prefix}` on the GCS emulator at `emulator`.
+    fn with_gcs(mut self, emulator: &str, state: &str) -> Env {
+        self.gcs = Some((emulator.to_owned(), state.to_owned()));
+        self
     }
 
     fn out(&self) -> PathBuf {
@@ -54,14 +66,23 @@ impl Env {
             "KOPS_MOCK_CLOUD",
             "KOPS_CLUSTER_NAME",
             "KOPS_GCE_ENDPOINT",
+            "STORAGE_EMULATOR_HOST",
         ] {
             c.env_remove(v);
         }
         c.env("NO_COLOR", "1").current_dir(self.dir.path());
-        c.arg("--state").arg(format!(
-            "file://{}",
-            self.dir.path().join("state").display()
-        ));
+        match &self.gcs {
+            None => {
+                c.arg("--state").arg(format!(
+                    "file://{}",
+                    self.dir.path().join("state").display()
+                ));
+            }
+            Some((emulator, state)) => {
+                c.env("STORAGE_EMULATOR_HOST", emulator);
+                c.arg("--state").arg(state);
+            }
+        }
         match &self.endpoint {
             None => {
                 c.arg("--mock-cloud");
@@ -177,17 +198,46 @@ fn a_gce_cluster_lifecycle_on_the_mock_cloud() {
     );
 }
 
-#[test]
-fn a_gce_cluster_lifecycle_through_the_rest_backend() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// The GCS emulator (`KOPS_TEST_GCS_ENDPOINT`), or `None` (skip, saying so) without one;
+/// a failure when scripts/test requires the emulators (`KOPS_TEST_REQUIRE_EMULATORS=1`).
+fn gcs_emulator() -> Option<String> {
+    match std::env::var("KOPS_TEST_GCS_ENDPOINT") {
+        Ok(e) if !e.is_empty() => Some(e.trim_end_matches('/').to_string()),
+        _ => {
+            assert!(
+                !matches!(
+                    std::env::var("KOPS_TEST_REQUIRE_EMULATORS").as_deref(),
+                    Ok("1")
+                ),
+                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_GCS_ENDPOINT is not set"
+            );
+            eprintln!("skipping: KOPS_TEST_GCS_ENDPOINT is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+fn fake_gce(rt: &tokio::runtime::Runtime) -> FakeGceApi {
+    rt.block_on(FakeGceApi::start("testproject", "us-test1"))
+        .unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
-    let fake = rt
-        .block_on(FakeGceApi::start("testproject", "us-test1"))
-        .unwrap();
-    let env = Env::new(Some(fake.url()));
+        .unwrap()
+}
+
+#[test]
+fn a_gce_cluster_lifecycle_through_the_rest_backend() {
+    let Some(gcs) = gcs_emulator() else { return };
+    let rt = runtime();
+    let fake = fake_gce(&rt);
+    // The emulator is shared by every test binary: a prefix of this test's own.
+    let env = Env::new(Some(fake.url())).with_gcs(&gcs, "gs://kops-test/kops-gce-rest");
+    let _ = env.kops(&["delete", "cluster", CLUSTER, "--yes"]);
     env.lifecycle();
     // Nothing of the cluster is left in the project.
     let left: Vec<String> = fake
@@ -201,4 +251,61 @@ fn a_gce_cluster_lifecycle_through_the_rest_backend() {
             .contains_key("compute.instanceTemplates.insert")
     );
     drop(fake);
+}
+
+/// Direct apply on GCE with a local state store: the machines could never read their
+/// configuration, so `update cluster --yes` exits 1 naming `spec.configBase` and the
+/// `gs://` store to use, before anything is created; the dry run and the Terraform
+/// target still work.
+#[test]
+fn direct_apply_on_gce_refuses_a_local_state_store() {
+    let rt = runtime();
+    let fake = fake_gce(&rt);
+    let env = Env::new(Some(fake.url()));
+    env.kops(&[
+        "create",
+        "cluster",
+        CLUSTER,
+        "--cloud",
+        "gce",
+        "--project",
+        "testproject",
+        "--zones",
+        "us-test1-a",
+    ])
+    .expect(0);
+    env.kops(&["update", "cluster", CLUSTER]).expect(2);
+    let r = env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(1);
+    let err = r.stderr.trim_end();
+    assert!(err.starts_with("error: spec.configBase: file://"), "{err}");
+    assert!(err.contains("gs://"), "the error says what to use: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        fake.objects().is_empty(),
+        "created: {:?}",
+        fake.objects().len()
+    );
+    assert!(
+        !fake.calls().keys().any(|k| k.ends_with(".insert")),
+        "{:?}",
+        fake.calls()
+    );
+    let out = env.out();
+    env.kops(&[
+        "update",
+        "cluster",
+        CLUSTER,
+        "--target",
+        "terraform",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .expect(0);
+    // The lock was released: the next run takes it and stops at the same check.
+    let r = env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(1);
+    assert!(
+        r.stderr.starts_with("error: spec.configBase: "),
+        "{}",
+        r.stderr
+    );
 }

@@ -158,9 +158,9 @@ type Listing = kops_tasks::resource::ResourceIndex<ResourceType>;
 /// The AWS backend: implements [`AwsCloud`] for one region of one account.
 ///
 /// Discovery is batched and cached for the backend's lifetime (one run): the first
-/// [`AwsCloud::list`] of a type fetches every object of that type in the query's scope
-/// (the cluster tag for EC2 types, the whole account for IAM and Auto Scaling, paginated),
-/// later queries of the type are answered from memory, and any write of the type drops
+/// `list` ([`kops_tasks::resource::ResourceCloud::list`]) of a type fetches every object
+/// of that type in the query's scope (the cluster tag for EC2 types, the whole account
+/// for IAM and Auto Scaling, paginated), later queries of the type are answered from memory, and any write of the type drops
 /// its cached lists. Concurrent first queries share one fetch. Each API request waits for
 /// a token of its service's bucket and is counted in [`AwsBackend::api_calls`].
 #[derive(Clone)]

@@ -1,5 +1,5 @@
 //! Classification of AWS errors by their error code into the cloud error kinds
-//! ([`CloudError`]).
+//! ([`crate::cloud::CloudError`]).
 //!
 //! The rules are plain functions of `(operation, code, message)` so they can be tested
 //! without a network (and need no SDK); with the `sdk` feature, the backend feeds them

@@ -15,6 +15,9 @@
 //!   in waves, writing the completed spec and version) or render Terraform (kOps'
 //!   `ApplyClusterCmd`).
 //! - [`aws::delete_cluster`]: delete everything a cluster owns in the cloud.
+//! - For GCE, the same three: [`gce::discover`](fn@gce::discover), [`gce::UpdateCluster`]
+//!   and [`gce::delete_cluster`]. Both clouds' `UpdateCluster` take [`UpdateOptions`] and
+//!   [`ApplyOptions`] and plan an [`UpdatePlan`].
 //!
 //! # Modules
 //!
@@ -90,8 +93,10 @@ mod images;
 pub mod nodeup;
 pub mod pki;
 pub mod secrets;
+mod update;
 
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;
 pub use create::{Cloud, DnsType, NewClusterOptions, Topology, new_cluster};
 pub use error::{Error, Result};
+pub use update::{ApplyOptions, UpdateOptions, UpdatePlan};

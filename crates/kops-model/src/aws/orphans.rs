@@ -362,8 +362,9 @@ pub fn has_undeferred_deletions(plan: &Plan) -> bool {
         .any(|i| i.action == kops_tasks::Action::Delete && !i.deferred)
 }
 
-/// Deletes orphans found by [`find_orphans`] through [`AwsCloud::delete`]; an object
-/// already gone counts as deleted.
+/// Deletes orphans found by [`find_orphans`] through the cloud's `delete`
+/// ([`kops_tasks::resource::ResourceCloud::delete`]); an object already gone counts as
+/// deleted.
 #[derive(Clone, Copy, Debug, Default)]
 #[non_exhaustive]
 pub struct OrphanDeleter;

@@ -10,7 +10,10 @@
 //! - [`discover`](fn@discover): complete a stored spec and look up what the model needs
 //!   (used subnet ranges, the project).
 //! - [`render_terraform`]: the Terraform directory kOps writes for a GCE cluster.
-//! - [`plan`] / [`apply`]: the direct target over any [`GceCloud`].
+//! - [`UpdateCluster`]: `update cluster` (kOps' `ApplyClusterCmd`): plan, apply holding
+//!   the state-store lock (then the completed spec and kOps release), or Terraform.
+//! - [`plan`] / [`apply`]: the direct target over any [`GceCloud`], one call each, with
+//!   no state store: no lock, nothing written but the cluster's managed files.
 //! - [`delete`]: [`delete_cluster`], everything the cluster owns by kOps' labels and
 //!   names, in dependency order.
 //! - [`naming`]: kOps' GCE names, hashes and label encoding.
@@ -27,6 +30,7 @@ mod loadbalancer;
 pub mod naming;
 mod network;
 mod terraform;
+pub mod update;
 
 use std::collections::BTreeMap;
 
@@ -37,6 +41,7 @@ use kops_tasks::{Task, TaskKey};
 pub use delete::{delete_cluster, find_cluster_resources};
 pub use discover::{GceDiscoverOptions, discover};
 pub use terraform::render_terraform;
+pub use update::{ApplyOptions, UpdateCluster, UpdateOptions, UpdatePlan};
 
 use self::cloud::{GceCloud, GceResourceType};
 use crate::cluster::ClusterContext;
@@ -259,7 +264,8 @@ pub async fn plan(
 }
 
 /// Applies the cluster to `api` (direct target) and returns what was done; an error
-/// lists every failed task. The cloud may have changed even when this fails.
+/// lists every failed task. The cloud may have changed even when this fails. It takes no
+/// lock and checks no config base: [`UpdateCluster::apply`] is `update cluster`.
 pub async fn apply(
     api: &dyn GceCloud,
     ctx: &GceModelContext,
@@ -269,16 +275,5 @@ pub async fn apply(
     let report = kops_tasks::Executor::new(kops_tasks::ExecutorOptions::default())
         .apply(&graph, api)
         .await;
-    if !report.failed.is_empty() {
-        return Err(crate::error::Error::Apply {
-            cluster: ctx.name().to_owned(),
-            failed: report
-                .failed
-                .iter()
-                .map(|(k, e)| (k.clone(), crate::error::chain(e)))
-                .collect(),
-            skipped: report.skipped.len(),
-        });
-    }
-    Ok(report.plan)
+    crate::update::applied(ctx.name(), report)
 }

@@ -4,7 +4,7 @@
 //! (with external access), IAM, compute (SSH key, launch templates, autoscaling groups,
 //! warm pools, etcd volumes), load balancers (API and bastion NLBs, DNS),
 //! node-termination-handler (queue and rules) and files (how the AWS Terraform target
-//! renders the cluster's managed files, [`crate::files`]).
+//! renders the cluster's managed files).
 
 pub(crate) mod compute;
 pub(crate) mod files;

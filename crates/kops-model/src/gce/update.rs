@@ -1,0 +1,113 @@
+//! `update cluster` as a library for GCE, as [`crate::aws::UpdateCluster`] is for AWS.
+//!
+//! [`UpdateCluster`] builds the task graph of a [`GceModelContext`] once, then
+//! [`plans`](UpdateCluster::plan) it, [`applies`](UpdateCluster::apply) it holding the
+//! cluster's state-store lock (the tasks, then the completed spec and the kOps release),
+//! or [`renders`](UpdateCluster::render_terraform) it as Terraform. Unlike AWS' update it
+//! deletes nothing the spec no longer describes: kOps' GCE update does not either.
+
+use kops_statestore::{Lock, Registry};
+use kops_tasks::terraform::TerraformOutput;
+use kops_tasks::{Executor, Plan, TaskGraph};
+
+use super::cloud::GceCloud;
+use super::{GceModelContext, build_tasks, render_terraform};
+use crate::error::{Result, cloud};
+pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
+use crate::update::{applied, check_config_base, check_lock, holding_lock, renew, write_state};
+
+/// The store GCE nodes read their configuration from, as advice.
+const REMOTE_STORE: &str = "gs://my-kops-state";
+
+/// One GCE cluster's update workflow (see the module docs).
+#[derive(Debug)]
+pub struct UpdateCluster {
+    ctx: GceModelContext,
+    graph: TaskGraph<dyn GceCloud>,
+    options: UpdateOptions,
+}
+
+impl UpdateCluster {
+    /// Builds the model and task graph of `ctx`.
+    pub fn new(ctx: GceModelContext, options: UpdateOptions) -> Result<Self> {
+        let graph = TaskGraph::build_with(build_tasks(&ctx)?, &options.lifecycle_overrides)?;
+        Ok(UpdateCluster {
+            ctx,
+            graph,
+            options,
+        })
+    }
+
+    /// The context the update works from.
+    pub fn context(&self) -> &GceModelContext {
+        &self.ctx
+    }
+
+    /// The task graph.
+    pub fn graph(&self) -> &TaskGraph<dyn GceCloud> {
+        &self.graph
+    }
+
+    /// Plans the update against `api`: every task's change, nothing applied. Put a
+    /// [`kops_cloud_gce::cache::ListCache`] in front of a backend so each collection is
+    /// listed once.
+    pub async fn plan(&self, api: &dyn GceCloud) -> Result<UpdatePlan> {
+        let plan = Executor::new(self.options.executor.clone())
+            .plan(&self.graph, api)
+            .await
+            .map_err(cloud(format!("planning cluster {}", self.ctx.name())))?;
+        Ok(UpdatePlan::new(plan, Vec::new()))
+    }
+
+    /// Applies the update to `api` holding the cluster's lock in `registry` (taken here
+    /// and released at the end): the tasks, then the completed spec and the kOps release.
+    /// Returns what was done. The cloud may have changed even when this fails.
+    pub async fn apply(
+        &self,
+        api: &dyn GceCloud,
+        registry: &Registry,
+        plan: &UpdatePlan,
+        options: ApplyOptions,
+    ) -> Result<Plan> {
+        check_config_base(&self.ctx, &self.options, REMOTE_STORE)?;
+        holding_lock(registry, self.ctx.name(), &self.options, async |lock| {
+            self.apply_holding(api, registry, plan, lock, options).await
+        })
+        .await
+    }
+
+    /// [`apply`](Self::apply) for a caller that already holds the cluster's lock (taken
+    /// with [`Registry::lock`] before planning, so the plan and the apply see the same
+    /// cloud). The lease is renewed before the tasks and before the state is written; if
+    /// it was lost meanwhile (it ran out and someone took the lock over) the apply stops
+    /// there with an error.
+    pub async fn apply_holding(
+        &self,
+        api: &dyn GceCloud,
+        registry: &Registry,
+        plan: &UpdatePlan,
+        lock: &mut Lock,
+        options: ApplyOptions,
+    ) -> Result<Plan> {
+        check_config_base(&self.ctx, &self.options, REMOTE_STORE)?;
+        let name = self.ctx.name();
+        check_lock(lock, name)?;
+        // Nothing on GCE is deleted because the spec stopped describing it.
+        debug_assert!(plan.owned.is_empty());
+        let executor = Executor::new(
+            options
+                .executor
+                .unwrap_or_else(|| self.options.executor.clone()),
+        );
+        renew(lock, registry, name).await?;
+        let report = executor.apply(&self.graph, api).await;
+        let applied = applied(name, report)?;
+        write_state(&self.ctx, registry, lock).await?;
+        Ok(applied)
+    }
+
+    /// Renders the cluster as Terraform (see [`render_terraform`]).
+    pub fn render_terraform(&self) -> Result<TerraformOutput> {
+        render_terraform(&self.ctx, &self.options.lifecycle_overrides)
+    }
+}
