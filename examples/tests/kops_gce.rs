@@ -6,7 +6,6 @@
 //! store a real cluster's machines read. A local store is refused there for `--yes`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use kops_mock::gce::rest::FakeGceApi;
@@ -55,8 +54,38 @@ impl Env {
         self
     }
 
-    fn out(&self) -> PathBuf {
-        self.dir.path().join("tf")
+    /// `create cluster` of [`CLUSTER`] on GCE (project `testproject`, zone `us-test1-a`)
+    /// with `extra` flags.
+    fn create(&self, extra: &[&str]) -> Run {
+        let mut args = vec![
+            "create",
+            "cluster",
+            CLUSTER,
+            "--cloud",
+            "gce",
+            "--project",
+            "testproject",
+            "--zones",
+            "us-test1-a",
+        ];
+        args.extend_from_slice(extra);
+        self.kops(&args)
+    }
+
+    /// `update cluster --target terraform` (exit 0); the `kubernetes.tf` written.
+    fn terraform(&self) -> String {
+        let out = self.dir.path().join("tf");
+        self.kops(&[
+            "update",
+            "cluster",
+            CLUSTER,
+            "--target",
+            "terraform",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .expect(0);
+        std::fs::read_to_string(out.join("kubernetes.tf")).unwrap()
     }
 
     fn kops(&self, args: &[&str]) -> Run {
@@ -113,37 +142,13 @@ impl Env {
             ])
             .expect(1);
         assert!(r.stderr.contains("--project"), "{}", r.stderr);
-        self.kops(&[
-            "create",
-            "cluster",
-            CLUSTER,
-            "--cloud",
-            "gce",
-            "--project",
-            "testproject",
-            "--zones",
-            "us-test1-a",
-            "--node-count",
-            "2",
-        ])
-        .expect(0);
+        self.create(&["--node-count", "2"]).expect(0);
 
         let r = self.kops(&["update", "cluster", CLUSTER]).expect(2);
         assert!(r.stdout.contains("Will create resources:"), "{}", r.stdout);
         assert!(r.stdout.contains("InstanceTemplate/"), "{}", r.stdout);
 
-        let out = self.out();
-        self.kops(&[
-            "update",
-            "cluster",
-            CLUSTER,
-            "--target",
-            "terraform",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .expect(0);
-        let tf = std::fs::read_to_string(out.join("kubernetes.tf")).unwrap();
+        let tf = self.terraform();
         assert!(
             tf.contains("resource \"google_compute_instance_template\""),
             "{tf}"
@@ -178,18 +183,7 @@ fn a_gce_cluster_lifecycle_on_the_mock_cloud() {
     let env = Env::new(None);
     env.lifecycle();
     // The mock's journal replays: after the delete nothing of the cluster is left.
-    env.kops(&[
-        "create",
-        "cluster",
-        CLUSTER,
-        "--cloud",
-        "gce",
-        "--project",
-        "testproject",
-        "--zones",
-        "us-test1-a",
-    ])
-    .expect(0);
+    env.create(&[]).expect(0);
     let r = env.kops(&["delete", "cluster", CLUSTER]).expect(2);
     assert!(
         r.stdout.contains("Will delete 0 cloud resource(s)"),
@@ -262,18 +256,7 @@ fn direct_apply_on_gce_refuses_a_local_state_store() {
     let rt = runtime();
     let fake = fake_gce(&rt);
     let env = Env::new(Some(fake.url()));
-    env.kops(&[
-        "create",
-        "cluster",
-        CLUSTER,
-        "--cloud",
-        "gce",
-        "--project",
-        "testproject",
-        "--zones",
-        "us-test1-a",
-    ])
-    .expect(0);
+    env.create(&[]).expect(0);
     env.kops(&["update", "cluster", CLUSTER]).expect(2);
     let r = env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(1);
     let err = r.stderr.trim_end();
@@ -290,17 +273,7 @@ fn direct_apply_on_gce_refuses_a_local_state_store() {
         "{:?}",
         fake.calls()
     );
-    let out = env.out();
-    env.kops(&[
-        "update",
-        "cluster",
-        CLUSTER,
-        "--target",
-        "terraform",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .expect(0);
+    assert!(env.terraform().contains("google_compute_instance_template"));
     // The lock was released: the next run takes it and stops at the same check.
     let r = env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(1);
     assert!(
