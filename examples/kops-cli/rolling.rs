@@ -147,7 +147,7 @@ pub async fn rolling_update_cluster(
     let cluster = internal::Cluster::try_from(&stored)
         .with_context(|| format!("cluster {name}: converting the spec"))?;
     let groups = instance_groups(&st, &name).await?;
-    let (journaled, cloud) = group_cloud(global, &st, &name).await?;
+    let (journaled, cloud) = group_cloud(global, &st, &name, "rolling-update cluster").await?;
     let json = args.output == RollingFormat::Json;
     let sink: kops_model::day2::rolling::EventSink = Arc::new(move |e: &Event| {
         if json {

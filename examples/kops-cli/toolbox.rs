@@ -1,5 +1,5 @@
-//! `toolbox dump`: the cluster's stored spec, instance groups, SSH key ids and (for AWS)
-//! the cloud resources it owns, as one YAML or JSON document.
+//! `toolbox dump`: the cluster's stored spec, instance groups, SSH key ids and (on AWS
+//! and GCE) the cloud resources it owns, as one YAML or JSON document.
 
 use anyhow::Context as _;
 use kops_model::aws::cloud::AwsCloud;
@@ -32,17 +32,25 @@ pub async fn dump(global: &Global, args: &DumpArgs) -> anyhow::Result<()> {
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    let resources = if cluster.spec.cloud_provider.as_deref() == Some("aws") {
-        let cloud = Cloud::open(&st, global.mock_cloud, &update::region(&cluster)?).await?;
-        let api: &dyn AwsCloud = cloud.api.as_ref();
-        find_cluster_resources(api, &name).await.with_context(|| {
-            format!(
-                "listing the resources of cluster {name} in {}",
-                cloud.description
-            )
-        })?
-    } else {
-        Vec::new()
+    let listing =
+        |description: &str| format!("listing the resources of cluster {name} in {description}");
+    let resources = match cluster.spec.cloud_provider.as_deref() {
+        Some("aws") => {
+            let cloud = Cloud::open(&st, global.mock_cloud, &update::region(&cluster)?).await?;
+            let api: &dyn AwsCloud = cloud.api.as_ref();
+            let found = find_cluster_resources(api, &name)
+                .await
+                .with_context(|| listing(&cloud.description))?;
+            serde_json::to_value(found)?
+        }
+        Some("gce") => {
+            let cloud = crate::gce::open(global, &st, &cluster).await?;
+            let found = kops_model::gce::find_cluster_resources(cloud.api.as_ref(), &name)
+                .await
+                .with_context(|| listing(&cloud.description))?;
+            serde_json::to_value(found)?
+        }
+        _ => json!([]),
     };
     let doc = json!({
         "cluster": cluster,

@@ -68,14 +68,22 @@ pub async fn instance_groups(
     Ok(groups.iter().map(internal::InstanceGroup::from).collect())
 }
 
-/// The cloud side of validate and rolling-update for a stored cluster, with the cloud
-/// itself (whose [`Cloud::save`] keeps what a rolling update did to the mock cloud).
+/// The cloud side of validate and rolling-update (`command`) for a stored cluster, with
+/// the cloud itself (whose [`Cloud::save`] keeps what a rolling update did to the mock
+/// cloud). AWS only: another cloud's cluster is an error naming its provider.
 pub async fn group_cloud(
     global: &Global,
     st: &State,
     name: &str,
+    command: &str,
 ) -> anyhow::Result<(Cloud, Arc<dyn InstanceGroupCloud>)> {
     let stored = st.cluster(name).await?.value;
+    let provider = stored.spec.cloud_provider.as_deref().unwrap_or_default();
+    if provider != "aws" {
+        anyhow::bail!(
+            "cluster {name}: spec.cloudProvider {provider:?}: `{command}` reads instance groups from AWS only so far"
+        );
+    }
     let cloud = Cloud::open(st, global.mock_cloud, &crate::update::region(&stored)?).await?;
     let api: Arc<dyn kops_model::aws::AwsCloud> = cloud.api.clone();
     Ok((cloud, Arc::new(AwsInstanceGroups::new(api))))
@@ -107,7 +115,7 @@ pub async fn validate_cluster(global: &Global, args: &ValidateClusterArgs) -> an
     let wait = parse_duration(&args.wait).context("--wait")?;
     let interval = parse_duration(&args.interval).context("--interval")?;
     let groups = instance_groups(&st, &name).await?;
-    let (_cloud, cloud) = group_cloud(global, &st, &name).await?;
+    let (_cloud, cloud) = group_cloud(global, &st, &name, "validate cluster").await?;
     let client = admin_client(&st, &name, args.api_server.as_deref()).await?;
     let validator = Validator::new(
         client,

@@ -158,6 +158,34 @@ impl Env {
             .kops(&["update", "cluster", CLUSTER, "--yes"])
             .expect(0);
         assert!(r.stdout.contains("updated:"), "{}", r.stdout);
+
+        // The dump lists what the cluster owns in the project.
+        let r = self
+            .kops(&["toolbox", "dump", CLUSTER, "-o", "json"])
+            .expect(0);
+        let dump: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let types: Vec<&str> = dump["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["resource_type"].as_str())
+            .collect();
+        assert!(types.contains(&"InstanceGroupManager"), "{types:?}");
+        assert!(types.contains(&"Firewall"), "{types:?}");
+        // Day two reads AWS' instance groups only: on GCE it says so, naming the field,
+        // instead of asking another cloud.
+        for command in [["validate", "cluster"], ["rolling-update", "cluster"]] {
+            let r = self.kops(&[command[0], command[1], CLUSTER]).expect(1);
+            let err = r.stderr.trim_end();
+            assert!(
+                err.starts_with(&format!(
+                    "error: cluster {CLUSTER}: spec.cloudProvider \"gce\": `{} {}`",
+                    command[0], command[1]
+                )),
+                "{err}"
+            );
+            assert!(err.ends_with("AWS only so far"), "{err}");
+        }
         let r = self.kops(&["update", "cluster", CLUSTER]).expect(0);
         assert!(!r.stdout.contains("Will create"), "{}", r.stdout);
         let r = self
