@@ -1,6 +1,7 @@
 //! `delete cluster`: lists (dry run) or deletes everything the cluster owns in the
 //! cloud, then its state-store tree. `delete instancegroup`: removes a group from the
-//! spec; `update cluster` then plans the deletion of its cloud objects.
+//! spec; on AWS `update cluster` then plans the deletion of its cloud objects, on GCE
+//! they are deleted first, as kOps does (GCE's update deletes nothing the spec dropped).
 
 use anyhow::{Context as _, bail};
 use kops_model::aws::cloud::AwsCloud;
@@ -121,7 +122,7 @@ async fn delete_gce(
 ) -> anyhow::Result<u8> {
     let name = stored.name().to_owned();
     if !args.yes {
-        let n = crate::gce::delete_resources(global, st, stored, false).await?;
+        let n = crate::gce::delete_resources(global, st, stored, None, false).await?;
         if n == 0 {
             println!("No cloud resources of cluster {name} found.");
         }
@@ -133,7 +134,7 @@ async fn delete_gce(
         return Ok(2);
     }
     let lock = st.lock(&name, "delete cluster").await?;
-    if let Err(e) = crate::gce::delete_resources(global, st, stored, true).await {
+    if let Err(e) = crate::gce::delete_resources(global, st, stored, None, true).await {
         if let Err(r) = lock.release().await {
             eprintln!("warning: releasing the lock of cluster {name}: {r}");
         }
@@ -153,7 +154,8 @@ async fn delete_gce(
 pub async fn delete_instance_group(global: &Global, args: &DeleteIgArgs) -> anyhow::Result<u8> {
     let name = state::cluster_name(None, global)?;
     let st = State::open(global).await?;
-    st.cluster(&name).await?;
+    let stored = st.cluster(&name).await?.value;
+    let gce = stored.spec.cloud_provider.as_deref() == Some("gce");
     let groups = st
         .registry
         .list_instance_groups(&name)
@@ -186,14 +188,26 @@ pub async fn delete_instance_group(global: &Global, args: &DeleteIgArgs) -> anyh
         }
     }
     if !args.yes {
-        println!(
-            "Will remove instance group {:?} ({role}) from cluster {name}.",
-            args.group
-        );
+        if gce {
+            let n = crate::gce::delete_resources(global, &st, &stored, Some(&args.group), false)
+                .await?;
+            println!(
+                "\nWill delete {n} cloud resource(s) and remove instance group {:?} ({role}) from cluster {name}.",
+                args.group
+            );
+        } else {
+            println!(
+                "Will remove instance group {:?} ({role}) from cluster {name}.",
+                args.group
+            );
+        }
         println!("Must specify --yes to remove it");
         return Ok(2);
     }
     st.locked(&name, "delete instancegroup", async || {
+        if gce {
+            crate::gce::delete_resources(global, &st, &stored, Some(&args.group), true).await?;
+        }
         st.registry
             .delete_instance_group(&name, &args.group)
             .await
@@ -205,9 +219,16 @@ pub async fn delete_instance_group(global: &Global, args: &DeleteIgArgs) -> anyh
             })
     })
     .await?;
-    println!(
-        "Instance group {:?} removed from cluster {name}. Run `kops update cluster {name} --yes` to delete its cloud resources.",
-        args.group
-    );
+    if gce {
+        println!(
+            "Instance group {:?} removed from cluster {name}.",
+            args.group
+        );
+    } else {
+        println!(
+            "Instance group {:?} removed from cluster {name}. Run `kops update cluster {name} --yes` to delete its cloud resources.",
+            args.group
+        );
+    }
     Ok(0)
 }

@@ -280,24 +280,27 @@ pub async fn update_cluster(
     Ok(0)
 }
 
-/// The cloud resources of a GCE cluster, and (with `yes`) their deletion; `Ok(None)` when
-/// only listed.
+/// The cloud resources of a GCE cluster, or of one of its instance groups (`group`):
+/// listed as a table, or (with `yes`) deleted. Returns how many there are.
 pub async fn delete_resources(
     global: &Global,
     st: &State,
     cluster: &v1alpha2::Cluster,
+    group: Option<&str>,
     yes: bool,
 ) -> anyhow::Result<usize> {
     let name = cluster.name();
     let cloud = open(global, st, cluster).await?;
-    let found = gce::find_cluster_resources(cloud.api.as_ref(), name)
-        .await
-        .with_context(|| {
-            format!(
-                "listing the resources of cluster {name} in {}",
-                cloud.description
-            )
-        })?;
+    let api = cloud.api.as_ref();
+    let what = match group {
+        Some(g) => format!("instance group {g:?} of cluster {name}"),
+        None => format!("cluster {name}"),
+    };
+    let found = match group {
+        Some(g) => gce::find_group_resources(api, name, g).await,
+        None => gce::find_cluster_resources(api, name).await,
+    }
+    .with_context(|| format!("listing the resources of {what} in {}", cloud.description))?;
     if !yes {
         let rows: Vec<Vec<String>> = found
             .iter()
@@ -314,17 +317,13 @@ pub async fn delete_resources(
         }
         return Ok(found.len());
     }
-    let deleted = gce::delete_cluster(cloud.api.as_ref(), name).await;
+    let deleted = match group {
+        Some(g) => gce::delete_group(api, name, g).await,
+        None => gce::delete_cluster(api, name).await,
+    };
     cloud.save().await?;
-    let deleted = deleted.with_context(|| {
-        format!(
-            "deleting the resources of cluster {name} in {}",
-            cloud.description
-        )
-    })?;
-    println!(
-        "Deleted {} cloud resource(s) of cluster {name}.",
-        deleted.len()
-    );
+    let deleted = deleted
+        .with_context(|| format!("deleting the resources of {what} in {}", cloud.description))?;
+    println!("Deleted {} cloud resource(s) of {what}.", deleted.len());
     Ok(deleted.len())
 }

@@ -186,6 +186,37 @@ impl Env {
             );
             assert!(err.ends_with("AWS only so far"), "{err}");
         }
+
+        // Deleting an instance group deletes its managed instance group and template
+        // (as kOps does on GCE): nothing is left for an update to create or delete.
+        let r = self
+            .kops(&["--name", CLUSTER, "delete", "ig", "nodes-us-test1-a"])
+            .expect(2);
+        assert!(
+            r.stdout.contains("google_compute_instance_group_manager")
+                && r.stdout.contains("google_compute_instance_template")
+                && r.stdout.contains("Will delete 2 cloud resource(s)"),
+            "{}",
+            r.stdout
+        );
+        let r = self
+            .kops(&[
+                "--name",
+                CLUSTER,
+                "delete",
+                "ig",
+                "nodes-us-test1-a",
+                "--yes",
+            ])
+            .expect(0);
+        assert!(
+            r.stdout
+                .contains("Deleted 2 cloud resource(s) of instance group"),
+            "{}",
+            r.stdout
+        );
+        let r = self.kops(&["update", "cluster", CLUSTER]).expect(0);
+        assert!(!r.stdout.contains("Will "), "{}", r.stdout);
         let r = self.kops(&["update", "cluster", CLUSTER]).expect(0);
         assert!(!r.stdout.contains("Will create"), "{}", r.stdout);
         let r = self

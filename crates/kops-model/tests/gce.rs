@@ -322,6 +322,35 @@ async fn lifecycle(run: Run, name: &str, topology: &str) -> anyhow::Result<()> {
     // The replaced template is gone; the groups use the new one.
     assert_eq!(run.backend.count(GceResourceType::InstanceTemplate), 2);
 
+    // One group's objects: its managed instance groups (one per zone), then its template;
+    // deleting them leaves the other groups', and a plan creates them again.
+    let api = run.backend.cloud();
+    let group = gce::find_group_resources(api.as_ref(), name, "nodes-0").await?;
+    let kinds: Vec<GceResourceType> = group.iter().map(|r| r.resource_type).collect();
+    assert_eq!(
+        kinds,
+        [
+            GceResourceType::InstanceGroupManager,
+            GceResourceType::InstanceGroupManager,
+            GceResourceType::InstanceTemplate
+        ],
+        "{name}: {group:?}"
+    );
+    assert_eq!(
+        gce::delete_group(api.as_ref(), name, "nodes-0").await?,
+        group
+    );
+    assert_eq!(run.backend.count(GceResourceType::InstanceGroupManager), 1);
+    assert_eq!(run.backend.count(GceResourceType::InstanceTemplate), 1);
+    let p = gce::plan(&run.cached(name), &ctx2, &none).await?;
+    let mut created: Vec<String> = p.changes().map(|i| i.key.to_string()).collect();
+    created.sort();
+    assert_eq!(created.len(), 3, "{name}: {created:?}");
+    assert!(
+        created.iter().all(|k| k.contains("nodes-0")),
+        "{name}: {created:?}"
+    );
+
     // Delete leaves only what was there before (another cluster's objects stay).
     let deleted = gce::delete_cluster(run.backend.cloud().as_ref(), name).await?;
     assert!(!deleted.is_empty());

@@ -4,11 +4,16 @@
 //! kOps gives the cluster's objects: `<object>-<cluster>` (cut and hashed like
 //! [`naming::suffixed`]), the cluster's network name, or a per-role service account.
 //! Nothing else is ever deleted.
+//!
+//! `delete instancegroup` deletes one group's objects the same way, as kOps' does
+//! (`DeleteGroup`): its managed instance groups, then its instance templates
+//! ([`find_group_resources`], [`delete_group`]).
 
 use kops_api::naming::hash_string;
 
 use super::cloud::{
-    CLUSTER_LABEL, GceCloud, GceResourceType as R, ListQuery, Resource, safe_cluster_name,
+    CLUSTER_LABEL, GceCloud, GceResourceType as R, INSTANCE_GROUP_LABEL, ListQuery, Resource,
+    TagFilter, safe_cluster_name,
 };
 use super::naming;
 use crate::error::{Result, cloud};
@@ -98,42 +103,89 @@ pub async fn find_cluster_resources(api: &dyn GceCloud, cluster: &str) -> Result
         }
     }
     // Managed instance groups are the cluster's when they run one of its templates.
+    let mut groups = groups_running(api, cluster, &out).await?;
+    groups.append(&mut out);
+    Ok(groups)
+}
+
+/// The managed instance groups that run one of `templates` (the only way to tell a
+/// cluster's groups: kOps' names for them are not suffixed by the cluster).
+async fn groups_running(
+    api: &dyn GceCloud,
+    cluster: &str,
+    templates: &[Resource],
+) -> Result<Vec<Resource>> {
+    let links: Vec<&str> = templates
+        .iter()
+        .filter(|r| r.resource_type == R::InstanceTemplate)
+        .filter_map(|r| r.attr_str("self_link"))
+        .collect();
     let migs = api
         .list(&ListQuery::new(R::InstanceGroupManager))
         .await
         .map_err(cloud(format!(
             "listing instance groups of cluster {cluster}"
         )))?;
-    let owned_templates: Vec<String> = out
-        .iter()
-        .filter(|r| r.resource_type == R::InstanceTemplate)
-        .filter_map(|r| r.attr_str("self_link").map(str::to_owned))
-        .collect();
-    let mut groups: Vec<Resource> = migs
+    Ok(migs
         .into_iter()
         .filter(|m| {
             m.attrs
                 .get("version")
                 .and_then(|v| v.get("instance_template"))
                 .and_then(|t| t.as_str())
-                .is_some_and(|t| owned_templates.iter().any(|o| o == t))
+                .is_some_and(|t| links.contains(&t))
         })
-        .collect();
-    groups.append(&mut out);
-    Ok(groups)
+        .collect())
 }
 
-/// Deletes everything `cluster` owns; returns what was deleted. A dry run is
-/// [`find_cluster_resources`].
-pub async fn delete_cluster(api: &dyn GceCloud, cluster: &str) -> Result<Vec<Resource>> {
-    let found = find_cluster_resources(api, cluster).await?;
-    for r in &found {
+/// The objects of instance group `group` of `cluster`, in deletion order: the managed
+/// instance groups (one per zone) running its instance templates, then the templates,
+/// found by the cluster and instance-group labels kOps puts on them.
+pub async fn find_group_resources(
+    api: &dyn GceCloud,
+    cluster: &str,
+    group: &str,
+) -> Result<Vec<Resource>> {
+    let templates = api
+        .list(
+            &ListQuery::new(R::InstanceTemplate)
+                .with_tag(TagFilter::equals(CLUSTER_LABEL, safe_cluster_name(cluster)))
+                .with_tag(TagFilter::equals(INSTANCE_GROUP_LABEL, group)),
+        )
+        .await
+        .map_err(cloud(format!(
+            "listing the instance templates of group {group} of cluster {cluster}"
+        )))?;
+    let mut found = groups_running(api, cluster, &templates).await?;
+    found.extend(templates);
+    Ok(found)
+}
+
+/// Deletes the objects of instance group `group` of `cluster` ([`find_group_resources`]);
+/// returns what was deleted. Its machines go with their managed instance groups.
+pub async fn delete_group(api: &dyn GceCloud, cluster: &str, group: &str) -> Result<Vec<Resource>> {
+    let found = find_group_resources(api, cluster, group).await?;
+    delete_all(api, cluster, &found).await?;
+    Ok(found)
+}
+
+/// Deletes `found`, in its order.
+async fn delete_all(api: &dyn GceCloud, cluster: &str, found: &[Resource]) -> Result<()> {
+    for r in found {
         let rt = r.resource_type;
         api.delete(rt, &r.id).await.map_err(cloud(format!(
             "deleting {rt} {} of cluster {cluster}",
             r.id
         )))?;
     }
+    Ok(())
+}
+
+/// Deletes everything `cluster` owns; returns what was deleted. A dry run is
+/// [`find_cluster_resources`].
+pub async fn delete_cluster(api: &dyn GceCloud, cluster: &str) -> Result<Vec<Resource>> {
+    let found = find_cluster_resources(api, cluster).await?;
+    delete_all(api, cluster, &found).await?;
     Ok(found)
 }
 

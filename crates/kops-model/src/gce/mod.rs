@@ -15,7 +15,7 @@
 //! - [`plan`] / [`apply`]: the direct target over any [`GceCloud`], one call each, with
 //!   no state store: no lock, nothing written but the cluster's managed files.
 //! - [`delete`]: [`delete_cluster`], everything the cluster owns by kOps' labels and
-//!   names, in dependency order.
+//!   names, in dependency order; [`delete_group`], one instance group's objects.
 //! - [`naming`]: kOps' GCE names, hashes and label encoding.
 //! - [`cloud`]: the GCE vocabulary of `kops-cloud-gce`, re-exported.
 
@@ -38,7 +38,7 @@ use kops_api::internal::{InstanceGroup, InstanceGroupRole};
 use kops_tasks::resource::ResourceTask;
 use kops_tasks::{Task, TaskKey};
 
-pub use delete::{delete_cluster, find_cluster_resources};
+pub use delete::{delete_cluster, delete_group, find_cluster_resources, find_group_resources};
 pub use discover::{GceDiscoverOptions, discover};
 pub use terraform::render_terraform;
 pub use update::{ApplyOptions, UpdateCluster, UpdateOptions, UpdatePlan};
