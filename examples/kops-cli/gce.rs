@@ -17,7 +17,6 @@ use kops_api::v1alpha2;
 use kops_cloud_gce::cache::ListCache;
 use kops_cloud_gce::cloud::{CloudResult, GceCloud, GceResourceType, ManagedZone, ProjectInfo};
 use kops_cloud_gce::rest::{RestConfig, RestGce};
-use kops_model::aws::DiscoverOptions;
 use kops_model::gce::{self, ApplyOptions, GceModelContext, UpdateCluster, UpdateOptions};
 use kops_statestore::StoreUrl;
 use kops_tasks::{ExecutorOptions, LifecycleOverrides};
@@ -27,7 +26,6 @@ use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
 use crate::get::print_table;
 use crate::journal::{Journaled, MockJournal, NoExtra, Scope};
 use crate::output;
-use crate::spec;
 use crate::state::State;
 
 /// Where the GCE mock cloud's journal lives in the state store.
@@ -166,17 +164,7 @@ async fn context(
     groups: &[v1alpha2::InstanceGroup],
 ) -> anyhow::Result<GceModelContext> {
     let name = cluster.name();
-    let mut opts = DiscoverOptions::default()
-        .with_channel(spec::channel()?)
-        .with_state_store(st.store().clone(), st.url.clone());
-    let keys = st
-        .registry
-        .list_ssh_public_keys(name)
-        .await
-        .with_context(|| format!("reading the SSH public keys of cluster {name}"))?;
-    if let Some((_, key)) = keys.into_iter().next() {
-        opts = opts.with_ssh_public_key(key);
-    }
+    let opts = crate::update::discover_options(st, name).await?;
     gce::discover(cloud.api.as_ref(), cluster, groups, &opts)
         .await
         .with_context(|| format!("cluster {name}: discovering it in {}", cloud.description))

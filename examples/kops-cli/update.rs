@@ -53,6 +53,17 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
         bail!("cluster {name}: spec.cloudProvider {provider:?}: this command supports AWS only");
     }
     let cloud = Cloud::open(st, global.mock_cloud, &region(&stored)?).await?;
+    let opts = discover_options(st, name).await?;
+    let ctx = discover(cloud.api.as_ref(), &stored, &groups, &opts)
+        .await
+        .with_context(|| format!("cluster {name}: discovering it in {}", cloud.description))?;
+    Ok(Prepared { cloud, ctx })
+}
+
+/// What discovery reads of the stored cluster `name` besides its spec (either cloud's):
+/// the channel, the state store its files go to, its additional objects and its first
+/// SSH public key.
+pub async fn discover_options(st: &State, name: &str) -> anyhow::Result<DiscoverOptions> {
     let additional = st
         .registry
         .get_additional_objects(name)
@@ -70,10 +81,7 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
     if let Some((_, key)) = keys.into_iter().next() {
         opts = opts.with_ssh_public_key(key);
     }
-    let ctx = discover(cloud.api.as_ref(), &stored, &groups, &opts)
-        .await
-        .with_context(|| format!("cluster {name}: discovering it in {}", cloud.description))?;
-    Ok(Prepared { cloud, ctx })
+    Ok(opts)
 }
 
 fn overrides(args: &UpdateClusterArgs) -> anyhow::Result<LifecycleOverrides> {

@@ -341,3 +341,53 @@ fn direct_apply_on_gce_refuses_a_local_state_store() {
         r.stderr
     );
 }
+
+/// Every file of a local state store, by path under it.
+fn files_under(root: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read_to_string(&p).unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
+/// The cluster's additional objects shape its nodes on GCE as on AWS: a
+/// `KubeSchedulerConfiguration` stored with the cluster ends up in the control plane's
+/// nodeup config.
+#[test]
+fn additional_objects_shape_a_gce_clusters_scheduler() {
+    let env = Env::new(None);
+    env.create(&[]).expect(0);
+    let r = env
+        .kops(&["get", "cluster", CLUSTER, "-o", "yaml"])
+        .expect(0);
+    let file = format!(
+        "{}---\napiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nclientConnection:\n  burst: 100\n  qps: 3.1\n",
+        r.stdout
+    );
+    std::fs::write(env.dir.path().join("cluster.yaml"), file).unwrap();
+    env.kops(&["replace", "-f", "cluster.yaml"]).expect(0);
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    let files = files_under(&env.dir.path().join("state"));
+    let (path, config) = files
+        .iter()
+        .find(|(p, _)| {
+            p.starts_with(&format!("{CLUSTER}/igconfig/control-plane/"))
+                && p.ends_with("nodeupconfig.yaml")
+        })
+        .expect("a control-plane nodeup config");
+    assert!(
+        config.contains("apiVersion: kubescheduler.config.k8s.io/v1beta2")
+            && config.contains("qps: 3.1"),
+        "{path}:\n{config}"
+    );
+}
