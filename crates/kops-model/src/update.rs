@@ -139,6 +139,27 @@ pub(crate) async fn renew(lock: &mut Lock, registry: &Registry, name: &str) -> R
         .map_err(store(format!("renewing the lock of cluster {name}")))
 }
 
+/// Runs `work` holding `lock`, renewing its lease every third of it (as measured by
+/// `clock`), so that a phase longer than the lease (a large apply, a slow cloud) never
+/// lets it run out for someone else to take over. A renewal that fails (the lock was
+/// taken over or removed) stops the work there, with that error.
+pub(crate) async fn renewing<T>(
+    lock: &mut Lock,
+    registry: &Registry,
+    name: &str,
+    clock: &dyn kops_tasks::Clock,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T> {
+    let period = (lock.lease() / 3).max(std::time::Duration::from_millis(1));
+    let mut work = std::pin::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return Ok(done),
+            () = clock.sleep(period) => renew(lock, registry, name).await?,
+        }
+    }
+}
+
 /// Refuses a config base the cluster's nodes cannot read (a local directory, an
 /// in-memory store), unless `options` allow it; `remote` is the store nodes of this
 /// cloud read, as advice (`s3://my-kops-state`).
@@ -239,4 +260,78 @@ pub(crate) fn applied(name: &str, report: Report) -> Result<Plan> {
             .collect(),
         skipped: report.skipped.len(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, SystemTime};
+
+    use kops_statestore::{Clock, LockRequest, MemoryStore, Store};
+    use kops_tasks::TokioClock;
+
+    use super::*;
+
+    /// Wall time that follows tokio's (paused) clock, so leases expire as the test's
+    /// sleeps pass.
+    #[derive(Debug)]
+    struct TokioWall(SystemTime, tokio::time::Instant);
+
+    impl Clock for TokioWall {
+        fn now(&self) -> SystemTime {
+            self.0 + self.1.elapsed()
+        }
+    }
+
+    const NAME: &str = "lease.example.com";
+
+    async fn held(lease: Duration) -> (Arc<MemoryStore>, Registry, Lock) {
+        let store = Arc::new(MemoryStore::new());
+        let wall = TokioWall(SystemTime::UNIX_EPOCH, tokio::time::Instant::now());
+        let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(wall));
+        let lock = registry
+            .lock(NAME, &LockRequest::new("apply", "update cluster").with_lease(lease))
+            .await
+            .unwrap();
+        (store, registry, lock)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_phase_longer_than_the_lease_keeps_the_lock() {
+        let (_store, registry, mut lock) = held(Duration::from_secs(60)).await;
+        let clock = TokioClock::new();
+        let work = tokio::time::sleep(Duration::from_secs(600));
+        renewing(&mut lock, &registry, NAME, &clock, work)
+            .await
+            .unwrap();
+        // Ten leases later, nobody else can take it: it was renewed all along.
+        let other = registry
+            .lock(NAME, &LockRequest::new("other", "update cluster"))
+            .await;
+        assert!(other.is_err(), "the lease ran out during the phase");
+        lock.release().await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lost_lock_stops_the_phase() {
+        let (store, registry, mut lock) = held(Duration::from_secs(60)).await;
+        let clock = TokioClock::new();
+        let finished = AtomicBool::new(false);
+        let work = async {
+            // Someone removes the lock (force-unlock) while the phase runs.
+            store.delete(&Registry::lock_path(NAME)).await.unwrap();
+            tokio::time::sleep(Duration::from_secs(600)).await;
+            finished.store(true, Ordering::SeqCst);
+        };
+        let err = renewing(&mut lock, &registry, NAME, &clock, work)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("renewing the lock of cluster {NAME}")),
+            "{err}"
+        );
+        assert!(!finished.load(Ordering::SeqCst), "the phase ran on");
+    }
 }

@@ -435,6 +435,11 @@ impl Lock {
         &self.path
     }
 
+    /// How long the lease lasts from acquisition and from each [`renew`](Self::renew).
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
     /// Releases the lock, failing with [`Error::LockMismatch`] if it was
     /// force-unlocked (and perhaps taken by someone else) meanwhile.
     ///

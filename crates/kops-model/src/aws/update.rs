@@ -17,7 +17,9 @@ use super::orphans::{self, Claims, OrphanDeleter};
 use super::terraform::{RenderOptions, render};
 use crate::error::{Error, Result, chain, cloud, invalid};
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
-use crate::update::{applied, check_config_base, check_lock, holding_lock, renew, write_state};
+use crate::update::{
+    applied, check_config_base, check_lock, holding_lock, renew, renewing, write_state,
+};
 
 /// One cluster's update workflow (see the module docs).
 #[derive(Debug)]
@@ -96,8 +98,9 @@ impl UpdateCluster {
 
     /// [`apply`](Self::apply) for a caller that already holds the cluster's lock (taken
     /// with [`Registry::lock`] before planning, so the plan and the apply see the same
-    /// cloud). The lease is renewed between phases; if it was lost meanwhile (it ran out
-    /// and someone took the lock over) the apply stops there with an error.
+    /// cloud). The lease is renewed before each phase and every third of it while one
+    /// runs; if it was lost meanwhile (someone took the lock over) the apply stops there
+    /// with an error.
     pub async fn apply_holding(
         &self,
         api: &dyn AwsCloud,
@@ -115,8 +118,16 @@ impl UpdateCluster {
                 .clone()
                 .unwrap_or_else(|| self.options.executor.clone()),
         );
+        let clock = executor.options().clock.clone();
         renew(lock, registry, &name).await?;
-        let report = executor.apply(&self.graph, api).await;
+        let report = renewing(
+            lock,
+            registry,
+            &name,
+            clock.as_ref(),
+            executor.apply(&self.graph, api),
+        )
+        .await?;
         let mut applied = applied(&name, report)?;
         let mut failed = Vec::new();
         for wave in orphans::waves(&plan.owned) {
@@ -124,11 +135,9 @@ impl UpdateCluster {
                 continue;
             }
             renew(lock, registry, &name).await?;
-            failed.extend(
-                executor
-                    .delete_orphans(&plan.plan, &wave, &OrphanDeleter::new(), api, options.prune)
-                    .await,
-            );
+            let deleter = OrphanDeleter::new();
+            let deleting = executor.delete_orphans(&plan.plan, &wave, &deleter, api, options.prune);
+            failed.extend(renewing(lock, registry, &name, clock.as_ref(), deleting).await?);
             // A wave that failed leaves its dependencies in use: stop before them.
             if !failed.is_empty() {
                 break;

@@ -14,7 +14,9 @@ use super::cloud::GceCloud;
 use super::{GceModelContext, build_tasks, render_terraform};
 use crate::error::{Result, cloud};
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
-use crate::update::{applied, check_config_base, check_lock, holding_lock, renew, write_state};
+use crate::update::{
+    applied, check_config_base, check_lock, holding_lock, renew, renewing, write_state,
+};
 
 /// The store GCE nodes read their configuration from, as advice.
 const REMOTE_STORE: &str = "gs://my-kops-state";
@@ -78,9 +80,9 @@ impl UpdateCluster {
 
     /// [`apply`](Self::apply) for a caller that already holds the cluster's lock (taken
     /// with [`Registry::lock`] before planning, so the plan and the apply see the same
-    /// cloud). The lease is renewed before the tasks and before the state is written; if
-    /// it was lost meanwhile (it ran out and someone took the lock over) the apply stops
-    /// there with an error.
+    /// cloud). The lease is renewed before the tasks, every third of it while they run,
+    /// and before the state is written; if it was lost meanwhile (someone took the lock
+    /// over) the apply stops there with an error.
     pub async fn apply_holding(
         &self,
         api: &dyn GceCloud,
@@ -100,7 +102,15 @@ impl UpdateCluster {
                 .unwrap_or_else(|| self.options.executor.clone()),
         );
         renew(lock, registry, name).await?;
-        let report = executor.apply(&self.graph, api).await;
+        let clock = executor.options().clock.clone();
+        let report = renewing(
+            lock,
+            registry,
+            name,
+            clock.as_ref(),
+            executor.apply(&self.graph, api),
+        )
+        .await?;
         let applied = applied(name, report)?;
         write_state(&self.ctx, registry, lock).await?;
         Ok(applied)
