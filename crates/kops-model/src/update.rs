@@ -291,7 +291,10 @@ mod tests {
         let wall = TokioWall(SystemTime::UNIX_EPOCH, tokio::time::Instant::now());
         let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(wall));
         let lock = registry
-            .lock(NAME, &LockRequest::new("apply", "update cluster").with_lease(lease))
+            .lock(
+                NAME,
+                &LockRequest::new("apply", "update cluster").with_lease(lease),
+            )
             .await
             .unwrap();
         (store, registry, lock)
