@@ -551,6 +551,11 @@ async fn update_cluster_workflow(run: Run, name: &str, ctx: GceModelContext) -> 
     let options = gce::UpdateOptions::default().with_lock_holder("gce test");
 
     let strict = gce::UpdateCluster::new(ctx.clone(), options.clone())?;
+    // Rendered from the workflow's graph, the Terraform is the context's.
+    assert_eq!(
+        strict.render_terraform()?.files,
+        gce::render_terraform(&ctx, &LifecycleOverrides::new())?.files
+    );
     let plan = strict.plan(&run.cached(name)).await?;
     assert!(plan.plan.has_changes());
     let Err(err) = strict

@@ -5,6 +5,7 @@ use kops_statestore::StoreUrl;
 use kops_tasks::terraform::{Body, TerraformOutput, TerraformWriter, render_graph};
 use kops_tasks::{LifecycleOverrides, TaskGraph};
 
+use super::cloud::GceCloud;
 use super::{GceModelContext, build};
 use crate::error::Result;
 
@@ -17,10 +18,17 @@ pub fn render_terraform(
     ctx: &GceModelContext,
     overrides: &LifecycleOverrides,
 ) -> Result<TerraformOutput> {
-    let model = build(ctx)?;
-    let graph = TaskGraph::build_with(model.into_tasks(), overrides)?;
+    let graph = TaskGraph::build_with(build(ctx)?.into_tasks(), overrides)?;
+    render(ctx, &graph)
+}
+
+/// Renders `graph`, the graph of `ctx`'s model, as kOps' Terraform target does.
+pub(crate) fn render(
+    ctx: &GceModelContext,
+    graph: &TaskGraph<dyn GceCloud>,
+) -> Result<TerraformOutput> {
     let mut w = TerraformWriter::new();
-    render_graph(&graph, &mut w)?;
+    render_graph(graph, &mut w)?;
     w.output("cluster_name", ctx.name());
     w.output("project", ctx.project.as_str());
     w.output("region", ctx.region.as_str());

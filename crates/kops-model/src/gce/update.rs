@@ -11,7 +11,7 @@ use kops_tasks::terraform::TerraformOutput;
 use kops_tasks::{Executor, Plan, TaskGraph};
 
 use super::cloud::GceCloud;
-use super::{GceModelContext, build_tasks, render_terraform};
+use super::{GceModelContext, build_tasks};
 use crate::error::{Result, cloud};
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
 use crate::update::{
@@ -116,8 +116,9 @@ impl UpdateCluster {
         Ok(applied)
     }
 
-    /// Renders the cluster as Terraform (see [`render_terraform`]).
+    /// Renders the cluster as Terraform, from the graph built once in [`new`](Self::new)
+    /// (as [`super::render_terraform`] does from a context).
     pub fn render_terraform(&self) -> Result<TerraformOutput> {
-        render_terraform(&self.ctx, &self.options.lifecycle_overrides)
+        super::terraform::render(&self.ctx, &self.graph)
     }
 }
