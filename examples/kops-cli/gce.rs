@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context as _, anyhow};
 use kops_api::v1alpha2;
 use kops_cloud_gce::cache::ListCache;
-use kops_cloud_gce::cloud::{CloudResult, GceCloud, GceResourceType, ManagedZone, ProjectInfo};
+use kops_cloud_gce::cloud::{
+    CloudResult, GceCloud, GceResourceType, ManagedInstance, ManagedZone, ProjectInfo,
+};
 use kops_cloud_gce::rest::{RestConfig, RestGce};
 use kops_model::gce::{self, ApplyOptions, GceModelContext, UpdateCluster, UpdateOptions};
 use kops_statestore::StoreUrl;
@@ -24,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
 use crate::get::print_table;
-use crate::journal::{Journaled, MockJournal, NoExtra, Scope};
+use crate::journal::{Extra, Journaled, MockJournal, Scope};
 use crate::output;
 use crate::state::State;
 
@@ -44,8 +46,33 @@ impl Scope for ProjectRegion {
     }
 }
 
+/// The GCE mutations beyond the resource calls: a rolling update's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum GceEntry {
+    /// A rolling update's replacement: the group recreated these instances from its
+    /// current template.
+    Recreate {
+        /// The managed instance group's ID (`<zone>/<name>`).
+        group: String,
+        /// The instances' names.
+        instances: Vec<String>,
+    },
+}
+
+#[async_trait::async_trait]
+impl Extra<dyn GceCloud> for GceEntry {
+    async fn replay(&self, cloud: &dyn GceCloud) -> CloudResult<()> {
+        match self {
+            GceEntry::Recreate { group, instances } => {
+                cloud.recreate_instances(group, instances).await
+            }
+        }
+    }
+}
+
 /// A GCE cloud that records each successful mutation of the cloud it wraps.
-pub type JournaledGce = Journaled<dyn GceCloud, GceResourceType, NoExtra>;
+pub type JournaledGce = Journaled<dyn GceCloud, GceResourceType, GceEntry>;
 
 #[async_trait::async_trait]
 impl GceCloud for JournaledGce {
@@ -58,6 +85,18 @@ impl GceCloud for JournaledGce {
     async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>> {
         self.inner().managed_zones().await
     }
+    async fn managed_instances(&self, group: &str) -> CloudResult<Vec<ManagedInstance>> {
+        self.inner().managed_instances(group).await
+    }
+    // A rolling update's recreations change the cloud: journaled and replayed in order.
+    async fn recreate_instances(&self, group: &str, instances: &[String]) -> CloudResult<()> {
+        self.inner().recreate_instances(group, instances).await?;
+        self.record_extra(GceEntry::Recreate {
+            group: group.to_owned(),
+            instances: instances.to_vec(),
+        });
+        Ok(())
+    }
 }
 
 /// The GCE cloud of one command.
@@ -65,7 +104,7 @@ pub struct GceCloudHandle {
     /// The cloud.
     pub api: Arc<JournaledGce>,
     /// For the mock: its journal in the state store.
-    mock: Option<Mutex<MockJournal<ProjectRegion, GceResourceType, NoExtra>>>,
+    mock: Option<Mutex<MockJournal<ProjectRegion, GceResourceType, GceEntry>>>,
     /// A line saying which cloud this is.
     pub description: String,
 }

@@ -4,8 +4,9 @@
 //! writes the new ones back with compare-and-swap (see `cloud.rs` for the whole story).
 //!
 //! Generic over the cloud's resource kind: the resource calls every cloud has (create,
-//! update, delete) are journaled here once; a cloud with more mutations (AWS: a rolling
-//! update's detach and terminate) names them as its [`Extra`] entries.
+//! update, delete) are journaled here once; each cloud names its other mutations (a
+//! rolling update's: detach and terminate on AWS, recreate on GCE) as its [`Extra`]
+//! entries.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -55,17 +56,6 @@ pub trait Extra<C: ?Sized + Sync>:
 {
     /// Makes the same mutation again on `cloud`.
     async fn replay(&self, cloud: &C) -> CloudResult<()>;
-}
-
-/// The extra entries of a cloud that has none.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum NoExtra {}
-
-#[async_trait::async_trait]
-impl<C: ?Sized + Sync> Extra<C> for NoExtra {
-    async fn replay(&self, _: &C) -> CloudResult<()> {
-        match *self {}
-    }
 }
 
 /// Called after each successful delete.

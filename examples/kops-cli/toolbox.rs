@@ -1,7 +1,10 @@
 //! `toolbox dump`: the cluster's stored spec, instance groups, SSH key ids and (on AWS
-//! and GCE) the cloud resources it owns, as one YAML or JSON document.
+//! and GCE) the cloud resources it owns, as one YAML or JSON document. On GCE, whose
+//! instances are no resources of the model, `instances` lists each managed instance
+//! group's.
 
 use anyhow::Context as _;
+use kops_cloud_gce::{GceCloud as _, GceResourceType};
 use kops_model::aws::cloud::AwsCloud;
 use kops_model::aws::delete::find_cluster_resources;
 use serde_json::json;
@@ -34,6 +37,7 @@ pub async fn dump(global: &Global, args: &DumpArgs) -> anyhow::Result<()> {
         .collect();
     let listing =
         |description: &str| format!("listing the resources of cluster {name} in {description}");
+    let mut instances = Vec::new();
     let resources = match cluster.spec.cloud_provider.as_deref() {
         Some("aws") => {
             let cloud = Cloud::open(&st, global.mock_cloud, &update::region(&cluster)?).await?;
@@ -48,16 +52,45 @@ pub async fn dump(global: &Global, args: &DumpArgs) -> anyhow::Result<()> {
             let found = kops_model::gce::find_cluster_resources(cloud.api.as_ref(), &name)
                 .await
                 .with_context(|| listing(&cloud.description))?;
+            // A GCE instance is no resource of the model: each managed instance group's.
+            for mig in found
+                .iter()
+                .filter(|r| r.resource_type == GceResourceType::InstanceGroupManager)
+            {
+                let members = cloud
+                    .api
+                    .managed_instances(&mig.id)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "listing the instances of {} in {}",
+                            mig.id, cloud.description
+                        )
+                    })?;
+                instances.extend(members.into_iter().map(|m| {
+                    json!({
+                        "name": m.name,
+                        "zone": m.zone,
+                        "group": mig.id,
+                        "instanceTemplate": m.instance_template,
+                        "status": m.status,
+                        "currentAction": m.current_action,
+                    })
+                }));
+            }
             serde_json::to_value(found)?
         }
         _ => json!([]),
     };
-    let doc = json!({
+    let mut doc = json!({
         "cluster": cluster,
         "instanceGroups": groups,
         "sshPublicKeys": keys,
         "resources": resources,
     });
+    if cluster.spec.cloud_provider.as_deref() == Some("gce") {
+        doc["instances"] = json!(instances);
+    }
     match args.output {
         ManifestFormat::Json => println!("{}", serde_json::to_string_pretty(&doc)?),
         ManifestFormat::Yaml => print!(

@@ -7,13 +7,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use kops_api::{internal, v1alpha2};
-use kops_model::day2::groups::{AwsInstanceGroups, InstanceGroupCloud};
+use kops_model::day2::groups::{AwsInstanceGroups, GceInstanceGroups, InstanceGroupCloud};
 use kops_model::day2::validate::{
     RepeatOptions, ValidateOptions, ValidationCluster, Validator, validate_until,
 };
 
 use crate::cli::Global;
 use crate::cloud::Cloud;
+use crate::gce::GceCloudHandle;
 use crate::kubeconfig::{admin_client, parse_duration};
 use crate::state::{self, State};
 
@@ -68,25 +69,57 @@ pub async fn instance_groups(
     Ok(groups.iter().map(internal::InstanceGroup::from).collect())
 }
 
+/// The cloud a validate or rolling-update command opened: what a rolling update did to
+/// a mock cloud is kept with [`GroupCloud::save`].
+pub enum GroupCloud {
+    /// An AWS cluster's.
+    Aws(Cloud),
+    /// A GCE cluster's.
+    Gce(GceCloudHandle),
+}
+
+impl GroupCloud {
+    /// Persists what changed in the mock cloud (nothing to do for a real one).
+    pub async fn save(&self) -> anyhow::Result<()> {
+        match self {
+            GroupCloud::Aws(c) => c.save().await,
+            GroupCloud::Gce(c) => c.save().await,
+        }
+    }
+}
+
 /// The cloud side of validate and rolling-update (`command`) for a stored cluster, with
-/// the cloud itself (whose [`Cloud::save`] keeps what a rolling update did to the mock
-/// cloud). AWS only: another cloud's cluster is an error naming its provider.
+/// the cloud itself. AWS and GCE; another cloud's cluster is an error naming its
+/// provider.
 pub async fn group_cloud(
     global: &Global,
     st: &State,
     name: &str,
     command: &str,
-) -> anyhow::Result<(Cloud, Arc<dyn InstanceGroupCloud>)> {
+) -> anyhow::Result<(GroupCloud, Arc<dyn InstanceGroupCloud>)> {
     let stored = st.cluster(name).await?.value;
-    let provider = stored.spec.cloud_provider.as_deref().unwrap_or_default();
-    if provider != "aws" {
-        anyhow::bail!(
-            "cluster {name}: spec.cloudProvider {provider:?}: `{command}` reads instance groups from AWS only so far"
-        );
+    match stored.spec.cloud_provider.as_deref().unwrap_or_default() {
+        "aws" => {
+            let cloud =
+                Cloud::open(st, global.mock_cloud, &crate::update::region(&stored)?).await?;
+            let api: Arc<dyn kops_model::aws::AwsCloud> = cloud.api.clone();
+            Ok((
+                GroupCloud::Aws(cloud),
+                Arc::new(AwsInstanceGroups::new(api)),
+            ))
+        }
+        "gce" => {
+            let cloud = crate::gce::open(global, st, &stored).await?;
+            let api: Arc<dyn kops_cloud_gce::GceCloud> = cloud.api.clone();
+            Ok((
+                GroupCloud::Gce(cloud),
+                Arc::new(GceInstanceGroups::new(api)),
+            ))
+        }
+        provider => anyhow::bail!(
+            "cluster {name}: spec.cloudProvider {provider:?}: `{command}` supports AWS and GCE clusters"
+        ),
     }
-    let cloud = Cloud::open(st, global.mock_cloud, &crate::update::region(&stored)?).await?;
-    let api: Arc<dyn kops_model::aws::AwsCloud> = cloud.api.clone();
-    Ok((cloud, Arc::new(AwsInstanceGroups::new(api))))
 }
 
 fn print_table(name: &str, v: &ValidationCluster) {

@@ -31,8 +31,9 @@ use async_trait::async_trait;
 use kops_tasks::resource::ResourceIndex;
 
 use crate::cloud::{
-    CLUSTER_LABEL, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone,
-    ProjectInfo, Resource, ResourceCloud, TagFilter, UpdateRequest, safe_cluster_name,
+    CLUSTER_LABEL, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery,
+    ManagedInstance, ManagedZone, ProjectInfo, Resource, ResourceCloud, TagFilter, UpdateRequest,
+    safe_cluster_name,
 };
 
 type R = GceResourceType;
@@ -248,5 +249,14 @@ impl<C: GceCloud + ?Sized> GceCloud for ListCache<C> {
 
     async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>> {
         self.inner.managed_zones().await
+    }
+
+    // A group's instances are not a cached collection: always asked, never stale.
+    async fn managed_instances(&self, group: &str) -> CloudResult<Vec<ManagedInstance>> {
+        self.inner.managed_instances(group).await
+    }
+
+    async fn recreate_instances(&self, group: &str, instances: &[String]) -> CloudResult<()> {
+        self.inner.recreate_instances(group, instances).await
     }
 }

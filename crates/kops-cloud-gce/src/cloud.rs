@@ -589,6 +589,58 @@ impl ManagedZone {
     }
 }
 
+/// One instance of a managed instance group, as `listManagedInstances` reports it: what
+/// validate and rolling update read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ManagedInstance {
+    /// The instance's name (the last segment of its URL, and of its node's
+    /// `spec.providerID`, `gce://<project>/<zone>/<name>`).
+    pub name: String,
+    /// The instance's zone.
+    pub zone: String,
+    /// The self-link of the instance template the instance was made from
+    /// (`version.instanceTemplate`); `None` while the group has not decided.
+    pub instance_template: Option<String>,
+    /// The instance's status (`RUNNING`, `PROVISIONING`, `STOPPING`, ...); empty while the
+    /// group is still creating it.
+    pub status: String,
+    /// What the group is doing to it (`NONE`, `CREATING`, `RECREATING`, `DELETING`, ...).
+    pub current_action: String,
+}
+
+impl ManagedInstance {
+    /// A running instance `name` in `zone` made from `instance_template`, with no action
+    /// under way.
+    pub fn new(
+        name: impl Into<String>,
+        zone: impl Into<String>,
+        instance_template: Option<String>,
+    ) -> Self {
+        ManagedInstance {
+            name: name.into(),
+            zone: zone.into(),
+            instance_template,
+            status: "RUNNING".into(),
+            current_action: "NONE".into(),
+        }
+    }
+
+    /// The same instance with `status` and `current_action`.
+    pub fn with_state(mut self, status: impl Into<String>, action: impl Into<String>) -> Self {
+        self.status = status.into();
+        self.current_action = action.into();
+        self
+    }
+
+    /// Whether the group is deleting or abandoning it: it no longer counts as a member.
+    pub fn is_leaving(&self) -> bool {
+        matches!(self.current_action.as_str(), "DELETING" | "ABANDONING")
+            || matches!(self.status.as_str(), "STOPPING" | "TERMINATED")
+                && self.current_action != "RECREATING"
+    }
+}
+
 /// The GCE operations the model's tasks need, for one region of one project: the generic
 /// resource operations of [`ResourceCloud`] plus the project and the region's zones.
 ///
@@ -605,6 +657,18 @@ pub trait GceCloud: ResourceCloud<GceResourceType> {
     /// The project's Cloud DNS managed zones (`dns.managedZones.list`), from which kOps
     /// picks a cluster's `spec.dnsZone` when the spec names none.
     async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>>;
+
+    /// The instances of the managed instance group `group` (its ID, `<zone>/<name>`), in
+    /// the group's order (`instanceGroupManagers.listManagedInstances`). `NotFound` when
+    /// the group does not exist.
+    async fn managed_instances(&self, group: &str) -> CloudResult<Vec<ManagedInstance>>;
+
+    /// Asks the managed instance group `group` (its ID) to recreate `instances` (names)
+    /// from its current template, keeping their names
+    /// (`instanceGroupManagers.recreateInstances`), and waits for the request to be
+    /// accepted; the group then replaces them in the background. `NotFound` when the group
+    /// or one of the instances does not exist.
+    async fn recreate_instances(&self, group: &str, instances: &[String]) -> CloudResult<()>;
 }
 
 /// Conveniences over [`GceCloud`], implemented for every cloud.

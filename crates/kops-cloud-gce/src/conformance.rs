@@ -359,6 +359,128 @@ pub async fn compute(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
     Ok(())
 }
 
+/// A managed instance group's instances, as validate and rolling update read and replace
+/// them: made from the group's template and kept at its target size; a replaced template
+/// leaves them on the old one until they are recreated, which keeps their names.
+pub async fn managed_instances(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
+    let safe = safe_cluster_name(cluster);
+    let zone = cloud
+        .zones()
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found("a zone"))?;
+    let tmpl = cloud
+        .create(&CreateRequest::new(R::InstanceTemplate).with_attrs(attrs([
+            ("name_prefix", json!(format!("mi-{safe}-"))),
+            ("machine_type", json!("e2-medium")),
+            ("labels", json!(labels(cluster))),
+        ])))
+        .await?;
+    let old = tmpl.attr_str("self_link").unwrap_or_default().to_owned();
+    let mig = make(
+        cloud,
+        R::InstanceGroupManager,
+        &format!("a-mi-{safe}"),
+        BTreeMap::new(),
+        attrs([
+            ("zone", json!(zone)),
+            ("base_instance_name", json!("mi")),
+            ("target_size", json!(2)),
+            ("version", json!({"instance_template": old})),
+        ]),
+    )
+    .await?;
+    let sorted = |mut v: Vec<crate::cloud::ManagedInstance>| {
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    };
+    let first = sorted(cloud.managed_instances(&mig.id).await?);
+    assert_eq!(first.len(), 2, "target size 2: {first:?}");
+    assert_ne!(first[0].name, first[1].name, "instance names repeat");
+    for i in &first {
+        assert!(
+            i.name.starts_with("mi-"),
+            "{} is not named from its base",
+            i.name
+        );
+        assert_eq!(i.zone, zone, "{}: zone", i.name);
+        assert_eq!(
+            i.instance_template.as_deref(),
+            Some(old.as_str()),
+            "{}",
+            i.name
+        );
+        assert!(!i.is_leaving(), "{i:?}");
+    }
+
+    // A replaced template re-points the group, not its instances.
+    let replaced = cloud
+        .update(
+            &UpdateRequest::new(R::InstanceTemplate, tmpl.id.clone())
+                .with_attrs(attrs([("machine_type", json!("e2-standard-2"))])),
+        )
+        .await?;
+    let new = replaced
+        .attr_str("self_link")
+        .unwrap_or_default()
+        .to_owned();
+    let still = sorted(cloud.managed_instances(&mig.id).await?);
+    assert_eq!(still, first, "a template change touched the instances");
+
+    // Recreating one: same name, the group's template now.
+    cloud
+        .recreate_instances(&mig.id, std::slice::from_ref(&first[0].name))
+        .await?;
+    let after = sorted(cloud.managed_instances(&mig.id).await?);
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert_eq!(
+        after[0].name, first[0].name,
+        "a recreated instance keeps its name"
+    );
+    assert_eq!(after[0].instance_template.as_deref(), Some(new.as_str()));
+    assert_eq!(after[1], first[1], "the other instance changed");
+
+    // A larger target adds instances from the current template.
+    cloud
+        .update(
+            &UpdateRequest::new(R::InstanceGroupManager, mig.id.clone())
+                .with_attrs(attrs([("target_size", json!(3))])),
+        )
+        .await?;
+    let grown = cloud.managed_instances(&mig.id).await?;
+    assert_eq!(grown.len(), 3, "target size 3: {grown:?}");
+    let added: Vec<_> = grown
+        .iter()
+        .filter(|g| !after.iter().any(|a| a.name == g.name))
+        .collect();
+    assert_eq!(added.len(), 1, "{grown:?}");
+    assert_eq!(added[0].instance_template.as_deref(), Some(new.as_str()));
+
+    let unknown = cloud
+        .recreate_instances(&mig.id, &["mi-does-not-exist".to_owned()])
+        .await;
+    assert!(
+        matches!(unknown, Err(Error::NotFound { .. })),
+        "recreating an unknown instance: {unknown:?}"
+    );
+    gone(cloud, R::InstanceGroupManager, &mig.id).await?;
+    let missing = cloud.managed_instances(&mig.id).await;
+    assert!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "the instances of a deleted group: {missing:?}"
+    );
+    let missing = cloud
+        .recreate_instances(&mig.id, std::slice::from_ref(&first[0].name))
+        .await;
+    assert!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "recreating in a deleted group: {missing:?}"
+    );
+    gone(cloud, R::InstanceTemplate, &replaced.id).await?;
+    Ok(())
+}
+
 /// The internal and external API load balancer objects: addresses are allocated,
 /// forwarding rules carry labels.
 pub async fn load_balancer(cloud: &dyn GceCloud, cluster: &str) -> Result<()> {
@@ -538,6 +660,7 @@ pub async fn run_all(cloud: &dyn GceCloud, prefix: &str) -> Result<()> {
     project_and_zones(cloud).await?;
     network(cloud, &format!("net.{prefix}.example.com")).await?;
     compute(cloud, &format!("compute.{prefix}.example.com")).await?;
+    managed_instances(cloud, &format!("mi.{prefix}.example.com")).await?;
     load_balancer(cloud, &format!("lb.{prefix}.example.com")).await?;
     iam(cloud, &format!("iam.{prefix}.example.com")).await?;
     not_found(cloud).await?;

@@ -321,6 +321,8 @@ async fn lifecycle(run: Run, name: &str, topology: &str) -> anyhow::Result<()> {
     );
     // The replaced template is gone; the groups use the new one.
     assert_eq!(run.backend.count(GceResourceType::InstanceTemplate), 2);
+    #[cfg(feature = "day2")]
+    day2::validate_and_roll(&run, name, &text, "e2-standard-2").await?;
 
     // One group's objects: its managed instance groups (one per zone), then its template;
     // deleting them leaves the other groups', and a plan creates them again.
@@ -630,4 +632,168 @@ async fn update_cluster_workflow(run: Run, name: &str, ctx: GceModelContext) -> 
     let again = update.plan(&run.cached(name)).await?;
     assert!(!again.plan.has_changes(), "{}", again.plan.render_text());
     Ok(())
+}
+
+/// Validate and rolling update of a GCE cluster through `GceInstanceGroups`, on either
+/// backend: after a template change the changed group's instances need an update, a
+/// roll recreates them in place (the same names, the new template), never surging.
+#[cfg(feature = "day2")]
+mod day2 {
+    use std::time::Duration;
+
+    use kops_api::internal;
+    use kops_model::day2::groups::{GceInstanceGroups, InstanceGroupCloud, MemberStatus};
+    use kops_model::day2::rolling::{RollingOptions, RollingUpdate};
+    use kops_model::day2::validate::{ClusterValidator, ValidateOptions, Validator};
+
+    use super::*;
+
+    fn internal_spec(
+        text: &str,
+        machine: &str,
+    ) -> anyhow::Result<(internal::Cluster, Vec<internal::InstanceGroup>)> {
+        let mut cluster = None;
+        let mut groups = Vec::new();
+        for o in manifest::parse(text.as_bytes(), "spec")? {
+            match o {
+                Object::Cluster(c) => cluster = Some(internal::Cluster::try_from(&c)?),
+                Object::InstanceGroup(mut ig) => {
+                    if ig.metadata.name.as_deref() == Some("nodes-0") {
+                        ig.spec.machine_type = Some(machine.to_owned());
+                    }
+                    groups.push(internal::InstanceGroup::from(&ig));
+                }
+                _ => {}
+            }
+        }
+        Ok((
+            cluster.ok_or_else(|| anyhow::anyhow!("no cluster"))?,
+            groups,
+        ))
+    }
+
+    /// Each instance's (name, zone) as the cloud reports it.
+    async fn instances(api: &dyn GceCloud) -> anyhow::Result<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for mig in api
+            .list(&ListQuery::new(GceResourceType::InstanceGroupManager))
+            .await?
+        {
+            for i in api.managed_instances(&mig.id).await? {
+                out.push((i.name, i.zone));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    pub(super) async fn validate_and_roll(
+        run: &Run,
+        name: &str,
+        text: &str,
+        machine: &str,
+    ) -> anyhow::Result<()> {
+        let api = run.backend.cloud();
+        let (cluster, groups) = internal_spec(text, machine)?;
+        let igs = Arc::new(GceInstanceGroups::new(api.clone()));
+        let found = igs.cloud_groups(name, &groups).await?;
+        let names: Vec<&str> = found.iter().map(|g| g.instance_group.as_str()).collect();
+        assert_eq!(names, ["master-us-test1-a", "nodes-0"], "{found:?}");
+        let nodes = &found[1];
+        // One managed instance group per zone, merged; minSize 2 over two zones.
+        assert_eq!(nodes.group.split(',').count(), 2, "{nodes:?}");
+        assert_eq!((nodes.min_size, nodes.target_size), (2, 2));
+        assert_eq!(nodes.members.len(), 2, "{nodes:?}");
+        for m in &nodes.members {
+            let MemberStatus::NeedsUpdate { reason } = &m.status else {
+                panic!("{name}: {m:?} should need an update");
+            };
+            assert!(reason.contains("the group wants"), "{reason}");
+        }
+        assert_eq!(found[0].members.len(), 1);
+        assert_eq!(found[0].members[0].status, MemberStatus::UpToDate);
+
+        // Validate: a Ready node per instance, named and identified as GCE does.
+        let kube = kops_mock::kube::FakeKube::start().await?;
+        let before = instances(api.as_ref()).await?;
+        assert_eq!(before.len(), 3, "{before:?}");
+        for (instance, zone) in &before {
+            let group = found
+                .iter()
+                .find(|g| g.members.iter().any(|m| &m.id == instance))
+                .map(|g| g.instance_group.clone())
+                .unwrap_or_default();
+            let role = if group.starts_with("master") {
+                "control-plane"
+            } else {
+                "node"
+            };
+            let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(json!({
+                "metadata": {
+                    "name": instance,
+                    "labels": {
+                        "kops.k8s.io/instancegroup": group,
+                        format!("node-role.kubernetes.io/{role}"): "",
+                    },
+                },
+                "spec": {"providerID": format!("gce://testproject/{zone}/{instance}")},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            }))?;
+            kube.put_node(node);
+            if role == "control-plane" {
+                for app in [
+                    "kube-apiserver",
+                    "kube-controller-manager",
+                    "kube-scheduler",
+                ] {
+                    kube.put_pod(kops_mock::kube::kubelet::static_pod(app, instance));
+                }
+            }
+        }
+        let config = kube::Config::new(kube.url().parse()?);
+        let client = kube::Client::try_from(config)?;
+        let validator = Validator::new(
+            client,
+            igs.clone(),
+            name,
+            groups.clone(),
+            ValidateOptions::default(),
+        );
+        let v = validator.validate().await?;
+        assert!(v.is_valid(), "{name}: {v:?}");
+
+        // The roll: no surge on GCE, one at a time, every member recreated in place.
+        let options = RollingOptions::default()
+            .with_cloud_only(true)
+            .with_node_interval(Duration::ZERO)
+            .with_control_plane_interval(Duration::ZERO);
+        let roll = RollingUpdate::new(igs.clone(), options.clone());
+        let plan = roll.plan(&cluster, &groups).await?;
+        let g = plan
+            .groups
+            .iter()
+            .find(|g| g.name == "nodes-0")
+            .ok_or_else(|| anyhow::anyhow!("no plan for nodes-0: {plan:?}"))?;
+        assert_eq!((g.need_update, g.max_surge, g.max_unavailable), (2, 0, 1));
+        let report = roll.run(&cluster, &groups).await?;
+        let mut replaced = report.replaced.clone();
+        replaced.sort();
+        let mut wanted: Vec<String> = nodes.members.iter().map(|m| m.id.clone()).collect();
+        wanted.sort();
+        assert_eq!(replaced, wanted, "{name}: {report:?}");
+        assert_eq!(instances(api.as_ref()).await?, before, "names kept");
+        let after = igs.cloud_groups(name, &groups).await?;
+        assert!(
+            after
+                .iter()
+                .flat_map(|g| &g.members)
+                .all(|m| m.status == MemberStatus::UpToDate),
+            "{name}: {after:?}"
+        );
+        let again = RollingUpdate::new(igs, options)
+            .plan(&cluster, &groups)
+            .await?;
+        assert!(again.groups.iter().all(|g| g.need_update == 0), "{again:?}");
+        Ok(())
+    }
 }

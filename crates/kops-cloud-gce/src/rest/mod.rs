@@ -33,9 +33,9 @@ use reqwest::Method;
 use serde_json::{Value as Json, json};
 
 use crate::cloud::{
-    CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone,
-    ProjectInfo, Resource, ResourceCloud, Scope, TagFilter, UpdateRequest, last_component,
-    zone_to_region,
+    COMPUTE_URL, CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery,
+    ManagedInstance, ManagedZone, ProjectInfo, Resource, ResourceCloud, Scope, TagFilter,
+    UpdateRequest, last_component, zone_to_region,
 };
 use convert::Ctx;
 pub use http::{CLOUD_PLATFORM_SCOPE, GoogleCredentials, RetryPolicy, StaticToken, TokenSource};
@@ -1323,5 +1323,76 @@ impl GceCloud for RestGce {
                 Some(ManagedZone::new(id, dns_name, private))
             })
             .collect())
+    }
+
+    async fn managed_instances(&self, group: &str) -> CloudResult<Vec<ManagedInstance>> {
+        let rt = GceResourceType::InstanceGroupManager;
+        let url = format!(
+            "{}/listManagedInstances",
+            self.compute(&self.ctx.object(rt, group))
+        );
+        let operation = op_name(rt, "listManagedInstances");
+        let zone = group.split_once('/').map(|(z, _)| z).unwrap_or_default();
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            // A POST, paginated like a list.
+            let mut q = vec![("maxResults", "500".to_owned())];
+            if let Some(t) = token.take() {
+                q.push(("pageToken", t));
+            }
+            let page = self
+                .http
+                .call(Method::POST, &url, &q, None, &operation, group)
+                .await?;
+            for m in page
+                .get("managedInstances")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let s = |k: &str| m.get(k).and_then(Json::as_str).unwrap_or_default();
+                let link = s("instance");
+                let template = m
+                    .get("version")
+                    .and_then(|v| v.get("instanceTemplate"))
+                    .and_then(Json::as_str)
+                    .map(str::to_owned);
+                let zone = link
+                    .split("/zones/")
+                    .nth(1)
+                    .and_then(|r| r.split('/').next())
+                    .unwrap_or(zone);
+                out.push(
+                    ManagedInstance::new(last_component(link), zone, template)
+                        .with_state(s("instanceStatus"), s("currentAction")),
+                );
+            }
+            match page.get("nextPageToken").and_then(Json::as_str) {
+                Some(t) if !t.is_empty() => token = Some(t.to_owned()),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    async fn recreate_instances(&self, group: &str, instances: &[String]) -> CloudResult<()> {
+        let zone = group.split_once('/').map(|(z, _)| z).unwrap_or_default();
+        let urls: Vec<String> = instances
+            .iter()
+            .map(|i| {
+                format!(
+                    "{COMPUTE_URL}projects/{}/zones/{zone}/instances/{i}",
+                    self.cfg.project
+                )
+            })
+            .collect();
+        self.verb(
+            GceResourceType::InstanceGroupManager,
+            group,
+            "recreateInstances",
+            &[],
+            json!({ "instances": urls }),
+        )
+        .await
     }
 }

@@ -12,7 +12,10 @@
 //! - **instance templates** are named `<name_prefix><n>` and their labels are the
 //!   object's labels; an update replaces the template, re-points the managed instance
 //!   groups that used it and deletes the old one;
-//! - **managed instance groups** report their `instance_group` link;
+//! - **managed instance groups** report their `instance_group` link and keep
+//!   `target_size` instances, named `<base_instance_name>-<4 characters>` and made from
+//!   the group's template at the time; a replaced template re-points the group, not its
+//!   instances, until they are recreated (which keeps their names);
 //! - **deletes** refuse what others still use (a network with subnetworks or firewall
 //!   rules, a template a group uses) with `Conflict`;
 //! - **Cloud DNS** holds one public managed zone, `example.com.` with ID `1`, as kOps'
@@ -47,8 +50,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use kops_cloud_gce::cloud::{
-    CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedZone,
-    ProjectInfo, Resource, ResourceCloud, Scope, UpdateRequest, last_component, self_link,
+    CloudError, CloudResult, CreateRequest, GceCloud, GceResourceType, ListQuery, ManagedInstance,
+    ManagedZone, ProjectInfo, Resource, ResourceCloud, Scope, UpdateRequest, last_component,
+    self_link,
 };
 use kops_tasks::resource::immutable_changes;
 use serde_json::Value as Json;
@@ -63,6 +67,10 @@ struct State {
     next_external: u32,
     next_internal: BTreeMap<String, u32>,
     managed_zones: Vec<ManagedZone>,
+    /// Each managed instance group's instances, by the group's ID.
+    instances: BTreeMap<String, Vec<ManagedInstance>>,
+    /// Names a group's next instance.
+    instance_serial: u64,
 }
 
 /// An in-memory GCE project in one region (module docs).
@@ -250,6 +258,40 @@ impl MockGce {
         }
     }
 
+    /// Keeps the instances of the managed instance group `id` at its target size: new
+    /// ones from its current template, surplus ones removed from the end; none once the
+    /// group is gone.
+    fn sync_instances(state: &mut State, id: &str) {
+        let Some(mig) = state.objects.get(&(R::InstanceGroupManager, id.to_owned())) else {
+            state.instances.remove(id);
+            return;
+        };
+        let target = mig
+            .attrs
+            .get("target_size")
+            .and_then(Json::as_u64)
+            .unwrap_or(0) as usize;
+        let template = group_template(mig);
+        let zone = mig.attr_str("zone").unwrap_or_default().to_owned();
+        let base = mig
+            .attr_str("base_instance_name")
+            .map(str::to_owned)
+            .or_else(|| mig.name.clone())
+            .unwrap_or_default();
+        let mut serial = state.instance_serial;
+        let members = state.instances.entry(id.to_owned()).or_default();
+        members.truncate(target);
+        while members.len() < target {
+            serial += 1;
+            members.push(ManagedInstance::new(
+                format!("{base}-{}", base36(serial)),
+                zone.clone(),
+                template.clone(),
+            ));
+        }
+        state.instance_serial = serial;
+    }
+
     fn missing(rt: GceResourceType, id: &str) -> CloudError {
         CloudError::not_found(format!("{rt} {id}"))
     }
@@ -268,6 +310,27 @@ fn name_of(req: &CreateRequest) -> CloudResult<String> {
             field: format!("{}.name", req.resource_type),
             message: "required".into(),
         })
+}
+
+/// The template a managed instance group makes instances from (`version.instance_template`).
+fn group_template(mig: &Resource) -> Option<String> {
+    mig.attrs
+        .get("version")
+        .and_then(|v| v.get("instance_template"))
+        .and_then(Json::as_str)
+        .map(str::to_owned)
+}
+
+/// Four lowercase base-36 characters of `n`, as GCE suffixes a group's instance names.
+fn base36(n: u64) -> String {
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut n = n % 36u64.pow(4);
+    let mut out = [b'0'; 4];
+    for c in out.iter_mut().rev() {
+        *c = digits[(n % 36) as usize];
+        n /= 36;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn str_attr(attrs: &BTreeMap<String, Json>, k: &str) -> String {
@@ -384,7 +447,10 @@ impl ResourceCloud<GceResourceType> for MockGce {
         if rt.facts().labelled {
             r.tags = tags.into();
         }
-        s.objects.insert((rt, id), r.clone());
+        s.objects.insert((rt, id.clone()), r.clone());
+        if rt == R::InstanceGroupManager {
+            Self::sync_instances(&mut s, &id);
+        }
         Ok(r)
     }
 
@@ -441,6 +507,9 @@ impl ResourceCloud<GceResourceType> for MockGce {
             return Ok(next);
         }
         s.objects.insert((rt, next.id.clone()), next.clone());
+        if rt == R::InstanceGroupManager {
+            Self::sync_instances(&mut s, &next.id);
+        }
         Ok(next)
     }
 
@@ -484,6 +553,9 @@ impl ResourceCloud<GceResourceType> for MockGce {
             });
         }
         s.objects.remove(&(rt, id.to_owned()));
+        if rt == R::InstanceGroupManager {
+            Self::sync_instances(&mut s, id);
+        }
         Ok(())
     }
 }
@@ -510,5 +582,39 @@ impl GceCloud for MockGce {
         let mut s = self.lock();
         *s.calls.entry("dns.managedZones.list".into()).or_insert(0) += 1;
         Ok(s.managed_zones.clone())
+    }
+
+    async fn managed_instances(&self, group: &str) -> CloudResult<Vec<ManagedInstance>> {
+        let mut s = self.lock();
+        Self::count(&mut s, R::InstanceGroupManager, "listManagedInstances");
+        if !s
+            .objects
+            .contains_key(&(R::InstanceGroupManager, group.to_owned()))
+        {
+            return Err(Self::missing(R::InstanceGroupManager, group));
+        }
+        Ok(s.instances.get(group).cloned().unwrap_or_default())
+    }
+
+    async fn recreate_instances(&self, group: &str, instances: &[String]) -> CloudResult<()> {
+        let mut s = self.lock();
+        Self::count(&mut s, R::InstanceGroupManager, "recreateInstances");
+        let Some(mig) = s.objects.get(&(R::InstanceGroupManager, group.to_owned())) else {
+            return Err(Self::missing(R::InstanceGroupManager, group));
+        };
+        let template = group_template(mig);
+        let members = s.instances.entry(group.to_owned()).or_default();
+        if let Some(unknown) = instances
+            .iter()
+            .find(|i| !members.iter().any(|m| &m.name == *i))
+        {
+            return Err(CloudError::not_found(format!(
+                "instance {unknown} of managed instance group {group}"
+            )));
+        }
+        for m in members.iter_mut().filter(|m| instances.contains(&m.name)) {
+            m.instance_template = template.clone();
+        }
+        Ok(())
     }
 }

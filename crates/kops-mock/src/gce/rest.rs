@@ -19,14 +19,22 @@
 //!   subnetworks, templates and targets must exist; a delete of an object another one
 //!   refers to fails with `RESOURCE_IN_USE_BY_ANOTHER_RESOURCE`;
 //! - **verbs**: `setLabels` (checking `labelFingerprint`), `setInstanceTemplate`,
-//!   `setTargetPools`, `resize`, `setTarget`, `addHealthCheck`, `removeHealthCheck`;
+//!   `setTargetPools`, `resize`, `setTarget`, `addHealthCheck`, `removeHealthCheck`,
+//!   `listManagedInstances` and `recreateInstances`;
+//! - **managed instance groups keep `targetSize` instances** (`zones/<z>/instances`,
+//!   named `<baseInstanceName>-<4 characters>`) made from the group's template at the
+//!   time, with its machine type, labels and metadata plus the `instance-template` and
+//!   `created-by` items; a new template re-points the group, not its instances, until
+//!   `recreateInstances` makes them again (keeping their names); a smaller target or a
+//!   deleted group deletes them;
 //! - **errors** in Google's JSON shape (`{"error": {"code", "message", "errors":
 //!   [{"reason", "message", "domain"}]}}`), and injected faults ([`FakeGceApi::fail_next`]);
 //! - **Cloud DNS**: `GET /dns/v1/projects/<p>/managedZones` lists one public zone,
 //!   `example.com.` with ID `1` (as kOps' fake Cloud DNS);
 //! - **calls** counted per method (`compute.firewalls.list`).
 //!
-//! Simplifications: operations finish at once (the first wait answers `DONE`); a group's
+//! Simplifications: operations finish at once (the first wait answers `DONE`), and so
+//! does an instance's creation or recreation (`RUNNING`, current action `NONE`); a group's
 //! instance group may be deleted while a backend service uses it; request bodies are not
 //! validated beyond names and references.
 
@@ -70,6 +78,8 @@ struct Api {
     page_size: usize,
     /// Cloud DNS managed zones, as the API returns them.
     managed_zones: Vec<Json>,
+    /// Names a managed instance group's next instance.
+    instance_serial: u64,
 }
 
 /// A running fake of the Google APIs (module docs). Dropping it stops the server.
@@ -374,6 +384,28 @@ fn singular(coll: &str) -> String {
     s.unwrap_or_else(|| coll.strip_suffix('s').unwrap_or(coll).to_owned())
 }
 
+/// The value of metadata item `key` of an instance.
+fn metadata_item<'a>(j: &'a Json, key: &str) -> Option<&'a str> {
+    j.pointer("/metadata/items")?
+        .as_array()?
+        .iter()
+        .find(|i| i.get("key").and_then(Json::as_str) == Some(key))?
+        .get("value")?
+        .as_str()
+}
+
+/// Four lowercase base-36 characters of `n`, as GCE suffixes a group's instance names.
+fn base36(n: u64) -> String {
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut n = n % 36u64.pow(4);
+    let mut out = [b'0'; 4];
+    for c in out.iter_mut().rev() {
+        *c = digits[(n % 36) as usize];
+        n /= 36;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn fingerprint(j: &Json) -> String {
     use md5::{Digest, Md5};
     let d = Md5::digest(j.to_string().as_bytes());
@@ -574,8 +606,231 @@ impl Api {
             }
             _ => {}
         }
-        self.objects.entry(path).or_default().insert(name, object);
+        self.objects
+            .entry(path)
+            .or_default()
+            .insert(name.clone(), object);
+        if coll == "instanceGroupManagers" {
+            self.sync_instances(scope, &name);
+        }
         Ok(self.operation(scope, "insert", &link, None))
+    }
+
+    /// The object a Compute link of this project names.
+    fn by_link(&self, link: &str) -> Option<&Json> {
+        let path = link.strip_prefix(&self.url(""))?;
+        let (coll, name) = path.rsplit_once('/')?;
+        self.objects.get(coll)?.get(name)
+    }
+
+    /// The instances of the managed instance group `name` in `scope` (a zone), in the
+    /// order the group made them: those whose `created-by` metadata is the group.
+    fn members(&self, scope: &str, name: &str) -> Vec<(String, Json)> {
+        let group = self.url(&format!("{scope}/instanceGroupManagers/{name}"));
+        let mut out: Vec<(String, Json)> = self
+            .objects
+            .get(&format!("{scope}/instances"))
+            .into_iter()
+            .flatten()
+            .filter(|(_, j)| metadata_item(j, "created-by") == Some(group.as_str()))
+            .map(|(n, j)| (n.clone(), j.clone()))
+            .collect();
+        out.sort_by_key(|(_, j)| {
+            j.get("id")
+                .and_then(Json::as_str)
+                .and_then(|i| i.parse::<u64>().ok())
+                .unwrap_or(0)
+        });
+        out
+    }
+
+    /// Makes `instance` (an instance JSON) run `template`: its machine type, labels,
+    /// metadata and tags, with the `instance-template` and `created-by` items GCE adds.
+    fn make_from_template(&self, scope: &str, instance: &mut Json, template: &str, group: &str) {
+        let props = self
+            .by_link(template)
+            .and_then(|t| t.get("properties"))
+            .cloned()
+            .unwrap_or(json!({}));
+        let zone = scope.strip_prefix("zones/").unwrap_or_default();
+        let machine = props
+            .get("machineType")
+            .and_then(Json::as_str)
+            .map(|m| {
+                self.url(&format!(
+                    "zones/{zone}/machineTypes/{}",
+                    m.rsplit('/').next().unwrap_or(m)
+                ))
+            })
+            .unwrap_or_default();
+        let mut items: Vec<Json> = props
+            .pointer("/metadata/items")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        items.retain(|i| {
+            !matches!(
+                i.get("key").and_then(Json::as_str),
+                Some("instance-template" | "created-by")
+            )
+        });
+        items.push(json!({"key": "instance-template", "value": template}));
+        items.push(json!({"key": "created-by", "value": group}));
+        let labels = props.get("labels").cloned().unwrap_or(json!({}));
+        instance["machineType"] = json!(machine);
+        instance["labelFingerprint"] = json!(fingerprint(&labels));
+        instance["labels"] = labels;
+        instance["tags"] = props.get("tags").cloned().unwrap_or(json!({}));
+        instance["metadata"] = json!({"kind": "compute#metadata", "items": items});
+        instance["status"] = json!("RUNNING");
+    }
+
+    /// Keeps the instances of the managed instance group `name` in `scope` at its target
+    /// size: new ones made from its current template, surplus ones (the newest) deleted,
+    /// all of them once the group is gone.
+    fn sync_instances(&mut self, scope: &str, name: &str) {
+        let group = self.url(&format!("{scope}/instanceGroupManagers/{name}"));
+        let members = self.members(scope, name);
+        let path = format!("{scope}/instances");
+        let mig = self
+            .objects
+            .get(&format!("{scope}/instanceGroupManagers"))
+            .and_then(|m| m.get(name))
+            .cloned();
+        let target = mig
+            .as_ref()
+            .and_then(|m| m.get("targetSize"))
+            .and_then(|t| t.as_u64().or_else(|| t.as_str()?.parse().ok()))
+            .unwrap_or(0) as usize;
+        for (n, _) in members.iter().skip(target) {
+            if let Some(m) = self.objects.get_mut(&path) {
+                m.remove(n);
+            }
+        }
+        let Some(mig) = mig else { return };
+        let template = mig
+            .get("instanceTemplate")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let base = mig
+            .get("baseInstanceName")
+            .and_then(Json::as_str)
+            .unwrap_or(name)
+            .to_owned();
+        for _ in members.len()..target {
+            self.instance_serial += 1;
+            self.serial += 1;
+            let n = self.instance_serial;
+            let instance_name = format!("{base}-{}", base36(n));
+            let mut instance = json!({
+                "kind": "compute#instance",
+                "id": (5_000_000_000_000_000_000u64 + self.serial).to_string(),
+                "name": instance_name,
+                "creationTimestamp": "2026-01-01T00:00:00.000-07:00",
+                "zone": self.url(scope),
+                "selfLink": self.url(&format!("{path}/{instance_name}")),
+                "networkInterfaces": [{
+                    "kind": "compute#networkInterface",
+                    "name": "nic0",
+                    "networkIP": format!("10.128.{}.{}", n / 250, n % 250 + 2),
+                }],
+            });
+            self.make_from_template(scope, &mut instance, &template, &group);
+            self.objects
+                .entry(path.clone())
+                .or_default()
+                .insert(instance_name, instance);
+        }
+    }
+
+    /// `listManagedInstances` of the group `name` in `scope`, paginated.
+    fn list_managed(
+        &self,
+        scope: &str,
+        name: &str,
+        q: &BTreeMap<String, String>,
+    ) -> Result<Json, Fail> {
+        let path = format!("{scope}/instanceGroupManagers");
+        if !self
+            .objects
+            .get(&path)
+            .is_some_and(|m| m.contains_key(name))
+        {
+            return Err(not_found(&self.project, &path, name));
+        }
+        let items: Vec<Json> = self
+            .members(scope, name)
+            .into_iter()
+            .map(|(_, j)| {
+                json!({
+                    "instance": j.get("selfLink").cloned().unwrap_or(Json::Null),
+                    "id": j.get("id").cloned().unwrap_or(Json::Null),
+                    "instanceStatus": j.get("status").cloned().unwrap_or(Json::Null),
+                    "currentAction": "NONE",
+                    "version": {"instanceTemplate": metadata_item(&j, "instance-template")},
+                })
+            })
+            .collect();
+        let (items, next) = page(items, q, self.page_size)?;
+        let mut out = json!({ "managedInstances": items });
+        if let Some(n) = next {
+            out["nextPageToken"] = json!(n);
+        }
+        Ok(out)
+    }
+
+    /// `recreateInstances` of the group `name` in `scope`: each named instance (a URL,
+    /// full or partial) must be the group's; each is made again from the group's current
+    /// template, keeping its name. Nothing changes when one is not the group's.
+    fn recreate(&mut self, scope: &str, name: &str, body: &Json) -> Result<Json, Fail> {
+        let path = format!("{scope}/instanceGroupManagers");
+        let Some(mig) = self.objects.get(&path).and_then(|m| m.get(name)).cloned() else {
+            return Err(not_found(&self.project, &path, name));
+        };
+        let group = self.url(&format!("{path}/{name}"));
+        let members = self.members(scope, name);
+        let mut wanted = Vec::new();
+        for i in body
+            .get("instances")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let n = i
+                .as_str()
+                .and_then(|u| u.rsplit('/').next())
+                .unwrap_or_default()
+                .to_owned();
+            if !members.iter().any(|(m, _)| *m == n) {
+                return Err(not_found(&self.project, &format!("{scope}/instances"), &n));
+            }
+            wanted.push(n);
+        }
+        if wanted.is_empty() {
+            return Err(fail(
+                400,
+                "required",
+                "Required field 'instances' not specified",
+            ));
+        }
+        let template = mig
+            .get("instanceTemplate")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        for n in wanted {
+            let ipath = format!("{scope}/instances");
+            let Some(mut instance) = self.objects.get(&ipath).and_then(|m| m.get(&n)).cloned()
+            else {
+                continue;
+            };
+            self.make_from_template(scope, &mut instance, &template, &group);
+            if let Some(m) = self.objects.get_mut(&ipath) {
+                m.insert(n, instance);
+            }
+        }
+        Ok(self.operation(scope, "recreateInstances", &group, None))
     }
 
     /// Adds `added` to the `subnetworks` of network `net` (a link), as GCE keeps it.
@@ -638,7 +893,9 @@ impl Api {
             }
         }
         for (coll, m) in &self.objects {
-            if coll.ends_with("/instanceTemplates") {
+            // A template or an instance made from a template does not keep it (or its
+            // group) in use: only a group does.
+            if coll.ends_with("/instanceTemplates") || coll.ends_with("/instances") {
                 continue;
             }
             for (name, j) in m {
@@ -671,6 +928,9 @@ impl Api {
         }
         if let Some(m) = self.objects.get_mut(&path) {
             m.remove(name);
+        }
+        if coll == "instanceGroupManagers" {
+            self.sync_instances(scope, name);
         }
         if coll == "subnetworks"
             && let Some(net) = obj.get("network").and_then(Json::as_str).map(str::to_owned)
@@ -755,6 +1015,9 @@ impl Api {
             m.insert("fingerprint".into(), json!(format!("fp{serial}")));
         }
         let link = link.as_str().unwrap_or_default().to_owned();
+        if coll == "instanceGroupManagers" {
+            self.sync_instances(scope, name);
+        }
         Ok(self.operation(scope, if replace { "update" } else { "patch" }, &link, None))
     }
 
@@ -848,6 +1111,9 @@ impl Api {
                     format!("unknown method {coll}.{verb}"),
                 ));
             }
+        }
+        if (coll, verb) == ("instanceGroupManagers", "resize") {
+            self.sync_instances(scope, name);
         }
         Ok(self.operation(scope, verb, &link, None))
     }
@@ -1008,6 +1274,14 @@ impl Api {
             (Method::PUT, [coll, name]) => {
                 self.count(format!("compute.{coll}.update"));
                 self.patch(&scope, coll, name, body, true)
+            }
+            (Method::POST, ["instanceGroupManagers", name, "listManagedInstances"]) => {
+                self.count("compute.instanceGroupManagers.listManagedInstances".into());
+                self.list_managed(&scope, name, q)
+            }
+            (Method::POST, ["instanceGroupManagers", name, "recreateInstances"]) => {
+                self.count("compute.instanceGroupManagers.recreateInstances".into());
+                self.recreate(&scope, name, &body)
             }
             (Method::POST, [coll, name, verb]) => {
                 self.count(format!("compute.{coll}.{verb}"));

@@ -1,13 +1,16 @@
 //! The cloud side of validate and rolling update, cloud-neutral: each instance group's
 //! cloud group, its members and whether each needs an update, detach and terminate.
 
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use kops_api::internal::{InstanceGroup, InstanceGroupRole};
 use kops_cloud_aws::AwsCloud;
 use kops_cloud_aws::cloud::{DETACHED_TAG, ListQuery, ResourceType, TagFilter};
+use kops_cloud_gce::cloud::{GceResourceType, ManagedInstance, Resource as GceResource};
+use kops_cloud_gce::{GceCloud, GceCloudExt as _};
 
 use crate::{Error, Result};
 
@@ -39,7 +42,8 @@ impl MemberStatus {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CloudMember {
-    /// Instance id.
+    /// The instance's ID on AWS, its name on GCE: the last segment of its node's
+    /// `spec.providerID`.
     pub id: String,
     /// Update status.
     #[serde(flatten)]
@@ -74,7 +78,8 @@ impl CloudMember {
 pub struct CloudGroup {
     /// The instance group's name.
     pub instance_group: String,
-    /// The cloud's name for the group (the ASG name on AWS).
+    /// The cloud's name for the group: the ASG name on AWS; on GCE the names of its managed
+    /// instance groups (one per zone), comma-separated.
     pub group: String,
     /// Minimum size.
     pub min_size: i32,
@@ -107,7 +112,7 @@ impl CloudGroup {
 }
 
 /// The cloud operations validate and rolling update need. Object-safe; implemented for AWS
-/// by [`AwsInstanceGroups`].
+/// by [`AwsInstanceGroups`] and for GCE by [`GceInstanceGroups`].
 #[async_trait]
 pub trait InstanceGroupCloud: Send + Sync + fmt::Debug + 'static {
     /// The cloud groups of `groups` (an instance group without one is left out).
@@ -125,6 +130,13 @@ pub trait InstanceGroupCloud: Send + Sync + fmt::Debug + 'static {
 
     /// Takes a member out of the group's load balancers before its node is drained.
     async fn deregister(&self, group: &CloudGroup, member: &str) -> Result<()>;
+
+    /// Whether the cloud can surge: detach a member so its group launches a replacement
+    /// before the member goes. A rolling update on a cloud that cannot (GCE) replaces
+    /// members in place, `maxSurge` 0, as kOps does there.
+    fn can_surge(&self) -> bool {
+        true
+    }
 }
 
 /// kOps' name of an instance group's cloud group: `<ig>.masters.<cluster>` for the
@@ -267,5 +279,192 @@ impl InstanceGroupCloud for AwsInstanceGroups {
                 "deregistering {member} from the load balancers of {}",
                 group.group
             )))
+    }
+}
+
+/// [`InstanceGroupCloud`] over any [`GceCloud`], as kOps' `GetCloudGroups` reads GCE: an
+/// instance group's cloud group is its managed instance groups (one per zone, named by
+/// `gce::naming::instance_group_manager_name`, running one of the cluster's templates),
+/// merged; a member is an instance, by name (the last segment of its node's
+/// `gce://<project>/<zone>/<name>` provider ID), up to date when it was made from its
+/// group's current template. Terminating a member asks its group to recreate it from
+/// that template, keeping its name. GCE cannot surge ([`InstanceGroupCloud::can_surge`]).
+pub struct GceInstanceGroups {
+    cloud: Arc<dyn GceCloud>,
+    /// The managed instance group (ID) of each member the last `cloud_groups` saw.
+    members: Mutex<BTreeMap<String, String>>,
+}
+
+impl fmt::Debug for GceInstanceGroups {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GceInstanceGroups").finish_non_exhaustive()
+    }
+}
+
+impl GceInstanceGroups {
+    /// Over `cloud`.
+    pub fn new(cloud: Arc<dyn GceCloud>) -> Self {
+        GceInstanceGroups {
+            cloud,
+            members: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn remembered(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.members.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The template a managed instance group makes instances from.
+fn current_template(mig: &GceResource) -> Option<&str> {
+    mig.attrs
+        .get("version")
+        .and_then(|v| v.get("instance_template"))
+        .and_then(|t| t.as_str())
+}
+
+fn short(link: &str) -> &str {
+    kops_cloud_gce::cloud::last_component(link)
+}
+
+fn gce_member(m: &ManagedInstance, want: Option<&str>) -> CloudMember {
+    let status = match (m.instance_template.as_deref(), want) {
+        (Some(have), Some(want)) if have == want => MemberStatus::UpToDate,
+        (have, Some(want)) => MemberStatus::NeedsUpdate {
+            reason: match have {
+                Some(have) => format!(
+                    "instance template {}, the group wants {}",
+                    short(have),
+                    short(want)
+                ),
+                None => format!("no instance template yet, the group wants {}", short(want)),
+            },
+        },
+        (_, None) => MemberStatus::UpToDate,
+    };
+    CloudMember::new(&m.name, status)
+}
+
+#[async_trait]
+impl InstanceGroupCloud for GceInstanceGroups {
+    async fn cloud_groups(
+        &self,
+        cluster: &str,
+        groups: &[InstanceGroup],
+    ) -> Result<Vec<CloudGroup>> {
+        let templates = self
+            .cloud
+            .list_labelled(GceResourceType::InstanceTemplate, cluster)
+            .await
+            .map_err(crate::error::cloud(format!(
+                "listing the instance templates of cluster {cluster}"
+            )))?;
+        let links: Vec<&str> = templates
+            .iter()
+            .filter_map(|t| t.attr_str("self_link"))
+            .collect();
+        let mut migs = self
+            .cloud
+            .list(&kops_cloud_gce::cloud::ListQuery::new(
+                GceResourceType::InstanceGroupManager,
+            ))
+            .await
+            .map_err(crate::error::cloud(format!(
+                "listing the managed instance groups of cluster {cluster}"
+            )))?;
+        // kOps ignores a group running a template that is not the cluster's.
+        migs.retain(|m| current_template(m).is_some_and(|t| links.contains(&t)));
+        migs.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut out = Vec::new();
+        let mut seen = BTreeMap::new();
+        for ig in groups {
+            let mine: Vec<&GceResource> = migs
+                .iter()
+                .filter(|m| {
+                    let zone = m.attr_str("zone").map(short).unwrap_or_default();
+                    m.name.as_deref()
+                        == Some(
+                            crate::gce::naming::instance_group_manager_name(
+                                cluster,
+                                ig.name(),
+                                zone,
+                            )
+                            .as_str(),
+                        )
+                })
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let names: Vec<&str> = mine
+                .iter()
+                .map(|m| m.name.as_deref().unwrap_or(&m.id))
+                .collect();
+            let target: i64 = mine
+                .iter()
+                .filter_map(|m| m.attrs.get("target_size").and_then(|t| t.as_i64()))
+                .sum();
+            let target = i32::try_from(target).unwrap_or(i32::MAX);
+            // A managed instance group has no minimum or maximum: kOps reports its target.
+            let mut group = CloudGroup::new(ig.name(), names.join(","), target, target, target);
+            for mig in mine {
+                let instances =
+                    self.cloud
+                        .managed_instances(&mig.id)
+                        .await
+                        .map_err(crate::error::cloud(format!(
+                            "listing the instances of managed instance group {}",
+                            mig.id
+                        )))?;
+                let want = current_template(mig);
+                for m in instances.iter().filter(|m| !m.is_leaving()) {
+                    seen.insert(m.name.clone(), mig.id.clone());
+                    group.members.push(gce_member(m, want));
+                }
+            }
+            out.push(group);
+        }
+        self.remembered().extend(seen);
+        Ok(out)
+    }
+
+    async fn detach(&self, group: &CloudGroup, member: &str) -> Result<()> {
+        Err(Error::Invalid {
+            field: format!("instance group {}: maxSurge", group.instance_group),
+            message: format!(
+                "cannot detach {member}: a GCE managed instance group cannot surge; use maxSurge 0"
+            ),
+        })
+    }
+
+    async fn terminate(&self, member: &str) -> Result<()> {
+        let Some(mig) = self.remembered().get(member).cloned() else {
+            return Err(Error::NotFound {
+                what: format!(
+                    "instance {member}: in no managed instance group of the cluster (read the groups first)"
+                ),
+            });
+        };
+        match self
+            .cloud
+            .recreate_instances(&mig, std::slice::from_ref(&member.to_owned()))
+            .await
+        {
+            // Gone already: nothing left to replace (as kOps).
+            Err(kops_cloud_gce::cloud::CloudError::NotFound { .. }) => Ok(()),
+            r => r.map_err(crate::error::cloud(format!(
+                "recreating {member} in managed instance group {mig}"
+            ))),
+        }
+    }
+
+    async fn deregister(&self, _group: &CloudGroup, _member: &str) -> Result<()> {
+        // As kOps on GCE: nothing to do first. The API load balancer's health check takes
+        // an instance out of service as it stops.
+        Ok(())
+    }
+
+    fn can_surge(&self) -> bool {
+        false
     }
 }

@@ -6,7 +6,8 @@
 //!   entries kOps writes and merging them into a file, clients from either.
 //! - [`groups`]: each instance group's cloud group and members, which need an update and
 //!   why; detach and terminate. [`groups::AwsInstanceGroups`] implements it over any
-//!   `AwsCloud` (the mock or the SDK backend).
+//!   `AwsCloud` (the mock or the SDK backend), [`groups::GceInstanceGroups`] over any
+//!   `GceCloud` (managed instance groups, recreated in place).
 //! - [`validate`]: kOps' cluster validation ([`validate::Validator`]) and the repeat loop.
 //! - [`rolling`]: kOps' rolling update: the plan, the order across groups, surge and
 //!   unavailability, the canary, taint/cordon/drain with PDB-aware eviction, terminate and

@@ -72,7 +72,10 @@ pub struct RollingOptions {
     pub validate_success_interval: Duration,
     /// Pause between refused evictions (kOps: 5s).
     pub evict_retry: Duration,
-    /// `maxSurge` when neither the group nor the cluster sets one: 1 on AWS, 0 elsewhere.
+    /// `maxSurge` when neither the group nor the cluster sets one, on a cloud that can surge
+    /// (1, kOps' AWS default); on one that cannot (GCE, see
+    /// [`InstanceGroupCloud::can_surge`](super::groups::InstanceGroupCloud::can_surge)) it is
+    /// always 0.
     pub default_max_surge: i64,
 }
 
@@ -607,6 +610,31 @@ impl RollingUpdate {
             .collect())
     }
 
+    /// (drainAndTerminate, surge, concurrency) for replacing `update` of the `num`
+    /// instances of `group`. On a cloud that cannot surge the default is 0 and a
+    /// `maxSurge` the spec sets counts as 0, at least one instance at a time.
+    fn settings(
+        &self,
+        cluster: &Cluster,
+        group: &InstanceGroup,
+        num: i64,
+        update: usize,
+    ) -> (bool, i64, i64) {
+        let surges = self.cloud.can_surge();
+        let default = if surges {
+            self.options.default_max_surge
+        } else {
+            0
+        };
+        let (drain, mut surge, mut unavailable) = resolve_settings(cluster, group, num, default);
+        if !surges && surge > 0 {
+            surge = 0;
+            unavailable = unavailable.max(1);
+        }
+        let (surge, concurrency) = surge_and_concurrency(group, surge, unavailable, update);
+        (drain, surge, concurrency)
+    }
+
     /// The plan: for each selected group (in rolling order) the instances to replace and
     /// why. Reads the journal when there is one: an unfinished run's remaining instances are
     /// planned, its replaced ones never again.
@@ -650,10 +678,7 @@ impl RollingUpdate {
                 };
                 let t = self.target(g, cg, &node_of, journal.as_ref());
                 let num = (t.update.len() + t.ready) as i64;
-                let (_, surge, unavailable) =
-                    resolve_settings(cluster, g, num, self.options.default_max_surge);
-                let (surge, concurrency) =
-                    surge_and_concurrency(g, surge, unavailable, t.update.len());
+                let (_, surge, concurrency) = self.settings(cluster, g, num, t.update.len());
                 plans.push(GroupPlan {
                     name: g.name().to_owned(),
                     cloud_group: cg.group.clone(),
@@ -1029,10 +1054,7 @@ impl RollingUpdate {
             self.emit(name, "terminate", Some(&u.id), Some("warm pool".into()));
         }
         let num = (gp.need_update + gp.ready) as i64;
-        let (drain, surge, unavailable) =
-            resolve_settings(cluster, group, num, self.options.default_max_surge);
-        let (mut surge, concurrency) =
-            surge_and_concurrency(group, surge, unavailable, update.len());
+        let (drain, mut surge, concurrency) = self.settings(cluster, group, num, update.len());
         let mut none_ready = gp.ready == 0;
 
         if surge > 0 && !self.cloud_only() {
