@@ -4,7 +4,10 @@
 //!
 //! [`GceCloud`] extends the cloud-neutral [`ResourceCloud`] (list, create, update, delete
 //! over [`GceResourceType`]) with what only GCE has: the project, the region and its
-//! zones, and the project's default service account.
+//! zones, the project's default service account, Cloud DNS zones, and a managed instance
+//! group's instances ([`ManagedInstance`]), which validate and rolling update read and
+//! replace (`recreateInstances`: made again from the group's current template, keeping
+//! their names).
 //!
 //! # Identity, scope and references
 //!

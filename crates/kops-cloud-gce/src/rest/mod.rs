@@ -16,6 +16,8 @@
 //! - **Instance templates** cannot change: an update creates the replacement
 //!   (`<name_prefix><unix millis>`), points every group that used the old one at it
 //!   (`setInstanceTemplate`) and deletes the old one.
+//! - **A group's instances** are `listManagedInstances` (a POST, paginated like a list);
+//!   replacing them is `recreateInstances` with their URLs, waited on like a write.
 //!
 //! Endpoints default to Google's; [`RestConfig::with_endpoint`] puts every API under one
 //! root (a local fake of the APIs in tests: `kops_mock::gce::rest`).
