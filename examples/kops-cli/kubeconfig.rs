@@ -9,7 +9,7 @@ use clap::Args;
 use kops_api::{internal, v1alpha2};
 use kops_model::day2::kubeconfig::{
     DEFAULT_ADMIN_LIFETIME, KubeconfigEntry, api_server_url, client_for, issue_admin_credential,
-    merge_kubeconfig,
+    merge_kubeconfig, server_from_load_balancer,
 };
 use kops_model::pki;
 
@@ -78,7 +78,56 @@ fn os_user() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The address of the cluster's API load balancer, asked of its cloud (kOps'
+/// `GetApiIngressStatus`): an external one before an internal one, the first in order,
+/// with a warning when there are several alike; `None`, with a warning, when there is
+/// none.
+async fn load_balancer_address(
+    global: &Global,
+    st: &State,
+    stored: &v1alpha2::Cluster,
+) -> anyhow::Result<Option<String>> {
+    let name = stored.name();
+    let found = match stored.spec.cloud_provider.as_deref() {
+        Some("aws") => {
+            let cloud =
+                crate::cloud::Cloud::open(st, global.mock_cloud, &crate::update::region(stored)?)
+                    .await?;
+            kops_model::aws::api_ingress(cloud.api.as_ref(), name)
+                .await
+                .with_context(|| format!("cluster {name}: in {}", cloud.description))?
+        }
+        Some("gce") => {
+            let cloud = crate::gce::open(global, st, stored).await?;
+            kops_model::gce::api_ingress(cloud.api.as_ref(), name)
+                .await
+                .with_context(|| format!("cluster {name}: in {}", cloud.description))?
+        }
+        _ => Vec::new(),
+    };
+    let Some(chosen) = kops_model::ApiIngress::choose(&found) else {
+        eprintln!(
+            "warning: cluster {name}: found no API load balancer; its API name may not resolve from here"
+        );
+        return Ok(None);
+    };
+    let same_kind = found
+        .iter()
+        .filter(|f| f.internal == chosen.internal)
+        .count();
+    if same_kind > 1 {
+        let all: Vec<&str> = found.iter().map(|f| f.address.as_str()).collect();
+        eprintln!(
+            "warning: cluster {name}: several API addresses ({}); using {}",
+            all.join(", "),
+            chosen.address
+        );
+    }
+    Ok(Some(chosen.address.clone()))
+}
+
 async fn entry(
+    global: &Global,
     st: &State,
     name: &str,
     internal_name: bool,
@@ -91,6 +140,13 @@ async fn entry(
     let public = cluster.spec.api.public_name.clone();
     let server = match api_server {
         Some(s) => s.to_owned(),
+        // A name that cannot resolve from here: the load balancer's address instead.
+        None if !internal_name && server_from_load_balancer(&cluster) => {
+            match load_balancer_address(global, st, &stored).await? {
+                Some(address) => format!("https://{address}"),
+                None => api_server_url(name, public.as_deref(), false),
+            }
+        }
         None => api_server_url(name, public.as_deref(), internal_name),
     };
     let ca = st
@@ -115,11 +171,20 @@ async fn entry(
 /// A client for the cluster's API with a fresh admin credential (kOps' default for
 /// `validate` and `rolling-update`).
 pub async fn admin_client(
+    global: &Global,
     st: &State,
     name: &str,
     api_server: Option<&str>,
 ) -> anyhow::Result<kube::Client> {
-    let e = entry(st, name, false, api_server, Some(DEFAULT_ADMIN_LIFETIME)).await?;
+    let e = entry(
+        global,
+        st,
+        name,
+        false,
+        api_server,
+        Some(DEFAULT_ADMIN_LIFETIME),
+    )
+    .await?;
     client_for(&e)
         .await
         .with_context(|| format!("building the Kubernetes client for cluster {name}"))
@@ -152,7 +217,15 @@ pub async fn export_kubeconfig(global: &Global, args: &ExportKubeconfigArgs) -> 
     if admin.is_some_and(|d| d.is_zero()) {
         bail!("--admin: the lifetime must be positive");
     }
-    let mut e = entry(&st, &name, args.internal, args.api_server.as_deref(), admin).await?;
+    let mut e = entry(
+        global,
+        &st,
+        &name,
+        args.internal,
+        args.api_server.as_deref(),
+        admin,
+    )
+    .await?;
     if let Some(u) = &args.user {
         e = e.with_user(u.clone());
     }

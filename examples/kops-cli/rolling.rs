@@ -166,7 +166,7 @@ pub async fn rolling_update_cluster(
         .with_journal(Journal::new(st.store().clone(), &name))
         .with_events(sink);
     if !args.cloudonly {
-        let client = admin_client(&st, &name, args.api_server.as_deref()).await?;
+        let client = admin_client(global, &st, &name, args.api_server.as_deref()).await?;
         let validator = Arc::new(Validator::new(
             client.clone(),
             cloud,

@@ -149,7 +149,7 @@ pub async fn validate_cluster(global: &Global, args: &ValidateClusterArgs) -> an
     let interval = parse_duration(&args.interval).context("--interval")?;
     let groups = instance_groups(&st, &name).await?;
     let (_cloud, cloud) = group_cloud(global, &st, &name, "validate cluster").await?;
-    let client = admin_client(&st, &name, args.api_server.as_deref()).await?;
+    let client = admin_client(global, &st, &name, args.api_server.as_deref()).await?;
     let validator = Validator::new(
         client,
         cloud,

@@ -17,10 +17,15 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
+        Env::with(&[])
+    }
+
+    /// [`CLUSTER`] created with `extra` flags, and its CA.
+    fn with(extra: &[&str]) -> Env {
         let env = Env {
             dir: tempfile::tempdir().unwrap(),
         };
-        let (code, _, err) = env.kops(&[
+        let mut args = vec![
             "create",
             "cluster",
             CLUSTER,
@@ -28,7 +33,9 @@ impl Env {
             "us-test-1a",
             "--network-cidr",
             "172.20.0.0/16",
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = env.kops(&args);
         assert_eq!(code, 0, "{err}");
         let (code, _, err) = env.kops(&["create", "keypair", "kubernetes-ca", "--primary"]);
         assert_eq!(code, 0, "{err}");
@@ -174,6 +181,61 @@ fn export_kubeconfig_admin_certificate_verifies_and_expires() {
         "kubeconfig",
         "--user",
         CLUSTER,
+        "--internal",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&kc).unwrap();
+    assert!(
+        text.contains("server: https://api.internal.demo.example.com"),
+        "{text}"
+    );
+}
+
+#[test]
+fn export_kubeconfig_of_a_cluster_without_dns_names_its_load_balancer() {
+    let env = Env::with(&["--dns", "none"]);
+    let kc = env.dir.path().join("kubeconfig");
+    let export = || {
+        let (code, _, err) = env.kops(&[
+            "export",
+            "kubeconfig",
+            "--admin=1h",
+            "--kubeconfig",
+            kc.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        (err, std::fs::read_to_string(&kc).unwrap())
+    };
+    // No load balancer yet: the API name, and a warning saying why it may not resolve.
+    let (err, text) = export();
+    assert!(err.contains("found no API load balancer"), "{err}");
+    assert!(
+        text.contains("server: https://api.demo.example.com"),
+        "{text}"
+    );
+    // With the cluster up, the API load balancer's DNS name: no record names the API.
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let (err, text) = export();
+    assert!(!err.contains("warning"), "{err}");
+    let server = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .unwrap_or_default();
+    assert!(
+        server.starts_with("https://api-demo-example-com-") && server.contains(".elb.us-test-1."),
+        "{server}"
+    );
+    assert!(
+        text.contains("tls-server-name: api.internal.demo.example.com"),
+        "{text}"
+    );
+    // --internal and --api-server still win.
+    let (code, _, err) = env.kops(&[
+        "export",
+        "kubeconfig",
         "--internal",
         "--kubeconfig",
         kc.to_str().unwrap(),

@@ -404,6 +404,52 @@ fn a_gce_cluster_lifecycle_on_the_mock_cloud() {
     );
 }
 
+#[test]
+fn export_kubeconfig_of_a_gce_cluster_without_dns_names_its_forwarding_rule() {
+    let env = Env::new(None);
+    env.create(&["--dns", "none"]).expect(0);
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    let kc = env.dir.path().join("kubeconfig");
+    let r = env
+        .kops(&[
+            "export",
+            "kubeconfig",
+            CLUSTER,
+            "--admin=1h",
+            "--kubeconfig",
+            kc.to_str().unwrap(),
+        ])
+        .expect(0);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let text = std::fs::read_to_string(&kc).unwrap();
+    // The address of the public API forwarding rule, as the dump lists it (the internal
+    // load balancer's, for nodes, is not reachable from here).
+    let r = env
+        .kops(&["toolbox", "dump", CLUSTER, "-o", "json"])
+        .expect(0);
+    let dump: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let address = dump["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["resource_type"] == "ForwardingRule"
+                && r["name"].as_str().is_some_and(|n| n.starts_with("api-"))
+                && r["attrs"]["load_balancing_scheme"] != "INTERNAL"
+        })
+        .and_then(|r| r["attrs"]["ip_address"].as_str())
+        .expect("an API forwarding rule with an address")
+        .to_owned();
+    assert!(
+        text.contains(&format!("server: https://{address}\n")),
+        "{address}: {text}"
+    );
+    assert!(
+        text.contains(&format!("tls-server-name: api.internal.{CLUSTER}")),
+        "{text}"
+    );
+}
+
 /// The GCS emulator (`KOPS_TEST_GCS_ENDPOINT`), or `None` (skip, saying so) without one;
 /// a failure when scripts/test requires the emulators (`KOPS_TEST_REQUIRE_EMULATORS=1`).
 fn gcs_emulator() -> Option<String> {

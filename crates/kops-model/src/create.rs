@@ -350,7 +350,10 @@ pub fn new_cluster(
     if private || o.dns == DnsType::None {
         let mut lb = v1alpha2::LoadBalancerAccessSpec::default();
         lb.type_ = Some("Public".into());
-        lb.class = Some("Network".into());
+        // A load balancer class is AWS' (an NLB); GCE has none.
+        if !gce {
+            lb.class = Some("Network".into());
+        }
         api.load_balancer = Some(lb);
     } else {
         api.dns = Some(Default::default());

@@ -172,3 +172,37 @@ fn new_cluster_names_the_bad_option() {
     );
     assert_eq!(groups.len(), 2);
 }
+
+#[test]
+fn every_shape_create_cluster_offers_completes_and_validates() {
+    use kops_model::{Cloud, Topology};
+    for cloud in [Cloud::Aws, Cloud::Gce] {
+        for topology in [Topology::Public, Topology::Private] {
+            for dns in [DnsType::Public, DnsType::Private, DnsType::None] {
+                let gce = matches!(cloud, Cloud::Gce);
+                let mut o = NewClusterOptions::new(NAME, STORE)
+                    .with_cloud(cloud)
+                    .with_zones([if gce { "us-test1-a" } else { "us-test-1a" }])
+                    .with_topology(topology)
+                    .with_dns(dns)
+                    .with_image(Some("image-1".into()))
+                    .with_kubernetes_version("v1.34.1");
+                if gce {
+                    o = o.with_project(Some("testproject".into()));
+                }
+                let what = format!("{cloud:?} {topology:?} {dns:?}");
+                let (cluster, groups) = new_cluster(&o).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let opts = kops_api::defaults::PopulateOptions::default();
+                if let Err(e) = kops_model::complete(&cluster, &groups, &opts) {
+                    let mut chain = e.to_string();
+                    let mut source = std::error::Error::source(&e);
+                    while let Some(s) = source {
+                        chain.push_str(&format!(": {s}"));
+                        source = s.source();
+                    }
+                    panic!("{what}: {chain}");
+                }
+            }
+        }
+    }
+}

@@ -38,6 +38,32 @@ use kops_tasks::Task;
 
 use crate::error::Result;
 
+/// The addresses of a cluster's API load balancer, as kOps' `GetApiIngressStatus` finds
+/// them on AWS: the DNS name of the load balancer tagged `Name=api.<cluster>` (none
+/// without one). Sorted.
+pub async fn api_ingress(api: &dyn AwsCloud, cluster: &str) -> Result<Vec<crate::ApiIngress>> {
+    use self::cloud::{ListQuery, ResourceType, TagFilter};
+    let found = api
+        .list(
+            &ListQuery::new(ResourceType::LoadBalancer)
+                .with_tag(TagFilter::equals("Name", format!("api.{cluster}"))),
+        )
+        .await
+        .map_err(crate::error::cloud(format!(
+            "finding the API load balancer of cluster {cluster}"
+        )))?;
+    let mut out: Vec<crate::ApiIngress> = found
+        .iter()
+        .filter_map(|lb| {
+            let name = lb.attr_str("dns_name").filter(|d| !d.is_empty())?;
+            let internal = lb.attrs.get("internal").and_then(|i| i.as_bool()) == Some(true);
+            Some(crate::ApiIngress::new(name, internal))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
 /// Builds every AWS task for a cluster (resources and managed files), as boxed tasks for
 /// a [`kops_tasks::TaskGraph`].
 pub fn build_tasks(ctx: &ModelContext) -> Result<Vec<Box<dyn Task<dyn AwsCloud>>>> {

@@ -181,6 +181,22 @@ impl KubeconfigEntry {
     }
 }
 
+/// Whether a kubeconfig must name the API load balancer's address rather than the API's
+/// DNS name, as kOps' `BuildKubecfg` decides: the name cannot resolve outside the
+/// cluster (a gossip name, or `topology.dns.type: None`), or it is in a private zone
+/// while the load balancer is public (reached from outside the network).
+pub fn server_from_load_balancer(cluster: &kops_api::internal::Cluster) -> bool {
+    let private_dns = cluster.dns_type().eq_ignore_ascii_case("private");
+    let internal_lb = cluster
+        .spec
+        .api
+        .load_balancer
+        .as_ref()
+        .and_then(|lb| lb.type_.as_deref())
+        == Some("Internal");
+    cluster.is_gossip() || cluster.uses_none_dns() || private_dns && !internal_lb
+}
+
 /// kOps' API server names: `https://api.<cluster>` (or `spec.api.publicName`), and
 /// `https://api.internal.<cluster>` for `--internal`.
 pub fn api_server_url(cluster: &str, public_name: Option<&str>, internal: bool) -> String {
@@ -342,6 +358,25 @@ pub async fn client_for(entry: &KubeconfigEntry) -> Result<kube::Client> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_load_balancer_is_named_where_the_api_name_cannot_resolve() {
+        let cluster = |name: &str, dns: &str, lb: &str| {
+            let text = format!(
+                "apiVersion: kops.k8s.io/v1alpha2\nkind: Cluster\nmetadata:\n  name: {name}\nspec:\n  api:\n    loadBalancer:\n      type: {lb}\n  topology:\n    dns:\n      type: {dns}\n"
+            );
+            let v: kops_api::v1alpha2::Cluster = serde_saphyr::from_str(&text).unwrap();
+            kops_api::internal::Cluster::try_from(&v).unwrap()
+        };
+        let uses = |name, dns, lb| server_from_load_balancer(&cluster(name, dns, lb));
+        assert!(!uses("a.example.com", "Public", "Public"));
+        assert!(uses("a.example.com", "None", "Public"));
+        assert!(uses("a.k8s.local", "Public", "Public"));
+        // A private zone answers only inside the network, which a public load balancer
+        // is not: its address; with an internal one the name is used, as kOps does.
+        assert!(uses("a.example.com", "Private", "Public"));
+        assert!(!uses("a.example.com", "Private", "Internal"));
+    }
 
     #[test]
     fn merging_keeps_other_entries_and_replaces_ours() {

@@ -47,6 +47,32 @@ use self::cloud::{GceCloud, GceResourceType};
 use crate::cluster::ClusterContext;
 use crate::error::{Result, invalid};
 
+/// The addresses of a cluster's API load balancer, as kOps' `GetApiIngressStatus` finds
+/// them on GCE: the IP addresses of the forwarding rules named `api-*` that carry the
+/// cluster's label (a public load balancer's, and an internal one's per subnet, marked
+/// internal by their `INTERNAL` scheme). Sorted, without repeats.
+pub async fn api_ingress(api: &dyn GceCloud, cluster: &str) -> Result<Vec<crate::ApiIngress>> {
+    use kops_cloud_gce::GceCloudExt as _;
+    let rules = api
+        .list_labelled(GceResourceType::ForwardingRule, cluster)
+        .await
+        .map_err(crate::error::cloud(format!(
+            "finding the API forwarding rules of cluster {cluster}"
+        )))?;
+    let mut out: Vec<crate::ApiIngress> = rules
+        .iter()
+        .filter(|r| r.name.as_deref().is_some_and(|n| n.starts_with("api-")))
+        .filter_map(|r| {
+            let address = r.attr_str("ip_address").filter(|a| !a.is_empty())?;
+            let internal = r.attr_str("load_balancing_scheme") == Some("INTERNAL");
+            Some(crate::ApiIngress::new(address, internal))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// One GCE object the model manages: a [`ResourceTask`] over [`GceResourceType`].
 pub type GceTask = ResourceTask<GceResourceType>;
 
