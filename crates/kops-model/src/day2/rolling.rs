@@ -74,8 +74,7 @@ pub struct RollingOptions {
     pub evict_retry: Duration,
     /// `maxSurge` when neither the group nor the cluster sets one, on a cloud that can surge
     /// (1, kOps' AWS default); on one that cannot (GCE, see
-    /// [`InstanceGroupCloud::can_surge`](super::groups::InstanceGroupCloud::can_surge)) it is
-    /// always 0.
+    /// [`InstanceGroupCloud::can_surge`]) it is always 0.
     pub default_max_surge: i64,
 }
 
