@@ -432,6 +432,34 @@ async fn a_changed_instance_type_replaces_every_node_within_surge_and_the_contro
     }
     assert!(!before_cp.contains(&rig.members("control-plane-a")[0]));
     let events = events.lock().unwrap().clone();
+    // Each replaced machine's Node object went before the machine (as kOps: a replacement
+    // under the same name must not come back cordoned).
+    let (nodes_now, requests) = {
+        let o = rig.kube.objects();
+        (o.nodes.clone(), o.requests.clone())
+    };
+    for id in &report.replaced {
+        let at = |action: &str| {
+            events
+                .iter()
+                .position(|e| e.action == action && e.instance.as_deref() == Some(id.as_str()))
+        };
+        let (Some(deleted), Some(terminated)) = (at("delete-node"), at("terminate")) else {
+            panic!("{id}: no delete-node and terminate events: {events:?}");
+        };
+        assert!(deleted < terminated, "{id}: {events:?}");
+        let node = events[deleted].detail.clone().unwrap_or_default();
+        assert!(
+            !nodes_now.contains_key(&node),
+            "node {node} of {id} is left"
+        );
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.method == "DELETE" && r.path.ends_with(&format!("/nodes/{node}"))),
+            "node {node} of {id} was never deleted"
+        );
+    }
     // Default AWS settings: surge 1, unavailable 0 -> one at a time; the control plane one.
     assert!(max_in_flight(&events, "nodes") <= 1);
     assert_eq!(max_in_flight(&events, "control-plane-a"), 1);

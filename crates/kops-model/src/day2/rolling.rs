@@ -2,7 +2,8 @@
 //! instances need an update and why, the order across groups (bastions, control plane one
 //! group at a time and never surged, API servers, nodes), `maxSurge`/`maxUnavailable` with
 //! kOps' defaults and rounding, the canary, taint, cordon, exclusion from load balancers,
-//! drain with PDB-aware eviction, terminate, validate.
+//! drain with PDB-aware eviction, deleting the Node object, terminate (on GCE: recreate in
+//! place, never surged), validate.
 //!
 //! Beyond kOps: a [`Journal`] in the state store records what a run set out to replace and
 //! what it replaced, so a run that was interrupted resumes and replaces nothing twice (even
@@ -22,7 +23,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kops_api::internal::{Cluster, InstanceGroup, InstanceGroupRole};
 use kops_api::v1alpha2::IntOrString;
 use kops_statestore::{PutOptions, Store, StoreExt};
-use kube::api::{Api, EvictParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, EvictParams, ListParams, Patch, PatchParams};
 use serde_json::json;
 
 use super::groups::{CloudGroup, InstanceGroupCloud, MemberStatus};
@@ -1223,6 +1224,20 @@ impl RollingUpdate {
         Ok(())
     }
 
+    /// Deletes the Node object `name` (gone already is fine).
+    async fn delete_node(&self, name: &str) -> Result<()> {
+        let Some(client) = &self.client else {
+            return Ok(());
+        };
+        match Api::<Node>::all(client.clone())
+            .delete(name, &DeleteParams::default())
+            .await
+        {
+            Err(e) if !is_not_found(&e) => Err(kube_err(format!("deleting node {name}"))(e)),
+            _ => Ok(()),
+        }
+    }
+
     /// Removes the update taint and the cordon from nodes this run marked but did not drain.
     async fn cleanup_marks(&self) {
         let (Some(client), Some(j)) = (&self.client, &self.journal) else {
@@ -1274,8 +1289,10 @@ impl RollingUpdate {
         interval: Duration,
     ) -> Result<(), GroupFailure> {
         let gname = group.name();
+        let mut drained = None;
         if let (false, false, Some(node)) = (bastion, self.cloud_only(), node) {
             let name = node.metadata.name.clone().unwrap_or_default();
+            drained = Some(name.clone());
             self.emit(gname, "drain", Some(&u.id), Some(name.clone()));
             let deregister = !matches!(
                 group.spec.role,
@@ -1295,6 +1312,13 @@ impl RollingUpdate {
             }
         } else {
             self.emit(gname, "drain", Some(&u.id), None);
+        }
+        // As kOps: the Node object goes before its machine, so that a replacement that
+        // comes back under the same name (GCE recreates an instance in place) registers
+        // afresh instead of finding itself cordoned and tainted.
+        if let Some(name) = drained {
+            self.delete_node(&name).await?;
+            self.emit(gname, "delete-node", Some(&u.id), Some(name));
         }
         self.cloud.terminate(&u.id).await?;
         self.record_replaced(u).await?;
