@@ -282,6 +282,9 @@ pub enum GetCommand {
     Keypairs(crate::keypair::GetKeypairsArgs),
     /// List the saved versions of a cluster's spec
     History(crate::history::GetHistoryArgs),
+    /// List a cluster's machines, whether each needs an update, and their nodes
+    #[command(alias = "instance")]
+    Instances(crate::instances::GetInstancesArgs),
 }
 
 #[derive(Debug, Args)]

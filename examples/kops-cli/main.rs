@@ -31,6 +31,7 @@ mod errors;
 mod gce;
 mod get;
 mod history;
+mod instances;
 mod journal;
 mod keypair;
 mod kubeconfig;
@@ -150,6 +151,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 GetCommand::Instancegroups(a) => get::get_instance_groups(&global, &a).await?,
                 GetCommand::Keypairs(a) => keypair::get_keypairs(&global, &a).await?,
                 GetCommand::History(a) => history::get_history(&global, &a).await?,
+                GetCommand::Instances(a) => instances::get_instances(&global, &a).await?,
             }
             Ok(0)
         }

@@ -360,6 +360,21 @@ fn rolling_update_cloudonly_on_the_mock_cloud_replaces_every_node_across_command
     let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
     assert_eq!(code, 0, "{err}");
 
+    // `get instances` shows which machines run the old template.
+    let (code, out, err) = env.kops(&["get", "instances", "--cloudonly", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let stale: Vec<&str> = listed
+        .iter()
+        .filter(|i| i["status"] == "NeedsUpdate")
+        .filter_map(|i| i["id"].as_str())
+        .collect();
+    let mut want: Vec<&str> = before.iter().map(|(id, _)| id.as_str()).collect();
+    want.sort();
+    let mut stale = stale;
+    stale.sort();
+    assert_eq!(stale, want, "{out}");
+
     // The plan: exit 2, the group needs an update, and why.
     let (code, out, err) = env.kops(&["rolling-update", "cluster", "--cloudonly"]);
     assert_eq!(code, 2, "{out}{err}");

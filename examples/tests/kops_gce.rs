@@ -208,6 +208,26 @@ impl Env {
             .kops(&["validate", "cluster", CLUSTER, "--api-server", &url])
             .expect(0);
         assert!(r.stdout.contains("is ready"), "{}", r.stdout);
+        // `get instances`: each machine beside its node (GCE names a node after its
+        // instance), all up to date.
+        let r = self
+            .kops(&[
+                "get",
+                "instances",
+                CLUSTER,
+                "--api-server",
+                &url,
+                "-o",
+                "json",
+            ])
+            .expect(0);
+        let listed: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(listed.len(), before.len(), "{}", r.stdout);
+        for i in &listed {
+            assert_eq!(i["nodeName"], i["id"], "{i}");
+            assert_eq!(i["status"], "UpToDate", "{i}");
+            assert_eq!(i["ready"], true, "{i}");
+        }
         let worker = &before
             .iter()
             .find(|i| !i.2.contains("control-plane"))
@@ -242,6 +262,11 @@ impl Env {
         .expect(0);
         self.kops(&["update", "cluster", CLUSTER, "--yes"])
             .expect(0);
+        let r = self
+            .kops(&["get", "instances", CLUSTER, "--cloudonly"])
+            .expect(0);
+        assert_eq!(r.stdout.matches("NeedsUpdate").count(), 2, "{}", r.stdout);
+        assert_eq!(r.stdout.matches("UpToDate").count(), 1, "{}", r.stdout);
         let r = self
             .kops(&["rolling-update", "cluster", CLUSTER, "--cloudonly"])
             .expect(2);

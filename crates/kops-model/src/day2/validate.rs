@@ -160,6 +160,37 @@ pub(crate) fn instance_of(node: &Node) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// One registered node, as `get instances` shows it beside its machine.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct NodeOfInstance {
+    /// The node's name.
+    pub name: String,
+    /// Whether it is ready (kOps' readiness).
+    pub ready: bool,
+}
+
+/// The cluster's nodes by the machine each runs on (the last segment of its
+/// `spec.providerID`, an AWS instance ID or a GCE instance name).
+pub async fn nodes_by_instance(client: &kube::Client) -> Result<BTreeMap<String, NodeOfInstance>> {
+    let nodes = Api::<Node>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .map_err(kube_err("listing nodes"))?;
+    Ok(nodes
+        .items
+        .iter()
+        .filter_map(|n| {
+            let node = NodeOfInstance {
+                name: n.metadata.name.clone()?,
+                ready: is_ready(n),
+            };
+            Some((instance_of(n)?, node))
+        })
+        .collect())
+}
+
 fn condition(node: &Node, kind: &str) -> Option<String> {
     node.status
         .as_ref()?
