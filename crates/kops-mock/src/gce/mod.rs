@@ -322,7 +322,7 @@ fn group_template(mig: &Resource) -> Option<String> {
 }
 
 /// Four lowercase base-36 characters of `n`, as GCE suffixes a group's instance names.
-fn base36(n: u64) -> String {
+pub(crate) fn base36(n: u64) -> String {
     let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let mut n = n % 36u64.pow(4);
     let mut out = [b'0'; 4];

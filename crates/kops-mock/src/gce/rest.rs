@@ -53,6 +53,8 @@ use serde_json::{Map, Value as Json, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+use super::base36;
+
 const COMPUTE: &str = "https://www.googleapis.com/compute/v1/";
 
 type Reply = Response<Full<Bytes>>;
@@ -392,18 +394,6 @@ fn metadata_item<'a>(j: &'a Json, key: &str) -> Option<&'a str> {
         .find(|i| i.get("key").and_then(Json::as_str) == Some(key))?
         .get("value")?
         .as_str()
-}
-
-/// Four lowercase base-36 characters of `n`, as GCE suffixes a group's instance names.
-fn base36(n: u64) -> String {
-    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut n = n % 36u64.pow(4);
-    let mut out = [b'0'; 4];
-    for c in out.iter_mut().rev() {
-        *c = digits[(n % 36) as usize];
-        n /= 36;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn fingerprint(j: &Json) -> String {
