@@ -6,7 +6,10 @@
 //! left), and count the API calls of a no-op plan for 2 and for 20 instance groups
 //! behind the list cache. The REST backend also passes the cloud conformance suite.
 //! `update cluster` as the library's workflow (`gce::UpdateCluster`) holds the cluster's
-//! lock and refuses a config base the nodes cannot read.
+//! lock and refuses a config base the nodes cannot read. With feature `day2`: validate and
+//! a rolling update through `GceInstanceGroups` on both backends (recreated in place,
+//! never surged), and a roll through a fake Kubernetes API whose same-named nodes come
+//! back schedulable.
 
 use std::sync::Arc;
 
@@ -796,4 +799,131 @@ mod day2 {
         assert!(again.groups.iter().all(|g| g.need_update == 0), "{again:?}");
         Ok(())
     }
+
+    /// A stand-in for the kubelets: a Ready node for every instance of the cluster's
+    /// groups, named after it (as on GCE), control-plane ones with their static pods; a
+    /// node removed while its instance runs registers again, as a recreated VM does.
+    async fn kubelets(api: &dyn GceCloud, kube: &kops_mock::kube::FakeKube) -> anyhow::Result<()> {
+        let present: Vec<String> = kube.objects().nodes.keys().cloned().collect();
+        for mig in api
+            .list(&ListQuery::new(GceResourceType::InstanceGroupManager))
+            .await?
+        {
+            let role = if mig.id.contains("control-plane") || mig.id.contains("master") {
+                "control-plane"
+            } else {
+                "node"
+            };
+            for i in api.managed_instances(&mig.id).await? {
+                if present.contains(&i.name) {
+                    continue;
+                }
+                let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(json!({
+                    "metadata": {
+                        "name": i.name,
+                        "labels": {format!("node-role.kubernetes.io/{role}"): ""},
+                    },
+                    "spec": {"providerID": format!("gce://testproject/{}/{}", i.zone, i.name)},
+                    "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+                }))?;
+                kube.put_node(node);
+                if role == "control-plane" {
+                    for app in [
+                        "kube-apiserver",
+                        "kube-controller-manager",
+                        "kube-scheduler",
+                    ] {
+                        kube.put_pod(kops_mock::kube::kubelet::static_pod(app, &i.name));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) async fn roll_through_the_api(
+        run: Run,
+        name: &str,
+        text: &str,
+        machine: &str,
+    ) -> anyhow::Result<()> {
+        let api = run.backend.cloud();
+        let (cluster, groups) = internal_spec(text, machine)?;
+        let igs = Arc::new(GceInstanceGroups::new(api.clone()));
+        let kube = Arc::new(kops_mock::kube::FakeKube::start().await?);
+        kubelets(api.as_ref(), &kube).await?;
+        let beat = {
+            let (api, kube) = (api.clone(), kube.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    let _ = kubelets(api.as_ref(), &kube).await;
+                }
+            })
+        };
+        let client = kube::Client::try_from(kube::Config::new(kube.url().parse()?))?;
+        let validator = Arc::new(Validator::new(
+            client.clone(),
+            igs.clone(),
+            name,
+            groups.clone(),
+            ValidateOptions::default(),
+        ));
+        let options = RollingOptions::default()
+            .with_validation_timeout(Duration::from_secs(120))
+            .with_drain_timeout(Duration::from_secs(60))
+            .with_node_interval(Duration::from_secs(1))
+            .with_control_plane_interval(Duration::from_secs(1))
+            .with_post_drain_delay(Duration::from_secs(1));
+        let roll = RollingUpdate::new(igs.clone(), options).with_kube(client, validator);
+        let report = roll.run(&cluster, &groups).await?;
+        beat.abort();
+        assert_eq!(report.replaced.len(), 2, "{report:?}");
+        // The recreated instances came back under their names, registered afresh: not
+        // cordoned, not tainted, ready.
+        let o = kube.objects();
+        for id in &report.replaced {
+            let node = o
+                .nodes
+                .get(id)
+                .ok_or_else(|| anyhow::anyhow!("{id} did not come back"))?;
+            let spec = node.spec.clone().unwrap_or_default();
+            assert_ne!(spec.unschedulable, Some(true), "{id} is still cordoned");
+            assert!(
+                spec.taints.unwrap_or_default().is_empty(),
+                "{id} is still tainted"
+            );
+            assert!(
+                o.requests
+                    .iter()
+                    .any(|r| r.method == "DELETE" && r.path.ends_with(&format!("/nodes/{id}"))),
+                "{id}: its node was not deleted before the recreation"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A roll through the Kubernetes API on GCE (the mock, tokio's paused time): each
+/// recreated instance keeps its name and its node comes back schedulable, because the
+/// roll deleted the old Node object first.
+#[cfg(feature = "day2")]
+#[tokio::test(start_paused = true)]
+async fn a_gce_roll_through_the_api_brings_the_same_named_nodes_back_schedulable()
+-> anyhow::Result<()> {
+    let run = Run::mock();
+    let name = "roll-gce.example.com";
+    let text = spec(name, "public", 1);
+    let none = LifecycleOverrides::new();
+    let ctx = Box::pin(run.ctx(&text, None)).await?;
+    Box::pin(gce::apply(&run.cached(name), &ctx, &none)).await?;
+    let ctx2 = Box::pin(run.ctx(&text, Some("e2-standard-2"))).await?;
+    Box::pin(gce::apply(&run.cached(name), &ctx2, &none)).await?;
+    Box::pin(day2::roll_through_the_api(
+        run,
+        name,
+        &text,
+        "e2-standard-2",
+    ))
+    .await
 }
