@@ -302,6 +302,10 @@ pub async fn update_cluster(
                 "Cluster {name} updated: {} created, {} modified, {} deleted, {} unchanged.",
                 s.create, s.update, s.delete, s.unchanged
             );
+            let groups: Arc<dyn kops_model::day2::groups::InstanceGroupCloud> = Arc::new(
+                kops_model::day2::groups::GceInstanceGroups::new(cloud.api.clone()),
+            );
+            crate::rolling::hint_after_update(groups, st, name).await;
         }
     }
     Ok(0)

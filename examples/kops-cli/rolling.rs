@@ -212,3 +212,29 @@ pub async fn rolling_update_cluster(
     eprintln!("Rolling update completed for cluster {name:?}");
     Ok(0)
 }
+
+/// After an update applied changes: how many machines run an older configuration than
+/// their group now wants, said on stderr with the command that replaces them (kOps always
+/// says "changes may require instances to restart"; this counts them). Quiet when none,
+/// or when the cloud cannot be read (the update itself succeeded).
+pub async fn hint_after_update(
+    cloud: Arc<dyn kops_model::day2::groups::InstanceGroupCloud>,
+    st: &State,
+    name: &str,
+) {
+    let Ok(groups) = instance_groups(st, name).await else {
+        return;
+    };
+    let Ok(found) = cloud.cloud_groups(name, &groups).await else {
+        return;
+    };
+    let stale: usize = found
+        .iter()
+        .map(|g| g.members.iter().filter(|m| m.status.needs_update()).count())
+        .sum();
+    if stale > 0 {
+        eprintln!(
+            "{stale} instance(s) of cluster {name} run an older configuration: replace them with `kops rolling-update cluster {name} --yes`"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 //! flags, output and the mock cloud's journal.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow, bail};
 use kops_api::{internal, v1alpha2};
@@ -231,6 +232,10 @@ async fn update_locked(
                 "Cluster {name} updated: {} created, {} modified, {} deleted, {} unchanged.",
                 s.create, s.update, s.delete, s.unchanged
             );
+            let groups: Arc<dyn kops_model::day2::groups::InstanceGroupCloud> = Arc::new(
+                kops_model::day2::groups::AwsInstanceGroups::new(cloud.api.clone()),
+            );
+            crate::rolling::hint_after_update(groups, st, name).await;
         }
     }
     Ok(0)

@@ -359,6 +359,13 @@ fn rolling_update_cloudonly_on_the_mock_cloud_replaces_every_node_across_command
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
     assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} instance(s) of cluster {CLUSTER} run an older configuration",
+            before.len()
+        )),
+        "{err}"
+    );
 
     // `get instances` shows which machines run the old template.
     let (code, out, err) = env.kops(&["get", "instances", "--cloudonly", "-o", "json"]);

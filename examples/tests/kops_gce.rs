@@ -260,8 +260,17 @@ impl Env {
             &[("EDITOR", editor.to_str().unwrap())],
         )
         .expect(0);
-        self.kops(&["update", "cluster", CLUSTER, "--yes"])
+        // The update says how many machines the change leaves behind.
+        let r = self
+            .kops(&["update", "cluster", CLUSTER, "--yes"])
             .expect(0);
+        assert!(
+            r.stderr.contains(&format!(
+                "2 instance(s) of cluster {CLUSTER} run an older configuration"
+            )),
+            "{}",
+            r.stderr
+        );
         let r = self
             .kops(&["get", "instances", CLUSTER, "--cloudonly"])
             .expect(0);
@@ -349,6 +358,7 @@ impl Env {
             .kops(&["update", "cluster", CLUSTER, "--yes"])
             .expect(0);
         assert!(r.stdout.contains("updated:"), "{}", r.stdout);
+        assert!(!r.stderr.contains("older configuration"), "{}", r.stderr);
 
         // The dump lists what the cluster owns in the project.
         let r = self
