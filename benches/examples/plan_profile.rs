@@ -28,7 +28,7 @@ fn plan_once<C: Sync>(
     let graph = TaskGraph::build(tasks).unwrap();
     let built = (Instant::now(), thread_cpu_ns());
     let plan = rt
-        .block_on(Executor::new(ExecutorOptions::default()).plan(&graph, cloud))
+        .block_on(Executor::new(options()).plan(&graph, cloud))
         .unwrap();
     let planned = (Instant::now(), thread_cpu_ns());
     let ms = |a: (Instant, u64), b: (Instant, u64)| {
@@ -46,6 +46,18 @@ fn plan_once<C: Sync>(
         v.push(x);
     }
     (graph, plan)
+}
+
+/// The executor's default options, with `PLAN_THREADS` threads when that is set.
+fn options() -> ExecutorOptions {
+    let opts = ExecutorOptions::default();
+    match std::env::var("PLAN_THREADS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        Some(n) => opts.with_plan_threads(n),
+        None => opts,
+    }
 }
 
 fn main() {

@@ -125,6 +125,17 @@ impl ResourceCloud<BenchType> for Listing {
         Ok(self.by_type[resource_type as usize].tagged(resource_type, tags))
     }
 
+    fn tagged_now(
+        &self,
+        resource_type: BenchType,
+        tags: &[(&str, &str)],
+    ) -> Option<CloudResult<Vec<Arc<Resource<BenchType>>>>> {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        Some(Ok(
+            self.by_type[resource_type as usize].tagged(resource_type, tags)
+        ))
+    }
+
     async fn create(
         &self,
         _request: &CreateRequest<BenchType>,

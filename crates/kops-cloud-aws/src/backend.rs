@@ -346,15 +346,7 @@ impl AwsBackend {
         rt: ResourceType,
         tags: &[(&str, &str)],
     ) -> Result<Arc<Listing>> {
-        let recent = {
-            let cache = self.lock_cache();
-            cache
-                .last_tagged
-                .get(&rt)
-                .filter(|(scope, _)| scope.is_of_tags(rt, tags))
-                .and_then(|(_, cell)| cell.get().cloned())
-        };
-        if let Some(listing) = recent {
+        if let Some(listing) = self.recent_tagged(rt, tags) {
             return Ok(listing);
         }
         let (cell, scope) = self.cell_for(rt, Scope::of_tags(rt, tags));
@@ -369,6 +361,17 @@ impl AwsBackend {
             cache.last_tagged.insert(rt, (key.1, cell));
         }
         Ok(listing)
+    }
+
+    /// The listing the last lookup by tag pairs of `rt` used, when it has the scope of
+    /// `tags` and is fetched.
+    fn recent_tagged(&self, rt: ResourceType, tags: &[(&str, &str)]) -> Option<Arc<Listing>> {
+        let cache = self.lock_cache();
+        cache
+            .last_tagged
+            .get(&rt)
+            .filter(|(scope, _)| scope.is_of_tags(rt, tags))
+            .and_then(|(_, cell)| cell.get().cloned())
     }
 
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, Cache> {
@@ -542,6 +545,14 @@ impl ResourceCloud<ResourceType> for AwsBackend {
     ) -> Result<Vec<Arc<Resource>>> {
         let listing = self.listing_tagged(rt, tags).await?;
         Ok(listing.tagged(rt, tags))
+    }
+
+    fn tagged_now(
+        &self,
+        rt: ResourceType,
+        tags: &[(&str, &str)],
+    ) -> Option<Result<Vec<Arc<Resource>>>> {
+        Some(Ok(self.recent_tagged(rt, tags)?.tagged(rt, tags)))
     }
 
     async fn list_digests(&self, query: &ListQuery) -> Result<Vec<Resource>> {

@@ -205,6 +205,14 @@ impl ResourceCloud<ResourceType> for Idempotent {
         self.inner.list_tagged(resource_type, tags).await
     }
 
+    fn tagged_now(
+        &self,
+        resource_type: ResourceType,
+        tags: &[(&str, &str)],
+    ) -> Option<CloudResult<Vec<std::sync::Arc<Resource>>>> {
+        self.inner.tagged_now(resource_type, tags)
+    }
+
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
         if let Some(token) = self.client_token(request) {
             let mut with_token = request.clone();

@@ -200,6 +200,18 @@ impl<C: GceCloud + ?Sized> ResourceCloud<GceResourceType> for ListCache<C> {
             .tagged(resource_type, tags))
     }
 
+    fn tagged_now(
+        &self,
+        resource_type: GceResourceType,
+        tags: &[(&str, &str)],
+    ) -> Option<CloudResult<Vec<Arc<Resource>>>> {
+        if per_bucket(resource_type) {
+            return self.inner.tagged_now(resource_type, tags);
+        }
+        let listing = self.guard().get(&resource_type).cloned()?;
+        Some(Ok(listing.tagged(resource_type, tags)))
+    }
+
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {
         self.invalidate(request.resource_type);
         let r = self.inner.create(request).await;

@@ -69,6 +69,15 @@ pub trait Task<C: ?Sized + Sync>: Send + Sync + fmt::Debug {
     /// identity.
     async fn find(&self, cx: &Context<'_, C>) -> Result<Option<Found>>;
 
+    /// Answers [`Task::find`] at once when that needs no waiting (the cloud answers from a
+    /// listing it already holds); `None` when only `find` can tell. When planning, the
+    /// executor asks this first, for many ready tasks at once and from several threads,
+    /// and calls `find` for the tasks it leaves unanswered. It must give what `find` would
+    /// and must not block. Default: `None`.
+    fn find_now(&self, _cx: &Context<'_, C>) -> Option<Result<Option<Found>>> {
+        None
+    }
+
     /// Validates a pending change (required fields on create, immutable fields on update).
     /// Called when planning and before applying, so a dry run reports the problem.
     /// Default: accept.
@@ -299,24 +308,42 @@ impl Results {
         }
     }
 
-    /// Records (merges) outputs for node `node` of `graph`, whose key is `key`: at the
-    /// node when this map follows a run of `graph` (by key otherwise, when a later run
-    /// started on this map before this one ended).
+    /// Records (merges) outputs for node `node` of `graph`: at the node when this map
+    /// follows a run of `graph` (by key otherwise, when a later run started on this map
+    /// before this one ended).
     pub(crate) fn insert_node<C: ?Sized + Sync>(
         &self,
         graph: &TaskGraph<C>,
         node: usize,
-        key: &TaskKey,
         outputs: Outputs,
     ) {
+        self.insert_nodes(graph, [(node, outputs)]);
+    }
+
+    /// Records the outputs of several nodes of `graph` at once, as
+    /// [`Results::insert_node`] does for one.
+    pub(crate) fn insert_nodes<C: ?Sized + Sync>(
+        &self,
+        graph: &TaskGraph<C>,
+        outputs: impl IntoIterator<Item = (usize, Outputs)>,
+    ) {
+        let mut outputs = outputs.into_iter().peekable();
+        if outputs.peek().is_none() {
+            return;
+        }
         let mut r = self.write();
         let ours = r
             .run
             .as_ref()
             .is_some_and(|run| Arc::ptr_eq(&run.table, graph.key_table()));
-        if ours {
-            r.record(node, key, outputs);
-        } else {
+        for (node, outputs) in outputs {
+            let Some(key) = graph.node(node).map(|n| n.key()) else {
+                continue;
+            };
+            if ours {
+                r.record(node, key, outputs);
+                continue;
+            }
             match r.node_of(key) {
                 Some(j) => r.record(j, key, outputs),
                 None => r.insert_by_key(key.clone(), outputs),

@@ -468,6 +468,19 @@ pub trait ResourceCloud<K: ResourceKind>: Send + Sync + fmt::Debug + 'static {
         self.list_shared(&query).await
     }
 
+    /// [`ResourceCloud::list_tagged`]'s answer when the backend can give it without
+    /// waiting (from a listing it already holds); `None` when it has to call the cloud.
+    /// Called from several threads at once while planning; it must not block. A backend
+    /// that answers from a [`ResourceIndex`] it holds returns [`ResourceIndex::tagged`].
+    /// By default, `None`.
+    fn tagged_now(
+        &self,
+        _resource_type: K,
+        _tags: &[(&str, &str)],
+    ) -> Option<CloudResult<Vec<Arc<Resource<K>>>>> {
+        None
+    }
+
     /// Creates an object and returns it as the cloud now holds it (with its new ID).
     async fn create(&self, request: &CreateRequest<K>) -> CloudResult<Resource<K>>;
 

@@ -524,6 +524,20 @@ impl<K: ResourceKind> ResourceTask<K> {
         }
     }
 
+    /// What a find returns for the first object it found (`None`: not found).
+    fn found<C>(&self, r: Option<&Resource<K>>, cx: &Context<'_, C>) -> Option<Found>
+    where
+        C: ResourceCloud<K> + ?Sized,
+    {
+        let r = r?;
+        let outputs = self.outputs_of(r);
+        if self.shadows_fields() {
+            return Some(Found::new(self.found_fields(r), outputs));
+        }
+        let changes = cx.with_resolver(|resolver| self.compare(r, resolver));
+        Some(Found::compared(changes, outputs))
+    }
+
     /// Whether the task has a `tags` field ([`Task::fields`]).
     fn has_tags_field(&self) -> bool {
         self.resource_type.is_taggable() && self.tags.is_some()
@@ -755,15 +769,20 @@ where
     /// outputs and the differing fields are copied.
     async fn find(&self, cx: &Context<'_, C>) -> Result<Option<Found>> {
         let found = self.candidates(cx).await?;
-        let Some(r) = found.into_iter().next() else {
-            return Ok(None);
+        Ok(self.found(found.first().map(|r| &**r), cx))
+    }
+
+    /// Answers a find by name tag when the cloud holds the kind's listing
+    /// ([`ResourceCloud::tagged_now`]).
+    fn find_now(&self, cx: &Context<'_, C>) -> Option<Result<Option<Found>>> {
+        let FindBy::NameTag(n) = &self.find_by else {
+            return None;
         };
-        let outputs = self.outputs_of(&r);
-        if self.shadows_fields() {
-            return Ok(Some(Found::new(self.found_fields(&r), outputs)));
+        let tags = K::name_tags(&self.cluster, n);
+        match cx.cloud().tagged_now(self.resource_type, &tags.pairs())? {
+            Ok(found) => Some(Ok(self.found(found.first().map(|r| &**r), cx))),
+            Err(e) => Some(Err(e.into())),
         }
-        let changes = cx.with_resolver(|resolver| self.compare(&r, resolver));
-        Ok(Some(Found::compared(changes, outputs)))
     }
 
     fn for_each_ref(&self, f: &mut dyn FnMut(&TaskRef)) -> bool {

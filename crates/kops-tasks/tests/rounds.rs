@@ -1,0 +1,270 @@
+//! Planning rounds: the lookups tasks answer without waiting (`Task::find_now`), asked
+//! of many ready tasks at once and on several threads, give the plan `find` gives.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+
+use kops_tasks::{
+    Action, Change, Context, Error, Executor, ExecutorOptions, Fields, Found, ManualClock, Outputs,
+    Result, Task, TaskGraph, TaskKey, Value, async_trait,
+};
+
+/// How a task answers `find_now`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Now {
+    /// It does not: only `find` tells.
+    Never,
+    /// With what `find` would give.
+    Answer,
+    /// With a throttling error.
+    Throttled,
+    /// With a permanent error.
+    Broken,
+}
+
+/// Objects by key: (ID, fields with references given as IDs); and who asked.
+#[derive(Debug, Default)]
+struct Cloud {
+    objects: BTreeMap<TaskKey, (String, Fields)>,
+    finds: AtomicUsize,
+    answered_now: AtomicUsize,
+    threads: Mutex<HashSet<ThreadId>>,
+}
+
+#[derive(Debug)]
+struct NowTask {
+    key: TaskKey,
+    fields: Fields,
+    now: Now,
+}
+
+impl NowTask {
+    /// What `find` and `find_now` give: the object with its references compared as the
+    /// IDs the run resolved.
+    fn look(&self, cx: &Context<'_, Cloud>) -> Result<Option<Found>> {
+        let Some((id, stored)) = cx.cloud().objects.get(&self.key) else {
+            return Ok(None);
+        };
+        let mut fields = Fields::new();
+        for (k, v) in stored.iter() {
+            fields.insert(k.to_owned(), v.clone());
+        }
+        // A reference compares by the ID the run found for its target.
+        for (k, v) in self.fields.iter() {
+            if let Value::Ref(r) = v
+                && stored.get(k) == Some(&Value::string(cx.resolve(r)?))
+            {
+                fields.insert(k.to_owned(), v.clone());
+            }
+        }
+        Ok(Some(Found::new(fields, Outputs::id(id.clone()))))
+    }
+}
+
+#[async_trait]
+impl Task<Cloud> for NowTask {
+    fn key(&self) -> &TaskKey {
+        &self.key
+    }
+
+    fn fields(&self) -> Fields {
+        self.fields.clone()
+    }
+
+    async fn find(&self, cx: &Context<'_, Cloud>) -> Result<Option<Found>> {
+        cx.cloud().finds.fetch_add(1, Ordering::SeqCst);
+        self.look(cx)
+    }
+
+    fn find_now(&self, cx: &Context<'_, Cloud>) -> Option<Result<Option<Found>>> {
+        let cloud = cx.cloud();
+        cloud
+            .threads
+            .lock()
+            .unwrap()
+            .insert(std::thread::current().id());
+        match self.now {
+            Now::Never => None,
+            Now::Throttled => Some(Err(Error::throttled(format!("{}: slow down", self.key)))),
+            Now::Broken => Some(Err(Error::cloud(format!("{}: broken", self.key)))),
+            Now::Answer => {
+                cloud.answered_now.fetch_add(1, Ordering::SeqCst);
+                Some(self.look(cx))
+            }
+        }
+    }
+
+    async fn apply(&self, _cx: &Context<'_, Cloud>, _change: &Change<'_>) -> Result<Outputs> {
+        Err(Error::cloud("plans only"))
+    }
+}
+
+/// `roots` networks and `children` subnets, each subnet of a network picked by a fixed
+/// sequence; the cloud holds all of them, every seventh subnet with another size and
+/// every eleventh with another network than the task names. `now(i)` says how task `i`
+/// (networks first) answers `find_now`.
+fn workload(
+    roots: usize,
+    children: usize,
+    now: impl Fn(usize) -> Now,
+) -> (Vec<Box<dyn Task<Cloud>>>, Cloud) {
+    let mut cloud = Cloud::default();
+    let mut tasks: Vec<Box<dyn Task<Cloud>>> = Vec::new();
+    let mut seed = 0x2545_f491_u64;
+    for r in 0..roots {
+        let key = TaskKey::new("Network", format!("net-{r:05}"));
+        let fields = Fields::new().with("cidr", format!("10.{}.0.0/16", r % 256));
+        cloud
+            .objects
+            .insert(key.clone(), (format!("vpc-{r}"), fields.clone()));
+        tasks.push(Box::new(NowTask {
+            key,
+            fields,
+            now: now(r),
+        }));
+    }
+    for c in 0..children {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let parent = (seed >> 33) as usize % roots;
+        let key = TaskKey::new("Subnet", format!("subnet-{c:05}"));
+        let fields = Fields::new().with("size", (c % 50) as i64).with(
+            "network",
+            &TaskKey::new("Network", format!("net-{parent:05}")),
+        );
+        let size = (c % 50) as i64 + i64::from(c % 7 == 0);
+        let network = if c % 11 == 0 { parent + 1 } else { parent };
+        let stored = Fields::new()
+            .with("size", size)
+            .with("network", format!("vpc-{network}"));
+        cloud
+            .objects
+            .insert(key.clone(), (format!("subnet-{c}"), stored));
+        tasks.push(Box::new(NowTask {
+            key,
+            fields,
+            now: now(roots + c),
+        }));
+    }
+    (tasks, cloud)
+}
+
+fn executor(threads: usize) -> (Executor, ManualClock) {
+    let clock = ManualClock::new();
+    let opts = ExecutorOptions::default()
+        .with_clock(Arc::new(clock.clone()))
+        .with_plan_threads(threads);
+    (Executor::new(opts), clock)
+}
+
+/// Each item of the plan as (key, action, changed fields).
+fn plan_of(
+    roots: usize,
+    children: usize,
+    threads: usize,
+    now: impl Fn(usize) -> Now,
+) -> (Vec<(TaskKey, Action, Vec<String>)>, Cloud) {
+    let (tasks, cloud) = workload(roots, children, now);
+    let graph = TaskGraph::build(tasks).unwrap();
+    let (exec, clock) = executor(threads);
+    let plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
+    let items = plan
+        .items
+        .iter()
+        .map(|i| {
+            let fields = i.changes.iter().map(|c| c.field.clone()).collect();
+            (i.key.clone(), i.action, fields)
+        })
+        .collect();
+    (items, cloud)
+}
+
+#[test]
+fn answers_given_now_on_any_number_of_threads_plan_as_find_does() {
+    let (through_find, cloud) = plan_of(2000, 3000, 1, |_| Now::Never);
+    assert_eq!(cloud.finds.load(Ordering::SeqCst), 5000);
+    let updates = through_find
+        .iter()
+        .filter(|(_, a, _)| *a == Action::Update)
+        .count();
+    // Every seventh subnet's size and every eleventh's network differ (each 77th both).
+    assert_eq!(
+        updates,
+        3000usize.div_ceil(7) + 3000usize.div_ceil(11) - 3000usize.div_ceil(77)
+    );
+    assert!(
+        through_find
+            .iter()
+            .any(|(_, _, f)| f == &["network".to_owned()]),
+        "a reference compares by the ID found for its target"
+    );
+    for threads in [1, 2, 4] {
+        let (now, cloud) = plan_of(2000, 3000, threads, |_| Now::Answer);
+        assert_eq!(now, through_find, "{threads} thread(s)");
+        assert_eq!(cloud.finds.load(Ordering::SeqCst), 0, "{threads} thread(s)");
+        assert_eq!(cloud.answered_now.load(Ordering::SeqCst), 5000);
+        // 2000 networks are ready at once: 512 tasks or more per thread. (Each round
+        // starts its own threads, so the count of threads is not that of one round.)
+        let used = cloud.threads.lock().unwrap().len();
+        if threads == 1 {
+            assert_eq!(used, 1, "only the run's own thread answers");
+        } else {
+            assert!(used >= 2, "{threads} thread(s) allowed, {used} answered");
+        }
+    }
+}
+
+#[test]
+fn tasks_left_unanswered_are_found_and_their_dependents_see_their_outputs() {
+    let (through_find, _) = plan_of(600, 900, 1, |_| Now::Never);
+    // Every third network and every third subnet answers only through `find`.
+    let mixed = |i: usize| {
+        if i.is_multiple_of(3) {
+            Now::Never
+        } else {
+            Now::Answer
+        }
+    };
+    let (plan, cloud) = plan_of(600, 900, 2, mixed);
+    assert_eq!(plan, through_find);
+    assert_eq!(cloud.finds.load(Ordering::SeqCst), 500);
+    assert_eq!(cloud.answered_now.load(Ordering::SeqCst), 1000);
+}
+
+#[test]
+fn a_retryable_failure_given_now_is_retried_through_find() {
+    let (through_find, _) = plan_of(700, 700, 1, |_| Now::Never);
+    let (plan, cloud) = plan_of(700, 700, 2, |i| {
+        if i % 100 == 5 {
+            Now::Throttled
+        } else {
+            Now::Answer
+        }
+    });
+    assert_eq!(plan, through_find);
+    assert_eq!(cloud.finds.load(Ordering::SeqCst), 14);
+}
+
+#[test]
+fn a_permanent_failure_given_now_fails_the_task_and_skips_its_dependents() {
+    let (tasks, cloud) = workload(800, 800, |i| if i == 3 { Now::Broken } else { Now::Answer });
+    let graph = TaskGraph::build(tasks).unwrap();
+    let (exec, clock) = executor(2);
+    let report = clock
+        .block_on(async {
+            let results = kops_tasks::Results::new();
+            exec.run(&graph, &cloud, kops_tasks::Mode::Plan, &results)
+                .await
+        })
+        .unwrap();
+    let broken = TaskKey::new("Network", "net-00003");
+    assert_eq!(report.failed.len(), 1);
+    assert_eq!(report.failed[0].0, broken);
+    assert!(report.failed[0].1.to_string().contains("broken"));
+    assert!(!report.skipped.is_empty());
+    assert!(report.skipped.iter().all(|(_, by)| *by == broken));
+    assert_eq!(report.plan.items.len() + report.skipped.len(), 1599);
+    assert_eq!(cloud.finds.load(Ordering::SeqCst), 0);
+}
