@@ -125,15 +125,14 @@ impl ResourceCloud<BenchType> for Listing {
         Ok(self.by_type[resource_type as usize].tagged(resource_type, tags))
     }
 
-    fn tagged_now(
+    fn first_tagged_now(
         &self,
         resource_type: BenchType,
         tags: &[(&str, &str)],
-    ) -> Option<CloudResult<Vec<Arc<Resource<BenchType>>>>> {
+    ) -> Option<CloudResult<Option<Arc<Resource<BenchType>>>>> {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        Some(Ok(
-            self.by_type[resource_type as usize].tagged(resource_type, tags)
-        ))
+        let index = &self.by_type[resource_type as usize];
+        Some(Ok(index.first_tagged(resource_type, tags).cloned()))
     }
 
     async fn create(

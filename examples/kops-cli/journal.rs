@@ -143,12 +143,12 @@ where
     ) -> CloudResult<Vec<std::sync::Arc<Resource<K>>>> {
         self.inner.list_tagged(resource_type, tags).await
     }
-    fn tagged_now(
+    fn first_tagged_now(
         &self,
         resource_type: K,
         tags: &[(&str, &str)],
-    ) -> Option<CloudResult<Vec<std::sync::Arc<Resource<K>>>>> {
-        self.inner.tagged_now(resource_type, tags)
+    ) -> Option<CloudResult<Option<std::sync::Arc<Resource<K>>>>> {
+        self.inner.first_tagged_now(resource_type, tags)
     }
     async fn create(&self, request: &CreateRequest<K>) -> CloudResult<Resource<K>> {
         let r = self.inner.create(request).await?;

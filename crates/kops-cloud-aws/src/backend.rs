@@ -547,12 +547,13 @@ impl ResourceCloud<ResourceType> for AwsBackend {
         Ok(listing.tagged(rt, tags))
     }
 
-    fn tagged_now(
+    fn first_tagged_now(
         &self,
         rt: ResourceType,
         tags: &[(&str, &str)],
-    ) -> Option<Result<Vec<Arc<Resource>>>> {
-        Some(Ok(self.recent_tagged(rt, tags)?.tagged(rt, tags)))
+    ) -> Option<Result<Option<Arc<Resource>>>> {
+        let listing = self.recent_tagged(rt, tags)?;
+        Some(Ok(listing.first_tagged(rt, tags).cloned()))
     }
 
     async fn list_digests(&self, query: &ListQuery) -> Result<Vec<Resource>> {

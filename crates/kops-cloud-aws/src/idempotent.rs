@@ -205,12 +205,12 @@ impl ResourceCloud<ResourceType> for Idempotent {
         self.inner.list_tagged(resource_type, tags).await
     }
 
-    fn tagged_now(
+    fn first_tagged_now(
         &self,
         resource_type: ResourceType,
         tags: &[(&str, &str)],
-    ) -> Option<CloudResult<Vec<std::sync::Arc<Resource>>>> {
-        self.inner.tagged_now(resource_type, tags)
+    ) -> Option<CloudResult<Option<std::sync::Arc<Resource>>>> {
+        self.inner.first_tagged_now(resource_type, tags)
     }
 
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {

@@ -200,16 +200,16 @@ impl<C: GceCloud + ?Sized> ResourceCloud<GceResourceType> for ListCache<C> {
             .tagged(resource_type, tags))
     }
 
-    fn tagged_now(
+    fn first_tagged_now(
         &self,
         resource_type: GceResourceType,
         tags: &[(&str, &str)],
-    ) -> Option<CloudResult<Vec<Arc<Resource>>>> {
+    ) -> Option<CloudResult<Option<Arc<Resource>>>> {
         if per_bucket(resource_type) {
-            return self.inner.tagged_now(resource_type, tags);
+            return self.inner.first_tagged_now(resource_type, tags);
         }
         let listing = self.guard().get(&resource_type).cloned()?;
-        Some(Ok(listing.tagged(resource_type, tags)))
+        Some(Ok(listing.first_tagged(resource_type, tags).cloned()))
     }
 
     async fn create(&self, request: &CreateRequest) -> CloudResult<Resource> {

@@ -246,6 +246,24 @@ impl<K: PartialEq> ResourceIndex<K> {
     /// object: a caller passing the most selective pair last ([`super::NameTags::pairs`]
     /// passes the object's name last) has one pair hashed and looked up.
     pub fn tagged(&self, resource_type: K, tags: &[(&str, &str)]) -> Vec<Arc<Resource<K>>> {
+        self.tagged_iter(resource_type, tags).cloned().collect()
+    }
+
+    /// The first of [`ResourceIndex::tagged`]'s objects (the one with the lowest ID),
+    /// without collecting the others.
+    pub fn first_tagged(
+        &self,
+        resource_type: K,
+        tags: &[(&str, &str)],
+    ) -> Option<&Arc<Resource<K>>> {
+        self.tagged_iter(resource_type, tags).next()
+    }
+
+    fn tagged_iter<'a, 't>(
+        &'a self,
+        resource_type: K,
+        tags: &'t [(&'t str, &'t str)],
+    ) -> impl Iterator<Item = &'a Arc<Resource<K>>> + use<'a, 't, K> {
         let mut picked: Option<&[u32]> = None;
         for (k, v) in tags.iter().rev() {
             let c = self.by_tag.get(parts_hash(&[k, v]));
@@ -256,18 +274,21 @@ impl<K: PartialEq> ResourceIndex<K> {
                 break;
             }
         }
-        let matches = |r: &&Arc<Resource<K>>| {
-            r.resource_type == resource_type && tags.iter().all(|(k, v)| r.tags.has(k, v))
+        // The picked entry's positions, or every position when no pair was given.
+        let all = if picked.is_none() {
+            self.items.len()
+        } else {
+            0
         };
-        match picked {
-            Some(candidates) => candidates
-                .iter()
-                .filter_map(|&i| self.items.get(i as usize))
-                .filter(matches)
-                .cloned()
-                .collect(),
-            None => self.items.iter().filter(matches).cloned().collect(),
-        }
+        let candidates = picked
+            .into_iter()
+            .flatten()
+            .map(|&i| i as usize)
+            .chain(0..all)
+            .filter_map(|i| self.items.get(i));
+        candidates.filter(move |r| {
+            r.resource_type == resource_type && tags.iter().all(|(k, v)| r.tags.has(k, v))
+        })
     }
 
     /// The most selective index entry (or union of entries) that includes every object
@@ -434,6 +455,11 @@ mod tests {
                 "{tags:?}"
             );
             assert!(index.tagged("vpc", tags).is_empty(), "{tags:?}");
+            assert_eq!(
+                index.first_tagged("subnet", tags).map(|r| &r.id),
+                index.tagged("subnet", tags).first().map(|r| &r.id),
+                "{tags:?}"
+            );
         }
         assert_eq!(ids(&index.answer(&q())), ["s-1", "s-2", "s-3", "s-4"]);
         assert_eq!((index.len(), index.is_empty()), (4, false));

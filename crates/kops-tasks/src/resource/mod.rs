@@ -468,16 +468,17 @@ pub trait ResourceCloud<K: ResourceKind>: Send + Sync + fmt::Debug + 'static {
         self.list_shared(&query).await
     }
 
-    /// [`ResourceCloud::list_tagged`]'s answer when the backend can give it without
-    /// waiting (from a listing it already holds); `None` when it has to call the cloud.
-    /// Called from several threads at once while planning; it must not block. A backend
-    /// that answers from a [`ResourceIndex`] it holds returns [`ResourceIndex::tagged`].
+    /// The first object (the one with the lowest ID) of [`ResourceCloud::list_tagged`]'s
+    /// answer, when the backend can tell without waiting (from a listing it already
+    /// holds); `None` when it has to call the cloud. What a task's find by name tag reads
+    /// when planning, from several threads at once: it must not block. A backend that
+    /// answers from a [`ResourceIndex`] it holds returns [`ResourceIndex::first_tagged`].
     /// By default, `None`.
-    fn tagged_now(
+    fn first_tagged_now(
         &self,
         _resource_type: K,
         _tags: &[(&str, &str)],
-    ) -> Option<CloudResult<Vec<Arc<Resource<K>>>>> {
+    ) -> Option<CloudResult<Option<Arc<Resource<K>>>>> {
         None
     }
 

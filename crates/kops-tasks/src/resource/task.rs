@@ -773,14 +773,17 @@ where
     }
 
     /// Answers a find by name tag when the cloud holds the kind's listing
-    /// ([`ResourceCloud::tagged_now`]).
+    /// ([`ResourceCloud::first_tagged_now`]).
     fn find_now(&self, cx: &Context<'_, C>) -> Option<Result<Option<Found>>> {
         let FindBy::NameTag(n) = &self.find_by else {
             return None;
         };
         let tags = K::name_tags(&self.cluster, n);
-        match cx.cloud().tagged_now(self.resource_type, &tags.pairs())? {
-            Ok(found) => Some(Ok(self.found(found.first().map(|r| &**r), cx))),
+        match cx
+            .cloud()
+            .first_tagged_now(self.resource_type, &tags.pairs())?
+        {
+            Ok(found) => Some(Ok(self.found(found.as_deref(), cx))),
             Err(e) => Some(Err(e.into())),
         }
     }
@@ -1088,6 +1091,65 @@ mod tests {
             ]
             .into(),
         )
+    }
+
+    /// A cloud that holds a listing answers a find by name tag at once, as `find` does.
+    #[test]
+    fn a_find_answered_at_once_from_a_listing_is_the_find() {
+        /// The toy cloud's objects as one listing it holds.
+        #[derive(Debug)]
+        struct Listed(crate::resource::ResourceIndex<Kind>, Toy);
+        #[async_trait]
+        impl ResourceCloud<Kind> for Listed {
+            async fn list(&self, query: &ListQuery<Kind>) -> CloudResult<Vec<Resource<Kind>>> {
+                Ok(self.0.answer(query))
+            }
+            fn first_tagged_now(
+                &self,
+                kind: Kind,
+                tags: &[(&str, &str)],
+            ) -> Option<CloudResult<Option<std::sync::Arc<Resource<Kind>>>>> {
+                Some(Ok(self.0.first_tagged(kind, tags).cloned()))
+            }
+            async fn create(&self, r: &CreateRequest<Kind>) -> CloudResult<Resource<Kind>> {
+                self.1.create(r).await
+            }
+            async fn update(&self, r: &UpdateRequest<Kind>) -> CloudResult<Resource<Kind>> {
+                self.1.update(r).await
+            }
+            async fn delete(&self, kind: Kind, id: &str) -> CloudResult<()> {
+                self.1.delete(kind, id).await
+            }
+        }
+        let toy = Toy::default();
+        plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &toy, true).unwrap();
+        let listed = Listed(crate::resource::ResourceIndex::new(toy.objects()), toy);
+        let results = crate::Results::new();
+        let clock = ManualClock::new();
+        for task in [
+            tagged_net("10.0.0.0/16", true),
+            tagged_net("10.0.0.0/16", false),
+            tagged_net("10.1.0.0/16", true),
+            net("10.0.0.0/16", true),
+        ] {
+            let cx = crate::Context::new(&listed, &task.key, &results, &clock);
+            let now = Task::<Listed>::find_now(&task, &cx).expect("answered at once");
+            let found = clock.block_on(Task::<Listed>::find(&task, &cx)).unwrap();
+            assert_eq!(now.unwrap(), found.unwrap(), "{task:?}");
+            // The toy cloud holds no listing: only `find` tells.
+            let cx = crate::Context::new(&listed.1, &task.key, &results, &clock);
+            assert!(Task::<Toy>::find_now(&task, &cx).is_none());
+        }
+        // A plan through the listing sees the object unchanged, and a change as a change.
+        let plan = plan_and_apply(vec![tagged_net("10.0.0.0/16", true)], &listed.1, false);
+        assert_eq!(plan.unwrap().exit_code(), 0);
+        let boxed: Vec<Box<dyn Task<Listed>>> = vec![Box::new(tagged_net("10.0.0.0/16", false))];
+        let graph = TaskGraph::build(boxed).unwrap();
+        let exec = Executor::new(
+            ExecutorOptions::default().with_clock(std::sync::Arc::new(clock.clone())),
+        );
+        let plan = clock.block_on(exec.plan(&graph, &listed)).unwrap().unwrap();
+        assert_eq!(plan.summary().update, 1, "{plan}");
     }
 
     #[test]
