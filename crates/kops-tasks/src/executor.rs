@@ -32,7 +32,7 @@ use crate::key::TaskKey;
 use crate::lifecycle::Lifecycle;
 use crate::plan::{Action, Plan, PlanItem, evaluate, evaluate_compared};
 use crate::retry::RetryPolicy;
-use crate::task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Results};
+use crate::task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Recorded, Results};
 use crate::value::Outputs;
 
 /// A progress event, for callers to display.
@@ -160,7 +160,7 @@ pub const MIN_TASKS_PER_THREAD: usize = 512;
 
 /// The most ready tasks looked up in one round ([`crate::Task::find_now`]) before their
 /// outcomes are recorded.
-const ROUND: usize = 8192;
+const ROUND: usize = 4096;
 
 /// The machine's available parallelism, read once.
 fn available_threads() -> usize {
@@ -337,6 +337,7 @@ impl Executor {
         let mut later: VecDeque<usize> = VecDeque::new();
         let mut round: Vec<usize> = Vec::new();
         let mut answers: Vec<Now> = Vec::new();
+        let mut outputs: Vec<Vec<u8>> = Vec::new();
 
         let release = |i: usize, pending: &mut Vec<u32>, ready: &mut Ready| {
             for &d in graph.dependents(i) {
@@ -361,8 +362,16 @@ impl Executor {
                     }
                 }
                 if !round.is_empty() {
-                    self.answer_now(graph, cloud, results, &round, &mut answers);
-                    let mut recorded = Vec::new();
+                    self.answer_now(graph, cloud, results, &round, &mut answers, &mut outputs);
+                    results.insert_node_bytes(
+                        graph,
+                        round.iter().zip(&answers).filter_map(|(&i, a)| match a {
+                            Now::Done(_, Some((part, range))) => {
+                                Some((i, outputs.get(*part)?.get(range.clone())?))
+                            }
+                            _ => None,
+                        }),
+                    );
                     for (&i, answer) in round.iter().zip(answers.drain(..)) {
                         let Some(node) = graph.node(i) else { continue };
                         let outcome = match answer {
@@ -370,10 +379,7 @@ impl Executor {
                                 later.push_back(i);
                                 continue;
                             }
-                            Now::Done(outcome, outputs) => {
-                                recorded.extend(outputs.map(|o| (i, o)));
-                                outcome
-                            }
+                            Now::Done(outcome, _) => outcome,
                         };
                         let running = in_flight.len();
                         self.emit(|| Event::Started {
@@ -385,7 +391,6 @@ impl Executor {
                         tally.finish(self, node, i, outcome, running);
                         release(i, &mut pending, &mut ready);
                     }
-                    results.insert_nodes(graph, recorded);
                     continue;
                 }
             }
@@ -428,6 +433,7 @@ impl Executor {
                         results,
                         clock: self.opts.clock.as_ref(),
                         attempt: 1,
+                        recorded: None,
                     })
                 });
                 started += 1;
@@ -475,7 +481,9 @@ impl Executor {
 
     /// Asks the tasks of `round` for the lookups they answer without waiting, on up to
     /// [`ExecutorOptions::plan_threads`] threads, and judges the objects found: `answers`
-    /// gets one answer per task of `round`, in its order.
+    /// gets one answer per task of `round`, in its order, and `outputs` one buffer per
+    /// thread, holding the outputs of its tasks one after another (written by the thread
+    /// that found them, while they are at hand).
     fn answer_now<C: ?Sized + Sync>(
         &self,
         graph: &TaskGraph<C>,
@@ -483,33 +491,55 @@ impl Executor {
         results: &Results,
         round: &[usize],
         answers: &mut Vec<Now>,
+        outputs: &mut Vec<Vec<u8>>,
     ) {
         answers.clear();
         answers.resize_with(round.len(), || Now::Later);
-        let answer_all = |round: &[usize], answers: &mut [Now]| {
-            for (&i, answer) in round.iter().zip(answers) {
-                *answer = self.answer_one(graph, cloud, results, i);
-            }
-        };
         let threads = (round.len() / MIN_TASKS_PER_THREAD).clamp(1, self.opts.plan_threads.max(1));
-        if threads == 1 {
-            answer_all(round, answers);
-            return;
+        outputs.resize_with(threads, Vec::new);
+        for buffer in outputs.iter_mut() {
+            buffer.clear();
         }
+        let answer_all =
+            |part: usize, round: &[usize], answers: &mut [Now], buffer: &mut Vec<u8>| {
+                // Nothing is recorded while a round is asked: the results are read once.
+                let recorded = results.read();
+                for (&i, answer) in round.iter().zip(answers) {
+                    *answer = match self.answer_one(graph, cloud, results, &recorded, i) {
+                        Answer::Later => Now::Later,
+                        Answer::Done(outcome, found) => {
+                            let range = found.map(|o| {
+                                let start = buffer.len();
+                                buffer.extend_from_slice(o.as_bytes());
+                                (part, start..buffer.len())
+                            });
+                            Now::Done(outcome, range)
+                        }
+                    };
+                }
+            };
         // Each thread takes a run of neighbouring tasks, whose data lies together.
         let per_thread = round.len().div_ceil(threads);
+        let mut parts = round
+            .chunks(per_thread)
+            .zip(answers.chunks_mut(per_thread))
+            .zip(outputs.iter_mut())
+            .enumerate();
+        let Some((_, ((own_round, own_answers), own_buffer))) = parts.next() else {
+            return;
+        };
+        if threads == 1 {
+            answer_all(0, own_round, own_answers, own_buffer);
+            return;
+        }
         std::thread::scope(|s| {
-            let mut parts = round.chunks(per_thread).zip(answers.chunks_mut(per_thread));
-            let Some((own_round, own_answers)) = parts.next() else {
-                return;
-            };
-            for (part, out) in parts {
+            for (part, ((round, answers), buffer)) in parts {
                 // A thread that cannot be started leaves its tasks to `find`.
                 let _ = std::thread::Builder::new()
                     .name("kops-plan".into())
-                    .spawn_scoped(s, move || answer_all(part, out));
+                    .spawn_scoped(s, move || answer_all(part, round, answers, buffer));
             }
-            answer_all(own_round, own_answers);
+            answer_all(0, own_round, own_answers, own_buffer);
         });
     }
 
@@ -519,13 +549,14 @@ impl Executor {
         graph: &TaskGraph<C>,
         cloud: &C,
         results: &Results,
+        recorded: &Recorded,
         i: usize,
-    ) -> Now {
+    ) -> Answer {
         let Some(node) = graph.node(i) else {
-            return Now::Later;
+            return Answer::Later;
         };
         if node.lifecycle() == Lifecycle::Ignore {
-            return Now::Done(self.ignored(node), None);
+            return Answer::Done(self.ignored(node), None);
         }
         let span = tracing::info_span!("task", kind = node.key().kind(), name = node.key().name());
         let _in_span = span.enter();
@@ -535,15 +566,16 @@ impl Executor {
             results,
             clock: self.opts.clock.as_ref(),
             attempt: 1,
+            recorded: Some(recorded),
         };
         match node.task().find_now(&cx) {
-            None => Now::Later,
+            None => Answer::Later,
             // A retryable failure is retried the usual way, through `find`.
-            Some(Err(e)) if e.is_retryable() => Now::Later,
+            Some(Err(e)) if e.is_retryable() => Answer::Later,
             Some(found) => match self.judge(graph, i, node, results, Mode::Plan, found) {
-                Judged::Done(Err(e), _) if e.is_retryable() => Now::Later,
-                Judged::Done(outcome, outputs) => Now::Done(outcome, outputs),
-                Judged::Apply(..) => Now::Later,
+                Judged::Done(Err(e), _) if e.is_retryable() => Answer::Later,
+                Judged::Done(outcome, outputs) => Answer::Done(outcome, outputs),
+                Judged::Apply(..) => Answer::Later,
             },
         }
     }
@@ -579,6 +611,7 @@ impl Executor {
                             results,
                             clock: self.opts.clock.as_ref(),
                             attempt,
+                            recorded: None,
                         };
                         deleter.delete(&cx, o).await
                     })
@@ -699,6 +732,7 @@ impl Executor {
                     results,
                     clock: self.opts.clock.as_ref(),
                     attempt,
+                    recorded: None,
                 };
                 async move { self.attempt(graph, i, node, &cx, mode, head).await }
             })
@@ -910,12 +944,20 @@ enum Judged {
     Apply(Option<Found>, PlanItem),
 }
 
-/// A task's answer in a plan's round ([`Executor::answer_now`]).
-enum Now {
+/// A task's answer in a plan's round ([`Executor::answer_one`]).
+enum Answer {
     /// It has no answer without waiting: it goes the usual way.
     Later,
     /// Its outcome, and the outputs to record.
     Done(Result<PlanItem>, Option<Outputs>),
+}
+
+/// A task's answer as a plan's round keeps it ([`Executor::answer_now`]).
+enum Now {
+    /// It has no answer without waiting: it goes the usual way.
+    Later,
+    /// Its outcome, and where its outputs lie: which thread's buffer, and where in it.
+    Done(Result<PlanItem>, Option<(usize, std::ops::Range<usize>)>),
 }
 
 /// What a run has to tell of the tasks that ended: how many, their items in the plan's

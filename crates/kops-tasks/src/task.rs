@@ -190,7 +190,7 @@ impl Change<'_> {
 pub struct Results(RwLock<Recorded>);
 
 #[derive(Debug, Default)]
-struct Recorded {
+pub(crate) struct Recorded {
     /// Outputs of keys that are not (yet) matched to a node of the current run's graph.
     map: HashMap<TaskKey, Outputs, KeyHashing>,
     /// The current run's graph and its tasks' outputs.
@@ -291,7 +291,7 @@ impl Results {
         Self::default()
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Recorded> {
+    pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, Recorded> {
         self.0.read().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -317,15 +317,15 @@ impl Results {
         node: usize,
         outputs: Outputs,
     ) {
-        self.insert_nodes(graph, [(node, outputs)]);
+        self.insert_node_bytes(graph, [(node, outputs.as_bytes())]);
     }
 
-    /// Records the outputs of several nodes of `graph` at once, as
-    /// [`Results::insert_node`] does for one.
-    pub(crate) fn insert_nodes<C: ?Sized + Sync>(
+    /// Records the outputs of several nodes of `graph` at once, each given as its bytes
+    /// ([`Outputs::as_bytes`]), as [`Results::insert_node`] does for one.
+    pub(crate) fn insert_node_bytes<'b, C: ?Sized + Sync>(
         &self,
         graph: &TaskGraph<C>,
-        outputs: impl IntoIterator<Item = (usize, Outputs)>,
+        outputs: impl IntoIterator<Item = (usize, &'b [u8])>,
     ) {
         let mut outputs = outputs.into_iter().peekable();
         if outputs.peek().is_none() {
@@ -336,10 +336,20 @@ impl Results {
             .run
             .as_ref()
             .is_some_and(|run| Arc::ptr_eq(&run.table, graph.key_table()));
-        for (node, outputs) in outputs {
+        for (node, bytes) in outputs {
             let Some(key) = graph.node(node).map(|n| n.key()) else {
                 continue;
             };
+            // The common case: the first outputs of a node of this run, nothing to merge.
+            if ours
+                && r.map.is_empty()
+                && let Some(run) = r.run.as_mut()
+                && run.slots.get(node).is_some_and(Option::is_none)
+            {
+                run.put(node, bytes);
+                continue;
+            }
+            let outputs = Outputs::from_view(OutputsView(bytes));
             if ours {
                 r.record(node, key, outputs);
                 continue;
@@ -466,6 +476,9 @@ pub struct Context<'a, C: ?Sized> {
     pub(crate) results: &'a Results,
     pub(crate) clock: &'a dyn Clock,
     pub(crate) attempt: u32,
+    /// The results as read for a whole round of lookups, when the executor holds them:
+    /// read here without taking the lock once per task.
+    pub(crate) recorded: Option<&'a Recorded>,
 }
 
 impl<'a, C: ?Sized> Context<'a, C> {
@@ -477,6 +490,7 @@ impl<'a, C: ?Sized> Context<'a, C> {
             results,
             clock,
             attempt: 1,
+            recorded: None,
         }
     }
 
@@ -510,15 +524,16 @@ impl<'a, C: ?Sized> Context<'a, C> {
     /// place, [`Found::compared`]). `f` must not wait on anything: other tasks cannot
     /// record their outputs while it runs.
     pub fn with_resolver<R>(&self, f: impl FnOnce(&dyn Resolver) -> R) -> R {
-        let recorded = self.results.read();
-        f(&*recorded)
+        match self.recorded {
+            Some(recorded) => f(recorded),
+            None => f(&*self.results.read()),
+        }
     }
 
     /// The actual value a reference stands for (e.g. the created VPC's ID); an error naming
     /// both tasks when the referenced task has not produced that output.
     pub fn resolve(&self, r: &TaskRef) -> Result<String> {
-        self.results
-            .get(&r.key, &r.attr)
+        self.with_resolver(|recorded| recorded.resolve(r).map(str::to_owned))
             .ok_or_else(|| Error::UnresolvedReference {
                 from: self.key.clone(),
                 to: r.key.clone(),
