@@ -10,6 +10,12 @@
 //! dependents of the failed task are reported as skipped; every failure is reported; the
 //! run never returns while a task is in flight. Each task runs in a `tracing` span `task` with
 //! fields `kind` and `name`.
+//!
+//! A plan first asks the ready tasks, up to 4096 at a time, for the lookups they answer
+//! without waiting ([`crate::Task::find_now`]), on up to [`ExecutorOptions::plan_threads`]
+//! threads; only the tasks left unanswered are found through [`crate::Task::find`] under
+//! the rules above. A lookup answered at once is not counted against the concurrency
+//! bound: it calls nothing.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
