@@ -115,12 +115,17 @@ pub async fn get_instances(global: &Global, args: &GetInstancesArgs) -> anyhow::
                 _ => ("Unknown", None),
             };
             let node = nodes.get(&m.id);
+            // kOps' states: a machine waiting in the warm pool, or none.
+            let state = if m.warm_pool { "WarmPool" } else { "" };
             rows.push(vec![
                 m.id.clone(),
                 node.map(|n| n.name.clone()).unwrap_or_default(),
                 status.to_owned(),
                 roles.to_owned(),
+                state.to_owned(),
+                m.internal_ip.clone().unwrap_or_default(),
                 g.instance_group.clone(),
+                m.machine_type.clone().unwrap_or_default(),
             ]);
             docs.push(json!({
                 "id": m.id,
@@ -129,8 +134,11 @@ pub async fn get_instances(global: &Global, args: &GetInstancesArgs) -> anyhow::
                 "status": status,
                 "reason": reason,
                 "roles": roles,
+                "state": state,
+                "internalIP": m.internal_ip,
                 "instanceGroup": g.instance_group,
                 "cloudGroup": g.group,
+                "machineType": m.machine_type,
             }));
         }
     }
@@ -138,7 +146,16 @@ pub async fn get_instances(global: &Global, args: &GetInstancesArgs) -> anyhow::
         InstancesFormat::Json => println!("{}", serde_json::to_string_pretty(&docs)?),
         InstancesFormat::Table => {
             print_table(
-                &["ID", "NODE-NAME", "STATUS", "ROLES", "INSTANCE-GROUP"],
+                &[
+                    "ID",
+                    "NODE-NAME",
+                    "STATUS",
+                    "ROLES",
+                    "STATE",
+                    "INTERNAL-IP",
+                    "INSTANCE-GROUP",
+                    "MACHINE-TYPE",
+                ],
                 &rows,
             );
         }

@@ -381,6 +381,36 @@ fn rolling_update_cloudonly_on_the_mock_cloud_replaces_every_node_across_command
     let mut stale = stale;
     stale.sort();
     assert_eq!(stale, want, "{out}");
+    // Each machine with its type and private address, as EC2 lists the instance.
+    let mut addresses = std::collections::BTreeSet::new();
+    for i in &listed {
+        let ip: std::net::Ipv4Addr = i["internalIP"].as_str().unwrap().parse().unwrap();
+        assert!(addresses.insert(ip), "{i}: address given twice");
+        if let Some((_, t)) = before.iter().find(|(id, _)| i["id"] == id.as_str()) {
+            assert_eq!(i["machineType"], t.as_str(), "{i}");
+        }
+    }
+    let (code, table, err) = env.kops(&["get", "instances", "--cloudonly"]);
+    assert_eq!(code, 0, "{err}");
+    let header = table
+        .lines()
+        .find(|l| l.starts_with("ID"))
+        .unwrap_or_default();
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        columns,
+        [
+            "ID",
+            "NODE-NAME",
+            "STATUS",
+            "ROLES",
+            "STATE",
+            "INTERNAL-IP",
+            "INSTANCE-GROUP",
+            "MACHINE-TYPE"
+        ],
+        "{table}"
+    );
 
     // The plan: exit 2, the group needs an update, and why.
     let (code, out, err) = env.kops(&["rolling-update", "cluster", "--cloudonly"]);

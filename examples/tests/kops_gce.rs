@@ -223,10 +223,18 @@ impl Env {
             .expect(0);
         let listed: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(listed.len(), before.len(), "{}", r.stdout);
+        let mut addresses = std::collections::BTreeSet::new();
         for i in &listed {
             assert_eq!(i["nodeName"], i["id"], "{i}");
             assert_eq!(i["status"], "UpToDate", "{i}");
             assert_eq!(i["ready"], true, "{i}");
+            // The machine's type and private address, as the cloud lists the instance.
+            assert!(
+                i["machineType"].as_str().is_some_and(|t| !t.is_empty()),
+                "{i}"
+            );
+            let ip: std::net::Ipv4Addr = i["internalIP"].as_str().unwrap().parse().unwrap();
+            assert!(addresses.insert(ip), "{i}: address given twice");
         }
         let worker = &before
             .iter()
@@ -325,6 +333,21 @@ impl Env {
             r.stderr.contains("No rolling-update required"),
             "{}",
             r.stderr
+        );
+        // The recreated nodes are of the new type.
+        let r = self
+            .kops(&["get", "instances", CLUSTER, "--cloudonly", "-o", "json"])
+            .expect(0);
+        let listed: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+        let nodes: Vec<&serde_json::Value> = listed
+            .iter()
+            .filter(|i| i["instanceGroup"] == "nodes-us-test1-a")
+            .collect();
+        assert_eq!(nodes.len(), 2, "{}", r.stdout);
+        assert!(
+            nodes.iter().all(|i| i["machineType"] == "e2-standard-2"),
+            "{}",
+            r.stdout
         );
     }
 

@@ -164,8 +164,9 @@ pub enum ResourceType {
     /// S3 object (`aws_s3_object`): `bucket`, `key`, `content` (text),
     /// `server_side_encryption`, `acl`. ID is `<bucket>/<key>`. Parent: the bucket.
     S3Object,
-    /// EC2 instance (read only, for delete and rolling update): `instance_type`,
-    /// `subnet_id`, `image_id`, `state`.
+    /// EC2 instance (read only, for delete, rolling update and `get instances`):
+    /// `instance_type`, `subnet_id`, `image_id`, `state`, `availability_zone`,
+    /// `private_ip`.
     Instance,
 }
 
@@ -654,6 +655,7 @@ impl ResourceType {
                     "image_id",
                     "state",
                     "availability_zone",
+                    "private_ip",
                 ],
             },
         }

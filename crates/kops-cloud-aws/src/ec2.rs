@@ -588,6 +588,12 @@ pub(crate) async fn list(
                             if let Some(sn) = i.subnet_id() {
                                 r = r.with_attr("subnet_id", sn);
                             }
+                            if let Some(ip) = i.private_ip_address() {
+                                r = r.with_attr("private_ip", ip);
+                            }
+                            if let Some(z) = i.placement().and_then(|p| p.availability_zone()) {
+                                r = r.with_attr("availability_zone", z);
+                            }
                             out.push(r);
                         }
                     }

@@ -1158,6 +1158,9 @@ impl MockAws {
                         "availability_zone",
                         i.availability_zone.clone(),
                     );
+                    if !i.private_ip.is_empty() {
+                        put(&mut r.attrs, "private_ip", i.private_ip.clone());
+                    }
                     out.push(r);
                 }
             }

@@ -566,6 +566,8 @@ pub struct Instance {
     pub launch_template: Option<(String, i64)>,
     /// Tags.
     pub tags: Tags,
+    /// The primary private IPv4 address, from the subnet's range.
+    pub private_ip: String,
 }
 
 /// An EC2 tag as `DescribeTags` reports it.
@@ -3054,8 +3056,16 @@ pub(crate) fn run_instances(st: &mut State, op: &str, req: &RunInstances) -> Res
         .unwrap_or_default();
     tags.extend(req.tags.iter().map(|(k, v)| (k.clone(), v.clone())));
     let mut out = Vec::new();
+    // Addresses are handed out in order from the subnet's range, after the four AWS keeps.
+    let mut taken = st
+        .ec2
+        .instances
+        .values()
+        .filter(|i| i.subnet_id == subnet.id)
+        .count();
     for _ in 0..req.count.max(1) {
         let id = st.ids.next("i");
+        taken += 1;
         let inst = Instance {
             id: id.clone(),
             image_id: image_id.clone(),
@@ -3069,11 +3079,25 @@ pub(crate) fn run_instances(st: &mut State, op: &str, req: &RunInstances) -> Res
             iam_instance_profile: data.iam_instance_profile.clone(),
             launch_template: from.clone(),
             tags: tags.clone(),
+            private_ip: address_in(subnet.cidr_block.as_deref().unwrap_or_default(), 3 + taken),
         };
         st.ec2.instances.insert(id, inst.clone());
         out.push(inst);
     }
     Ok(out)
+}
+
+/// The `n`th address of IPv4 range `cidr` (`10.0.1.0/24`, 4: `10.0.1.4`); empty when
+/// `cidr` is not one.
+fn address_in(cidr: &str, n: usize) -> String {
+    let base = cidr.split('/').next().unwrap_or_default();
+    match base.parse::<std::net::Ipv4Addr>() {
+        Ok(ip) => {
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            std::net::Ipv4Addr::from(u32::from(ip).saturating_add(n)).to_string()
+        }
+        Err(_) => String::new(),
+    }
 }
 
 /// Account ids of image owners that image names may use as a prefix

@@ -71,6 +71,8 @@ struct State {
     instances: BTreeMap<String, Vec<ManagedInstance>>,
     /// Names a group's next instance.
     instance_serial: u64,
+    /// Each instance's private address, by its name.
+    addresses: BTreeMap<String, String>,
 }
 
 /// An in-memory GCE project in one region (module docs).
@@ -281,15 +283,19 @@ impl MockGce {
         let mut serial = state.instance_serial;
         let members = state.instances.entry(id.to_owned()).or_default();
         members.truncate(target);
+        let mut made = Vec::new();
         while members.len() < target {
             serial += 1;
-            members.push(ManagedInstance::new(
-                format!("{base}-{}", base36(serial)),
-                zone.clone(),
-                template.clone(),
+            let name = format!("{base}-{}", base36(serial));
+            members.push(ManagedInstance::new(&name, zone.clone(), template.clone()));
+            // Addresses from the default network's range, in the order instances are made.
+            made.push((
+                name,
+                format!("10.128.{}.{}", serial / 250, serial % 250 + 2),
             ));
         }
         state.instance_serial = serial;
+        state.addresses.extend(made);
     }
 
     fn missing(rt: GceResourceType, id: &str) -> CloudError {
@@ -313,6 +319,43 @@ fn name_of(req: &CreateRequest) -> CloudResult<String> {
 }
 
 /// The template a managed instance group makes instances from (`version.instance_template`).
+/// The instances of every managed instance group, as the instances collection lists them:
+/// zone, status, address, and the machine type and labels of the template each was made
+/// from.
+fn listed_instances(s: &State) -> Vec<Resource> {
+    let mut out = Vec::new();
+    for m in s.instances.values().flatten() {
+        let mut r = Resource::new(R::Instance, R::Instance.id_of(&m.name, Some(&m.zone)));
+        r.name = Some(m.name.clone());
+        r.attrs.insert("zone", Json::String(m.zone.clone()));
+        let status = if m.status.is_empty() {
+            "PROVISIONING"
+        } else {
+            &m.status
+        };
+        r.attrs.insert("status", Json::String(status.to_owned()));
+        if let Some(ip) = s.addresses.get(&m.name) {
+            r.attrs.insert("network_ip", Json::String(ip.clone()));
+        }
+        if let Some(link) = &m.instance_template {
+            r.attrs
+                .insert("instance_template", Json::String(link.clone()));
+            let template = s
+                .objects
+                .get(&(R::InstanceTemplate, last_component(link).to_owned()));
+            if let Some(t) = template {
+                if let Some(machine) = t.attr_str("machine_type") {
+                    let machine = last_component(machine).to_owned();
+                    r.attrs.insert("machine_type", Json::String(machine));
+                }
+                r.tags = t.tags.clone();
+            }
+        }
+        out.push(r);
+    }
+    out
+}
+
 fn group_template(mig: &Resource) -> Option<String> {
     mig.attrs
         .get("version")
@@ -358,6 +401,11 @@ impl ResourceCloud<GceResourceType> for MockGce {
     async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
         let mut s = self.lock();
         Self::count(&mut s, query.resource_type, "list");
+        if query.resource_type == R::Instance {
+            let mut all = listed_instances(&s);
+            all.retain(|r| query.matches(r));
+            return Ok(all);
+        }
         Ok(s.objects
             .values()
             .filter(|r| query.matches(r))

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use kops_api::internal::{InstanceGroup, InstanceGroupRole};
 use kops_cloud_aws::AwsCloud;
-use kops_cloud_aws::cloud::{DETACHED_TAG, ListQuery, ResourceType, TagFilter};
+use kops_cloud_aws::cloud::{
+    DETACHED_TAG, ListQuery, Resource as AwsResource, ResourceType, TagFilter,
+};
 use kops_cloud_gce::cloud::{GceResourceType, ManagedInstance, Resource as GceResource};
 use kops_cloud_gce::{GceCloud, GceCloudExt as _};
 
@@ -52,6 +54,12 @@ pub struct CloudMember {
     /// it at once, without drain or validation, as kOps does.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub warm_pool: bool,
+    /// The machine type (`m5.large`, `n2-standard-2`), when the cloud tells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine_type: Option<String>,
+    /// The machine's private IPv4 address, when the cloud tells.
+    #[serde(rename = "internalIP", skip_serializing_if = "Option::is_none")]
+    pub internal_ip: Option<String>,
 }
 
 impl CloudMember {
@@ -61,12 +69,22 @@ impl CloudMember {
             id: id.into(),
             status,
             warm_pool: false,
+            machine_type: None,
+            internal_ip: None,
         }
     }
 
     /// Marks the member as waiting in the warm pool.
     pub fn in_warm_pool(mut self) -> Self {
         self.warm_pool = true;
+        self
+    }
+
+    /// Sets the machine type and private address the cloud reports (empty: unknown).
+    pub fn with_machine(mut self, machine_type: Option<&str>, internal_ip: Option<&str>) -> Self {
+        let known = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_owned);
+        self.machine_type = known(machine_type);
+        self.internal_ip = known(internal_ip);
         self
     }
 }
@@ -190,17 +208,27 @@ impl InstanceGroupCloud for AwsInstanceGroups {
             .map_err(cloud_err(format!(
                 "listing the autoscaling groups of cluster {cluster}"
             )))?;
-        let detached = self
+        // The cluster's machines, for their type and address, and the detached ones.
+        let machines = self
             .cloud
             .list(
                 &ListQuery::new(ResourceType::Instance)
-                    .with_tag(TagFilter::equals("KubernetesCluster", cluster))
-                    .with_tag(TagFilter::exists(DETACHED_TAG)),
+                    .with_tag(TagFilter::equals("KubernetesCluster", cluster)),
             )
             .await
             .map_err(cloud_err(format!(
-                "listing the detached instances of cluster {cluster}"
+                "listing the instances of cluster {cluster}"
             )))?;
+        let by_id: BTreeMap<&str, &AwsResource> =
+            machines.iter().map(|r| (r.id.as_str(), r)).collect();
+        let machine = |member: CloudMember| match by_id.get(member.id.as_str()) {
+            Some(r) => member.with_machine(r.attr_str("instance_type"), r.attr_str("private_ip")),
+            None => member,
+        };
+        let detached: Vec<_> = machines
+            .iter()
+            .filter(|r| r.tags.get(DETACHED_TAG).is_some())
+            .collect();
         let mut out = Vec::new();
         for (ig, name) in groups.iter().zip(&names) {
             let Some(g) = found.iter().find(|g| &g.name == name) else {
@@ -225,7 +253,7 @@ impl InstanceGroupCloud for AwsInstanceGroups {
                     },
                     (_, None) => MemberStatus::UpToDate,
                 };
-                let member = CloudMember::new(&m.id, status);
+                let member = machine(CloudMember::new(&m.id, status));
                 group
                     .members
                     .push(if m.lifecycle_state.starts_with("Warmed") {
@@ -246,7 +274,7 @@ impl InstanceGroupCloud for AwsInstanceGroups {
                 {
                     group
                         .members
-                        .push(CloudMember::new(&d.id, MemberStatus::Detached));
+                        .push(machine(CloudMember::new(&d.id, MemberStatus::Detached)));
                 }
             }
             out.push(group);
@@ -374,6 +402,25 @@ impl InstanceGroupCloud for GceInstanceGroups {
             )))?;
         // kOps ignores a group running a template that is not the cluster's.
         migs.retain(|m| current_template(m).is_some_and(|t| links.contains(&t)));
+        // The cluster's machines, for their type and address.
+        let machines = self
+            .cloud
+            .list_labelled(GceResourceType::Instance, cluster)
+            .await
+            .map_err(crate::error::cloud(format!(
+                "listing the instances of cluster {cluster}"
+            )))?;
+        let machines: BTreeMap<&str, &GceResource> = machines
+            .iter()
+            .filter_map(|r| Some((r.name.as_deref()?, r)))
+            .collect();
+        // A machine not listed yet has its template's type.
+        let template_type = |link: Option<&str>| {
+            let t = templates
+                .iter()
+                .find(|t| link.is_some() && t.attr_str("self_link") == link)?;
+            t.attr_str("machine_type").map(short)
+        };
         migs.sort_by(|a, b| a.id.cmp(&b.id));
         let mut out = Vec::new();
         let mut seen = BTreeMap::new();
@@ -419,7 +466,15 @@ impl InstanceGroupCloud for GceInstanceGroups {
                 let want = current_template(mig);
                 for m in instances.iter().filter(|m| !m.is_leaving()) {
                     seen.insert(m.name.clone(), mig.id.clone());
-                    group.members.push(gce_member(m, want));
+                    let listed = machines.get(m.name.as_str());
+                    let machine_type = listed
+                        .and_then(|r| r.attr_str("machine_type"))
+                        .map(short)
+                        .or_else(|| template_type(m.instance_template.as_deref()));
+                    let ip = listed.and_then(|r| r.attr_str("network_ip"));
+                    group
+                        .members
+                        .push(gce_member(m, want).with_machine(machine_type, ip));
                 }
             }
             out.push(group);
