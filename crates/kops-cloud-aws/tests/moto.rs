@@ -990,6 +990,18 @@ async fn rolling_update_calls_members_deregister_detach_terminate() {
         [first.as_str()]
     );
     assert_eq!(detached[0].tags.get(DETACHED_TAG), Some(asg));
+    // What `get instances` shows of a machine: its type and private address.
+    assert!(
+        detached[0]
+            .attr_str("instance_type")
+            .is_some_and(|t| !t.is_empty())
+    );
+    let ip = detached[0].attr_str("private_ip").unwrap_or_default();
+    assert!(
+        ip.parse::<std::net::Ipv4Addr>().is_ok(),
+        "{:?}",
+        detached[0]
+    );
 
     // Terminate, twice, and an instance that never existed: none is an error.
     cloud.terminate_instance(&first).await.unwrap();
