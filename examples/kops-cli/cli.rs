@@ -43,7 +43,7 @@ pub enum Command {
     Create(Box<CreateArgs>),
     /// Replace cluster resources with the ones in a manifest
     Replace(ReplaceArgs),
-    /// List clusters or instance groups
+    /// List clusters, instance groups, instances, keypairs or saved versions
     Get(GetArgs),
     /// Edit a cluster or an instance group in $EDITOR
     Edit(EditArgs),
