@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use support::require_emulators;
+
+mod support;
+
 const CLUSTER: &str = "demo.example.com";
 
 struct Run {
@@ -162,10 +166,6 @@ fn have(program: &str, args: &[&str]) -> bool {
         .args(args)
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-fn require_tools() -> bool {
-    std::env::var("KOPS_TEST_REQUIRE_EMULATORS").is_ok_and(|v| v == "1")
 }
 
 #[test]
@@ -430,7 +430,7 @@ fn check_terraform(dir: &Path) {
             "python-hcl2 rejects the Terraform:\n{}",
             r.stderr
         );
-    } else if require_tools() {
+    } else if require_emulators() {
         panic!("python3 with hcl2 is required (KOPS_TEST_REQUIRE_EMULATORS=1)");
     } else {
         eprintln!("skipping the python-hcl2 check: python3 with hcl2 not found");
@@ -444,7 +444,7 @@ fn check_terraform(dir: &Path) {
                 .unwrap(),
         );
         assert_eq!(r.code, 0, "terraform fmt -check:\n{}{}", r.stdout, r.stderr);
-    } else if require_tools() {
+    } else if require_emulators() {
         panic!("terraform is required (KOPS_TEST_REQUIRE_EMULATORS=1)");
     } else {
         eprintln!("skipping `terraform fmt -check`: terraform not found");

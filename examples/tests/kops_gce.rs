@@ -11,6 +11,9 @@
 use std::process::Command;
 
 use kops_mock::gce::rest::FakeGceApi;
+use support::gcs_emulator;
+
+mod support;
 
 const CLUSTER: &str = "gce.example.com";
 
@@ -508,25 +511,7 @@ fn export_kubeconfig_of_a_gce_cluster_without_dns_names_its_forwarding_rule() {
     );
 }
 
-/// The GCS emulator (`KOPS_TEST_GCS_ENDPOINT`), or `None` (skip, saying so) without one;
-/// a failure when scripts/test requires the emulators (`KOPS_TEST_REQUIRE_EMULATORS=1`).
-fn gcs_emulator() -> Option<String> {
-    match std::env::var("KOPS_TEST_GCS_ENDPOINT") {
-        Ok(e) if !e.is_empty() => Some(e.trim_end_matches('/').to_string()),
-        _ => {
-            assert!(
-                !matches!(
-                    std::env::var("KOPS_TEST_REQUIRE_EMULATORS").as_deref(),
-                    Ok("1")
-                ),
-                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_GCS_ENDPOINT is not set"
-            );
-            eprintln!("skipping: KOPS_TEST_GCS_ENDPOINT is not set (run scripts/test)");
-            None
-        }
-    }
-}
-
+/// The fake Compute API on loopback, in project `testproject`, region `us-test1`.
 fn fake_gce(rt: &tokio::runtime::Runtime) -> FakeGceApi {
     rt.block_on(FakeGceApi::start("testproject", "us-test1"))
         .unwrap()

@@ -19,6 +19,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value as Json, json};
+use support::{gcs_emulator, moto, require_emulators};
+
+mod support;
 
 /// An image moto has in every region (its built-in Ubuntu AMI).
 const MOTO_AMI: &str = "ami-1e749f67";
@@ -29,41 +32,6 @@ const PARENT_ZONE: &str = "cli-real.example";
 /// Plan changes moto cannot converge (it ignores the call that sets the field, or does
 /// not store it), as `(task key prefix, field)`; any other change after an apply fails.
 const MOTO_GAPS: &[(&str, &str)] = &[("Subnet/", "private_dns_hostname_type_on_launch")];
-
-fn require_emulators() -> bool {
-    std::env::var("KOPS_TEST_REQUIRE_EMULATORS").is_ok_and(|v| v == "1")
-}
-
-/// The moto server (`KOPS_TEST_S3_ENDPOINT`), or `None` (skip) without one; a failure
-/// with `KOPS_TEST_REQUIRE_EMULATORS=1`.
-fn moto() -> Option<String> {
-    match std::env::var("KOPS_TEST_S3_ENDPOINT") {
-        Ok(e) if !e.is_empty() => Some(e.trim_end_matches('/').to_string()),
-        _ => {
-            assert!(
-                !require_emulators(),
-                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_S3_ENDPOINT is not set"
-            );
-            eprintln!("skipping: KOPS_TEST_S3_ENDPOINT is not set (run scripts/test)");
-            None
-        }
-    }
-}
-
-/// The GCS emulator (`KOPS_TEST_GCS_ENDPOINT`), like [`moto`].
-fn gcs_emulator() -> Option<String> {
-    match std::env::var("KOPS_TEST_GCS_ENDPOINT") {
-        Ok(e) if !e.is_empty() => Some(e.trim_end_matches('/').to_string()),
-        _ => {
-            assert!(
-                !require_emulators(),
-                "KOPS_TEST_REQUIRE_EMULATORS=1 but KOPS_TEST_GCS_ENDPOINT is not set"
-            );
-            eprintln!("skipping: KOPS_TEST_GCS_ENDPOINT is not set (run scripts/test)");
-            None
-        }
-    }
-}
 
 struct Run {
     code: i32,

@@ -1,0 +1,34 @@
+//! What the CLI's test binaries share: the emulators `scripts/test` starts.
+#![allow(dead_code)]
+
+/// Whether `scripts/test` asked for every emulator (`KOPS_TEST_REQUIRE_EMULATORS=1`): a
+/// test that would skip without one fails instead.
+pub fn require_emulators() -> bool {
+    std::env::var("KOPS_TEST_REQUIRE_EMULATORS").is_ok_and(|v| v == "1")
+}
+
+/// The endpoint in `var`, without a trailing slash, or `None` (the test skips, saying
+/// why) when it is not set; a failure with `KOPS_TEST_REQUIRE_EMULATORS=1`.
+fn endpoint(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(e) if !e.is_empty() => Some(e.trim_end_matches('/').to_string()),
+        _ => {
+            assert!(
+                !require_emulators(),
+                "KOPS_TEST_REQUIRE_EMULATORS=1 but {var} is not set"
+            );
+            eprintln!("skipping: {var} is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+/// The moto server (`KOPS_TEST_S3_ENDPOINT`), as [`endpoint`] reads it.
+pub fn moto() -> Option<String> {
+    endpoint("KOPS_TEST_S3_ENDPOINT")
+}
+
+/// The GCS emulator (`KOPS_TEST_GCS_ENDPOINT`), as [`endpoint`] reads it.
+pub fn gcs_emulator() -> Option<String> {
+    endpoint("KOPS_TEST_GCS_ENDPOINT")
+}
