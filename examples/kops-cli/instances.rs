@@ -30,6 +30,8 @@ pub enum InstancesFormat {
     Table,
     /// One JSON document
     Json,
+    /// One YAML document
+    Yaml,
 }
 
 /// `kops get instances` flags.
@@ -144,6 +146,7 @@ pub async fn get_instances(global: &Global, args: &GetInstancesArgs) -> anyhow::
     }
     match args.output {
         InstancesFormat::Json => println!("{}", serde_json::to_string_pretty(&docs)?),
+        InstancesFormat::Yaml => print!("{}", kops_api::yaml::to_string(&docs)?),
         InstancesFormat::Table => {
             print_table(
                 &[

@@ -390,6 +390,11 @@ fn rolling_update_cloudonly_on_the_mock_cloud_replaces_every_node_across_command
             assert_eq!(i["machineType"], t.as_str(), "{i}");
         }
     }
+    // The same documents as YAML.
+    let (code, yaml, err) = env.kops(&["get", "instances", "--cloudonly", "-o", "yaml"]);
+    assert_eq!(code, 0, "{err}");
+    let as_yaml = kops_api::yaml::from_str(&yaml).unwrap();
+    assert_eq!(as_yaml, serde_json::Value::Array(listed.clone()), "{yaml}");
     let (code, table, err) = env.kops(&["get", "instances", "--cloudonly"]);
     assert_eq!(code, 0, "{err}");
     let header = table
