@@ -275,6 +275,19 @@ impl Recorded {
         }
     }
 
+    /// [`Recorded::record`] of outputs given as their bytes, copied once when there is
+    /// nothing to merge them with (a node's first outputs, the usual case).
+    fn record_bytes(&mut self, node: usize, key: &TaskKey, bytes: &[u8]) {
+        if self.map.is_empty()
+            && let Some(run) = self.run.as_mut()
+            && run.slots.get(node).is_some_and(Option::is_none)
+        {
+            run.put(node, bytes);
+            return;
+        }
+        self.record(node, key, Outputs::from_view(OutputsView(bytes)));
+    }
+
     fn insert_by_key(&mut self, key: TaskKey, outputs: Outputs) {
         match self.map.entry(key) {
             Entry::Occupied(mut known) => known.get_mut().merge(outputs),
@@ -340,20 +353,11 @@ impl Results {
             let Some(key) = graph.node(node).map(|n| n.key()) else {
                 continue;
             };
-            // The common case: the first outputs of a node of this run, nothing to merge.
-            if ours
-                && r.map.is_empty()
-                && let Some(run) = r.run.as_mut()
-                && run.slots.get(node).is_some_and(Option::is_none)
-            {
-                run.put(node, bytes);
+            if ours {
+                r.record_bytes(node, key, bytes);
                 continue;
             }
             let outputs = Outputs::from_view(OutputsView(bytes));
-            if ours {
-                r.record(node, key, outputs);
-                continue;
-            }
             match r.node_of(key) {
                 Some(j) => r.record(j, key, outputs),
                 None => r.insert_by_key(key.clone(), outputs),

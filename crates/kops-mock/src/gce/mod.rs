@@ -288,11 +288,7 @@ impl MockGce {
             serial += 1;
             let name = format!("{base}-{}", base36(serial));
             members.push(ManagedInstance::new(&name, zone.clone(), template.clone()));
-            // Addresses from the default network's range, in the order instances are made.
-            made.push((
-                name,
-                format!("10.128.{}.{}", serial / 250, serial % 250 + 2),
-            ));
+            made.push((name, instance_address(serial)));
         }
         state.instance_serial = serial;
         state.addresses.extend(made);
@@ -362,6 +358,12 @@ fn group_template(mig: &Resource) -> Option<String> {
         .and_then(|v| v.get("instance_template"))
         .and_then(Json::as_str)
         .map(str::to_owned)
+}
+
+/// The private address of the `n`th instance a project makes: from the default network's
+/// range, in the order instances are made.
+pub(crate) fn instance_address(n: u64) -> String {
+    format!("10.128.{}.{}", n / 250, n % 250 + 2)
 }
 
 /// Four lowercase base-36 characters of `n`, as GCE suffixes a group's instance names.

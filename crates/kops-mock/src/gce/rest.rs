@@ -53,7 +53,7 @@ use serde_json::{Map, Value as Json, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use super::base36;
+use super::{base36, instance_address};
 
 const COMPUTE: &str = "https://www.googleapis.com/compute/v1/";
 
@@ -723,7 +723,7 @@ impl Api {
                 "networkInterfaces": [{
                     "kind": "compute#networkInterface",
                     "name": "nic0",
-                    "networkIP": format!("10.128.{}.{}", n / 250, n % 250 + 2),
+                    "networkIP": instance_address(n),
                 }],
             });
             self.make_from_template(scope, &mut instance, &template, &group);

@@ -416,9 +416,10 @@ impl InstanceGroupCloud for GceInstanceGroups {
             .collect();
         // A machine not listed yet has its template's type.
         let template_type = |link: Option<&str>| {
+            let link = link?;
             let t = templates
                 .iter()
-                .find(|t| link.is_some() && t.attr_str("self_link") == link)?;
+                .find(|t| t.attr_str("self_link") == Some(link))?;
             t.attr_str("machine_type").map(short)
         };
         migs.sort_by(|a, b| a.id.cmp(&b.id));
