@@ -14,7 +14,10 @@
 //! A plan first asks the ready tasks, up to 4096 at a time, for the lookups they answer
 //! without waiting ([`crate::Task::find_now`]), on up to [`ExecutorOptions::plan_threads`]
 //! threads; only the tasks left unanswered are found through [`crate::Task::find`] under
-//! the rules above. A lookup answered at once is not counted against the concurrency
+//! the rules above. Such a round also takes a task given after its dependencies when they
+//! are all done or in the round: the thread that answered all of them asks it right
+//! after them, resolving its references to what they found; otherwise it waits for them as
+//! any task does. So a round follows chains of tasks in the order they were given. A lookup answered at once is not counted against the concurrency
 //! bound: it calls nothing.
 
 use std::collections::{HashMap, VecDeque};
@@ -32,14 +35,18 @@ use tracing::Instrument;
 
 use crate::clock::{Clock, TokioClock};
 use crate::diff::NoResolver;
+use crate::diff::Resolver;
 use crate::error::{Error, Result};
 use crate::graph::{Node, TaskGraph};
 use crate::key::TaskKey;
 use crate::lifecycle::Lifecycle;
 use crate::plan::{Action, Plan, PlanItem, evaluate, evaluate_compared};
 use crate::retry::RetryPolicy;
-use crate::task::{Change, ChangeKind, Context, Deleter, Found, OwnedObject, Recorded, Results};
-use crate::value::Outputs;
+use crate::task::{
+    Change, ChangeKind, Context, Deleter, Found, NodeResolver, OwnedObject, Recorded, Results,
+    Unrecorded,
+};
+use crate::value::{Outputs, OutputsView};
 
 /// A progress event, for callers to display.
 #[derive(Clone, Debug, PartialEq)]
@@ -341,7 +348,7 @@ impl Executor {
         // `later` and go the way every task goes when applying.
         let rounds = mode == Mode::Plan;
         let mut later: VecDeque<usize> = VecDeque::new();
-        let mut round: Vec<usize> = Vec::new();
+        let mut round = Round::new(if rounds { total } else { 0 });
         let mut answers: Vec<Now> = Vec::new();
         let mut outputs: Vec<Vec<u8>> = Vec::new();
 
@@ -356,37 +363,53 @@ impl Executor {
 
         loop {
             if rounds && later.is_empty() {
-                round.clear();
-                while round.len() < ROUND {
+                round.begin();
+                while round.tasks.len() < ROUND {
                     let Some(i) = ready.pop() else { break };
-                    match tally.blocked(graph, i) {
-                        Some(root) => {
+                    let waits = pending[i] > 0;
+                    if let Some(root) = tally.blocked(graph, i) {
+                        // A task taken after its dependencies comes back when they end.
+                        if !waits {
                             tally.skip(self, graph, i, root);
                             release(i, &mut pending, &mut ready);
                         }
-                        None => round.push(i),
+                        continue;
                     }
+                    round.take(graph, i, waits, &pending, &mut ready);
                 }
-                if !round.is_empty() {
+                round.close(&pending, &mut ready);
+                if !round.tasks.is_empty() {
                     self.answer_now(graph, cloud, results, &round, &mut answers, &mut outputs);
                     results.insert_node_bytes(
                         graph,
-                        round.iter().zip(&answers).filter_map(|(&i, a)| match a {
-                            Now::Done(_, Some((part, range))) => {
-                                Some((i, outputs.get(*part)?.get(range.clone())?))
-                            }
-                            _ => None,
-                        }),
+                        round
+                            .tasks
+                            .iter()
+                            .zip(&answers)
+                            .filter_map(|(&i, a)| match a {
+                                Now::Done(_, Some((part, range))) => {
+                                    Some((i, outputs.get(*part)?.get(range.clone())?))
+                                }
+                                _ => None,
+                            }),
                     );
-                    for (&i, answer) in round.iter().zip(answers.drain(..)) {
+                    round.forget_positions();
+                    for (&i, answer) in round.tasks.iter().zip(answers.drain(..)) {
                         let Some(node) = graph.node(i) else { continue };
                         let outcome = match answer {
+                            // Its dependencies were not found before it: it waits for them
+                            // as any task does.
+                            Now::Deferred => continue,
                             Now::Later => {
+                                // A task asked after its dependencies in the round became
+                                // ready as they were settled above.
+                                ready.remove(i);
                                 later.push_back(i);
                                 continue;
                             }
                             Now::Done(outcome, _) => outcome,
                         };
+                        ready.remove(i);
                         let running = in_flight.len();
                         self.emit(|| Event::Started {
                             key: node.key().clone(),
@@ -439,7 +462,7 @@ impl Executor {
                         results,
                         clock: self.opts.clock.as_ref(),
                         attempt: 1,
-                        recorded: None,
+                        resolver: None,
                     })
                 });
                 started += 1;
@@ -495,68 +518,110 @@ impl Executor {
         graph: &TaskGraph<C>,
         cloud: &C,
         results: &Results,
-        round: &[usize],
+        round: &Round,
         answers: &mut Vec<Now>,
         outputs: &mut Vec<Vec<u8>>,
     ) {
+        let tasks = &round.tasks;
         answers.clear();
-        answers.resize_with(round.len(), || Now::Later);
-        let threads = (round.len() / MIN_TASKS_PER_THREAD).clamp(1, self.opts.plan_threads.max(1));
+        answers.resize_with(tasks.len(), || Now::Later);
+        let threads = (tasks.len() / MIN_TASKS_PER_THREAD).clamp(1, self.opts.plan_threads.max(1));
         outputs.resize_with(threads, Vec::new);
         for buffer in outputs.iter_mut() {
             buffer.clear();
         }
-        let answer_all =
-            |part: usize, round: &[usize], answers: &mut [Now], buffer: &mut Vec<u8>| {
-                // Nothing is recorded while a round is asked: the results are read once.
-                let recorded = results.read();
-                for (&i, answer) in round.iter().zip(answers) {
-                    *answer = match self.answer_one(graph, cloud, results, &recorded, i) {
-                        Answer::Later => Now::Later,
-                        Answer::Done(outcome, found) => {
-                            let range = found.map(|o| {
-                                let start = buffer.len();
-                                buffer.extend_from_slice(o.as_bytes());
-                                (part, start..buffer.len())
-                            });
-                            Now::Done(outcome, range)
-                        }
-                    };
-                }
-            };
         // Each thread takes a run of neighbouring tasks, whose data lies together.
-        let per_thread = round.len().div_ceil(threads);
-        let mut parts = round
-            .chunks(per_thread)
-            .zip(answers.chunks_mut(per_thread))
+        let per_thread = tasks.len().div_ceil(threads);
+        let answer_all = |part: usize, answers: &mut [Now], buffer: &mut Vec<u8>| {
+            // Nothing is recorded while a round is asked: the results are read once.
+            let recorded = results.read();
+            let first = part * per_thread;
+            for k in 0..answers.len() {
+                let (Some(&i), Some(&waits)) = (tasks.get(first + k), round.waits.get(first + k))
+                else {
+                    break;
+                };
+                let (before, rest) = answers.split_at_mut(k);
+                let answer = {
+                    // What this thread found earlier in the round, for a task taken after
+                    // its dependencies: their outputs are not recorded yet.
+                    let mine = |d: usize| match round.position(d)?.checked_sub(first) {
+                        Some(j) if j < k => Some(&before[j]),
+                        _ => None,
+                    };
+                    let unrecorded = |d: usize| match mine(d) {
+                        Some(Now::Done(Ok(_), Some((_, range)))) => {
+                            buffer.get(range.clone()).map(OutputsView)
+                        }
+                        _ => None,
+                    };
+                    // Such a task is asked when this thread found every dependency the
+                    // round holds; otherwise it waits for them as any task does.
+                    let asked = !waits
+                        || graph.dependencies(i).iter().all(|&d| {
+                            round.position(d).is_none()
+                                || matches!(mine(d), Some(Now::Done(Ok(_), _)))
+                        });
+                    if asked {
+                        let unrecorded: &Unrecorded<'_> = &unrecorded;
+                        self.answer_one(
+                            graph,
+                            cloud,
+                            results,
+                            &recorded,
+                            i,
+                            waits.then_some(unrecorded),
+                        )
+                    } else {
+                        Answer::Deferred
+                    }
+                };
+                let Some(slot) = rest.first_mut() else { break };
+                *slot = match answer {
+                    Answer::Later => Now::Later,
+                    Answer::Deferred => Now::Deferred,
+                    Answer::Done(outcome, found) => {
+                        let range = found.map(|o| {
+                            let start = buffer.len();
+                            buffer.extend_from_slice(o.as_bytes());
+                            (part, start..buffer.len())
+                        });
+                        Now::Done(outcome, range)
+                    }
+                };
+            }
+        };
+        let mut parts = answers
+            .chunks_mut(per_thread)
             .zip(outputs.iter_mut())
             .enumerate();
-        let Some((_, ((own_round, own_answers), own_buffer))) = parts.next() else {
+        let Some((_, (own_answers, own_buffer))) = parts.next() else {
             return;
         };
         if threads == 1 {
-            answer_all(0, own_round, own_answers, own_buffer);
+            answer_all(0, own_answers, own_buffer);
             return;
         }
         std::thread::scope(|s| {
-            for (part, ((round, answers), buffer)) in parts {
+            for (part, (answers, buffer)) in parts {
                 // A thread that cannot be started leaves its tasks to `find`.
                 let _ = std::thread::Builder::new()
                     .name("kops-plan".into())
-                    .spawn_scoped(s, move || answer_all(part, round, answers, buffer));
+                    .spawn_scoped(s, move || answer_all(part, answers, buffer));
             }
-            answer_all(0, own_round, own_answers, own_buffer);
+            answer_all(0, own_answers, own_buffer);
         });
     }
 
     /// One task's answer in a plan's round ([`Executor::answer_now`]).
-    fn answer_one<C: ?Sized + Sync>(
+    fn answer_one<'b, C: ?Sized + Sync>(
         &self,
-        graph: &TaskGraph<C>,
+        graph: &'b TaskGraph<C>,
         cloud: &C,
         results: &Results,
-        recorded: &Recorded,
+        recorded: &'b Recorded,
         i: usize,
+        unrecorded: Option<&'b Unrecorded<'b>>,
     ) -> Answer {
         let Some(node) = graph.node(i) else {
             return Answer::Later;
@@ -566,19 +631,23 @@ impl Executor {
         }
         let span = tracing::info_span!("task", kind = node.key().kind(), name = node.key().name());
         let _in_span = span.enter();
+        let mut resolver = NodeResolver::new(recorded, graph, i);
+        if let Some(unrecorded) = unrecorded {
+            resolver = resolver.with_unrecorded(unrecorded);
+        }
         let cx = Context {
             cloud,
             key: node.key(),
             results,
             clock: self.opts.clock.as_ref(),
             attempt: 1,
-            recorded: Some(recorded),
+            resolver: Some(&resolver),
         };
         match node.task().find_now(&cx) {
             None => Answer::Later,
             // A retryable failure is retried the usual way, through `find`.
             Some(Err(e)) if e.is_retryable() => Answer::Later,
-            Some(found) => match self.judge(graph, i, node, results, Mode::Plan, found) {
+            Some(found) => match self.judge(node, &resolver, Mode::Plan, found) {
                 Judged::Done(Err(e), _) if e.is_retryable() => Answer::Later,
                 Judged::Done(outcome, outputs) => Answer::Done(outcome, outputs),
                 Judged::Apply(..) => Answer::Later,
@@ -617,7 +686,7 @@ impl Executor {
                             results,
                             clock: self.opts.clock.as_ref(),
                             attempt,
-                            recorded: None,
+                            resolver: None,
                         };
                         deleter.delete(&cx, o).await
                     })
@@ -738,7 +807,7 @@ impl Executor {
                     results,
                     clock: self.opts.clock.as_ref(),
                     attempt,
-                    recorded: None,
+                    resolver: None,
                 };
                 async move { self.attempt(graph, i, node, &cx, mode, head).await }
             })
@@ -757,7 +826,9 @@ impl Executor {
         mode: Mode,
         found: Result<Option<Found>>,
     ) -> Settled {
-        match self.judge(graph, i, node, results, mode, found) {
+        let judged =
+            results.with_resolver(graph, i, |resolver| self.judge(node, resolver, mode, found));
+        match judged {
             Judged::Done(outcome, outputs) => {
                 if let Some(outputs) = outputs {
                     results.insert_node(graph, i, outputs);
@@ -772,10 +843,8 @@ impl Executor {
     /// (so tasks are judged on several threads at once).
     fn judge<C: ?Sized + Sync>(
         &self,
-        graph: &TaskGraph<C>,
-        i: usize,
         node: &Node<C>,
-        results: &Results,
+        resolver: &dyn Resolver,
         mode: Mode,
         found: Result<Option<Found>>,
     ) -> Judged {
@@ -807,15 +876,13 @@ impl Executor {
         let evaluated = match found.as_mut().and_then(Found::take_changes) {
             // The task compared the object itself: its fields are not needed.
             Some(changes) => evaluate_compared(node.key(), node.lifecycle(), changes),
-            None => results.with_resolver(graph, i, |resolver| {
-                evaluate(
-                    node.key(),
-                    node.lifecycle(),
-                    node.fields(),
-                    found.as_ref(),
-                    resolver,
-                )
-            }),
+            None => evaluate(
+                node.key(),
+                node.lifecycle(),
+                node.fields(),
+                found.as_ref(),
+                resolver,
+            ),
         };
         let item = match evaluated {
             Ok(item) => item,
@@ -881,6 +948,106 @@ impl Executor {
     }
 }
 
+/// The tasks of a plan's round, in the order they were taken. A round takes the ready
+/// tasks, and with them a task whose dependencies not yet done are all in the round before
+/// it: the thread that finds those dependencies asks it too, right after them, from the
+/// outputs it found (so a round can follow a chain of tasks, in the order they lie in
+/// memory, instead of one level of the graph).
+struct Round {
+    tasks: Vec<usize>,
+    /// Per task of `tasks`: whether it was taken after some of its dependencies.
+    waits: Vec<bool>,
+    /// Each node's position in `tasks` (`u32::MAX`: not in the round).
+    positions: Vec<u32>,
+    /// Per node: how many of its dependencies the round holds.
+    taken_deps: Vec<u32>,
+    /// The nodes whose `taken_deps` is not zero.
+    touched: Vec<usize>,
+}
+
+impl Round {
+    const NONE: u32 = u32::MAX;
+
+    /// A round for a graph of `n` nodes.
+    fn new(n: usize) -> Self {
+        Round {
+            tasks: Vec::new(),
+            waits: Vec::new(),
+            positions: vec![Self::NONE; n],
+            taken_deps: vec![0; n],
+            touched: Vec::new(),
+        }
+    }
+
+    fn begin(&mut self) {
+        self.tasks.clear();
+        self.waits.clear();
+    }
+
+    /// Takes node `i`; a dependent after it whose dependencies not yet done are all taken
+    /// now becomes ready for this round.
+    fn take<C: ?Sized + Sync>(
+        &mut self,
+        graph: &TaskGraph<C>,
+        i: usize,
+        waits: bool,
+        pending: &[u32],
+        ready: &mut Ready,
+    ) {
+        if let Some(p) = self.positions.get_mut(i) {
+            *p = u32::try_from(self.tasks.len()).unwrap_or(Self::NONE);
+        }
+        self.tasks.push(i);
+        self.waits.push(waits);
+        for &d in graph.dependents(i) {
+            // Only a later node: the round's order is then the order its tasks are asked.
+            if d <= i {
+                continue;
+            }
+            let Some(taken) = self.taken_deps.get_mut(d) else {
+                continue;
+            };
+            if *taken == 0 {
+                self.touched.push(d);
+            }
+            *taken += 1;
+            if pending.get(d) == Some(taken) {
+                ready.push(d);
+            }
+        }
+    }
+
+    /// Ends the taking: a dependent made ready for the round and not taken (the round is
+    /// full) is not ready any more.
+    fn close(&mut self, pending: &[u32], ready: &mut Ready) {
+        let mut touched = std::mem::take(&mut self.touched);
+        for d in touched.drain(..) {
+            let taken = self.taken_deps.get_mut(d).map_or(0, std::mem::take);
+            if pending.get(d) == Some(&taken) && self.position(d).is_none() {
+                ready.remove(d);
+            }
+        }
+        self.touched = touched;
+    }
+
+    /// Node `d`'s position in the round.
+    fn position(&self, d: usize) -> Option<usize> {
+        self.positions
+            .get(d)
+            .filter(|&&p| p != Self::NONE)
+            .map(|&p| p as usize)
+    }
+
+    /// Forgets the positions, once the round's tasks were asked.
+    fn forget_positions(&mut self) {
+        for &i in &self.tasks {
+            if let Some(p) = self.positions.get_mut(i) {
+                *p = Self::NONE;
+            }
+        }
+    }
+}
+
 /// The set of ready nodes, taken lowest index first: one bit per node, and one summary
 /// bit per word of them, so that finding the lowest reads a few words.
 struct Ready {
@@ -906,6 +1073,17 @@ impl Ready {
             *word |= 1 << (i % 64);
             *sum |= 1 << (w % 64);
             self.low = self.low.min(w / 64);
+        }
+    }
+
+    /// Takes `i` out of the set, when it is there.
+    fn remove(&mut self, i: usize) {
+        let w = i / 64;
+        if let (Some(word), Some(sum)) = (self.words.get_mut(w), self.summary.get_mut(w / 64)) {
+            *word &= !(1 << (i % 64));
+            if *word == 0 {
+                *sum &= !(1 << (w % 64));
+            }
         }
     }
 
@@ -954,6 +1132,9 @@ enum Judged {
 enum Answer {
     /// It has no answer without waiting: it goes the usual way.
     Later,
+    /// It was taken after its dependencies and they were not all found before it: it waits
+    /// for them as any task does.
+    Deferred,
     /// Its outcome, and the outputs to record.
     Done(Result<PlanItem>, Option<Outputs>),
 }
@@ -962,6 +1143,8 @@ enum Answer {
 enum Now {
     /// It has no answer without waiting: it goes the usual way.
     Later,
+    /// As [`Answer::Deferred`].
+    Deferred,
     /// Its outcome, and where its outputs lie: which thread's buffer, and where in it.
     Done(Result<PlanItem>, Option<(usize, std::ops::Range<usize>)>),
 }

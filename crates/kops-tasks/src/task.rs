@@ -419,11 +419,7 @@ impl Results {
         f: impl FnOnce(&NodeResolver<'_, C>) -> R,
     ) -> R {
         let r = self.read();
-        f(&NodeResolver {
-            recorded: &r,
-            graph,
-            from,
-        })
+        f(&NodeResolver::new(&r, graph, from))
     }
 }
 
@@ -440,6 +436,38 @@ pub(crate) struct NodeResolver<'a, C: ?Sized + Sync> {
     recorded: &'a Recorded,
     graph: &'a TaskGraph<C>,
     from: usize,
+    /// Outputs not recorded yet, by node: those a plan's round found earlier on the same
+    /// thread ([`NodeResolver::with_unrecorded`]).
+    unrecorded: Option<&'a Unrecorded<'a>>,
+}
+
+/// The outputs a plan's round found for a node and has not recorded yet, if any.
+pub(crate) type Unrecorded<'a> = dyn Fn(usize) -> Option<OutputsView<'a>> + Sync + 'a;
+
+impl<'a, C: ?Sized + Sync> NodeResolver<'a, C> {
+    pub(crate) fn new(recorded: &'a Recorded, graph: &'a TaskGraph<C>, from: usize) -> Self {
+        NodeResolver {
+            recorded,
+            graph,
+            from,
+            unrecorded: None,
+        }
+    }
+
+    /// The same resolver, reading the outputs of a node `unrecorded` gives there first.
+    pub(crate) fn with_unrecorded(self, unrecorded: &'a Unrecorded<'a>) -> Self {
+        NodeResolver {
+            unrecorded: Some(unrecorded),
+            ..self
+        }
+    }
+
+    /// The outputs of node `d`.
+    fn outputs_at(&self, run: &'a RunOutputs, d: usize) -> Option<OutputsView<'a>> {
+        self.unrecorded
+            .and_then(|unrecorded| unrecorded(d))
+            .or_else(|| run.slot(d))
+    }
 }
 
 impl<C: ?Sized + Sync> Resolver for NodeResolver<'_, C> {
@@ -458,11 +486,11 @@ impl<C: ?Sized + Sync> Resolver for NodeResolver<'_, C> {
                     .dependencies(self.from)
                     .iter()
                     .find(|&&d| run.table.ids.get(d) == Some(&id))
-                    .and_then(|&d| run.slot(d))
+                    .and_then(|&d| self.outputs_at(run, d))
                     .or_else(|| {
                         self.graph
                             .target_of(self.from, r)
-                            .and_then(|j| self.recorded.slot(j))
+                            .and_then(|j| self.outputs_at(run, j))
                     })
             }
             None => self.recorded.get(&r.key),
@@ -480,9 +508,9 @@ pub struct Context<'a, C: ?Sized> {
     pub(crate) results: &'a Results,
     pub(crate) clock: &'a dyn Clock,
     pub(crate) attempt: u32,
-    /// The results as read for a whole round of lookups, when the executor holds them:
-    /// read here without taking the lock once per task.
-    pub(crate) recorded: Option<&'a Recorded>,
+    /// The resolver of a plan's round, which read the results once for the whole round
+    /// (references resolve there without taking the lock once per task).
+    pub(crate) resolver: Option<&'a (dyn Resolver + Sync)>,
 }
 
 impl<'a, C: ?Sized> Context<'a, C> {
@@ -494,7 +522,7 @@ impl<'a, C: ?Sized> Context<'a, C> {
             results,
             clock,
             attempt: 1,
-            recorded: None,
+            resolver: None,
         }
     }
 
@@ -528,8 +556,8 @@ impl<'a, C: ?Sized> Context<'a, C> {
     /// place, [`Found::compared`]). `f` must not wait on anything: other tasks cannot
     /// record their outputs while it runs.
     pub fn with_resolver<R>(&self, f: impl FnOnce(&dyn Resolver) -> R) -> R {
-        match self.recorded {
-            Some(recorded) => f(recorded),
+        match self.resolver {
+            Some(resolver) => f(resolver),
             None => f(&*self.results.read()),
         }
     }

@@ -268,3 +268,140 @@ fn a_permanent_failure_given_now_fails_the_task_and_skips_its_dependents() {
     assert_eq!(report.plan.items.len() + report.skipped.len(), 1599);
     assert_eq!(cloud.finds.load(Ordering::SeqCst), 0);
 }
+
+/// `n` items, each after the first under a parent picked among the items before it (so
+/// the graph is deep: chains of items that lie one after another); the cloud holds all of
+/// them, every thirteenth under another parent than its task names. `now(i)` says how
+/// item `i` answers `find_now`.
+fn tree(n: usize, now: impl Fn(usize) -> Now) -> (Vec<Box<dyn Task<Cloud>>>, Cloud, Vec<usize>) {
+    let mut cloud = Cloud::default();
+    let mut tasks: Vec<Box<dyn Task<Cloud>>> = Vec::new();
+    let mut parents = Vec::with_capacity(n);
+    let mut seed = 0x9e37_79b9_u64;
+    let key = |i: usize| TaskKey::new("Item", format!("item-{i:05}"));
+    for i in 0..n {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        // Mostly a recent item, so that chains run through a round.
+        let parent = i.checked_sub(1 + (seed >> 33) as usize % 8.min(i.max(1)));
+        parents.push(parent.unwrap_or(usize::MAX));
+        let mut fields = Fields::new().with("size", (i % 40) as i64);
+        let mut stored = fields.clone();
+        if let Some(p) = parent {
+            fields = fields.with("parent", &key(p));
+            let named = if i % 13 == 0 { p + 1 } else { p };
+            stored = stored.with("parent", format!("id-{named}"));
+        }
+        cloud.objects.insert(key(i), (format!("id-{i}"), stored));
+        tasks.push(Box::new(NowTask {
+            key: key(i),
+            fields,
+            now: now(i),
+        }));
+    }
+    (tasks, cloud, parents)
+}
+
+fn plan_tree(
+    n: usize,
+    threads: usize,
+    now: impl Fn(usize) -> Now,
+) -> (Vec<(TaskKey, Action, Vec<String>)>, Cloud) {
+    let (tasks, cloud, _) = tree(n, now);
+    let graph = TaskGraph::build(tasks).unwrap();
+    let (exec, clock) = executor(threads);
+    let plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
+    let items = plan
+        .items
+        .iter()
+        .map(|i| {
+            let fields = i.changes.iter().map(|c| c.field.clone()).collect();
+            (i.key.clone(), i.action, fields)
+        })
+        .collect();
+    (items, cloud)
+}
+
+#[test]
+fn chains_of_tasks_answered_in_one_round_resolve_to_the_ids_found_before_them() {
+    let n = 6000;
+    let (through_find, cloud) = plan_tree(n, 1, |_| Now::Never);
+    assert_eq!(cloud.finds.load(Ordering::SeqCst), n);
+    let changed: Vec<_> = through_find
+        .iter()
+        .filter(|(_, a, _)| *a == Action::Update)
+        .collect();
+    // Every thirteenth item but the first names another parent: nothing else differs.
+    assert_eq!(changed.len(), (n - 1) / 13);
+    assert!(changed.iter().all(|(_, _, f)| f == &["parent".to_owned()]));
+    for threads in [1, 2, 4] {
+        let (now, cloud) = plan_tree(n, threads, |_| Now::Answer);
+        assert_eq!(now, through_find, "{threads} thread(s)");
+        assert_eq!(cloud.finds.load(Ordering::SeqCst), 0, "{threads} thread(s)");
+        assert_eq!(cloud.answered_now.load(Ordering::SeqCst), n);
+    }
+    // Items answered only through `find` in the middle of the chains: the items after
+    // them wait for them, and still see their IDs.
+    let mixed = |i: usize| if i % 5 == 2 { Now::Never } else { Now::Answer };
+    let throttled = |i: usize| {
+        if i % 97 == 3 {
+            Now::Throttled
+        } else {
+            Now::Answer
+        }
+    };
+    for threads in [1, 2] {
+        let (plan, cloud) = plan_tree(n, threads, mixed);
+        assert_eq!(
+            plan, through_find,
+            "{threads} thread(s), some never answered"
+        );
+        assert_eq!(cloud.finds.load(Ordering::SeqCst), n / 5);
+        let (plan, cloud) = plan_tree(n, threads, throttled);
+        assert_eq!(plan, through_find, "{threads} thread(s), some throttled");
+        assert_eq!(cloud.finds.load(Ordering::SeqCst), n.div_ceil(97));
+    }
+}
+
+#[test]
+fn a_failure_in_a_chain_skips_exactly_the_items_under_it() {
+    let n = 3000;
+    let (_, _, parents) = tree(n, |_| Now::Answer);
+    // The items under item `b`: it is their parent, or their parent's, ...
+    let under = |b: usize| {
+        let mut under = vec![false; n];
+        for i in b + 1..n {
+            let p = parents[i];
+            under[i] = p == b || (p != usize::MAX && under[p]);
+        }
+        under.iter().filter(|&&u| u).count()
+    };
+    // An item with some items under it, not most.
+    let broken = (30..n)
+        .find(|&b| (20..n / 2).contains(&under(b)))
+        .expect("the tree has such an item");
+    let expected = under(broken);
+    for threads in [1, 2] {
+        let (tasks, cloud, _) = tree(n, |i| {
+            if i == broken {
+                Now::Broken
+            } else {
+                Now::Answer
+            }
+        });
+        let graph = TaskGraph::build(tasks).unwrap();
+        let (exec, clock) = executor(threads);
+        let report = clock
+            .block_on(async {
+                let results = kops_tasks::Results::new();
+                exec.run(&graph, &cloud, kops_tasks::Mode::Plan, &results)
+                    .await
+            })
+            .unwrap();
+        let broken_key = TaskKey::new("Item", format!("item-{broken:05}"));
+        assert_eq!(report.failed.len(), 1);
+        assert_eq!(report.failed[0].0, broken_key);
+        assert_eq!(report.skipped.len(), expected, "{threads} thread(s)");
+        assert!(report.skipped.iter().all(|(_, by)| *by == broken_key));
+        assert_eq!(report.plan.items.len() + expected, n - 1);
+    }
+}
