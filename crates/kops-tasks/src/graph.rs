@@ -159,24 +159,35 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         let mut refs: Vec<KeyId> = Vec::with_capacity(n);
         let mut ref_start: Vec<usize> = Vec::with_capacity(n + 1);
         let mut extra: Vec<(usize, TaskKey)> = Vec::new();
-        for task in tasks {
-            let key = task.key().clone();
-            keys.push(key.clone());
-            let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
-            ref_start.push(refs.len());
-            let node = Node {
-                task,
-                key,
-                fields: OnceLock::new(),
-                lifecycle,
-            };
-            node.for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
-            for k in node.task.dependencies() {
-                extra.push((entries.len(), k));
+        let mut tasks = tasks.into_iter().peekable();
+        let mut group: Vec<Box<dyn Task<C>>> = Vec::with_capacity(GROUP);
+        while tasks.peek().is_some() {
+            group.extend(tasks.by_ref().take(GROUP));
+            // First what the group's keys are, read without writing them, so that the
+            // reads of neighbouring tasks wait for memory together; then the clones,
+            // whose counts are written where the reads brought them.
+            for task in &group {
+                let key = task.key();
+                ids.push(KeyId::of(key));
+                sorter.push(key);
             }
-            ids.push(KeyId::of(&node.key));
-            sorter.push(&node.key);
-            entries.push(node);
+            for task in group.drain(..) {
+                let key = task.key().clone();
+                keys.push(key.clone());
+                let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
+                ref_start.push(refs.len());
+                let node = Node {
+                    task,
+                    key,
+                    fields: OnceLock::new(),
+                    lifecycle,
+                };
+                node.for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
+                for k in node.task.dependencies() {
+                    extra.push((entries.len(), k));
+                }
+                entries.push(node);
+            }
         }
         ref_start.push(refs.len());
 
@@ -397,6 +408,9 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
         levels
     }
 }
+
+/// Tasks read together by the build's first pass.
+const GROUP: usize = 16;
 
 /// What identifies a key without reading its text: its hash and the address of its text
 /// (equal for clones of one key; keys made separately compare their text).
