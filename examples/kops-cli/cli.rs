@@ -122,6 +122,9 @@ pub struct CreateArgs {
 pub enum CreateCommand {
     /// Create a cluster specification from flags
     Cluster(Box<CreateClusterArgs>),
+    /// Add an instance group to a cluster (opened in $EDITOR first unless --edit=false)
+    #[command(alias = "ig", alias = "instancegroups")]
+    Instancegroup(CreateIgArgs),
     /// Add an admin SSH public key to a cluster
     Sshpublickey(CreateSshKeyArgs),
     /// Add a new CA keypair to a keyset (keypair rotation)
@@ -218,6 +221,38 @@ pub struct CreateClusterArgs {
     /// Format of the --dry-run manifest
     #[arg(short, long, value_enum, default_value = "yaml")]
     pub output: ManifestFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateIgArgs {
+    /// Instance group name
+    pub group: String,
+    /// Role of its machines: node, control-plane or bastion
+    #[arg(long, default_value = "node")]
+    pub role: String,
+    /// Subnets to run in, comma-separated (default: every subnet that is neither a
+    /// utility nor a dual-stack one; a control-plane group must name them)
+    #[arg(long = "subnet", value_delimiter = ',')]
+    pub subnets: Vec<String>,
+    /// Zones to run in, comma-separated (required on GCE)
+    #[arg(long = "zone", value_delimiter = ',')]
+    pub zones: Vec<String>,
+    /// Print the instance group instead of storing it
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Format of the --dry-run output
+    #[arg(short, long, value_enum, default_value = "yaml")]
+    pub output: ManifestFormat,
+    /// Open the new group in $EDITOR before storing it; --edit=false stores it as is
+    #[arg(
+        long,
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub edit: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,11 +10,17 @@
 use std::path::Path;
 
 use anyhow::{Context as _, anyhow, bail};
+use kops_api::defaults::PopulateOptions;
 use kops_api::manifest::Object;
 use kops_api::v1alpha2;
-use kops_model::{DnsType, NewClusterOptions, Topology, new_cluster};
+use kops_model::{
+    DnsType, GroupRole, NewClusterOptions, NewInstanceGroupOptions, Topology, new_cluster,
+    new_instance_group,
+};
 
-use crate::cli::{CloudArg, CreateClusterArgs, CreateSshKeyArgs, DnsArg, Global, TopologyArg};
+use crate::cli::{
+    CloudArg, CreateClusterArgs, CreateIgArgs, CreateSshKeyArgs, DnsArg, Global, TopologyArg,
+};
 use crate::spec::{self, Manifest};
 use crate::state::{self, State};
 
@@ -103,6 +109,54 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
     println!("Created cluster {name} in {}", st.url);
     println!(" * edit it:    kops edit cluster {name}");
     println!(" * plan it:    kops update cluster {name}");
+    println!(" * apply it:   kops update cluster {name} --yes");
+    Ok(())
+}
+
+/// `kops create instancegroup`: the group as kOps' command makes it (role, subnets, zones,
+/// node label, and the machine type, image and sizes the completed spec gives it), checked
+/// with the cluster's other groups; printed with --dry-run, opened in the editor unless
+/// --edit=false, then stored under the cluster's lock.
+pub async fn create_instance_group(global: &Global, args: &CreateIgArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(None, global)?;
+    let st = State::open(global).await?;
+    let cluster = st.cluster(&name).await?.value;
+    let existing: Vec<v1alpha2::InstanceGroup> = st
+        .registry
+        .list_instance_groups(&name)
+        .await
+        .with_context(|| format!("listing the instance groups of cluster {name}"))?
+        .into_iter()
+        .map(|g| g.value)
+        .collect();
+    let options = NewInstanceGroupOptions::new(args.group.as_str())
+        .with_role(GroupRole::parse(&args.role).map_err(|e| anyhow!(e).context("--role"))?)
+        .with_subnets(args.subnets.iter().cloned())
+        .with_zones(args.zones.iter().cloned());
+    let populate = PopulateOptions::default().with_channel(spec::channel()?);
+    let group = new_instance_group(&cluster, &existing, &options, &populate).map_err(|e| {
+        anyhow!(e).context(format!(
+            "creating instance group {:?} of cluster {name}",
+            args.group
+        ))
+    })?;
+    if args.dry_run {
+        let json = args.output == crate::cli::ManifestFormat::Json;
+        print!("{}", spec::render(&[Object::InstanceGroup(group)], json)?);
+        return Ok(());
+    }
+    if args.edit {
+        return crate::edit::edit_new_group(&st, &name, group).await;
+    }
+    st.locked(&name, "create instancegroup", async || {
+        st.registry
+            .create_instance_group(&name, &group)
+            .await
+            .map(|_| ())
+            .with_context(|| format!("storing instance group {} of cluster {name}", group.name()))
+    })
+    .await?;
+    println!("Created instance group {name}/{}", group.name());
     println!(" * apply it:   kops update cluster {name} --yes");
     Ok(())
 }

@@ -27,6 +27,8 @@ const HEADER: &str = "\
 enum Target {
     Cluster(String),
     Group(String, String),
+    /// An instance group `create instancegroup` made, not stored yet.
+    NewGroup(String, Box<v1alpha2::InstanceGroup>),
 }
 
 impl Target {
@@ -34,6 +36,7 @@ impl Target {
         match self {
             Target::Cluster(c) => format!("cluster {c}"),
             Target::Group(c, g) => format!("instance group {g} of cluster {c}"),
+            Target::NewGroup(c, g) => format!("new instance group {} of cluster {c}", g.name()),
         }
     }
 }
@@ -48,6 +51,17 @@ pub async fn edit_cluster(global: &Global, args: &EditClusterArgs) -> anyhow::Re
 pub async fn edit_instance_group(global: &Global, args: &EditIgArgs) -> anyhow::Result<()> {
     let name = state::cluster_name(None, global)?;
     edit(global, Target::Group(name, args.group.clone())).await
+}
+
+/// `kops create instancegroup` without --edit=false: `group` is opened in the editor and
+/// stored once the cluster with it completes and validates. Saving it unchanged stores it
+/// as it was made; emptying the file cancels.
+pub async fn edit_new_group(
+    st: &State,
+    cluster: &str,
+    group: v1alpha2::InstanceGroup,
+) -> anyhow::Result<()> {
+    edit_in(st, Target::NewGroup(cluster.to_owned(), Box::new(group))).await
 }
 
 fn editor() -> String {
@@ -140,48 +154,69 @@ async fn check(st: &State, target: &Target, text: &str, source: &str) -> anyhow:
             spec::check_groups(c, &groups)?;
             Ok(Edited::Cluster(Box::new(c.clone())))
         }
-        Target::Group(cluster, group) => {
-            let [g] = m.groups.as_slice() else {
-                bail!("{source}: expected exactly one InstanceGroup, found {count} object(s)");
-            };
-            if count != 1 {
-                bail!("{source}: expected exactly one InstanceGroup, found {count} object(s)");
-            }
-            if g.name() != group {
-                bail!(
-                    "{source}: metadata.name: renaming instance group {group} to {:?} is not supported",
-                    g.name()
-                );
-            }
-            let c = st.cluster(cluster).await?.value;
-            let mut groups: Vec<_> = st
-                .registry
-                .list_instance_groups(cluster)
-                .await
-                .with_context(|| format!("listing instance groups of cluster {cluster}"))?
-                .into_iter()
-                .map(|x| x.value)
-                .collect();
-            for x in groups.iter_mut() {
-                if x.name() == group {
-                    *x = g.clone();
-                }
-            }
-            spec::check_groups(&c, &groups)?;
-            Ok(Edited::Group(Box::new(g.clone())))
+        Target::Group(cluster, group) => check_group(st, cluster, group, false, &m, source).await,
+        Target::NewGroup(cluster, group) => {
+            check_group(st, cluster, group.name(), true, &m, source).await
         }
     }
 }
 
+/// Checks an edited instance group `group` of `cluster`: the cluster with its other groups
+/// and this one (`new`: added to them, else replacing the stored one) must complete.
+async fn check_group(
+    st: &State,
+    cluster: &str,
+    group: &str,
+    new: bool,
+    m: &Manifest,
+    source: &str,
+) -> anyhow::Result<Edited> {
+    let count = m.clusters.len() + m.groups.len() + m.ssh_credentials.len() + m.additional.len();
+    let [g] = m.groups.as_slice() else {
+        bail!("{source}: expected exactly one InstanceGroup, found {count} object(s)");
+    };
+    if count != 1 {
+        bail!("{source}: expected exactly one InstanceGroup, found {count} object(s)");
+    }
+    if g.name() != group {
+        bail!(
+            "{source}: metadata.name: renaming instance group {group} to {:?} is not supported",
+            g.name()
+        );
+    }
+    let c = st.cluster(cluster).await?.value;
+    let mut groups: Vec<_> = st
+        .registry
+        .list_instance_groups(cluster)
+        .await
+        .with_context(|| format!("listing instance groups of cluster {cluster}"))?
+        .into_iter()
+        .map(|x| x.value)
+        .collect();
+    match groups.iter_mut().find(|x| x.name() == group) {
+        Some(_) if new => {
+            bail!("instance group {group:?} already exists in cluster {cluster}")
+        }
+        Some(x) => *x = g.clone(),
+        None => groups.push(g.clone()),
+    }
+    spec::check_groups(&c, &groups)?;
+    Ok(Edited::Group(Box::new(g.clone())))
+}
+
 async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
     let st = State::open(global).await?;
+    edit_in(&st, target).await
+}
+
+async fn edit_in(st: &State, target: Target) -> anyhow::Result<()> {
     let (cluster_name, original, version) = match &target {
         Target::Cluster(c) => {
             let v = st.cluster(c).await?;
             (
                 c.clone(),
                 spec::render(&[Object::Cluster(v.value)], false)?,
-                v.version,
+                Some(v.version),
             )
         }
         Target::Group(c, g) => {
@@ -199,9 +234,14 @@ async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
             (
                 c.clone(),
                 spec::render(&[Object::InstanceGroup(v.value)], false)?,
-                v.version,
+                Some(v.version),
             )
         }
+        Target::NewGroup(c, g) => (
+            c.clone(),
+            spec::render(&[Object::InstanceGroup((**g).clone())], false)?,
+            None,
+        ),
     };
     let file = tempfile::Builder::new()
         .prefix("kops-edit-")
@@ -226,7 +266,8 @@ async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
             println!("Edit cancelled: the file was emptied; nothing saved.");
             return Ok(());
         }
-        if now == original_body && !rejected {
+        // A new group saved as it was made is stored as it is.
+        if now == original_body && !rejected && version.is_some() {
             let _ = std::fs::remove_file(&path);
             println!("Edit cancelled: no changes made.");
             return Ok(());
@@ -237,7 +278,7 @@ async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
                 target.describe()
             );
         }
-        match check(&st, &target, &now, &source).await {
+        match check(st, &target, &now, &source).await {
             Ok(e) => break e,
             Err(e) => {
                 let chain: Vec<String> = e.chain().map(ToString::to_string).collect();
@@ -250,16 +291,16 @@ async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
         }
     };
     let saved = st
-        .locked(&cluster_name, "edit", async || match &edited {
-            Edited::Cluster(c) => st
+        .locked(&cluster_name, "edit", async || match (&edited, &version) {
+            (Edited::Cluster(c), Some(version)) => st
                 .registry
-                .update_cluster(c, &version)
+                .update_cluster(c, version)
                 .await
                 .map(|_| ())
                 .with_context(|| format!("saving cluster {cluster_name}")),
-            Edited::Group(g) => st
+            (Edited::Group(g), Some(version)) => st
                 .registry
-                .update_instance_group(&cluster_name, g, &version)
+                .update_instance_group(&cluster_name, g, version)
                 .await
                 .map(|_| ())
                 .with_context(|| {
@@ -268,6 +309,18 @@ async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
                         g.name()
                     )
                 }),
+            (Edited::Group(g), None) => st
+                .registry
+                .create_instance_group(&cluster_name, g)
+                .await
+                .map(|_| ())
+                .with_context(|| {
+                    format!(
+                        "storing instance group {} of cluster {cluster_name}",
+                        g.name()
+                    )
+                }),
+            (Edited::Cluster(_), None) => bail!("cluster {cluster_name} has no stored version"),
         })
         .await;
     match saved {

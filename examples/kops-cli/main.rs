@@ -121,6 +121,10 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 create::create_cluster(&global, &c).await?;
                 Ok(0)
             }
+            (Some(CreateCommand::Instancegroup(g)), _) => {
+                create::create_instance_group(&global, &g).await?;
+                Ok(0)
+            }
             (Some(CreateCommand::Sshpublickey(k)), _) => {
                 create::create_ssh_public_key(&global, &k).await?;
                 Ok(0)

@@ -781,3 +781,73 @@ fn additional_objects_are_kept_with_the_cluster_and_shape_the_scheduler() {
         env.tree().keys().collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn create_instance_group_prints_edits_and_stores_it() {
+    let env = Env::new();
+    env.create_demo();
+    let before = env.tree();
+    let ig = |args: &[&str]| {
+        let mut all = vec!["--name", CLUSTER, "create", "ig"];
+        all.extend_from_slice(args);
+        all.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| env.kops(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    // A dry run prints what kOps' command writes, and stores nothing.
+    let r = run(ig(&[
+        "extra",
+        "--subnet",
+        "us-test-1a",
+        "--dry-run",
+        "-o",
+        "yaml",
+    ]))
+    .expect(0);
+    for line in [
+        "kind: InstanceGroup",
+        "name: extra",
+        "role: Node",
+        "kops.k8s.io/instancegroup: extra",
+        "kops.k8s.io/cluster: demo.example.com",
+        "machineType: t3.medium",
+        "manager: CloudGroup",
+        "maxSize: 2",
+        "- us-test-1a",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.stdout);
+    }
+    // Bad input names the field and stores nothing.
+    run(ig(&["extra", "--subnet", "us-test-1z", "--edit=false"])).expect_error("us-test-1z");
+    run(ig(&["extra", "--role", "worker", "--edit=false"])).expect_error("role");
+    run(ig(&["nodes-us-test-1a", "--edit=false"])).expect_error("already exists");
+    assert_eq!(env.tree(), before, "a refused create changed the store");
+    // By default the group is opened in the editor first: what it saves is stored.
+    let editor = env.editor("grow.sh", "sed -i 's/maxSize: 2/maxSize: 5/' \"$1\"");
+    let args = ig(&["extra", "--subnet", "us-test-1a"]);
+    env.kops_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("EDITOR", &editor)],
+    )
+    .expect(0);
+    let r = env
+        .kops(&["--name", CLUSTER, "get", "ig", "extra", "-o", "yaml"])
+        .expect(0);
+    assert!(r.stdout.contains("maxSize: 5"), "{}", r.stdout);
+    assert!(r.stdout.contains("minSize: 2"), "{}", r.stdout);
+    // --edit=false stores it as made; the cluster then applies with both new groups.
+    run(ig(&["more", "--edit=false"])).expect(0);
+    let r = env
+        .kops(&["--name", CLUSTER, "get", "ig", "more", "-o", "yaml"])
+        .expect(0);
+    assert!(r.stdout.contains("- us-test-1a"), "{}", r.stdout);
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    env.kops(&["update", "cluster", CLUSTER]).expect(0);
+    let r = env
+        .kops(&["--name", CLUSTER, "get", "ig", "-o", "json"])
+        .expect(0);
+    assert!(
+        r.stdout.contains("\"extra\"") && r.stdout.contains("\"more\""),
+        "{}",
+        r.stdout
+    );
+}

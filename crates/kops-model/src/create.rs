@@ -457,3 +457,176 @@ pub fn new_cluster(
     }
     Ok((cluster, groups))
 }
+
+/// The role of a new instance group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GroupRole {
+    /// Worker nodes.
+    #[default]
+    Node,
+    /// The control plane (API server, etcd, controllers).
+    ControlPlane,
+    /// SSH bastions.
+    Bastion,
+}
+
+impl GroupRole {
+    /// Parses a role as `kops create instancegroup --role` takes it, in any case: `node`,
+    /// `control-plane` (also `controlplane` and `master`) or `bastion`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "node" => Ok(GroupRole::Node),
+            "control-plane" | "controlplane" | "master" => Ok(GroupRole::ControlPlane),
+            "bastion" => Ok(GroupRole::Bastion),
+            "apiserver" => Err(invalid(
+                "role",
+                "API server groups need kOps' APIServerNodes feature, which is not supported",
+            )),
+            other => Err(invalid(
+                "role",
+                format!("unknown role {other:?}; one of node, control-plane, bastion"),
+            )),
+        }
+    }
+
+    /// The role as a stored instance group names it (`Node`, `ControlPlane`, `Bastion`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupRole::Node => "Node",
+            GroupRole::ControlPlane => "ControlPlane",
+            GroupRole::Bastion => "Bastion",
+        }
+    }
+}
+
+/// What `kops create instancegroup` takes.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct NewInstanceGroupOptions {
+    /// The group's name.
+    pub name: String,
+    /// Its role.
+    pub role: GroupRole,
+    /// The cluster subnets its machines run in (default: as kOps infers them, every subnet
+    /// that is neither a utility nor a dual-stack one; a control-plane group must name
+    /// them).
+    pub subnets: Vec<String>,
+    /// The zones its machines run in (required on GCE).
+    pub zones: Vec<String>,
+}
+
+impl NewInstanceGroupOptions {
+    /// A node group named `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        NewInstanceGroupOptions {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Sets the role.
+    pub fn with_role(mut self, role: GroupRole) -> Self {
+        self.role = role;
+        self
+    }
+
+    /// Sets the subnets.
+    pub fn with_subnets<S: Into<String>>(mut self, subnets: impl IntoIterator<Item = S>) -> Self {
+        self.subnets = subnets.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the zones.
+    pub fn with_zones<S: Into<String>>(mut self, zones: impl IntoIterator<Item = S>) -> Self {
+        self.zones = zones.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+/// kOps' `create instancegroup`: the instance group to store beside `existing` in
+/// `cluster`. It carries what kOps' command writes: the role, subnets and zones, the
+/// `kops.k8s.io/instancegroup` node label (and on GCE the metadata-proxy one), and the
+/// machine type, image, sizes and manager the completed spec gives it (`populate` names
+/// the channel). The cluster with all its groups must complete and validate; an error
+/// names the field.
+pub fn new_instance_group(
+    cluster: &v1alpha2::Cluster,
+    existing: &[v1alpha2::InstanceGroup],
+    options: &NewInstanceGroupOptions,
+    populate: &kops_api::defaults::PopulateOptions,
+) -> Result<v1alpha2::InstanceGroup> {
+    let cluster_name = cluster.name();
+    let name = options.name.trim();
+    if name.is_empty() {
+        return Err(invalid("name", "the instance group needs a name"));
+    }
+    if existing.iter().any(|g| g.name() == name) {
+        return Err(invalid(
+            "name",
+            format!("instance group {name:?} already exists in cluster {cluster_name}"),
+        ));
+    }
+    let known: Vec<&str> = cluster
+        .spec
+        .subnets
+        .iter()
+        .flatten()
+        .filter_map(|s| s.name.as_deref())
+        .collect();
+    let subnets = clean(&options.subnets);
+    if let Some(unknown) = subnets.iter().find(|s| !known.contains(&s.as_str())) {
+        return Err(invalid(
+            "subnet",
+            format!(
+                "cluster {cluster_name} has no subnet {unknown:?}; its subnets: {}",
+                known.join(", ")
+            ),
+        ));
+    }
+    let gce = cluster.spec.cloud_provider.as_deref() == Some("gce");
+    let zones = clean(&options.zones);
+    if gce && zones.is_empty() {
+        return Err(invalid(
+            "zone",
+            "an instance group of a GCE cluster needs its zones (--zone)",
+        ));
+    }
+    let mut g = v1alpha2::InstanceGroup::new(name);
+    let mut labels = BTreeMap::new();
+    labels.insert("kops.k8s.io/cluster".to_owned(), cluster_name.to_owned());
+    g.metadata = ObjectMeta {
+        labels: Some(labels),
+        ..ObjectMeta::named(name)
+    };
+    g.spec.role = Some(options.role.as_str().to_owned());
+    g.spec.subnets = (!subnets.is_empty()).then_some(subnets);
+    g.spec.zones = (!zones.is_empty()).then_some(zones);
+    let mut node_labels = BTreeMap::new();
+    node_labels.insert("kops.k8s.io/instancegroup".to_owned(), name.to_owned());
+    if gce {
+        node_labels.insert(
+            "cloud.google.com/metadata-proxy-ready".to_owned(),
+            "true".to_owned(),
+        );
+    }
+    g.spec.node_labels = Some(node_labels);
+
+    let mut all = existing.to_vec();
+    all.push(g.clone());
+    let (_, completed) = crate::complete(cluster, &all, populate)?;
+    let full = completed
+        .iter()
+        .find(|c| c.name() == name)
+        .ok_or_else(|| invalid("name", format!("instance group {name:?} was not completed")))?;
+    let spec = &mut g.spec;
+    spec.machine_type.clone_from(&full.spec.machine_type);
+    spec.image.clone_from(&full.spec.image);
+    spec.min_size = full.spec.min_size;
+    spec.max_size = full.spec.max_size;
+    spec.manager.clone_from(&full.spec.manager);
+    if spec.subnets.is_none() {
+        spec.subnets.clone_from(&full.spec.subnets);
+    }
+    Ok(g)
+}

@@ -98,7 +98,10 @@ mod update;
 
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;
-pub use create::{Cloud, DnsType, NewClusterOptions, Topology, new_cluster};
+pub use create::{
+    Cloud, DnsType, GroupRole, NewClusterOptions, NewInstanceGroupOptions, Topology, new_cluster,
+    new_instance_group,
+};
 pub use error::{Error, Result};
 pub use ingress::ApiIngress;
 pub use update::{ApplyOptions, UpdateOptions, UpdatePlan};

@@ -206,3 +206,167 @@ fn every_shape_create_cluster_offers_completes_and_validates() {
         }
     }
 }
+
+mod new_instance_group {
+    use kops_api::channel::Channel;
+    use kops_api::defaults::PopulateOptions;
+    use kops_model::{
+        Cloud, Error, GroupRole, NewClusterOptions, NewInstanceGroupOptions, Topology, new_cluster,
+        new_instance_group,
+    };
+
+    const CHANNEL: &str = "spec:\n  images:\n  - name: aws-image-amd64\n    providerID: aws\n    architectureID: amd64\n    kubernetesVersion: '>=1.30.0'\n  - name: aws-image-arm64\n    providerID: aws\n    architectureID: arm64\n    kubernetesVersion: '>=1.30.0'\n  - name: gce-image\n    providerID: gce\n    architectureID: amd64\n    kubernetesVersion: '>=1.30.0'\n";
+
+    fn populate() -> PopulateOptions {
+        PopulateOptions::default().with_channel(Channel::parse(CHANNEL).unwrap())
+    }
+
+    fn cluster(
+        cloud: Cloud,
+        topology: Topology,
+    ) -> (
+        kops_api::v1alpha2::Cluster,
+        Vec<kops_api::v1alpha2::InstanceGroup>,
+    ) {
+        let gce = cloud == Cloud::Gce;
+        let zones: &[&str] = if gce {
+            &["us-test1-a", "us-test1-b"]
+        } else {
+            &["us-test-1a", "us-test-1b"]
+        };
+        let mut o = NewClusterOptions::new("ig.example.com", "memfs://store")
+            .with_cloud(cloud)
+            .with_zones(zones.iter().copied())
+            .with_topology(topology)
+            .with_kubernetes_version("v1.34.1");
+        if gce {
+            o = o.with_project(Some("testproject".into()));
+        }
+        new_cluster(&o).unwrap()
+    }
+
+    fn field_of(e: &Error) -> &str {
+        match e {
+            Error::Invalid { field, .. } => field,
+            other => panic!("not an invalid-field error: {other}"),
+        }
+    }
+
+    #[test]
+    fn a_node_group_carries_what_kops_writes() {
+        let (c, groups) = cluster(Cloud::Aws, Topology::Private);
+        let o = NewInstanceGroupOptions::new("nodes-extra").with_subnets(["us-test-1b"]);
+        let g = new_instance_group(&c, &groups, &o, &populate()).unwrap();
+        assert_eq!(g.name(), "nodes-extra");
+        let labels = g.metadata.labels.as_ref().unwrap();
+        assert_eq!(labels["kops.k8s.io/cluster"], "ig.example.com");
+        let s = &g.spec;
+        assert_eq!(s.role.as_deref(), Some("Node"));
+        assert_eq!(s.subnets.as_deref(), Some(&["us-test-1b".to_owned()][..]));
+        assert_eq!(s.machine_type.as_deref(), Some("t3.medium"));
+        assert_eq!(s.image.as_deref(), Some("aws-image-amd64"));
+        assert_eq!((s.min_size, s.max_size), (Some(2), Some(2)));
+        assert_eq!(s.manager.as_deref(), Some("CloudGroup"));
+        let node_labels = s.node_labels.as_ref().unwrap();
+        assert_eq!(node_labels.len(), 1);
+        assert_eq!(node_labels["kops.k8s.io/instancegroup"], "nodes-extra");
+        assert!(s.zones.is_none());
+        // What is stored is still the sparse spec: nothing the cluster derives (kubelet).
+        assert!(s.kubelet.is_none());
+        // The whole cluster, with the new group, completes.
+        let mut all = groups.clone();
+        all.push(g);
+        kops_model::complete(&c, &all, &populate()).unwrap();
+    }
+
+    #[test]
+    fn subnets_left_out_are_inferred_as_kops_does() {
+        // Private topology: the private subnets, never the utility ones.
+        let (c, groups) = cluster(Cloud::Aws, Topology::Private);
+        let g = new_instance_group(
+            &c,
+            &groups,
+            &NewInstanceGroupOptions::new("workers"),
+            &populate(),
+        )
+        .unwrap();
+        assert_eq!(
+            g.spec.subnets.unwrap(),
+            vec!["us-test-1a".to_owned(), "us-test-1b".to_owned()]
+        );
+        // A bastion gets one machine.
+        let b = new_instance_group(
+            &c,
+            &groups,
+            &NewInstanceGroupOptions::new("bastions")
+                .with_role(GroupRole::Bastion)
+                .with_subnets(["utility-us-test-1a"]),
+            &populate(),
+        )
+        .unwrap();
+        assert_eq!((b.spec.min_size, b.spec.max_size), (Some(1), Some(1)));
+        assert_eq!(b.spec.machine_type.as_deref(), Some("t3.micro"));
+        assert_eq!(b.spec.role.as_deref(), Some("Bastion"));
+    }
+
+    #[test]
+    fn bad_input_names_its_field() {
+        let (c, groups) = cluster(Cloud::Aws, Topology::Public);
+        let p = populate();
+        let e = new_instance_group(
+            &c,
+            &groups,
+            &NewInstanceGroupOptions::new("x").with_subnets(["us-test-1z"]),
+            &p,
+        )
+        .unwrap_err();
+        assert_eq!(field_of(&e), "subnet");
+        assert!(e.to_string().contains("us-test-1z"), "{e}");
+        assert!(e.to_string().contains("us-test-1a, us-test-1b"), "{e}");
+        let taken = groups[0].name().to_owned();
+        let e =
+            new_instance_group(&c, &groups, &NewInstanceGroupOptions::new(&taken), &p).unwrap_err();
+        assert_eq!(field_of(&e), "name");
+        assert!(e.to_string().contains("already exists"), "{e}");
+        // A control-plane group must name its subnets (kOps' rule).
+        let e = new_instance_group(
+            &c,
+            &groups,
+            &NewInstanceGroupOptions::new("cp-2").with_role(GroupRole::ControlPlane),
+            &p,
+        )
+        .unwrap_err();
+        let mut chain = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            chain.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        assert!(chain.contains("spec.subnets"), "{chain}");
+        assert!(chain.contains("cp-2"), "{chain}");
+        assert_eq!(field_of(&GroupRole::parse("worker").unwrap_err()), "role");
+        assert_eq!(
+            GroupRole::parse("Control-Plane").unwrap(),
+            GroupRole::ControlPlane
+        );
+        assert_eq!(GroupRole::parse("master").unwrap(), GroupRole::ControlPlane);
+    }
+
+    #[test]
+    fn a_gce_group_needs_its_zones_and_gets_the_metadata_proxy_label() {
+        let (c, groups) = cluster(Cloud::Gce, Topology::Public);
+        let p = populate();
+        let no_zone = NewInstanceGroupOptions::new("nodes-b");
+        let e = new_instance_group(&c, &groups, &no_zone, &p).unwrap_err();
+        assert_eq!(field_of(&e), "zone");
+        let g = new_instance_group(&c, &groups, &no_zone.with_zones(["us-test1-b"]), &p).unwrap();
+        let labels = g.spec.node_labels.as_ref().unwrap();
+        assert_eq!(labels["cloud.google.com/metadata-proxy-ready"], "true");
+        assert_eq!(
+            g.spec.zones.as_deref(),
+            Some(&["us-test1-b".to_owned()][..])
+        );
+        assert_eq!(g.spec.machine_type.as_deref(), Some("e2-medium"));
+        assert_eq!(g.spec.image.as_deref(), Some("gce-image"));
+    }
+}
