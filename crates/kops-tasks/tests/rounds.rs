@@ -167,6 +167,16 @@ fn plan_of(
     now: impl Fn(usize) -> Now,
 ) -> (Vec<(TaskKey, Action, Vec<String>)>, Cloud) {
     let (tasks, cloud) = workload(roots, children, now);
+    plan_tasks(tasks, cloud, threads)
+}
+
+/// Plans `tasks` against `cloud` on `threads` threads: each item as (key, action, changed
+/// fields).
+fn plan_tasks(
+    tasks: Vec<Box<dyn Task<Cloud>>>,
+    cloud: Cloud,
+    threads: usize,
+) -> (Vec<(TaskKey, Action, Vec<String>)>, Cloud) {
     let graph = TaskGraph::build(tasks).unwrap();
     let (exec, clock) = executor(threads);
     let plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
@@ -307,18 +317,7 @@ fn plan_tree(
     now: impl Fn(usize) -> Now,
 ) -> (Vec<(TaskKey, Action, Vec<String>)>, Cloud) {
     let (tasks, cloud, _) = tree(n, now);
-    let graph = TaskGraph::build(tasks).unwrap();
-    let (exec, clock) = executor(threads);
-    let plan = clock.block_on(exec.plan(&graph, &cloud)).unwrap().unwrap();
-    let items = plan
-        .items
-        .iter()
-        .map(|i| {
-            let fields = i.changes.iter().map(|c| c.field.clone()).collect();
-            (i.key.clone(), i.action, fields)
-        })
-        .collect();
-    (items, cloud)
+    plan_tasks(tasks, cloud, threads)
 }
 
 #[test]
