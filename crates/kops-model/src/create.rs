@@ -4,6 +4,8 @@
 //! control-plane group per control-plane instance, one node group per zone, and the
 //! `main` and `events` etcd clusters with a member per control-plane group. The result is
 //! the unpopulated spec kOps stores; complete it with [`crate::complete`].
+//!
+//! `create instancegroup`: [`new_instance_group`], one more group for a stored cluster.
 
 // The spec is built field by field as kOps' `NewCluster` sets it, on defaulted
 // generated types.
