@@ -524,7 +524,13 @@ impl Executor {
     ) {
         let tasks = &round.tasks;
         answers.clear();
-        answers.resize_with(tasks.len(), || Now::Later);
+        // What a task no thread asked (one could not be started) gets: `find`, after its
+        // dependencies, which a task taken after some of them must wait for.
+        answers.extend(round.waits.iter().map(
+            |&waits| {
+                if waits { Now::Deferred } else { Now::Later }
+            },
+        ));
         let threads = (tasks.len() / MIN_TASKS_PER_THREAD).clamp(1, self.opts.plan_threads.max(1));
         outputs.resize_with(threads, Vec::new);
         for buffer in outputs.iter_mut() {

@@ -9,7 +9,7 @@ use std::thread::ThreadId;
 
 use kops_tasks::{
     Action, Change, Context, Error, Executor, ExecutorOptions, Fields, Found, ManualClock, Outputs,
-    Result, Task, TaskGraph, TaskKey, Value, async_trait,
+    Report, Result, Task, TaskGraph, TaskKey, Value, async_trait,
 };
 
 /// How a task answers `find_now`.
@@ -191,6 +191,19 @@ fn plan_tasks(
     (items, cloud)
 }
 
+/// Runs a plan of `tasks` on `threads` threads, for its report (failures, skipped tasks).
+fn run_plan(tasks: Vec<Box<dyn Task<Cloud>>>, cloud: &Cloud, threads: usize) -> Report {
+    let graph = TaskGraph::build(tasks).unwrap();
+    let (exec, clock) = executor(threads);
+    clock
+        .block_on(async {
+            let results = kops_tasks::Results::new();
+            exec.run(&graph, cloud, kops_tasks::Mode::Plan, &results)
+                .await
+        })
+        .unwrap()
+}
+
 #[test]
 fn answers_given_now_on_any_number_of_threads_plan_as_find_does() {
     let (through_find, cloud) = plan_of(2000, 3000, 1, |_| Now::Never);
@@ -260,15 +273,7 @@ fn a_retryable_failure_given_now_is_retried_through_find() {
 #[test]
 fn a_permanent_failure_given_now_fails_the_task_and_skips_its_dependents() {
     let (tasks, cloud) = workload(800, 800, |i| if i == 3 { Now::Broken } else { Now::Answer });
-    let graph = TaskGraph::build(tasks).unwrap();
-    let (exec, clock) = executor(2);
-    let report = clock
-        .block_on(async {
-            let results = kops_tasks::Results::new();
-            exec.run(&graph, &cloud, kops_tasks::Mode::Plan, &results)
-                .await
-        })
-        .unwrap();
+    let report = run_plan(tasks, &cloud, 2);
     let broken = TaskKey::new("Network", "net-00003");
     assert_eq!(report.failed.len(), 1);
     assert_eq!(report.failed[0].0, broken);
@@ -387,15 +392,7 @@ fn a_failure_in_a_chain_skips_exactly_the_items_under_it() {
                 Now::Answer
             }
         });
-        let graph = TaskGraph::build(tasks).unwrap();
-        let (exec, clock) = executor(threads);
-        let report = clock
-            .block_on(async {
-                let results = kops_tasks::Results::new();
-                exec.run(&graph, &cloud, kops_tasks::Mode::Plan, &results)
-                    .await
-            })
-            .unwrap();
+        let report = run_plan(tasks, &cloud, threads);
         let broken_key = TaskKey::new("Item", format!("item-{broken:05}"));
         assert_eq!(report.failed.len(), 1);
         assert_eq!(report.failed[0].0, broken_key);
