@@ -176,7 +176,7 @@ pub const MIN_TASKS_PER_THREAD: usize = 512;
 const ROUND: usize = 4096;
 
 /// The machine's available parallelism, read once.
-fn available_threads() -> usize {
+pub(crate) fn available_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }

@@ -2,7 +2,7 @@
 //! and a topological order computed once.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -143,60 +143,51 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
     /// Builds the graph: rejects duplicate keys, resolves every reference (an unknown one
     /// is an error naming both tasks), applies per-kind lifecycle overrides, and rejects a
     /// cycle (the error names the tasks in it) before anything can run.
+    ///
+    /// A large graph is built on several threads (one per 8192 tasks, up to the machine's
+    /// parallelism); the graph is the same on any number.
     pub fn build_with(
         tasks: Vec<Box<dyn Task<C>>>,
         overrides: &LifecycleOverrides,
     ) -> Result<Self> {
-        let n = tasks.len();
-        // One pass over the tasks in the order they came in, which is usually the order
-        // they lie in memory: each task's key, fields, lifecycle and the identities of
-        // the keys its fields refer to are read here, and nowhere else in the common case.
-        let mut entries: Vec<Node<C>> = Vec::with_capacity(n);
-        let mut ids: Vec<KeyId> = Vec::with_capacity(n);
-        // Cloned here, while the key is at hand, for the key table.
-        let mut keys: Vec<TaskKey> = Vec::with_capacity(n);
-        let mut sorter = KeySorter::with_capacity(n);
-        let mut refs: Vec<KeyId> = Vec::with_capacity(n);
-        let mut ref_start: Vec<usize> = Vec::with_capacity(n + 1);
-        let mut extra: Vec<(usize, TaskKey)> = Vec::new();
-        let mut tasks = tasks.into_iter().peekable();
-        let mut group: Vec<Box<dyn Task<C>>> = Vec::with_capacity(GROUP);
-        while tasks.peek().is_some() {
-            group.extend(tasks.by_ref().take(GROUP));
-            // First what the group's keys are, read without writing them, so that the
-            // reads of neighbouring tasks wait for memory together; then the clones,
-            // whose counts are written where the reads brought them.
-            for task in &group {
-                let key = task.key();
-                ids.push(KeyId::of(key));
-                sorter.push(key);
-            }
-            for task in group.drain(..) {
-                let key = task.key().clone();
-                keys.push(key.clone());
-                let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
-                ref_start.push(refs.len());
-                let node = Node {
-                    task,
-                    key,
-                    fields: OnceLock::new(),
-                    lifecycle,
-                };
-                node.for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
-                for k in node.task.dependencies() {
-                    extra.push((entries.len(), k));
-                }
-                entries.push(node);
-            }
-        }
-        ref_start.push(refs.len());
+        let threads = build_threads(tasks.len());
+        Self::build_on(tasks, overrides, threads)
+    }
 
-        // The nodes' order (sorted by key), and a duplicate key: equal keys end up next to
-        // each other.
-        let perm = sorter.sorted(
-            |a, b| entries[a].key.cmp(&entries[b].key),
-            |i| entries[i].key.name(),
-        );
+    /// [`TaskGraph::build_with`] on up to `threads` threads.
+    fn build_on(
+        tasks: Vec<Box<dyn Task<C>>>,
+        overrides: &LifecycleOverrides,
+        threads: usize,
+    ) -> Result<Self> {
+        let n = tasks.len();
+        // The first pass, over runs of neighbouring tasks, one per thread.
+        let Pass {
+            entries,
+            ids,
+            keys,
+            sorter,
+            refs,
+            ref_start,
+            extra,
+        } = Pass::read_all(tasks, overrides, threads);
+
+        // The nodes' order (sorted by key) on one thread while the references are
+        // resolved to edges and ordered on this one: neither reads what the other writes.
+        let sort = || {
+            sorter.sorted(
+                |a, b| entries[a].key.cmp(&entries[b].key),
+                |i| entries[i].key.name(),
+            )
+        };
+        let link = || Links::of(&entries, &ids, &refs, &ref_start, extra);
+        let (perm, links) = if threads > 1 {
+            both(sort, link)
+        } else {
+            (sort(), link())
+        };
+
+        // A duplicate key: equal keys end up next to each other in key order.
         if let Some(w) = perm
             .windows(2)
             .find(|w| ids[w[0]].hash == ids[w[1]].hash && entries[w[0]].key == entries[w[1]].key)
@@ -205,102 +196,31 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
                 key: entries[w[1]].key.clone(),
             });
         }
-        // Each node's position in key order (to report the first unknown reference as a
-        // walk in key order meets it).
-        let mut rank = vec![0usize; n];
-        for (j, &i) in perm.iter().enumerate() {
-            rank[i] = j;
-        }
-        let index = KeyIndex::new(ids.iter().map(|id| id.hash));
-
-        // References resolved to node indices, task by task. A reference holding a clone
-        // of its target's key is recognised by the key's address; one holding a key made
-        // separately compares the key text.
-        let find = |key: &TaskKey| {
-            let id = KeyId::of(key);
-            index.find(id.hash, |j| {
-                ids[j] == id || (ids[j].hash == id.hash && entries[j].key == *key)
-            })
-        };
-        let mut deps = Adjacency {
-            start: Vec::with_capacity(n + 1),
-            items: Vec::with_capacity(refs.len()),
-        };
-        // The first unknown reference in key order (as a walk of the sorted nodes meets
-        // it): (position in key order, error).
-        let mut unknown: Option<(usize, Error)> = None;
-        let mut extra = extra.into_iter().peekable();
-        for (i, node) in entries.iter().enumerate() {
-            deps.start.push(deps.items.len());
-            let first = deps.items.len();
-            let mine = refs.get(ref_start[i]..ref_start[i + 1]).unwrap_or_default();
-            let all_known = mine
-                .iter()
-                .all(|id| match index.find(id.hash, |j| ids[j] == *id) {
-                    Some(j) => {
-                        deps.items.push(j);
-                        true
-                    }
-                    None => false,
-                });
-            let mut failed = None;
-            if !all_known {
-                // Some reference is not a clone of its target's key: compare by text.
-                deps.items.truncate(first);
-                node.for_each_ref(&mut |r| {
-                    if failed.is_none() {
-                        match find(&r.key) {
-                            Some(j) => deps.items.push(j),
-                            None => failed = Some(r.key.clone()),
-                        }
-                    }
+        let Links {
+            index,
+            deps,
+            dependents,
+            unknown,
+            order,
+        } = links;
+        // The first unknown reference in key order, as a walk of the sorted nodes meets it.
+        if !unknown.is_empty() {
+            let mut rank = vec![0usize; n];
+            for (j, &i) in perm.iter().enumerate() {
+                rank[i] = j;
+            }
+            if let Some((i, to)) = unknown.into_iter().min_by_key(|(i, _)| rank[*i]) {
+                return Err(Error::UnknownReference {
+                    from: entries[i].key.clone(),
+                    to,
                 });
             }
-            while let Some((_, k)) = extra.next_if(|(e, _)| *e == i) {
-                if failed.is_none() {
-                    match find(&k) {
-                        Some(j) => deps.items.push(j),
-                        None => failed = Some(k),
-                    }
-                }
-            }
-            if let Some(to) = failed {
-                if unknown.as_ref().is_none_or(|(at, _)| rank[i] < *at) {
-                    let e = Error::UnknownReference {
-                        from: node.key.clone(),
-                        to,
-                    };
-                    unknown = Some((rank[i], e));
-                }
-                continue;
-            }
-            let list = &mut deps.items[first..];
-            if list.len() > 1 {
-                list.sort_unstable();
-                let mut kept = 1;
-                for r in 1..list.len() {
-                    if list[r] != list[kept - 1] {
-                        list[kept] = list[r];
-                        kept += 1;
-                    }
-                }
-                deps.items.truncate(first + kept);
-            }
-        }
-        deps.start.push(deps.items.len());
-        if let Some((_, e)) = unknown {
-            return Err(e);
         }
         let nodes = entries;
-        let dependents = deps.reversed();
-
-        let order = match topological_order(&deps, &dependents) {
-            Some(order) => order,
-            None => {
-                return Err(Error::Cycle {
-                    tasks: first_cycle(&nodes, &deps),
-                });
-            }
+        let Some(order) = order else {
+            return Err(Error::Cycle {
+                tasks: first_cycle(&nodes, &deps),
+            });
         };
 
         Ok(TaskGraph {
@@ -411,6 +331,297 @@ impl<C: ?Sized + Sync> TaskGraph<C> {
 
 /// Tasks read together by the build's first pass.
 const GROUP: usize = 16;
+
+/// The fewest tasks the build gives a thread of its own: below that, starting the thread
+/// costs about what it saves.
+const MIN_TASKS_PER_BUILD_THREAD: usize = 8192;
+
+/// Threads the build of `n` tasks uses: one per [`MIN_TASKS_PER_BUILD_THREAD`], up to the
+/// machine's parallelism.
+fn build_threads(n: usize) -> usize {
+    (n / MIN_TASKS_PER_BUILD_THREAD).clamp(1, crate::executor::available_threads())
+}
+
+/// What the build's first pass reads from a run of tasks, node by node.
+struct Pass<C: ?Sized + Sync> {
+    entries: Vec<Node<C>>,
+    ids: Vec<KeyId>,
+    /// Cloned while the key is at hand, for the key table.
+    keys: Vec<TaskKey>,
+    sorter: KeySorter,
+    /// The identities of the keys each node's fields refer to, node after node.
+    refs: Vec<KeyId>,
+    /// Where each node's references start in `refs`.
+    ref_start: Vec<usize>,
+    /// Explicit dependencies: (node, key), ascending by node.
+    extra: Vec<(usize, TaskKey)>,
+}
+
+impl<C: ?Sized + Sync> Pass<C> {
+    /// Reads `tasks` in runs of neighbouring tasks, one run per thread, and joins what
+    /// the runs read in the tasks' order.
+    fn read_all(
+        mut tasks: Vec<Box<dyn Task<C>>>,
+        overrides: &LifecycleOverrides,
+        threads: usize,
+    ) -> Self {
+        let n = tasks.len();
+        let per_thread = n.div_ceil(threads.max(1)).max(1);
+        let mut runs = Vec::with_capacity(threads);
+        while tasks.len() > per_thread {
+            let first = (tasks.len() - 1) / per_thread * per_thread;
+            runs.push((first, tasks.split_off(first)));
+        }
+        runs.push((0, tasks));
+        runs.reverse();
+        // The first run's buffers have room for every run's.
+        let read = |(first, run)| Pass::read(run, first, if first == 0 { n } else { 0 }, overrides);
+        let mut parts = in_parallel(runs, read).into_iter();
+        let mut all = match parts.next() {
+            Some(all) => all,
+            None => Pass::read(Vec::new(), 0, 0, overrides),
+        };
+        for part in parts {
+            all.append(part);
+        }
+        all.ref_start.push(all.refs.len());
+        all
+    }
+
+    /// Reads a run of tasks, the first of which is node `first`, into buffers with room
+    /// for `room` nodes at least: each task's key, fields,
+    /// lifecycle and the identities of the keys its fields refer to are read here, and
+    /// nowhere else in the common case. The run is usually the order the tasks lie in
+    /// memory.
+    fn read(
+        tasks: Vec<Box<dyn Task<C>>>,
+        first: usize,
+        room: usize,
+        overrides: &LifecycleOverrides,
+    ) -> Self {
+        let n = tasks.len().max(room);
+        let mut pass = Pass {
+            entries: Vec::with_capacity(n),
+            ids: Vec::with_capacity(n),
+            keys: Vec::with_capacity(n),
+            sorter: KeySorter::with_capacity(n),
+            refs: Vec::with_capacity(n),
+            ref_start: Vec::with_capacity(n + 1),
+            extra: Vec::new(),
+        };
+        let mut tasks = tasks.into_iter().peekable();
+        let mut group: Vec<Box<dyn Task<C>>> = Vec::with_capacity(GROUP);
+        while tasks.peek().is_some() {
+            group.extend(tasks.by_ref().take(GROUP));
+            // First what the group's keys are, read without writing them, so that the
+            // reads of neighbouring tasks wait for memory together; then the clones,
+            // whose counts are written where the reads brought them.
+            for task in &group {
+                let key = task.key();
+                pass.ids.push(KeyId::of(key));
+                pass.sorter.push(key);
+            }
+            for task in group.drain(..) {
+                let key = task.key().clone();
+                pass.keys.push(key.clone());
+                let lifecycle = overrides.resolve(key.kind(), task.lifecycle());
+                pass.ref_start.push(pass.refs.len());
+                let node = Node {
+                    task,
+                    key,
+                    fields: OnceLock::new(),
+                    lifecycle,
+                };
+                let refs = &mut pass.refs;
+                node.for_each_ref(&mut |r| refs.push(KeyId::of(&r.key)));
+                for k in node.task.dependencies() {
+                    pass.extra.push((first + pass.entries.len(), k));
+                }
+                pass.entries.push(node);
+            }
+        }
+        pass
+    }
+
+    /// Appends what the next run read.
+    fn append(&mut self, next: Pass<C>) {
+        let offset = self.refs.len();
+        self.entries.extend(next.entries);
+        self.ids.extend(next.ids);
+        self.keys.extend(next.keys);
+        self.sorter.append(next.sorter);
+        self.refs.extend(next.refs);
+        self.ref_start
+            .extend(next.ref_start.into_iter().map(|s| s + offset));
+        self.extra.extend(next.extra);
+    }
+}
+
+/// The graph's edges, from the references of its nodes.
+struct Links {
+    index: KeyIndex,
+    deps: Adjacency,
+    dependents: Adjacency,
+    /// Nodes with a reference to no node, and the first such key of each.
+    unknown: Vec<(usize, TaskKey)>,
+    /// The topological order, or `None` when there is a cycle (not computed when a
+    /// reference is unknown).
+    order: Option<Vec<usize>>,
+}
+
+impl Links {
+    fn of<C: ?Sized + Sync>(
+        entries: &[Node<C>],
+        ids: &[KeyId],
+        refs: &[KeyId],
+        ref_start: &[usize],
+        extra: Vec<(usize, TaskKey)>,
+    ) -> Self {
+        let n = entries.len();
+        let index = KeyIndex::new(ids.iter().map(|id| id.hash));
+        // References resolved to node indices, task by task. A reference holding a clone
+        // of its target's key is recognised by the key's address; one holding a key made
+        // separately compares the key text.
+        let find = |key: &TaskKey| {
+            let id = KeyId::of(key);
+            index.find(id.hash, |j| {
+                ids[j] == id || (ids[j].hash == id.hash && entries[j].key == *key)
+            })
+        };
+        let mut deps = Adjacency {
+            start: Vec::with_capacity(n + 1),
+            items: Vec::with_capacity(refs.len()),
+        };
+        let mut unknown = Vec::new();
+        let mut extra = extra.into_iter().peekable();
+        for (i, node) in entries.iter().enumerate() {
+            deps.start.push(deps.items.len());
+            let first = deps.items.len();
+            let mine = refs.get(ref_start[i]..ref_start[i + 1]).unwrap_or_default();
+            let all_known = mine
+                .iter()
+                .all(|id| match index.find(id.hash, |j| ids[j] == *id) {
+                    Some(j) => {
+                        deps.items.push(j);
+                        true
+                    }
+                    None => false,
+                });
+            let mut failed = None;
+            if !all_known {
+                // Some reference is not a clone of its target's key: compare by text.
+                deps.items.truncate(first);
+                node.for_each_ref(&mut |r| {
+                    if failed.is_none() {
+                        match find(&r.key) {
+                            Some(j) => deps.items.push(j),
+                            None => failed = Some(r.key.clone()),
+                        }
+                    }
+                });
+            }
+            while let Some((_, k)) = extra.next_if(|(e, _)| *e == i) {
+                if failed.is_none() {
+                    match find(&k) {
+                        Some(j) => deps.items.push(j),
+                        None => failed = Some(k),
+                    }
+                }
+            }
+            if let Some(to) = failed {
+                unknown.push((i, to));
+                continue;
+            }
+            let list = &mut deps.items[first..];
+            if list.len() > 1 {
+                list.sort_unstable();
+                let mut kept = 1;
+                for r in 1..list.len() {
+                    if list[r] != list[kept - 1] {
+                        list[kept] = list[r];
+                        kept += 1;
+                    }
+                }
+                deps.items.truncate(first + kept);
+            }
+        }
+        deps.start.push(deps.items.len());
+        let dependents = deps.reversed();
+        let order = match unknown.is_empty() {
+            true => topological_order(&deps, &dependents),
+            false => None,
+        };
+        Links {
+            index,
+            deps,
+            dependents,
+            unknown,
+            order,
+        }
+    }
+}
+
+/// `f` of every item, in order: the first item on this thread, each other one on a thread
+/// of its own (on this one when no thread can be started).
+fn in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let mut items = items.into_iter();
+    let Some(first) = items.next() else {
+        return Vec::new();
+    };
+    let slots: Vec<Mutex<Option<T>>> = items.map(|t| Mutex::new(Some(t))).collect();
+    let take = |slot: &Mutex<Option<T>>| slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = slots
+            .iter()
+            .map(|slot| {
+                std::thread::Builder::new()
+                    .name("kops-build".into())
+                    .spawn_scoped(s, move || take(slot).map(f))
+                    .ok()
+            })
+            .collect();
+        let mut out = Vec::with_capacity(slots.len() + 1);
+        out.push(f(first));
+        for (slot, handle) in slots.iter().zip(handles) {
+            let done = match handle.map(|h| h.join()) {
+                Some(Ok(done)) => done,
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => None,
+            };
+            // The item's thread could not be started: it is still in its slot.
+            if let Some(r) = done.or_else(|| take(slot).map(f)) {
+                out.push(r);
+            }
+        }
+        out
+    })
+}
+
+/// `a()` on a thread of its own (on this one when no thread can be started) and `b()`
+/// on this one.
+fn both<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    let slot = Mutex::new(Some(a));
+    let take = || slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .name("kops-build".into())
+            .spawn_scoped(s, || take().map(|a| a()))
+            .ok();
+        let b = b();
+        let a = match handle.map(|h| h.join()) {
+            Some(Ok(a)) => a,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => None,
+        };
+        match a.or_else(|| take().map(|a| a())) {
+            Some(a) => (a, b),
+            // Only the thread started here takes the closure, and it returns what the
+            // closure gave.
+            None => unreachable!("the closure was taken and not run"),
+        }
+    })
+}
 
 /// What identifies a key without reading its text: its hash and the address of its text
 /// (equal for clones of one key; keys made separately compare their text).
@@ -564,6 +775,39 @@ impl KeySorter {
             0
         });
         self.items.push((id, name.len() <= Self::HEAD, head));
+    }
+
+    /// Appends the items of `next`, pushed after this one's.
+    fn append(&mut self, next: KeySorter) {
+        let map: Vec<u16> = next
+            .kinds
+            .into_iter()
+            .map(|(key, shared)| {
+                let id = match self.kinds.iter().position(|(k, _)| k.kind() == key.kind()) {
+                    Some(id) => {
+                        // The prefix both runs' names of the kind share.
+                        let (first, mine) = &mut self.kinds[id];
+                        let (a, b) = (first.name().as_bytes(), key.name().as_bytes());
+                        let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+                        *mine = (*mine).min(shared).min(common);
+                        id
+                    }
+                    None => {
+                        self.kinds.push((key, shared));
+                        self.kinds.len() - 1
+                    }
+                };
+                u16::try_from(id).unwrap_or_else(|_| {
+                    self.overflow = true;
+                    0
+                })
+            })
+            .collect();
+        self.overflow |= next.overflow;
+        self.items
+            .extend(next.items.into_iter().map(|(id, whole, head)| {
+                (map.get(usize::from(id)).copied().unwrap_or(0), whole, head)
+            }));
     }
 
     /// The items' order: position `j` of the result is the item that sorts `j`th.
@@ -910,5 +1154,166 @@ mod tests {
                 .collect();
             assert_eq!(graph.topological_order(), expected.as_slice(), "n={n}");
         }
+    }
+
+    /// Every build of `tasks` (made by `make`) on 1 to 4 threads, checked to give one
+    /// graph, or one error.
+    fn on_every_thread_count<D: fmt::Debug>(
+        make: impl Fn() -> Vec<Box<dyn Task<()>>>,
+        check: impl Fn(&Result<TaskGraph<()>>) -> D,
+    ) -> D {
+        let one = check(&TaskGraph::build_on(
+            make(),
+            &LifecycleOverrides::default(),
+            1,
+        ));
+        for threads in 2..=4 {
+            let other = check(&TaskGraph::build_on(
+                make(),
+                &LifecycleOverrides::default(),
+                threads,
+            ));
+            assert_eq!(
+                format!("{one:?}"),
+                format!("{other:?}"),
+                "{threads} threads"
+            );
+        }
+        one
+    }
+
+    /// What a built graph is: its nodes' keys, key order, edges and topological order.
+    fn shape(graph: &Result<TaskGraph<()>>) -> String {
+        let g = match graph {
+            Ok(g) => g,
+            Err(e) => return format!("error: {e:?}"),
+        };
+        let keys: Vec<String> = g.nodes().iter().map(|n| n.key().to_string()).collect();
+        let edges: Vec<(&[usize], &[usize])> = (0..g.len())
+            .map(|i| (g.dependencies(i), g.dependents(i)))
+            .collect();
+        format!(
+            "{keys:?} {:?} {edges:?} {:?}",
+            g.in_key_order(),
+            g.topological_order()
+        )
+    }
+
+    #[test]
+    fn a_graph_built_on_several_threads_is_the_one_built_on_one() {
+        // Names whose shared prefix differs between the runs the threads read (on 2 and 4
+        // threads, the first runs hold names of one prefix and a later run names of
+        // another, which the joined prefix must not keep), kinds that
+        // appear in some runs only, references forwards and backwards, to keys made
+        // separately, and explicit dependencies.
+        let n = 701;
+        let keys: Vec<TaskKey> = (0..n)
+            .map(|i| match i {
+                0..351 => TaskKey::new("Subnet", format!("nodes-us-east-1a.masters.{i}")),
+                351..450 => TaskKey::new("Subnet", format!("zone-b.{i}")),
+                450..500 => TaskKey::new("IAMRole", format!("r{}", n - i)),
+                _ => TaskKey::new(["VPC", "SG", "S"][i % 3], format!("t{}", i * 7919 % 1000)),
+            })
+            .collect();
+        let make = || {
+            let mut rng = Lcg(9);
+            keys.iter()
+                .enumerate()
+                .map(|(i, key)| {
+                    let mut f = Fields::new();
+                    for r in 0..rng.next(3) {
+                        let to = &keys[rng.next(n)];
+                        if to != key {
+                            f.insert(
+                                format!("R{r}"),
+                                Value::from(&TaskKey::new(to.kind(), to.name())),
+                            );
+                        }
+                    }
+                    let extra = match i % 5 {
+                        0 if i > 0 => vec![keys[rng.next(i)].clone()],
+                        _ => vec![],
+                    };
+                    Box::new(D(key.clone(), f, extra)) as Box<dyn Task<()>>
+                })
+                .collect()
+        };
+        // A graph with cycles is rejected the same way on any number of threads; without
+        // references to later tasks there is none, and the graph is the same.
+        let cyclic = on_every_thread_count(make, shape);
+        assert!(cyclic.starts_with("error: Cycle"), "{cyclic}");
+        let make = || {
+            keys.iter()
+                .enumerate()
+                .map(|(i, key)| {
+                    let mut f = Fields::new();
+                    for r in 0..rng_below(i, 3).min(i) {
+                        let to = &keys[rng_below(i * 31 + r, i)];
+                        f.insert(
+                            format!("R{r}"),
+                            Value::from(&TaskKey::new(to.kind(), to.name())),
+                        );
+                    }
+                    let extra = match i % 5 {
+                        0 if i > 0 => vec![keys[rng_below(i * 17, i)].clone()],
+                        _ => vec![],
+                    };
+                    Box::new(D(key.clone(), f, extra)) as Box<dyn Task<()>>
+                })
+                .collect()
+        };
+        let built = on_every_thread_count(make, shape);
+        let graph = TaskGraph::build_on(make(), &LifecycleOverrides::default(), 3).unwrap();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        let got: Vec<&TaskKey> = graph.in_key_order().iter().map(|&i| &keys[i]).collect();
+        assert_eq!(got, sorted.iter().collect::<Vec<_>>());
+        assert!(graph.deps.items.len() > n / 2, "{built}");
+    }
+
+    /// A fixed pseudo-random number below `below` (0 when `below` is 0) for `seed`.
+    fn rng_below(seed: usize, below: usize) -> usize {
+        let mut rng = Lcg(seed as u64 + 1);
+        rng.next(below)
+    }
+
+    #[test]
+    fn errors_across_the_threads_runs_are_those_of_one_thread() {
+        let k = |kind: &str, name: &str| TaskKey::new(kind, name);
+        let task = |key: TaskKey, refs: &[TaskKey]| {
+            let mut f = Fields::new();
+            for (r, to) in refs.iter().enumerate() {
+                f.insert(format!("R{r}"), Value::from(to));
+            }
+            Box::new(D(key, f, vec![])) as Box<dyn Task<()>>
+        };
+        let filler = |from: usize| (from..from + 40).map(move |i| k("Subnet", &format!("s{i}")));
+        // A duplicate: first and last task.
+        let dup = || {
+            let mut t = vec![task(k("VPC", "x"), &[])];
+            t.extend(filler(0).map(|key| task(key, &[])));
+            t.push(task(k("VPC", "x"), &[]));
+            t
+        };
+        let e = on_every_thread_count(dup, shape);
+        assert!(e.contains("DuplicateTask") && e.contains("VPC/x"), "{e}");
+        // Unknown references in the first and the last run: the first in key order.
+        let unknown = || {
+            let mut t = vec![task(k("VPC", "b"), &[k("IGW", "gone")])];
+            t.extend(filler(0).map(|key| task(key, &[])));
+            t.push(task(k("IAMRole", "a"), &[k("VPC", "missing")]));
+            t
+        };
+        let e = on_every_thread_count(unknown, shape);
+        assert!(e.contains("IAMRole/a") && e.contains("VPC/missing"), "{e}");
+        // A cycle through the first and the last run.
+        let cycle = || {
+            let mut t = vec![task(k("VPC", "a"), &[k("VPC", "z")])];
+            t.extend(filler(0).map(|key| task(key, &[k("VPC", "a")])));
+            t.push(task(k("VPC", "z"), &[k("Subnet", "s39")]));
+            t
+        };
+        let e = on_every_thread_count(cycle, shape);
+        assert!(e.starts_with("error: Cycle") && e.contains("VPC/z"), "{e}");
     }
 }
