@@ -452,6 +452,9 @@ pub enum DeleteCommand {
     /// `update cluster --yes` deletes its autoscaling group and launch template
     #[command(alias = "ig")]
     Instancegroup(DeleteIgArgs),
+    /// Delete one instance: detach it so its group launches a replacement, validate, drain
+    /// it and terminate it (dry run without --yes)
+    Instance(crate::rolling::DeleteInstanceArgs),
 }
 
 #[derive(Debug, Args)]

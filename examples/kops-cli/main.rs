@@ -172,6 +172,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Delete(args) => match args.command {
             DeleteCommand::Cluster(a) => delete::delete_cluster(&global, &a).await,
             DeleteCommand::Instancegroup(a) => delete::delete_instance_group(&global, &a).await,
+            DeleteCommand::Instance(a) => rolling::delete_instance(&global, &a).await,
         },
         Command::Unlock(args) => match args.command {
             unlock::UnlockCommand::Cluster(a) => unlock::unlock_cluster(&global, &a).await,

@@ -1,6 +1,8 @@
 //! `rolling-update cluster` over [`kops_model::day2::rolling`]: without `--yes` the plan
 //! (exit 2 when an update is needed, 0 when none); with it the roll, journaled in the state
 //! store so an interrupted run (SIGINT lets the current step finish) resumes.
+//! `delete instance`: one instance replaced the same way (surge, validate, drain,
+//! terminate).
 
 use std::sync::Arc;
 
@@ -237,4 +239,110 @@ pub async fn hint_after_update(
             "{stale} instance(s) of cluster {name} run an older configuration: replace them with `kops rolling-update cluster {name} --yes`"
         );
     }
+}
+
+/// `kops delete instance` flags.
+#[derive(Debug, Args)]
+pub struct DeleteInstanceArgs {
+    /// The instance's ID, or (unless --cloudonly) its node's name
+    #[arg(value_name = "INSTANCE|NODE")]
+    pub instance: String,
+    /// Delete it (default: say which instance would be deleted)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Do not use the Kubernetes API (no drain or validation)
+    #[arg(long)]
+    pub cloudonly: bool,
+    /// Detach the instance from its group first, so a replacement starts before it goes
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub surge: bool,
+    /// Per validation episode
+    #[arg(long, default_value = "15m", value_name = "DURATION")]
+    pub validation_timeout: String,
+    /// Consecutive successful validations after detaching
+    #[arg(long, default_value_t = 2)]
+    pub validate_count: u32,
+    /// Per node drain
+    #[arg(long, default_value = "15m", value_name = "DURATION")]
+    pub drain_timeout: String,
+    /// After the drain
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub post_drain_delay: String,
+    /// Stop when validation times out
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub fail_on_validate_error: bool,
+    /// Stop when the drain fails
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub fail_on_drain_error: bool,
+    /// Override the API server URL
+    #[arg(long, value_name = "URL")]
+    pub api_server: Option<String>,
+}
+
+/// `kops delete instance`; returns the exit code (2: a dry run found the instance).
+pub async fn delete_instance(global: &Global, args: &DeleteInstanceArgs) -> anyhow::Result<u8> {
+    let name = state::cluster_name(None, global)?;
+    let d = |flag: &str, v: &str| parse_duration(v).with_context(|| format!("--{flag}"));
+    let options = RollingOptions::default()
+        .with_cloud_only(args.cloudonly)
+        .with_validation_timeout(d("validation-timeout", &args.validation_timeout)?)
+        .with_validate_count(args.validate_count)
+        .with_drain_timeout(d("drain-timeout", &args.drain_timeout)?)
+        .with_post_drain_delay(d("post-drain-delay", &args.post_drain_delay)?)
+        .with_fail_on_validate_error(args.fail_on_validate_error)
+        .with_fail_on_drain_error(args.fail_on_drain_error);
+    let st = State::open(global).await?;
+    let stored = st.cluster(&name).await?.value;
+    let cluster = internal::Cluster::try_from(&stored)
+        .with_context(|| format!("cluster {name}: converting the spec"))?;
+    let groups = instance_groups(&st, &name).await?;
+    let (journaled, cloud) = group_cloud(global, &st, &name, "delete instance").await?;
+    let sink: kops_model::day2::rolling::EventSink = Arc::new(|e: &Event| {
+        eprintln!(
+            "{} {} {} {}",
+            e.group,
+            e.action,
+            e.instance.as_deref().unwrap_or(""),
+            e.detail.as_deref().unwrap_or("")
+        );
+    });
+    let mut roll = RollingUpdate::new(cloud.clone(), options).with_events(sink);
+    if !args.cloudonly {
+        let client = admin_client(global, &st, &name, args.api_server.as_deref()).await?;
+        let validator = Arc::new(Validator::new(
+            client.clone(),
+            cloud,
+            name.clone(),
+            groups.clone(),
+            ValidateOptions::default(),
+        ));
+        roll = roll.with_kube(client, validator);
+    }
+    let found = roll
+        .find_instance(&cluster, &groups, &args.instance)
+        .await
+        .with_context(|| format!("cluster {name}: finding the instance to delete"))?;
+    match &found.node {
+        Some(node) => println!(
+            "Instance {} ({node}) of instance group {} found for deletion",
+            found.id, found.instance_group
+        ),
+        None => println!(
+            "Instance {} of instance group {} found for deletion",
+            found.id, found.instance_group
+        ),
+    }
+    if !args.yes {
+        println!("Must specify --yes to delete the instance");
+        return Ok(2);
+    }
+    let result = roll
+        .delete_instance(&cluster, &groups, &found.id, args.surge)
+        .await;
+    // The cloud changed even when a later step failed: keep it (the mock cloud's journal).
+    let saved = journaled.save().await;
+    result.with_context(|| format!("cluster {name}: deleting instance {}", found.id))?;
+    saved?;
+    println!("Deleted instance {}", found.id);
+    Ok(0)
 }

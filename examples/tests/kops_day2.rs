@@ -561,3 +561,86 @@ fn validate_exits_0_when_all_is_ready_and_2_naming_an_unready_node() {
     assert!(v.to_string().contains(&worker), "{v}");
     drop(rt);
 }
+
+#[test]
+fn delete_instance_dry_runs_then_replaces_one_machine_with_and_without_the_api() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let group = "nodes-us-test-1a";
+    let before = running(&env, group);
+    let victim = before[0].0.clone();
+
+    // Without --yes: which instance, exit 2, nothing changed.
+    let (code, out, err) = env.kops(&["delete", "instance", &victim, "--cloudonly"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "Instance {victim} of instance group {group} found for deletion"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("Must specify --yes"), "{out}");
+    assert_eq!(running(&env, group), before);
+    let (code, _, err) = env.kops(&["delete", "instance", "i-nothere", "--cloudonly", "--yes"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("\"i-nothere\""), "{err}");
+    assert_eq!(running(&env, group), before);
+
+    // Surge: detached, so the group launched a replacement, then terminated. A new
+    // command (the mock replayed from its journal) sees both.
+    let (code, out, err) = env.kops(&["delete", "instance", &victim, "--cloudonly", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("Deleted instance {victim}")), "{out}");
+    for action in ["detach", "drain", "terminate"] {
+        assert!(
+            err.contains(&format!("{group} {action} {victim}")),
+            "{action}: {err}"
+        );
+    }
+    let after = running(&env, group);
+    assert_eq!(after.len(), before.len(), "{after:?}");
+    assert!(!after.iter().any(|(id, _)| *id == victim), "{after:?}");
+
+    // With the Kubernetes API: found by its node, drained, its node deleted, no surge.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let kube = rt.block_on(kops_mock::kube::FakeKube::start()).unwrap();
+    let nodes = register_nodes(&env, &kube);
+    let (_, node) = nodes
+        .iter()
+        .find(|(g, _)| g == group)
+        .expect("a worker node")
+        .clone();
+    let url = kube.url();
+    let args = [
+        "delete",
+        "instance",
+        &node,
+        "--api-server",
+        &url,
+        "--surge=false",
+        "--post-drain-delay",
+        "0s",
+        "--yes",
+    ];
+    let (code, out, err) = env.kops(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "Instance {node} ({node}) of instance group {group}"
+        )),
+        "{out}"
+    );
+    assert!(!err.contains(" detach "), "no surge: {err}");
+    assert!(
+        err.contains(&format!("{group} delete-node {node} {node}")),
+        "{err}"
+    );
+    assert!(!kube.objects().nodes.contains_key(&node));
+    assert!(!running(&env, group).iter().any(|(id, _)| *id == node));
+    drop(rt);
+}

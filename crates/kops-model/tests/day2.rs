@@ -993,3 +993,162 @@ async fn a_killed_roll_run_again_replaces_only_the_rest_and_leaves_no_taint() {
     }
     assert!(tainted(&rig).is_empty(), "{:?}", tainted(&rig));
 }
+
+/// Where each of `actions` first happened to `id` in `events`.
+fn first_of(events: &[Event], id: &str, actions: &[&str]) -> Vec<Option<usize>> {
+    actions
+        .iter()
+        .map(|a| {
+            events
+                .iter()
+                .position(|e| e.action == *a && e.instance.as_deref() == Some(id))
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn deleting_an_instance_detaches_it_validates_then_drains_and_terminates_it() {
+    let rig = rig(1, 3, always()).await;
+    rig.workload(1);
+    let before = rig.members("nodes");
+    let victim = before[0].clone();
+    let (events, sink) = recorder();
+    let roll = RollingUpdate::new(rig.cloud_groups(), fast())
+        .with_kube(rig.client.clone(), rig.validator())
+        .with_events(sink);
+
+    let found = roll
+        .find_instance(&rig.cluster, &rig.groups, &victim)
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            found.id.as_str(),
+            found.node.as_deref(),
+            found.instance_group.as_str()
+        ),
+        (victim.as_str(), Some(victim.as_str()), "nodes")
+    );
+    assert!(events.lock().unwrap().is_empty(), "finding changes nothing");
+    assert_eq!(rig.members("nodes"), before);
+
+    let deleted = roll
+        .delete_instance(&rig.cluster, &rig.groups, &victim, true)
+        .await
+        .unwrap();
+    assert_eq!(deleted, found);
+    // The group launched a replacement before the instance went; the others stayed.
+    let after = rig.members("nodes");
+    assert_eq!(after.len(), 3, "{after:?}");
+    assert!(!after.contains(&victim));
+    for id in &before[1..] {
+        assert!(after.contains(id), "{id} was touched");
+    }
+    let events = events.lock().unwrap().clone();
+    let order = first_of(
+        &events,
+        &victim,
+        &["detach", "drain", "delete-node", "terminate"],
+    );
+    assert!(order.iter().all(Option::is_some), "{events:?}");
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{events:?}");
+    let validated = events
+        .iter()
+        .position(|e| e.action == "validate")
+        .expect("a validation after detaching");
+    assert!(
+        order[0] < Some(validated) && Some(validated) < order[1],
+        "{events:?}"
+    );
+    // Only that instance: nothing else detached, drained or terminated.
+    assert!(
+        events
+            .iter()
+            .all(|e| e.instance.is_none() || e.instance.as_deref() == Some(victim.as_str())),
+        "{events:?}"
+    );
+    // Its node is gone and the pods on it were evicted, within the budget.
+    let o = rig.kube.objects();
+    assert!(!o.nodes.contains_key(&victim));
+    assert!(
+        o.evictions
+            .iter()
+            .all(|e| e.node.as_deref() == Some(victim.as_str()) && e.blocked_by.is_none()),
+        "{:?}",
+        o.evictions
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_control_plane_instance_found_by_its_node_name_is_replaced_without_surge() {
+    let rig = rig(1, 2, always()).await;
+    // Nodes named as on AWS (not after the instance): the kubelet stops registering them.
+    rig.kubelet.abort();
+    let cp = rig.members("control-plane-a")[0].clone();
+    let mut node = rig.kube.delete_node(&cp).unwrap();
+    let node_name = "ip-10-0-1-7.ec2.internal";
+    node.metadata.name = Some(node_name.into());
+    rig.kube.put_node(node);
+    let (events, sink) = recorder();
+    let roll = RollingUpdate::new(rig.cloud_groups(), fast())
+        .with_kube(rig.client.clone(), rig.validator())
+        .with_events(sink);
+
+    let found = roll
+        .delete_instance(&rig.cluster, &rig.groups, node_name, true)
+        .await
+        .unwrap();
+    assert_eq!(
+        (found.id.as_str(), found.node.as_deref()),
+        (cp.as_str(), Some(node_name))
+    );
+    let events = events.lock().unwrap().clone();
+    let order = first_of(
+        &events,
+        &cp,
+        &["no-surge", "detach", "drain", "delete-node", "terminate"],
+    );
+    assert!(order[0].is_some() && order[1].is_none(), "{events:?}");
+    assert!(order[2] < order[3] && order[3] < order[4], "{events:?}");
+    assert_eq!(
+        events[order[3].unwrap()].detail.as_deref(),
+        Some(node_name),
+        "the node deleted is the instance's"
+    );
+    assert!(!rig.kube.objects().nodes.contains_key(node_name));
+    assert!(!rig.members("control-plane-a").contains(&cp));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unknown_instance_and_one_without_a_node_are_refused_naming_them() {
+    let rig = rig(1, 2, always()).await;
+    rig.kubelet.abort();
+    let roll = RollingUpdate::new(rig.cloud_groups(), fast())
+        .with_kube(rig.client.clone(), rig.validator());
+    let e = roll
+        .delete_instance(&rig.cluster, &rig.groups, "i-nothere", true)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"i-nothere\"") && e.contains(CLUSTER), "{e}");
+
+    // A machine that never joined: only --cloudonly deletes it.
+    let lone = rig.members("nodes")[0].clone();
+    rig.kube.delete_node(&lone).unwrap();
+    let before = rig.members("nodes");
+    let e = roll
+        .delete_instance(&rig.cluster, &rig.groups, &lone, true)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&lone) && e.contains("--cloudonly"), "{e}");
+    assert_eq!(rig.members("nodes"), before, "nothing was deleted");
+
+    let cloud_only = RollingUpdate::new(rig.cloud_groups(), fast().with_cloud_only(true));
+    let found = cloud_only
+        .delete_instance(&rig.cluster, &rig.groups, &lone, false)
+        .await
+        .unwrap();
+    assert_eq!(found.node, None);
+    assert!(!rig.members("nodes").contains(&lone));
+}

@@ -3,7 +3,8 @@
 //! group at a time and never surged, API servers, nodes), `maxSurge`/`maxUnavailable` with
 //! kOps' defaults and rounding, the canary, taint, cordon, exclusion from load balancers,
 //! drain with PDB-aware eviction, deleting the Node object, terminate (on GCE: recreate in
-//! place, never surged), validate.
+//! place, never surged), validate. [`RollingUpdate::delete_instance`] replaces one instance,
+//! named by its ID or its node, the same way (kOps' `delete instance`).
 //!
 //! Beyond kOps: a [`Journal`] in the state store records what a run set out to replace and
 //! what it replaced, so a run that was interrupted resumes and replaces nothing twice (even
@@ -166,6 +167,21 @@ pub struct InstancePlan {
     /// Waits in the warm pool: terminated at once, without drain or validation.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub warm_pool: bool,
+}
+
+/// One instance of a cluster, as [`RollingUpdate::find_instance`] finds it for
+/// `kops delete instance`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FoundInstance {
+    /// The instance's ID (AWS) or name (GCE).
+    pub id: String,
+    /// The name of the node running on it, when the Kubernetes API lists one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Its instance group.
+    pub instance_group: String,
 }
 
 /// One group's part of the plan (kOps' table row plus the instances).
@@ -831,25 +847,7 @@ impl RollingUpdate {
             })
             .await?;
         }
-        let control_plane: Vec<String> = groups
-            .iter()
-            .filter(|g| g.is_control_plane())
-            .map(|g| g.name().to_owned())
-            .collect();
-        // kOps: with a single control-plane/API-server instance in all, taking it out of
-        // the load balancer would cut the roll off from its own API.
-        let api_instances: i32 = groups
-            .iter()
-            .filter(|g| {
-                matches!(
-                    g.spec.role,
-                    Some(InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer)
-                )
-            })
-            .map(|g| g.spec.min_size.unwrap_or(1))
-            .sum();
-        self.deregister_control_plane
-            .store(api_instances > 1, std::sync::atomic::Ordering::Relaxed);
+        let control_plane = self.control_plane(groups);
         let by_name = |n: &str| groups.iter().find(|g| g.name() == n);
         let node_map: BTreeMap<String, Node> = nodes
             .iter()
@@ -944,6 +942,162 @@ impl RollingUpdate {
             });
         }
         Ok(report)
+    }
+
+    /// The names of the control-plane groups, and whether their instances leave the load
+    /// balancers before a drain. kOps: with a single control-plane/API-server instance in
+    /// all, taking it out of the load balancer would cut the roll off from its own API.
+    fn control_plane(&self, groups: &[InstanceGroup]) -> Vec<String> {
+        let api_instances: i32 = groups
+            .iter()
+            .filter(|g| {
+                matches!(
+                    g.spec.role,
+                    Some(InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer)
+                )
+            })
+            .map(|g| g.spec.min_size.unwrap_or(1))
+            .sum();
+        self.deregister_control_plane
+            .store(api_instances > 1, std::sync::atomic::Ordering::Relaxed);
+        groups
+            .iter()
+            .filter(|g| g.is_control_plane())
+            .map(|g| g.name().to_owned())
+            .collect()
+    }
+
+    /// The instance of one of `groups` whose ID is `id_or_node` or, unless cloud-only,
+    /// whose node is named `id_or_node` (kOps' `delete instance` argument). Unless
+    /// cloud-only, an instance no node runs on is refused: it cannot be drained, and the
+    /// Kubernetes API cannot tell when its replacement is ready.
+    pub async fn find_instance(
+        &self,
+        cluster: &Cluster,
+        groups: &[InstanceGroup],
+        id_or_node: &str,
+    ) -> Result<FoundInstance> {
+        Ok(self.locate(cluster, groups, id_or_node).await?.0)
+    }
+
+    async fn locate(
+        &self,
+        cluster: &Cluster,
+        groups: &[InstanceGroup],
+        id_or_node: &str,
+    ) -> Result<(FoundInstance, CloudGroup, InstancePlan, Option<Node>)> {
+        let nodes = self.list_nodes().await?;
+        let cloud_groups = self.cloud.cloud_groups(cluster.name(), groups).await?;
+        let node_of: BTreeMap<String, &Node> = nodes
+            .iter()
+            .filter_map(|n| super::validate::instance_of(n).map(|i| (i, n)))
+            .collect();
+        for cg in &cloud_groups {
+            for m in &cg.members {
+                let node = node_of.get(&m.id).copied();
+                let node_name = node.and_then(|n| n.metadata.name.clone());
+                let by_node = !self.cloud_only() && node_name.as_deref() == Some(id_or_node);
+                if m.id != id_or_node && !by_node {
+                    continue;
+                }
+                if !self.cloud_only() && node.is_none() {
+                    return Err(Error::Invalid {
+                        field: "instance".into(),
+                        message: format!(
+                            "instance {} of instance group {} is not a member of the cluster: no node of the Kubernetes API runs on it (use --cloudonly to delete it without the Kubernetes API)",
+                            m.id, cg.instance_group
+                        ),
+                    });
+                }
+                let found = FoundInstance {
+                    id: m.id.clone(),
+                    node: node_name.clone(),
+                    instance_group: cg.instance_group.clone(),
+                };
+                let plan = InstancePlan {
+                    id: m.id.clone(),
+                    node: node_name,
+                    reason: "deleted by name".into(),
+                    detached: m.status == MemberStatus::Detached,
+                    warm_pool: m.warm_pool,
+                };
+                return Ok((found, cg.clone(), plan, node.cloned()));
+            }
+        }
+        let what = match self.cloud_only() {
+            true => "instance",
+            false => "instance or node",
+        };
+        Err(Error::NotFound {
+            what: format!(
+                "{what} {id_or_node:?} in the instance groups of cluster {}",
+                cluster.name()
+            ),
+        })
+    }
+
+    /// Deletes one instance as kOps' `delete instance` does. With `surge`, the instance is
+    /// first detached from its group, which launches a replacement, and the cluster is
+    /// validated; then (unless cloud-only) its node is cordoned, drained and deleted, and
+    /// the instance terminated. Without `surge`, its group replaces it after it goes.
+    ///
+    /// A control-plane instance, a warm-pool instance and an instance of a cloud that
+    /// cannot surge (GCE) are never detached: they are replaced without surge, and an
+    /// event says so (kOps fails on GCE instead). The cluster is not validated after the
+    /// instance goes, as in kOps.
+    pub async fn delete_instance(
+        &self,
+        cluster: &Cluster,
+        groups: &[InstanceGroup],
+        id_or_node: &str,
+        surge: bool,
+    ) -> Result<FoundInstance> {
+        let (found, cg, mut plan, node) = self.locate(cluster, groups, id_or_node).await?;
+        let Some(group) = groups.iter().find(|g| g.name() == found.instance_group) else {
+            return Err(Error::NotFound {
+                what: format!("instance group {}", found.instance_group),
+            });
+        };
+        let name = group.name();
+        let control_plane = self.control_plane(groups);
+        if surge && !plan.detached {
+            let no_surge = if group.is_control_plane() {
+                Some("control-plane instances are not detached")
+            } else if plan.warm_pool {
+                Some("warm-pool instances are not detached")
+            } else if group.spec.manager.as_deref() == Some("Karpenter") {
+                Some("Karpenter replaces its own instances")
+            } else if !self.cloud.can_surge() {
+                Some("this cloud cannot detach an instance from its group")
+            } else {
+                None
+            };
+            match no_surge {
+                Some(why) => self.emit(
+                    name,
+                    "no-surge",
+                    Some(&plan.id),
+                    Some(format!("{why}: replacing it without surge")),
+                ),
+                None => {
+                    self.cloud.detach(&cg, &plan.id).await?;
+                    plan.detached = true;
+                    self.emit(name, "detach", Some(&plan.id), None);
+                    self.validate_count(
+                        name,
+                        self.options.validate_count,
+                        &control_plane,
+                        "after detaching the instance",
+                    )
+                    .await?;
+                }
+            }
+        }
+        let bastion = group.spec.role == Some(InstanceGroupRole::Bastion);
+        self.drain_terminate_and_wait(group, &cg, &plan, node, bastion, Duration::ZERO)
+            .await
+            .map_err(|f| f.error)?;
+        Ok(found)
     }
 
     async fn validate_count(
