@@ -55,6 +55,8 @@ pub enum Command {
     Unlock(crate::unlock::UnlockArgs),
     /// Restore a saved version of a cluster's spec
     Rollback(RollbackArgs),
+    /// Upgrade a cluster to the Kubernetes version and images its channel recommends
+    Upgrade(crate::upgrade::UpgradeArgs),
     /// Tools for inspecting clusters
     Toolbox(ToolboxArgs),
     /// Promote a keypair to primary (keypair rotation)

@@ -43,6 +43,7 @@ mod state;
 mod toolbox;
 mod unlock;
 mod update;
+mod upgrade;
 mod validate;
 
 use std::process::ExitCode;
@@ -176,6 +177,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         },
         Command::Unlock(args) => match args.command {
             unlock::UnlockCommand::Cluster(a) => unlock::unlock_cluster(&global, &a).await,
+        },
+        Command::Upgrade(args) => match args.command {
+            upgrade::UpgradeCommand::Cluster(a) => upgrade::upgrade_cluster(&global, &a).await,
         },
         Command::Rollback(args) => match args.command {
             cli::RollbackCommand::Cluster(a) => {

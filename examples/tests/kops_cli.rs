@@ -851,3 +851,180 @@ fn create_instance_group_prints_edits_and_stores_it() {
         r.stdout
     );
 }
+
+#[test]
+fn upgrade_cluster_proposes_the_channels_versions_and_stores_them_with_yes() {
+    let env = Env::new();
+    env.kops(&[
+        "create",
+        "cluster",
+        CLUSTER,
+        "--zones",
+        "us-test-1a",
+        "--network-cidr",
+        "172.20.0.0/16",
+        "--kubernetes-version",
+        "1.33.1",
+    ])
+    .expect(0);
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+    let before = env.tree();
+    // The dry run: kOps' table, exit 2, nothing stored.
+    let r = env.kops(&["upgrade", "cluster", CLUSTER]).expect(2);
+    let rows: Vec<Vec<&str>> = r
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["ITEM", "PROPERTY", "OLD", "NEW"],
+            vec!["Cluster", "KubernetesVersion", "1.33.1", "1.33.13"],
+        ],
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("Must specify --yes"), "{}", r.stderr);
+    assert_eq!(env.tree(), before, "a dry run changed the store");
+
+    // Bad input names what is wrong and stores nothing.
+    env.kops(&[
+        "upgrade",
+        "cluster",
+        CLUSTER,
+        "--kubernetes-version",
+        "newest",
+    ])
+    .expect_error("kubernetesVersion");
+    env.kops(&[
+        "upgrade",
+        "cluster",
+        CLUSTER,
+        "--channel",
+        "https://example.com/alpha",
+    ])
+    .expect_error("channel files");
+    env.kops(&["upgrade", "cluster", CLUSTER, "--channel", "nowhere.yaml"])
+        .expect_error("nowhere.yaml");
+    assert_eq!(env.tree(), before);
+
+    // With --yes the version is stored, and the next update plans the new Kubernetes.
+    env.kops(&["upgrade", "cluster", CLUSTER, "--yes"])
+        .expect(0);
+    let r = env.kops(&["update", "cluster", CLUSTER]).expect(2);
+    assert!(
+        r.stdout.contains("registry.k8s.io/kube-apiserver:v1.33.13"),
+        "{}",
+        r.stdout
+    );
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+
+    // A channel file with a newer image: the groups on the channel's images follow it,
+    // a group on its own image keeps it.
+    let editor = env.editor(
+        "own-image.sh",
+        "sed -i 's|image: .*|image: 123456789012/golden-2025|' \"$1\"",
+    );
+    env.kops_env(
+        &["--name", CLUSTER, "edit", "ig", "control-plane-us-test-1a"],
+        &[("EDITOR", &editor)],
+    )
+    .expect(0);
+    let embedded = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("kops-cli/seed/channel.yaml"),
+    )
+    .unwrap();
+    let newer = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20251001";
+    let file = env.path("channel.yaml");
+    std::fs::write(
+        &file,
+        embedded.replacen(
+            "  images:\n",
+            &format!(
+                "  images:\n  - name: {newer}\n    providerID: aws\n    architectureID: amd64\n    kubernetesVersion: \">=1.33.0\"\n"
+            ),
+            1,
+        ),
+    )
+    .unwrap();
+    let channel = file.display().to_string();
+    let r = env
+        .kops(&[
+            "upgrade",
+            "cluster",
+            CLUSTER,
+            "--channel",
+            &channel,
+            "--yes",
+        ])
+        .expect(0);
+    assert!(
+        r.stdout.contains("Updates applied to configuration"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr
+            .contains("custom image 123456789012/golden-2025 is kept"),
+        "{}",
+        r.stderr
+    );
+    let rows: Vec<&str> = r.stdout.lines().collect();
+    assert!(
+        rows.iter()
+            .any(|l| l.starts_with("Cluster") && l.contains("Channel") && l.ends_with(&channel)),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        rows.iter()
+            .any(|l| l.starts_with("InstanceGroup/nodes-us-test-1a") && l.ends_with(newer)),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("KubernetesVersion"), "{}", r.stdout);
+    let cluster = env
+        .kops(&["get", "cluster", CLUSTER, "-o", "json"])
+        .expect(0);
+    let cluster: serde_json::Value = serde_json::from_str(&cluster.stdout).unwrap();
+    assert_eq!(cluster["spec"]["kubernetesVersion"], "1.33.13");
+    assert_eq!(cluster["spec"]["channel"], channel.as_str());
+    let nodes = env
+        .kops(&[
+            "--name",
+            CLUSTER,
+            "get",
+            "ig",
+            "nodes-us-test-1a",
+            "-o",
+            "yaml",
+        ])
+        .expect(0);
+    assert!(
+        nodes.stdout.contains(&format!("image: {newer}")),
+        "{}",
+        nodes.stdout
+    );
+    let cp = env
+        .kops(&[
+            "--name",
+            CLUSTER,
+            "get",
+            "ig",
+            "control-plane-us-test-1a",
+            "-o",
+            "yaml",
+        ])
+        .expect(0);
+    assert!(
+        cp.stdout.contains("image: 123456789012/golden-2025"),
+        "{}",
+        cp.stdout
+    );
+    // The replaced specs are in the history; a second upgrade has nothing to do.
+    let history = env.kops(&["get", "history", CLUSTER]).expect(0);
+    assert!(history.stdout.lines().count() >= 3, "{}", history.stdout);
+    let r = env.kops(&["upgrade", "cluster", CLUSTER]).expect(0);
+    assert!(r.stderr.contains("No upgrade required"), "{}", r.stderr);
+}

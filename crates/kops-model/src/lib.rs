@@ -95,6 +95,7 @@ pub mod nodeup;
 pub mod pki;
 pub mod secrets;
 mod update;
+pub mod upgrade;
 
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;
