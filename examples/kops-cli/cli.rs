@@ -322,6 +322,12 @@ pub enum GetCommand {
     /// List a cluster's machines, whether each needs an update, and their nodes
     #[command(alias = "instance")]
     Instances(crate::instances::GetInstancesArgs),
+    /// List the names of a cluster's secrets
+    #[command(alias = "secret")]
+    Secrets(crate::secret::GetSecretsArgs),
+    /// List the admin SSH public keys of a cluster
+    #[command(alias = "sshpublickey")]
+    Sshpublickeys(crate::secret::GetSshKeysArgs),
 }
 
 #[derive(Debug, Args)]
@@ -457,6 +463,12 @@ pub enum DeleteCommand {
     /// Delete one instance: detach it so its group launches a replacement, validate, drain
     /// it and terminate it (dry run without --yes)
     Instance(crate::rolling::DeleteInstanceArgs),
+    /// Delete secrets of a cluster by name
+    #[command(alias = "secrets")]
+    Secret(crate::secret::DeleteSecretArgs),
+    /// Delete the admin SSH public keys of a cluster
+    #[command(alias = "sshpublickeys")]
+    Sshpublickey,
 }
 
 #[derive(Debug, Args)]

@@ -157,6 +157,8 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 GetCommand::Keypairs(a) => keypair::get_keypairs(&global, &a).await?,
                 GetCommand::History(a) => history::get_history(&global, &a).await?,
                 GetCommand::Instances(a) => instances::get_instances(&global, &a).await?,
+                GetCommand::Secrets(a) => secret::get_secrets(&global, &a).await?,
+                GetCommand::Sshpublickeys(a) => secret::get_ssh_public_keys(&global, &a).await?,
             }
             Ok(0)
         }
@@ -174,6 +176,8 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             DeleteCommand::Cluster(a) => delete::delete_cluster(&global, &a).await,
             DeleteCommand::Instancegroup(a) => delete::delete_instance_group(&global, &a).await,
             DeleteCommand::Instance(a) => rolling::delete_instance(&global, &a).await,
+            DeleteCommand::Secret(a) => secret::delete_secrets(&global, &a).await.map(|_| 0),
+            DeleteCommand::Sshpublickey => secret::delete_ssh_public_keys(&global).await.map(|_| 0),
         },
         Command::Unlock(args) => match args.command {
             unlock::UnlockCommand::Cluster(a) => unlock::unlock_cluster(&global, &a).await,

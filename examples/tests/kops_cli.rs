@@ -1028,3 +1028,94 @@ fn upgrade_cluster_proposes_the_channels_versions_and_stores_them_with_yes() {
     let r = env.kops(&["upgrade", "cluster", CLUSTER]).expect(0);
     assert!(r.stderr.contains("No upgrade required"), "{}", r.stderr);
 }
+
+#[test]
+fn secrets_and_ssh_keys_are_listed_by_name_and_deleted_without_showing_values() {
+    let env = Env::new();
+    env.create_demo();
+    let named = |args: &[&str]| {
+        let mut all = vec!["--name", CLUSTER];
+        all.extend_from_slice(args);
+        env.kops(&all)
+    };
+    // A value that must never be printed.
+    let value = "s3cr3t-value-that-must-not-leak";
+    let file = env.path("password");
+    std::fs::write(&file, value).unwrap();
+    let file = file.display().to_string();
+    named(&["create", "secret", "ciliumpassword", "-f", &file]).expect(0);
+    let config = env.path("docker.json");
+    std::fs::write(
+        &config,
+        format!(r#"{{"auths":{{"r.example.com":{{"auth":"{value}"}}}}}}"#),
+    )
+    .unwrap();
+    named(&[
+        "create",
+        "secret",
+        "dockerconfig",
+        "-f",
+        &config.display().to_string(),
+    ])
+    .expect(0);
+
+    let r = named(&["get", "secrets"]).expect(0);
+    let names: Vec<&str> = r.stdout.lines().map(str::trim).collect();
+    assert_eq!(
+        names,
+        ["NAME", "ciliumpassword", "dockerconfig"],
+        "{}",
+        r.stdout
+    );
+    let r = named(&["get", "secrets", "dockerconfig", "-o", "json"]).expect(0);
+    let listed: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(listed, serde_json::json!([{"name": "dockerconfig"}]));
+    named(&["get", "secrets", "nothere"]).expect_error("\"nothere\"");
+
+    // Deleting: every name must exist, or nothing is deleted.
+    let before = env.tree();
+    named(&["delete", "secret", "dockerconfig", "nothere"]).expect_error("nothing deleted");
+    assert_eq!(env.tree(), before);
+    let r = named(&["delete", "secret", "dockerconfig"]).expect(0);
+    assert!(r.stdout.contains("secret dockerconfig"), "{}", r.stdout);
+    let r = named(&["get", "secrets", "-o", "yaml"]).expect(0);
+    assert!(
+        r.stdout.contains("name: ciliumpassword") && !r.stdout.contains("dockerconfig"),
+        "{}",
+        r.stdout
+    );
+
+    // SSH public keys: listed by fingerprint, with the key in JSON; deleted together.
+    let key = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCtWu40XQo8dczLsCq0OWV+hxm9uV3WxeH9Kgh4sMzQxNtoU1pvW0XdjpkBesRKGoolfWeCLXWxpyQb1IaiMkKoz7MdhQ/6UKjMjP66aFWWp3pwD0uj0HuJ7tq4gKHKRYGTaZIRWpzUiANBrjugVgA+Sd7E/mYwc/DMXkIyRZbvhQ== alice@example.com";
+    let key_file = env.path("id.pub");
+    std::fs::write(&key_file, format!("{key}\n")).unwrap();
+    let r = named(&[
+        "create",
+        "sshpublickey",
+        "-i",
+        &key_file.display().to_string(),
+    ])
+    .expect(0);
+    let id = r.stdout.split_whitespace().nth(4).unwrap().to_owned();
+    let r = named(&["get", "sshpublickeys"]).expect(0);
+    assert_eq!(
+        r.stdout.lines().map(str::trim).collect::<Vec<_>>(),
+        ["ID", id.as_str()]
+    );
+    let r = named(&["get", "sshpublickeys", "-o", "json"]).expect(0);
+    let listed: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(listed, serde_json::json!([{"ID": id, "PublicKey": key}]));
+    named(&["delete", "sshpublickey"]).expect(0);
+    named(&["get", "sshpublickeys"]).expect_error("no SSH public key");
+    named(&["delete", "sshpublickey"]).expect_error("no SSH public key");
+
+    // No output above showed the secret's value.
+    for args in [
+        &["get", "secrets"][..],
+        &["get", "secrets", "-o", "json"],
+        &["get", "secrets", "-o", "yaml"],
+    ] {
+        let r = named(args).expect(0);
+        assert!(!r.stdout.contains(value) && !r.stderr.contains(value));
+    }
+}

@@ -769,6 +769,18 @@ impl Registry {
             .map(|_| ())
     }
 
+    /// Deletes the secret `name`; [`Error::NotFound`] when there is none.
+    pub async fn delete_secret(&self, cluster: &str, name: &str) -> Result<()> {
+        check_name("cluster name", cluster)?;
+        check_name("secret name", name)?;
+        let path = Self::secret_path(cluster, name);
+        // The store deletes a missing object quietly: say that nothing was there.
+        if self.store.get_opt(&path).await?.is_none() {
+            return Err(Error::NotFound { path });
+        }
+        self.store.delete(&path).await
+    }
+
     /// Names of the cluster's secrets.
     pub async fn list_secrets(&self, cluster: &str) -> Result<Vec<String>> {
         check_name("cluster name", cluster)?;
