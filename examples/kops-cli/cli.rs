@@ -223,6 +223,8 @@ pub struct CreateClusterArgs {
     /// Format of the --dry-run manifest
     #[arg(short, long, value_enum, default_value = "yaml")]
     pub output: ManifestFormat,
+    #[command(flatten)]
+    pub fields: FieldArgs,
 }
 
 #[derive(Debug, Args)]
@@ -380,12 +382,35 @@ pub struct EditClusterArgs {
     /// Cluster name (also taken from --name)
     #[arg(value_name = "CLUSTER")]
     pub cluster_name: Option<String>,
+    #[command(flatten)]
+    pub fields: FieldArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct EditIgArgs {
     /// Instance group name
     pub group: String,
+    #[command(flatten)]
+    pub fields: FieldArgs,
+}
+
+/// `--set` / `--unset`: change fields of the spec (in `edit`, without an editor).
+#[derive(Debug, Args, Default, Clone)]
+pub struct FieldArgs {
+    /// Set a field of the spec: PATH=VALUE (spec.kubernetesVersion=1.34.1; a list gets the
+    /// comma-separated items, a map the KEY=VALUE entry); repeatable
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Unset a field of the spec (spec.kubelet.maxPods); repeatable
+    #[arg(long = "unset", value_name = "PATH")]
+    pub unsets: Vec<String>,
+}
+
+impl FieldArgs {
+    /// Whether any field is set or unset.
+    pub fn any(&self) -> bool {
+        !self.sets.is_empty() || !self.unsets.is_empty()
+    }
 }
 
 #[derive(Debug, Args)]

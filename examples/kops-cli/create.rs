@@ -80,6 +80,9 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
     };
     let (cluster, mut groups) =
         build_cluster(&name, args, state_url.trim_end_matches('/'), &version)?;
+    // kOps' --unset and --set, on the cluster the flags made.
+    let cluster = kops_api::fields::apply_fields(&cluster, &args.fields.sets, &args.fields.unsets)
+        .context("create cluster: --set/--unset")?;
     let ssh_key = match &args.ssh_public_key {
         Some(p) => Some(read_ssh_key(p)?),
         None => None,

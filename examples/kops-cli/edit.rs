@@ -5,6 +5,9 @@
 //! A rejected edit is not lost: the file (a temporary file that is kept) is reopened
 //! with the problems as comments at the top. Saving it again unchanged gives up: the
 //! command fails, names the file holding the edit, and the store is left as it was.
+//!
+//! With `--set PATH=VALUE` / `--unset PATH` (kOps' flags) no editor opens: the fields
+//! change ([`kops_api::fields`]), then the object is checked and saved the same way.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -13,7 +16,7 @@ use anyhow::{Context as _, bail};
 use kops_api::manifest::Object;
 use kops_api::v1alpha2;
 
-use crate::cli::{EditClusterArgs, EditIgArgs, Global};
+use crate::cli::{EditClusterArgs, EditIgArgs, FieldArgs, Global};
 use crate::spec::{self, Manifest};
 use crate::state::{self, State};
 
@@ -44,13 +47,18 @@ impl Target {
 /// `kops edit cluster`.
 pub async fn edit_cluster(global: &Global, args: &EditClusterArgs) -> anyhow::Result<()> {
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
-    edit(global, Target::Cluster(name)).await
+    edit(global, Target::Cluster(name), &args.fields).await
 }
 
 /// `kops edit instancegroup`.
 pub async fn edit_instance_group(global: &Global, args: &EditIgArgs) -> anyhow::Result<()> {
     let name = state::cluster_name(None, global)?;
-    edit(global, Target::Group(name, args.group.clone())).await
+    edit(
+        global,
+        Target::Group(name, args.group.clone()),
+        &args.fields,
+    )
+    .await
 }
 
 /// `kops create instancegroup` without --edit=false: `group` is opened in the editor and
@@ -204,20 +212,23 @@ async fn check_group(
     Ok(Edited::Group(Box::new(g.clone())))
 }
 
-async fn edit(global: &Global, target: Target) -> anyhow::Result<()> {
+async fn edit(global: &Global, target: Target, fields: &FieldArgs) -> anyhow::Result<()> {
     let st = State::open(global).await?;
+    if fields.any() {
+        return set_fields(&st, target, fields).await;
+    }
     edit_in(&st, target).await
 }
 
-async fn edit_in(st: &State, target: Target) -> anyhow::Result<()> {
-    let (cluster_name, original, version) = match &target {
+/// The stored object `target` names (or the new group), its cluster and its version.
+async fn read(
+    st: &State,
+    target: &Target,
+) -> anyhow::Result<(String, Object, Option<kops_statestore::Version>)> {
+    Ok(match target {
         Target::Cluster(c) => {
             let v = st.cluster(c).await?;
-            (
-                c.clone(),
-                spec::render(&[Object::Cluster(v.value)], false)?,
-                Some(v.version),
-            )
+            (c.clone(), Object::Cluster(v.value), Some(v.version))
         }
         Target::Group(c, g) => {
             st.cluster(c).await?;
@@ -231,18 +242,43 @@ async fn edit_in(st: &State, target: Target) -> anyhow::Result<()> {
                         .context(format!("reading instance group {g} of cluster {c}")));
                 }
             };
-            (
-                c.clone(),
-                spec::render(&[Object::InstanceGroup(v.value)], false)?,
-                Some(v.version),
-            )
+            (c.clone(), Object::InstanceGroup(v.value), Some(v.version))
         }
-        Target::NewGroup(c, g) => (
-            c.clone(),
-            spec::render(&[Object::InstanceGroup((**g).clone())], false)?,
-            None,
+        Target::NewGroup(c, g) => (c.clone(), Object::InstanceGroup((**g).clone()), None),
+    })
+}
+
+/// `--set` / `--unset`: the fields changed, then checked and saved as an edit is.
+async fn set_fields(st: &State, target: Target, fields: &FieldArgs) -> anyhow::Result<()> {
+    let (cluster_name, object, version) = read(st, &target).await?;
+    let what = target.describe();
+    let changed = match &object {
+        Object::Cluster(c) => Object::Cluster(
+            kops_api::fields::apply_fields(c, &fields.sets, &fields.unsets)
+                .with_context(|| format!("{what}: --set/--unset"))?,
         ),
+        Object::InstanceGroup(g) => Object::InstanceGroup(
+            kops_api::fields::apply_fields(g, &fields.sets, &fields.unsets)
+                .with_context(|| format!("{what}: --set/--unset"))?,
+        ),
+        other => bail!("{what}: cannot set fields of a {}", other.kind()),
     };
+    if changed == object {
+        println!("No changes made to {what}.");
+        return Ok(());
+    }
+    let text = spec::render(std::slice::from_ref(&changed), false)?;
+    let edited = check(st, &target, &text, "--set/--unset")
+        .await
+        .with_context(|| format!("{what}: the change was rejected; nothing saved"))?;
+    save(st, &cluster_name, &edited, &version).await?;
+    println!("Saved {what}.");
+    Ok(())
+}
+
+async fn edit_in(st: &State, target: Target) -> anyhow::Result<()> {
+    let (cluster_name, object, version) = read(st, &target).await?;
+    let original = spec::render(&[object], false)?;
     let file = tempfile::Builder::new()
         .prefix("kops-edit-")
         .suffix(".yaml")
@@ -290,39 +326,7 @@ async fn edit_in(st: &State, target: Target) -> anyhow::Result<()> {
             }
         }
     };
-    let saved = st
-        .locked(&cluster_name, "edit", async || match (&edited, &version) {
-            (Edited::Cluster(c), Some(version)) => st
-                .registry
-                .update_cluster(c, version)
-                .await
-                .map(|_| ())
-                .with_context(|| format!("saving cluster {cluster_name}")),
-            (Edited::Group(g), Some(version)) => st
-                .registry
-                .update_instance_group(&cluster_name, g, version)
-                .await
-                .map(|_| ())
-                .with_context(|| {
-                    format!(
-                        "saving instance group {} of cluster {cluster_name}",
-                        g.name()
-                    )
-                }),
-            (Edited::Group(g), None) => st
-                .registry
-                .create_instance_group(&cluster_name, g)
-                .await
-                .map(|_| ())
-                .with_context(|| {
-                    format!(
-                        "storing instance group {} of cluster {cluster_name}",
-                        g.name()
-                    )
-                }),
-            (Edited::Cluster(_), None) => bail!("cluster {cluster_name} has no stored version"),
-        })
-        .await;
+    let saved = save(st, &cluster_name, &edited, &version).await;
     match saved {
         Ok(()) => {
             let _ = std::fs::remove_file(&path);
@@ -338,4 +342,46 @@ async fn edit_in(st: &State, target: Target) -> anyhow::Result<()> {
             None => e.context(format!("saving the edit failed; it is kept in {source}")),
         }),
     }
+}
+
+/// Stores a checked edit under the cluster's lock; a cluster or group changed since it was
+/// read fails the compare-and-swap.
+async fn save(
+    st: &State,
+    cluster_name: &str,
+    edited: &Edited,
+    version: &Option<kops_statestore::Version>,
+) -> anyhow::Result<()> {
+    st.locked(cluster_name, "edit", async || match (edited, version) {
+        (Edited::Cluster(c), Some(version)) => st
+            .registry
+            .update_cluster(c, version)
+            .await
+            .map(|_| ())
+            .with_context(|| format!("saving cluster {cluster_name}")),
+        (Edited::Group(g), Some(version)) => st
+            .registry
+            .update_instance_group(cluster_name, g, version)
+            .await
+            .map(|_| ())
+            .with_context(|| {
+                format!(
+                    "saving instance group {} of cluster {cluster_name}",
+                    g.name()
+                )
+            }),
+        (Edited::Group(g), None) => st
+            .registry
+            .create_instance_group(cluster_name, g)
+            .await
+            .map(|_| ())
+            .with_context(|| {
+                format!(
+                    "storing instance group {} of cluster {cluster_name}",
+                    g.name()
+                )
+            }),
+        (Edited::Cluster(_), None) => bail!("cluster {cluster_name} has no stored version"),
+    })
+    .await
 }

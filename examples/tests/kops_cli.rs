@@ -1119,3 +1119,120 @@ fn secrets_and_ssh_keys_are_listed_by_name_and_deleted_without_showing_values() 
         assert!(!r.stdout.contains(value) && !r.stderr.contains(value));
     }
 }
+
+#[test]
+fn set_and_unset_change_fields_without_an_editor_and_refuse_bad_ones() {
+    let env = Env::new();
+    // create cluster --set: on the cluster the flags made.
+    let r = env
+        .kops(&[
+            "create",
+            "cluster",
+            CLUSTER,
+            "--zones",
+            "us-test-1a",
+            "--set",
+            "spec.kubelet.maxPods=150",
+            "--set",
+            "spec.sshAccess=10.0.0.0/8",
+            "--dry-run",
+            "-o",
+            "json",
+        ])
+        .expect(0);
+    let docs: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&r.stdout)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|_| vec![serde_json::from_str(&r.stdout).unwrap()]);
+    let all = serde_json::Value::Array(docs).to_string();
+    assert!(all.contains("\"maxPods\":150"), "{}", r.stdout);
+    assert!(all.contains("\"10.0.0.0/8\""), "{}", r.stdout);
+    env.create_demo();
+    let named = |args: &[&str]| {
+        let mut all = vec!["--name", CLUSTER];
+        all.extend_from_slice(args);
+        env.kops(&all)
+    };
+    let before = env.tree();
+    // Refused: no such field, a value of the wrong type, a spec that does not validate;
+    // the store is unchanged and no editor is started (EDITOR would fail).
+    let no_editor = [("EDITOR", "false")];
+    for (args, needle) in [
+        (
+            &["edit", "cluster", "--set", "spec.kubernetesVersio=1.34.1"][..],
+            "no such field",
+        ),
+        (
+            &["edit", "cluster", "--set", "spec.kubelet.maxPods=lots"],
+            "\"lots\"",
+        ),
+        (
+            &["edit", "cluster", "--unset", "spec.nope"],
+            "spec.nope: no such field",
+        ),
+        (
+            &[
+                "edit",
+                "ig",
+                "nodes-us-test-1a",
+                "--set",
+                "spec.minSize=5",
+                "--set",
+                "spec.maxSize=2",
+            ],
+            "rejected",
+        ),
+    ] {
+        let mut all = vec!["--name", CLUSTER];
+        all.extend_from_slice(args);
+        env.kops_env(&all, &no_editor).expect_error(needle);
+    }
+    assert_eq!(env.tree(), before, "a refused --set changed the store");
+
+    // Accepted: stored as given, the rest of the spec untouched.
+    let r = named(&[
+        "edit",
+        "cluster",
+        "--set",
+        "spec.cloudLabels=team=platform",
+        "--set",
+        "spec.kubelet.maxPods=120",
+    ]);
+    let r = r.expect(0);
+    assert!(r.stdout.contains("Saved cluster"), "{}", r.stdout);
+    let c: serde_json::Value = serde_json::from_str(
+        &named(&["get", "cluster", CLUSTER, "-o", "json"])
+            .expect(0)
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        c["spec"]["cloudLabels"],
+        serde_json::json!({"team": "platform"})
+    );
+    assert_eq!(c["spec"]["kubelet"]["maxPods"], 120);
+    named(&[
+        "edit",
+        "ig",
+        "nodes-us-test-1a",
+        "--set",
+        "spec.maxSize=4",
+        "--unset",
+        "spec.image",
+    ])
+    .expect(0);
+    let g: serde_json::Value = serde_json::from_str(
+        &named(&["get", "ig", "nodes-us-test-1a", "-o", "json"])
+            .expect(0)
+            .stdout,
+    )
+    .unwrap();
+    let g = if g.is_array() { g[0].clone() } else { g };
+    assert_eq!(g["spec"]["maxSize"], 4);
+    assert!(g["spec"].get("image").is_none(), "{g}");
+    // The same change again: nothing to save.
+    let r = named(&["edit", "ig", "nodes-us-test-1a", "--set", "spec.maxSize=4"]).expect(0);
+    assert!(r.stdout.contains("No changes made"), "{}", r.stdout);
+    // The cluster still applies.
+    env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
+}

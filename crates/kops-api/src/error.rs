@@ -69,6 +69,14 @@ pub enum Error {
     /// The spec failed validation; every problem is listed.
     #[error("{0}")]
     Invalid(ValidationErrors),
+    /// A field could not be set or unset by its path ([`crate::fields`]).
+    #[error("{path}: {message}")]
+    Field {
+        /// The field's path as given (`spec.kubernetesVersion`).
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

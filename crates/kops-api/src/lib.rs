@@ -93,6 +93,7 @@
 pub mod channel;
 pub mod defaults;
 mod error;
+pub mod fields;
 pub mod internal;
 pub mod keyset;
 pub mod manifest;
