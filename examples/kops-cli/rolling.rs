@@ -138,6 +138,44 @@ fn print_plan(plan: &Plan, cloud_only: bool) {
     }
 }
 
+/// Prints each event: one JSON line on stdout, or a line on stderr.
+fn event_sink(json: bool) -> kops_model::day2::rolling::EventSink {
+    Arc::new(move |e: &Event| {
+        if json {
+            println!("{}", serde_json::to_string(e).unwrap_or_default());
+        } else {
+            eprintln!(
+                "{} {} {} {}",
+                e.group,
+                e.action,
+                e.instance.as_deref().unwrap_or(""),
+                e.detail.as_deref().unwrap_or("")
+            );
+        }
+    })
+}
+
+/// `roll` with the cluster's Kubernetes API (an admin client) and a validator of its groups.
+async fn with_api(
+    roll: RollingUpdate,
+    global: &Global,
+    st: &State,
+    name: &str,
+    groups: &[internal::InstanceGroup],
+    cloud: Arc<dyn kops_model::day2::groups::InstanceGroupCloud>,
+    api_server: Option<&str>,
+) -> anyhow::Result<RollingUpdate> {
+    let client = admin_client(global, st, name, api_server).await?;
+    let validator = Arc::new(Validator::new(
+        client.clone(),
+        cloud,
+        name.to_owned(),
+        groups.to_vec(),
+        ValidateOptions::default(),
+    ));
+    Ok(roll.with_kube(client, validator))
+}
+
 /// `kops rolling-update cluster`; returns the exit code.
 pub async fn rolling_update_cluster(
     global: &Global,
@@ -151,33 +189,24 @@ pub async fn rolling_update_cluster(
     let groups = instance_groups(&st, &name).await?;
     let (journaled, cloud) = group_cloud(global, &st, &name, "rolling-update cluster").await?;
     let json = args.output == RollingFormat::Json;
-    let sink: kops_model::day2::rolling::EventSink = Arc::new(move |e: &Event| {
-        if json {
-            println!("{}", serde_json::to_string(e).unwrap_or_default());
-        } else {
-            eprintln!(
-                "{} {} {} {}",
-                e.group,
-                e.action,
-                e.instance.as_deref().unwrap_or(""),
-                e.detail.as_deref().unwrap_or("")
-            );
-        }
-    });
-    let mut roll = RollingUpdate::new(cloud.clone(), options(args)?)
+    let roll = RollingUpdate::new(cloud.clone(), options(args)?)
         .with_journal(Journal::new(st.store().clone(), &name))
-        .with_events(sink);
-    if !args.cloudonly {
-        let client = admin_client(global, &st, &name, args.api_server.as_deref()).await?;
-        let validator = Arc::new(Validator::new(
-            client.clone(),
-            cloud,
-            name.clone(),
-            groups.clone(),
-            ValidateOptions::default(),
-        ));
-        roll = roll.with_kube(client, validator);
-    }
+        .with_events(event_sink(json));
+    let roll = match args.cloudonly {
+        true => roll,
+        false => {
+            with_api(
+                roll,
+                global,
+                &st,
+                &name,
+                &groups,
+                cloud,
+                args.api_server.as_deref(),
+            )
+            .await?
+        }
+    };
     let plan = roll
         .plan(&cluster, &groups)
         .await
@@ -297,27 +326,22 @@ pub async fn delete_instance(global: &Global, args: &DeleteInstanceArgs) -> anyh
         .with_context(|| format!("cluster {name}: converting the spec"))?;
     let groups = instance_groups(&st, &name).await?;
     let (journaled, cloud) = group_cloud(global, &st, &name, "delete instance").await?;
-    let sink: kops_model::day2::rolling::EventSink = Arc::new(|e: &Event| {
-        eprintln!(
-            "{} {} {} {}",
-            e.group,
-            e.action,
-            e.instance.as_deref().unwrap_or(""),
-            e.detail.as_deref().unwrap_or("")
-        );
-    });
-    let mut roll = RollingUpdate::new(cloud.clone(), options).with_events(sink);
-    if !args.cloudonly {
-        let client = admin_client(global, &st, &name, args.api_server.as_deref()).await?;
-        let validator = Arc::new(Validator::new(
-            client.clone(),
-            cloud,
-            name.clone(),
-            groups.clone(),
-            ValidateOptions::default(),
-        ));
-        roll = roll.with_kube(client, validator);
-    }
+    let roll = RollingUpdate::new(cloud.clone(), options).with_events(event_sink(false));
+    let roll = match args.cloudonly {
+        true => roll,
+        false => {
+            with_api(
+                roll,
+                global,
+                &st,
+                &name,
+                &groups,
+                cloud,
+                args.api_server.as_deref(),
+            )
+            .await?
+        }
+    };
     let found = roll
         .find_instance(&cluster, &groups, &args.instance)
         .await

@@ -146,7 +146,12 @@ impl Env {
     }
 
     fn create_demo(&self) {
-        self.kops(&[
+        self.create_demo_with(&[]);
+    }
+
+    /// [`CLUSTER`] created with `extra` flags.
+    fn create_demo_with(&self, extra: &[&str]) {
+        let mut args = vec![
             "create",
             "cluster",
             CLUSTER,
@@ -156,8 +161,16 @@ impl Env {
             "172.20.0.0/16",
             "--node-count",
             "2",
-        ])
-        .expect(0);
+        ];
+        args.extend_from_slice(extra);
+        self.kops(&args).expect(0);
+    }
+
+    /// `get ig GROUP -o yaml` of [`CLUSTER`].
+    fn group_yaml(&self, group: &str) -> String {
+        self.kops(&["--name", CLUSTER, "get", "ig", group, "-o", "yaml"])
+            .expect(0)
+            .stdout
     }
 }
 
@@ -324,18 +337,8 @@ fn cluster_lifecycle_on_the_mock_cloud() {
         &[("EDITOR", &editor)],
     )
     .expect(0);
-    let r = env
-        .kops(&[
-            "--name",
-            CLUSTER,
-            "get",
-            "ig",
-            "nodes-us-test-1a",
-            "-o",
-            "yaml",
-        ])
-        .expect(0);
-    assert!(r.stdout.contains("maxSize: 4"), "{}", r.stdout);
+    let r = env.group_yaml("nodes-us-test-1a");
+    assert!(r.contains("maxSize: 4"), "{r}");
 
     // update: dry run with changes pending.
     let r = env.kops(&["update", "cluster", CLUSTER]).expect(2);
@@ -567,19 +570,9 @@ fn removed_instance_group_is_deleted_by_update() {
     let env = Env::new();
     env.create_demo();
     // A second node group, made from the first.
-    let r = env
-        .kops(&[
-            "--name",
-            CLUSTER,
-            "get",
-            "ig",
-            "nodes-us-test-1a",
-            "-o",
-            "yaml",
-        ])
-        .expect(0);
-    let extra = r.stdout.replace("nodes-us-test-1a", "extra");
-    assert_ne!(extra, r.stdout);
+    let r = env.group_yaml("nodes-us-test-1a");
+    let extra = r.replace("nodes-us-test-1a", "extra");
+    assert_ne!(extra, r);
     std::fs::write(env.path("extra.yaml"), extra).unwrap();
     env.kops(&["replace", "-f", "extra.yaml", "--force"])
         .expect(0);
@@ -855,18 +848,7 @@ fn create_instance_group_prints_edits_and_stores_it() {
 #[test]
 fn upgrade_cluster_proposes_the_channels_versions_and_stores_them_with_yes() {
     let env = Env::new();
-    env.kops(&[
-        "create",
-        "cluster",
-        CLUSTER,
-        "--zones",
-        "us-test-1a",
-        "--network-cidr",
-        "172.20.0.0/16",
-        "--kubernetes-version",
-        "1.33.1",
-    ])
-    .expect(0);
+    env.create_demo_with(&["--kubernetes-version", "1.33.1"]);
     env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
     let before = env.tree();
     // The dry run: kOps' table, exit 2, nothing stored.
@@ -990,38 +972,10 @@ fn upgrade_cluster_proposes_the_channels_versions_and_stores_them_with_yes() {
     let cluster: serde_json::Value = serde_json::from_str(&cluster.stdout).unwrap();
     assert_eq!(cluster["spec"]["kubernetesVersion"], "1.33.13");
     assert_eq!(cluster["spec"]["channel"], channel.as_str());
-    let nodes = env
-        .kops(&[
-            "--name",
-            CLUSTER,
-            "get",
-            "ig",
-            "nodes-us-test-1a",
-            "-o",
-            "yaml",
-        ])
-        .expect(0);
-    assert!(
-        nodes.stdout.contains(&format!("image: {newer}")),
-        "{}",
-        nodes.stdout
-    );
-    let cp = env
-        .kops(&[
-            "--name",
-            CLUSTER,
-            "get",
-            "ig",
-            "control-plane-us-test-1a",
-            "-o",
-            "yaml",
-        ])
-        .expect(0);
-    assert!(
-        cp.stdout.contains("image: 123456789012/golden-2025"),
-        "{}",
-        cp.stdout
-    );
+    let nodes = env.group_yaml("nodes-us-test-1a");
+    assert!(nodes.contains(&format!("image: {newer}")), "{}", nodes);
+    let cp = env.group_yaml("control-plane-us-test-1a");
+    assert!(cp.contains("image: 123456789012/golden-2025"), "{}", cp);
     // The replaced specs are in the history; a second upgrade has nothing to do.
     let history = env.kops(&["get", "history", CLUSTER]).expect(0);
     assert!(history.stdout.lines().count() >= 3, "{}", history.stdout);

@@ -468,6 +468,25 @@ fn rolling_update_cloudonly_on_the_mock_cloud_replaces_every_node_across_command
     }
 }
 
+/// A fake Kubernetes API on 127.0.0.1 (served by the returned runtime) with a node for
+/// every running instance of the mock cloud (see [`register_nodes`]).
+fn fake_api(
+    env: &Env,
+) -> (
+    tokio::runtime::Runtime,
+    kops_mock::kube::FakeKube,
+    Vec<(String, String)>,
+) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let kube = rt.block_on(kops_mock::kube::FakeKube::start()).unwrap();
+    let nodes = register_nodes(env, &kube);
+    (rt, kube, nodes)
+}
+
 /// Registers a node in `kube` for every running instance of the CLI's mock cloud (as
 /// `toolbox dump` shows them), Ready, with the control plane's static pods, as each
 /// machine's kubelet would; returns the nodes' names by instance group.
@@ -529,13 +548,7 @@ fn validate_exits_0_when_all_is_ready_and_2_naming_an_unready_node() {
     let env = Env::new();
     let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
     assert_eq!(code, 0, "{err}");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let kube = rt.block_on(kops_mock::kube::FakeKube::start()).unwrap();
-    let nodes = register_nodes(&env, &kube);
+    let (rt, kube, nodes) = fake_api(&env);
     assert!(
         nodes.iter().any(|(g, _)| g.starts_with("control-plane")),
         "{nodes:?}"
@@ -603,13 +616,7 @@ fn delete_instance_dry_runs_then_replaces_one_machine_with_and_without_the_api()
     assert!(!after.iter().any(|(id, _)| *id == victim), "{after:?}");
 
     // With the Kubernetes API: found by its node, drained, its node deleted, no surge.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let kube = rt.block_on(kops_mock::kube::FakeKube::start()).unwrap();
-    let nodes = register_nodes(&env, &kube);
+    let (rt, kube, nodes) = fake_api(&env);
     let (_, node) = nodes
         .iter()
         .find(|(g, _)| g == group)
