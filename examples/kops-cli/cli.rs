@@ -63,6 +63,8 @@ pub enum Command {
     Promote(crate::keypair::PromoteArgs),
     /// Distrust keypairs (keypair rotation)
     Distrust(crate::keypair::DistrustArgs),
+    /// Trust distrusted keypairs again
+    Trust(crate::keypair::TrustArgs),
     /// Export a cluster's kubeconfig (optionally with an admin credential)
     Export(ExportArgs),
     /// Validate a cluster against its instance groups

@@ -74,6 +74,28 @@ pub struct DistrustKeypairArgs {
     pub ids: Vec<String>,
 }
 
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    #[command(subcommand)]
+    pub command: TrustCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TrustCommand {
+    /// Trust distrusted keypairs again (undoes `distrust keypair`)
+    Keypair(TrustKeypairArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TrustKeypairArgs {
+    /// Keyset
+    #[arg(value_name = "KEYSET")]
+    pub keyset: String,
+    /// Ids of the keypairs to trust again
+    #[arg(value_name = "ID", required = true)]
+    pub ids: Vec<String>,
+}
+
 /// `kops get keypairs`.
 #[derive(Debug, Args)]
 pub struct GetKeypairsArgs {
@@ -204,6 +226,31 @@ pub async fn distrust_keypair(global: &Global, args: &DistrustKeypairArgs) -> an
             for id in done {
                 println!("Distrusted {name} {id}");
             }
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// `kops trust keypair KEYSET IDS...`.
+pub async fn trust_keypair(global: &Global, args: &TrustKeypairArgs) -> anyhow::Result<()> {
+    let st = State::open(global).await?;
+    let cluster = state::cluster_name(None, global)?;
+    st.cluster(&cluster).await?;
+    let name = &args.keyset;
+    st.locked(&cluster, "trust keypair", async || {
+        let Some((mut ks, version)) = read(&st, &cluster, name).await? else {
+            bail!("keyset {name} not found in cluster {cluster}");
+        };
+        let done = pki::trust_keypair(&mut ks, &args.ids)
+            .with_context(|| format!("trusting keypairs of keyset {name}"))?;
+        if done.is_empty() {
+            eprintln!("No {name} keypair among them was distrusted.");
+            return Ok(());
+        }
+        write(&st, &cluster, &ks, Some(version)).await?;
+        for id in done {
+            println!("Trusted {name} {id}");
         }
         Ok(())
     })

@@ -200,6 +200,11 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 keypair::distrust_keypair(&global, &a).await.map(|_| 0)
             }
         },
+        Command::Trust(args) => match args.command {
+            keypair::TrustCommand::Keypair(a) => {
+                keypair::trust_keypair(&global, &a).await.map(|_| 0)
+            }
+        },
         Command::Export(args) => match args.command {
             cli::ExportCommand::Kubeconfig(a) => {
                 kubeconfig::export_kubeconfig(&global, &a).await.map(|_| 0)

@@ -1,5 +1,5 @@
 //! End-to-end test of keypair rotation with the `kops` binary: `create
-//! keypair`, `get keypairs`, `promote keypair`, `distrust keypair` on a file
+//! keypair`, `get keypairs`, `promote keypair`, `distrust keypair`, `trust keypair` on a file
 //! state store, checked against the stored `keyset.yaml` (kOps' format).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -177,6 +177,25 @@ fn create_get_promote_distrust_keypairs() {
         "{yaml}"
     );
     assert!(yaml.contains("  keyLength: 2048\n"), "{yaml}");
+
+    // Trusted again: shown again, and trusting it twice changes nothing.
+    let out = env.ok(&["trust", "keypair", "kubernetes-ca", &first]);
+    assert_eq!(out.trim(), format!("Trusted kubernetes-ca {first}"));
+    assert!(
+        env.keyset("kubernetes-ca")
+            .item(&first)
+            .unwrap()
+            .distrust_timestamp
+            .is_none()
+    );
+    let table = env.ok(&["get", "keypairs", "kubernetes-ca"]);
+    assert_eq!(table.lines().count(), 3, "{table}");
+    let out = env.ok(&["trust", "keypair", "kubernetes-ca", &first]);
+    assert!(out.trim().is_empty(), "{out}");
+    env.fails(
+        &["trust", "keypair", "kubernetes-ca", "123"],
+        "keypair 123 not found",
+    );
 
     // `all` covers every rotatable keyset.
     env.ok(&["create", "keypair", "service-account", "--primary"]);
