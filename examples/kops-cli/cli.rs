@@ -326,6 +326,8 @@ pub enum GetCommand {
     /// List a cluster's machines, whether each needs an update, and their nodes
     #[command(alias = "instance")]
     Instances(crate::instances::GetInstancesArgs),
+    /// Show a cluster, its instance groups and its additional objects
+    All(GetAllArgs),
     /// List the names of a cluster's secrets
     #[command(alias = "secret")]
     Secrets(crate::secret::GetSecretsArgs),
@@ -351,6 +353,16 @@ pub struct GetClustersArgs {
     /// Clusters to show (default: all)
     pub names: Vec<String>,
     /// Output format
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: GetFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct GetAllArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// Output format (YAML and JSON give a manifest `create -f` reads back)
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: GetFormat,
 }

@@ -1,9 +1,12 @@
-//! `get clusters` and `get instancegroups`.
+//! `get clusters`, `get instancegroups` and `get all` (a cluster, its groups and its
+//! additional objects: `-o yaml` is a manifest `create -f` / `replace -f` read back).
 
 use anyhow::{Context as _, bail};
 use kops_api::manifest::Object;
 
-use crate::cli::{GetClustersArgs, GetFormat, GetIgArgs, Global};
+use kops_api::v1alpha2;
+
+use crate::cli::{GetAllArgs, GetClustersArgs, GetFormat, GetIgArgs, Global};
 use crate::spec;
 use crate::state::{self, State};
 
@@ -57,26 +60,7 @@ pub async fn get_clusters(global: &Global, args: &GetClustersArgs) -> anyhow::Re
             if clusters.is_empty() {
                 bail!("no clusters found in state store {}", st.url);
             }
-            let rows: Vec<Vec<String>> = clusters
-                .iter()
-                .map(|c| {
-                    let zones: Vec<String> = c
-                        .spec
-                        .subnets
-                        .iter()
-                        .flatten()
-                        .filter_map(|s| s.zone.clone().or_else(|| s.region.clone()))
-                        .collect::<std::collections::BTreeSet<_>>()
-                        .into_iter()
-                        .collect();
-                    vec![
-                        c.name().to_string(),
-                        c.spec.cloud_provider.clone().unwrap_or_default(),
-                        zones.join(","),
-                    ]
-                })
-                .collect();
-            print_table(&["NAME", "CLOUD", "ZONES"], &rows);
+            print_clusters(&clusters);
         }
         format => {
             let objects: Vec<Object> = clusters.into_iter().map(Object::Cluster).collect();
@@ -109,32 +93,120 @@ pub async fn get_instance_groups(global: &Global, args: &GetIgArgs) -> anyhow::R
     }
     match args.output {
         GetFormat::Table => {
-            let rows: Vec<Vec<String>> = groups
-                .iter()
-                .map(|g| {
-                    let s = &g.spec;
-                    let opt = |v: Option<i32>| v.map(|n| n.to_string()).unwrap_or_default();
-                    vec![
-                        g.name().to_string(),
-                        s.role.clone().unwrap_or_default(),
-                        s.machine_type.clone().unwrap_or_default(),
-                        opt(s.min_size),
-                        opt(s.max_size),
-                        s.zones
-                            .clone()
-                            .or_else(|| s.subnets.clone())
-                            .unwrap_or_default()
-                            .join(","),
-                    ]
-                })
-                .collect();
-            print_table(
-                &["NAME", "ROLE", "MACHINETYPE", "MIN", "MAX", "ZONES"],
-                &rows,
-            );
+            print_groups(&groups);
         }
         format => {
             let objects: Vec<Object> = groups.into_iter().map(Object::InstanceGroup).collect();
+            print!("{}", spec::render(&objects, format == GetFormat::Json)?);
+        }
+    }
+    Ok(())
+}
+
+fn print_clusters(clusters: &[v1alpha2::Cluster]) {
+    let rows: Vec<Vec<String>> = clusters
+        .iter()
+        .map(|c| {
+            let zones: Vec<String> = c
+                .spec
+                .subnets
+                .iter()
+                .flatten()
+                .filter_map(|s| s.zone.clone().or_else(|| s.region.clone()))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            vec![
+                c.name().to_string(),
+                c.spec.cloud_provider.clone().unwrap_or_default(),
+                zones.join(","),
+            ]
+        })
+        .collect();
+    print_table(&["NAME", "CLOUD", "ZONES"], &rows);
+}
+
+fn print_groups(groups: &[v1alpha2::InstanceGroup]) {
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            let s = &g.spec;
+            let opt = |v: Option<i32>| v.map(|n| n.to_string()).unwrap_or_default();
+            vec![
+                g.name().to_string(),
+                s.role.clone().unwrap_or_default(),
+                s.machine_type.clone().unwrap_or_default(),
+                opt(s.min_size),
+                opt(s.max_size),
+                s.zones
+                    .clone()
+                    .or_else(|| s.subnets.clone())
+                    .unwrap_or_default()
+                    .join(","),
+            ]
+        })
+        .collect();
+    print_table(
+        &["NAME", "ROLE", "MACHINETYPE", "MIN", "MAX", "ZONES"],
+        &rows,
+    );
+}
+
+/// `kops get all [CLUSTER]`: the cluster, its instance groups and its additional objects.
+pub async fn get_all(global: &Global, args: &GetAllArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let st = State::open(global).await?;
+    let cluster = st.cluster(&name).await?.value;
+    let groups: Vec<v1alpha2::InstanceGroup> = st
+        .registry
+        .list_instance_groups(&name)
+        .await
+        .with_context(|| format!("listing instance groups of cluster {name}"))?
+        .into_iter()
+        .map(|g| g.value)
+        .collect();
+    let additional = st
+        .registry
+        .get_additional_objects(&name)
+        .await
+        .with_context(|| format!("reading the additional objects of cluster {name}"))?;
+    if groups.is_empty() {
+        eprintln!("No instance groups found");
+    }
+    match args.output {
+        GetFormat::Table => {
+            println!("Cluster");
+            print_clusters(std::slice::from_ref(&cluster));
+            println!("\nInstance Groups");
+            print_groups(&groups);
+            if !additional.is_empty() {
+                println!("\nAddon Objects");
+                let rows: Vec<Vec<String>> = additional
+                    .iter()
+                    .map(|o| {
+                        let text =
+                            |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+                        vec![
+                            text(&o["kind"]),
+                            text(&o["apiVersion"]),
+                            text(&o["metadata"]["name"]),
+                        ]
+                    })
+                    .collect();
+                print_table(&["KIND", "APIVERSION", "NAME"], &rows);
+            }
+        }
+        format => {
+            let mut objects = vec![Object::Cluster(cluster)];
+            objects.extend(groups.into_iter().map(Object::InstanceGroup));
+            objects.extend(additional.into_iter().map(|value| {
+                let text = |k: &str| value[k].as_str().unwrap_or_default().to_owned();
+                Object::Other(kops_api::manifest::OtherObject {
+                    api_version: text("apiVersion"),
+                    kind: text("kind"),
+                    value,
+                })
+            }));
             print!("{}", spec::render(&objects, format == GetFormat::Json)?);
         }
     }

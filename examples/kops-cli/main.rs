@@ -157,6 +157,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 GetCommand::Keypairs(a) => keypair::get_keypairs(&global, &a).await?,
                 GetCommand::History(a) => history::get_history(&global, &a).await?,
                 GetCommand::Instances(a) => instances::get_instances(&global, &a).await?,
+                GetCommand::All(a) => get::get_all(&global, &a).await?,
                 GetCommand::Secrets(a) => secret::get_secrets(&global, &a).await?,
                 GetCommand::Sshpublickeys(a) => secret::get_ssh_public_keys(&global, &a).await?,
             }

@@ -754,6 +754,41 @@ fn additional_objects_are_kept_with_the_cluster_and_shape_the_scheduler() {
         "{path}:\n{config}"
     );
 
+    // `get all`: the cluster, its groups and the additional object, in a table and as a
+    // manifest that `replace -f` reads back without a change to any object.
+    let table = env.kops(&["get", "all", CLUSTER]).expect(0).stdout;
+    for line in [
+        "Cluster",
+        "Instance Groups",
+        "Addon Objects",
+        "KubeSchedulerConfiguration",
+    ] {
+        assert!(table.contains(line), "{line}:\n{table}");
+    }
+    let all = env
+        .kops(&["get", "all", CLUSTER, "-o", "yaml"])
+        .expect(0)
+        .stdout;
+    let objects = kops_api::manifest::parse(all.as_bytes(), "get all").unwrap();
+    let kinds: Vec<&str> = objects.iter().map(|o| o.kind()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Cluster",
+            "InstanceGroup",
+            "InstanceGroup",
+            "KubeSchedulerConfiguration"
+        ],
+        "{all}"
+    );
+    std::fs::write(env.path("all.yaml"), &all).unwrap();
+    env.kops(&["replace", "-f", "all.yaml"]).expect(0);
+    let again = env
+        .kops(&["get", "all", CLUSTER, "-o", "yaml"])
+        .expect(0)
+        .stdout;
+    assert_eq!(again, all);
+
     // A file whose additional objects belong to no single cluster is refused, and
     // nothing is written.
     std::fs::write(
