@@ -847,7 +847,7 @@ impl RollingUpdate {
             })
             .await?;
         }
-        let control_plane = self.control_plane(groups);
+        let control_plane = self.prepare_control_plane(groups);
         let by_name = |n: &str| groups.iter().find(|g| g.name() == n);
         let node_map: BTreeMap<String, Node> = nodes
             .iter()
@@ -944,10 +944,11 @@ impl RollingUpdate {
         Ok(report)
     }
 
-    /// The names of the control-plane groups, and whether their instances leave the load
-    /// balancers before a drain. kOps: with a single control-plane/API-server instance in
-    /// all, taking it out of the load balancer would cut the roll off from its own API.
-    fn control_plane(&self, groups: &[InstanceGroup]) -> Vec<String> {
+    /// Decides whether control-plane and API-server instances leave the load balancers
+    /// before a drain, and returns the names of the control-plane groups. kOps: with a
+    /// single control-plane/API-server instance in all, taking it out of the load balancer
+    /// would cut the roll off from its own API.
+    fn prepare_control_plane(&self, groups: &[InstanceGroup]) -> Vec<String> {
         let api_instances: i32 = groups
             .iter()
             .filter(|g| {
@@ -1059,7 +1060,7 @@ impl RollingUpdate {
             });
         };
         let name = group.name();
-        let control_plane = self.control_plane(groups);
+        let control_plane = self.prepare_control_plane(groups);
         if surge && !plan.detached {
             let no_surge = if group.is_control_plane() {
                 Some("control-plane instances are not detached")
