@@ -74,6 +74,8 @@ pub enum Command {
     RollingUpdate(RollingUpdateArgs),
     /// Print a shell completion script
     Completion(CompletionArgs),
+    /// Print this kops' version and the kOps release of the clusters it builds
+    Version(VersionArgs),
 }
 
 #[derive(Debug, Args)]
@@ -355,6 +357,13 @@ pub struct GetClustersArgs {
     /// Output format
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: GetFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Print only the version number
+    #[arg(long)]
+    pub short: bool,
 }
 
 #[derive(Debug, Args)]

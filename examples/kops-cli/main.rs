@@ -117,6 +117,19 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             cli::completion(args.shell);
             Ok(0)
         }
+        Command::Version(args) => {
+            let version = env!("CARGO_PKG_VERSION");
+            if args.short {
+                println!("{version}");
+            } else {
+                println!("Client version: {version} (kops-rs)");
+                println!(
+                    "kOps release: {} (the nodeup and kOps images of the clusters it builds)",
+                    kops_model::DEFAULT_KOPS_RELEASE
+                );
+            }
+            Ok(0)
+        }
         Command::Create(args) => match (args.command, args.filename.clone()) {
             (Some(CreateCommand::Cluster(c)), _) => {
                 create::create_cluster(&global, &c).await?;

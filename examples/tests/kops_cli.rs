@@ -268,6 +268,22 @@ fn help_lists_every_flag_with_a_description() {
 }
 
 #[test]
+fn version_names_this_kops_and_its_kops_release() {
+    let env = Env::new();
+    let short = Run::from(env.command().args(["version", "--short"]).output().unwrap()).expect(0);
+    assert_eq!(short.stdout.trim(), env!("CARGO_PKG_VERSION"));
+    let long = Run::from(env.command().arg("version").output().unwrap()).expect(0);
+    assert!(
+        long.stdout.contains(&format!(
+            "kOps release: {}",
+            kops_model::DEFAULT_KOPS_RELEASE
+        )),
+        "{}",
+        long.stdout
+    );
+}
+
+#[test]
 fn completion_scripts_name_the_commands() {
     let env = Env::new();
     for shell in ["bash", "zsh", "fish"] {
