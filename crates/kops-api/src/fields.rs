@@ -157,15 +157,18 @@ fn parse_bool(text: &str) -> Option<bool> {
     }
 }
 
-/// One item of a list or a map as each type it may be, most specific first.
+/// One item of a list or a map as each type it may be, most specific first: a field that
+/// takes either a number or a text (`maxSurge`) gets the number, as kOps' `intstr.Parse`
+/// gives it; a text field refuses the number and gets the text.
 fn scalars(text: &str) -> Vec<Value> {
-    let mut out = vec![Value::String(text.to_owned())];
+    let mut out = Vec::new();
     if let Ok(i) = text.parse::<i64>() {
         out.push(Value::from(i));
     }
     if let Some(b) = parse_bool(text) {
         out.push(Value::Bool(b));
     }
+    out.push(Value::String(text.to_owned()));
     out
 }
 
@@ -180,9 +183,9 @@ fn candidates(current: &Value, text: &str) -> Vec<Value> {
     };
     let tokens: Vec<&str> = text.split(',').collect();
     let typed: [fn(&str) -> Option<Value>; 3] = [
-        |t| Some(Value::String(t.to_owned())),
         |t| t.parse::<i64>().ok().map(Value::from),
         |t| parse_bool(t).map(Value::Bool),
+        |t| Some(Value::String(t.to_owned())),
     ];
     for item in typed {
         if let Some(items) = tokens.iter().map(|t| item(t)).collect::<Option<Vec<_>>>() {
@@ -377,6 +380,14 @@ mod tests {
         );
         let c = set_field(&c, "spec.kubelet.maxPods", "200").unwrap();
         assert_eq!(json(&c)["spec"]["kubelet"]["maxPods"], 200);
+        // A text field keeps digits as text; a number-or-text field takes the number, or
+        // the text when it is not one.
+        let c = set_field(&c, "spec.kubernetesVersion", "134").unwrap();
+        assert_eq!(json(&c)["spec"]["kubernetesVersion"], "134");
+        let c = set_field(&c, "spec.rollingUpdate.maxSurge", "1").unwrap();
+        assert_eq!(json(&c)["spec"]["rollingUpdate"]["maxSurge"], 1);
+        let c = set_field(&c, "spec.rollingUpdate.maxUnavailable", "25%").unwrap();
+        assert_eq!(json(&c)["spec"]["rollingUpdate"]["maxUnavailable"], "25%");
         // Lists grow by the items given; maps by the entry.
         let c = set_field(&c, "spec.sshAccess", "10.0.0.0/8,192.168.0.0/16").unwrap();
         let c = set_field(&c, "spec.sshAccess", "1.2.3.4/32").unwrap();
