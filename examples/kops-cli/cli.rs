@@ -496,8 +496,14 @@ pub struct UpdateClusterArgs {
 
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
+    /// Manifest whose clusters, instance groups and SSH credentials to delete
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub filename: Option<PathBuf>,
+    /// With -f: delete (default: say what would be deleted)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(subcommand)]
-    pub command: DeleteCommand,
+    pub command: Option<DeleteCommand>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -257,7 +257,7 @@ pub async fn create_ssh_public_key(global: &Global, args: &CreateSshKeyArgs) -> 
 
 /// The cluster a manifest's instance groups belong to: their label, else the manifest's
 /// cluster, else `--name`.
-fn group_cluster(
+pub(crate) fn group_cluster(
     g: &v1alpha2::InstanceGroup,
     manifest: &Manifest,
     global: &Global,

@@ -1,5 +1,6 @@
 //! `delete cluster`: lists (dry run) or deletes everything the cluster owns in the
-//! cloud, then its state-store tree. `delete instancegroup`: removes a group from the
+//! cloud, then its state-store tree. `delete -f FILE`: the manifest's clusters, groups and
+//! SSH credentials, each as its own command deletes it. `delete instancegroup`: removes a group from the
 //! spec; on AWS `update cluster` then plans the deletion of its cloud objects, on GCE
 //! they are deleted first, as kOps does (GCE's update deletes nothing the spec dropped).
 
@@ -9,10 +10,14 @@ use kops_model::aws::delete::{
     DeleteOptions, delete_cluster as delete_resources, find_cluster_resources,
 };
 
+use std::collections::BTreeSet;
+use std::path::Path;
+
 use crate::cli::{DeleteClusterArgs, DeleteIgArgs, Global};
 use crate::cloud::Cloud;
 use crate::get::print_table;
 use crate::output;
+use crate::spec::Manifest;
 use crate::state::{self, State};
 use crate::update;
 
@@ -231,4 +236,69 @@ pub async fn delete_instance_group(global: &Global, args: &DeleteIgArgs) -> anyh
         );
     }
     Ok(0)
+}
+
+/// `kops delete -f FILE [--yes]`, as kOps' command of that name: each cluster of the
+/// manifest with everything it owns (its groups in the file are then left out), each other
+/// instance group from its cluster's spec, and the SSH public keys of each SSH credential's
+/// cluster. Without `--yes` each says what it would delete; returns 2 when that found
+/// something.
+pub async fn delete_from_file(global: &Global, file: &Path, yes: bool) -> anyhow::Result<u8> {
+    let source = file.display().to_string();
+    let m = Manifest::read(file)?;
+    if m.clusters.is_empty() && !m.additional.is_empty() {
+        bail!("{source}: objects that are not kOps objects are deleted with their cluster only");
+    }
+    let mut code = 0;
+    let mut clusters = BTreeSet::new();
+    for c in &m.clusters {
+        let args = DeleteClusterArgs {
+            cluster_name: Some(c.name().to_owned()),
+            yes,
+        };
+        code = code.max(delete_cluster(global, &args).await?);
+        clusters.insert(c.name().to_owned());
+    }
+    let of_cluster = |cluster: String| Global {
+        name: Some(cluster),
+        ..global.clone()
+    };
+    for g in &m.groups {
+        let cluster = crate::create::group_cluster(g, &m, global, &source)?;
+        if clusters.contains(&cluster) {
+            continue;
+        }
+        let args = DeleteIgArgs {
+            group: g.name().to_owned(),
+            yes,
+        };
+        code = code.max(delete_instance_group(&of_cluster(cluster), &args).await?);
+    }
+    for s in &m.ssh_credentials {
+        let cluster = s
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(kops_statestore::registry::CLUSTER_LABEL))
+            .cloned()
+            .or_else(|| global.name.clone())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{source}: SSHCredential {} names no cluster (label {})",
+                    s.name(),
+                    kops_statestore::registry::CLUSTER_LABEL
+                )
+            })?;
+        if clusters.contains(&cluster) {
+            continue;
+        }
+        if yes {
+            crate::secret::delete_ssh_public_keys(&of_cluster(cluster)).await?;
+        } else {
+            println!("Will delete the SSH public keys of cluster {cluster}.");
+            println!("Must specify --yes to delete them");
+            code = code.max(2);
+        }
+    }
+    Ok(code)
 }

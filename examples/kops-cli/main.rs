@@ -186,12 +186,22 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Update(args) => match args.command {
             cli::UpdateCommand::Cluster(a) => update::update_cluster(&global, &a).await,
         },
-        Command::Delete(args) => match args.command {
-            DeleteCommand::Cluster(a) => delete::delete_cluster(&global, &a).await,
-            DeleteCommand::Instancegroup(a) => delete::delete_instance_group(&global, &a).await,
-            DeleteCommand::Instance(a) => rolling::delete_instance(&global, &a).await,
-            DeleteCommand::Secret(a) => secret::delete_secrets(&global, &a).await.map(|_| 0),
-            DeleteCommand::Sshpublickey => secret::delete_ssh_public_keys(&global).await.map(|_| 0),
+        Command::Delete(args) => match (args.command, args.filename) {
+            (Some(DeleteCommand::Cluster(a)), _) => delete::delete_cluster(&global, &a).await,
+            (Some(DeleteCommand::Instancegroup(a)), _) => {
+                delete::delete_instance_group(&global, &a).await
+            }
+            (Some(DeleteCommand::Instance(a)), _) => rolling::delete_instance(&global, &a).await,
+            (Some(DeleteCommand::Secret(a)), _) => {
+                secret::delete_secrets(&global, &a).await.map(|_| 0)
+            }
+            (Some(DeleteCommand::Sshpublickey), _) => {
+                secret::delete_ssh_public_keys(&global).await.map(|_| 0)
+            }
+            (None, Some(file)) => delete::delete_from_file(&global, &file, args.yes).await,
+            (None, None) => anyhow::bail!(
+                "delete: name what to delete (cluster, instancegroup, instance, secret, sshpublickey) or give a manifest with -f FILE"
+            ),
         },
         Command::Unlock(args) => match args.command {
             unlock::UnlockCommand::Cluster(a) => unlock::unlock_cluster(&global, &a).await,

@@ -1241,3 +1241,47 @@ fn set_and_unset_change_fields_without_an_editor_and_refuse_bad_ones() {
     // The cluster still applies.
     env.kops(&["update", "cluster", CLUSTER, "--yes"]).expect(0);
 }
+
+#[test]
+fn delete_from_a_manifest_removes_what_it_names_only_with_yes() {
+    let env = Env::new();
+    env.create_demo();
+    env.kops(&["--name", CLUSTER, "create", "ig", "extra", "--edit=false"])
+        .expect(0);
+    env.kops(&["delete"]).expect_error("-f FILE");
+    // One group: a dry run, then --yes removes it and nothing else.
+    std::fs::write(env.path("extra.yaml"), env.group_yaml("extra")).unwrap();
+    let before = env.tree();
+    let r = env.kops(&["delete", "-f", "extra.yaml"]).expect(2);
+    assert!(
+        r.stdout.contains("Will remove instance group \"extra\""),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(env.tree(), before, "a dry run changed the store");
+    env.kops(&["delete", "-f", "extra.yaml", "--yes"]).expect(0);
+    env.kops(&["--name", CLUSTER, "get", "ig", "extra"])
+        .expect_error("\"extra\"");
+    let r = env
+        .kops(&["--name", CLUSTER, "get", "ig", "-o", "json"])
+        .expect(0);
+    assert!(r.stdout.contains("nodes-us-test-1a"), "{}", r.stdout);
+
+    // The whole cluster as `get all` writes it: its groups go with it.
+    let all = env
+        .kops(&["get", "all", CLUSTER, "-o", "yaml"])
+        .expect(0)
+        .stdout;
+    std::fs::write(env.path("all.yaml"), all).unwrap();
+    let before = env.tree();
+    env.kops(&["delete", "-f", "all.yaml"]).expect(2);
+    assert_eq!(env.tree(), before);
+    env.kops(&["delete", "-f", "all.yaml", "--yes"]).expect(0);
+    assert!(
+        env.tree().is_empty(),
+        "{:?}",
+        env.tree().keys().collect::<Vec<_>>()
+    );
+    env.kops(&["get", "cluster", CLUSTER])
+        .expect_error("not found");
+}
