@@ -124,14 +124,7 @@ pub async fn create_instance_group(global: &Global, args: &CreateIgArgs) -> anyh
     let name = state::cluster_name(None, global)?;
     let st = State::open(global).await?;
     let cluster = st.cluster(&name).await?.value;
-    let existing: Vec<v1alpha2::InstanceGroup> = st
-        .registry
-        .list_instance_groups(&name)
-        .await
-        .with_context(|| format!("listing the instance groups of cluster {name}"))?
-        .into_iter()
-        .map(|g| g.value)
-        .collect();
+    let existing = st.groups(&name).await?;
     let options = NewInstanceGroupOptions::new(args.group.as_str())
         .with_role(GroupRole::parse(&args.role).map_err(|e| anyhow!(e).context("--role"))?)
         .with_subnets(args.subnets.iter().cloned())
@@ -388,14 +381,13 @@ pub async fn create_from_file(global: &Global, file: &Path) -> anyhow::Result<()
     Ok(())
 }
 
-async fn add_credential(
-    st: &State,
-    global: &Global,
+/// The cluster an SSH credential of a manifest belongs to: its label, else `--name`.
+pub(crate) fn credential_cluster(
     s: &v1alpha2::SshCredential,
+    global: &Global,
     source: &str,
-) -> anyhow::Result<()> {
-    let cluster = s
-        .metadata
+) -> anyhow::Result<String> {
+    s.metadata
         .labels
         .as_ref()
         .and_then(|l| l.get(kops_statestore::registry::CLUSTER_LABEL))
@@ -407,7 +399,16 @@ async fn add_credential(
                 s.name(),
                 kops_statestore::registry::CLUSTER_LABEL
             )
-        })?;
+        })
+}
+
+async fn add_credential(
+    st: &State,
+    global: &Global,
+    s: &v1alpha2::SshCredential,
+    source: &str,
+) -> anyhow::Result<()> {
+    let cluster = credential_cluster(s, global, source)?;
     let key = s.spec.public_key.clone().ok_or_else(|| {
         anyhow!(
             "{source}: SSHCredential {}: spec.publicKey is missing",

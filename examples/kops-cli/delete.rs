@@ -275,20 +275,7 @@ pub async fn delete_from_file(global: &Global, file: &Path, yes: bool) -> anyhow
         code = code.max(delete_instance_group(&of_cluster(cluster), &args).await?);
     }
     for s in &m.ssh_credentials {
-        let cluster = s
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(kops_statestore::registry::CLUSTER_LABEL))
-            .cloned()
-            .or_else(|| global.name.clone())
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{source}: SSHCredential {} names no cluster (label {})",
-                    s.name(),
-                    kops_statestore::registry::CLUSTER_LABEL
-                )
-            })?;
+        let cluster = crate::create::credential_cluster(s, global, &source)?;
         if clusters.contains(&cluster) {
             continue;
         }

@@ -75,14 +75,7 @@ pub async fn get_instance_groups(global: &Global, args: &GetIgArgs) -> anyhow::R
     let name = state::cluster_name(None, global)?;
     let st = State::open(global).await?;
     st.cluster(&name).await?;
-    let mut groups: Vec<_> = st
-        .registry
-        .list_instance_groups(&name)
-        .await
-        .with_context(|| format!("listing instance groups of cluster {name}"))?
-        .into_iter()
-        .map(|g| g.value)
-        .collect();
+    let mut groups = st.groups(&name).await?;
     if !args.names.is_empty() {
         for n in &args.names {
             if !groups.iter().any(|g| g.name() == n) {
@@ -157,14 +150,7 @@ pub async fn get_all(global: &Global, args: &GetAllArgs) -> anyhow::Result<()> {
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
     let cluster = st.cluster(&name).await?.value;
-    let groups: Vec<v1alpha2::InstanceGroup> = st
-        .registry
-        .list_instance_groups(&name)
-        .await
-        .with_context(|| format!("listing instance groups of cluster {name}"))?
-        .into_iter()
-        .map(|g| g.value)
-        .collect();
+    let groups = st.groups(&name).await?;
     let additional = st
         .registry
         .get_additional_objects(&name)

@@ -155,16 +155,21 @@ fn event_sink(json: bool) -> kops_model::day2::rolling::EventSink {
     })
 }
 
-/// `roll` with the cluster's Kubernetes API (an admin client) and a validator of its groups.
+/// `roll` with the cluster's Kubernetes API (an admin client) and a validator of its
+/// groups; as it is when `api` is `None` (`--cloudonly`). `Some(url)` overrides the API
+/// server's address (`--api-server`).
 async fn with_api(
     roll: RollingUpdate,
+    api: Option<Option<&str>>,
     global: &Global,
     st: &State,
     name: &str,
     groups: &[internal::InstanceGroup],
     cloud: Arc<dyn kops_model::day2::groups::InstanceGroupCloud>,
-    api_server: Option<&str>,
 ) -> anyhow::Result<RollingUpdate> {
+    let Some(api_server) = api else {
+        return Ok(roll);
+    };
     let client = admin_client(global, st, name, api_server).await?;
     let validator = Arc::new(Validator::new(
         client.clone(),
@@ -192,21 +197,8 @@ pub async fn rolling_update_cluster(
     let roll = RollingUpdate::new(cloud.clone(), options(args)?)
         .with_journal(Journal::new(st.store().clone(), &name))
         .with_events(event_sink(json));
-    let roll = match args.cloudonly {
-        true => roll,
-        false => {
-            with_api(
-                roll,
-                global,
-                &st,
-                &name,
-                &groups,
-                cloud,
-                args.api_server.as_deref(),
-            )
-            .await?
-        }
-    };
+    let api = (!args.cloudonly).then_some(args.api_server.as_deref());
+    let roll = with_api(roll, api, global, &st, &name, &groups, cloud).await?;
     let plan = roll
         .plan(&cluster, &groups)
         .await
@@ -327,21 +319,8 @@ pub async fn delete_instance(global: &Global, args: &DeleteInstanceArgs) -> anyh
     let groups = instance_groups(&st, &name).await?;
     let (journaled, cloud) = group_cloud(global, &st, &name, "delete instance").await?;
     let roll = RollingUpdate::new(cloud.clone(), options).with_events(event_sink(false));
-    let roll = match args.cloudonly {
-        true => roll,
-        false => {
-            with_api(
-                roll,
-                global,
-                &st,
-                &name,
-                &groups,
-                cloud,
-                args.api_server.as_deref(),
-            )
-            .await?
-        }
-    };
+    let api = (!args.cloudonly).then_some(args.api_server.as_deref());
+    let roll = with_api(roll, api, global, &st, &name, &groups, cloud).await?;
     let found = roll
         .find_instance(&cluster, &groups, &args.instance)
         .await

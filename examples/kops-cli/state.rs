@@ -63,6 +63,21 @@ impl State {
         }
     }
 
+    /// The stored instance groups of cluster `name`.
+    pub async fn groups(
+        &self,
+        name: &str,
+    ) -> anyhow::Result<Vec<kops_api::v1alpha2::InstanceGroup>> {
+        Ok(self
+            .registry
+            .list_instance_groups(name)
+            .await
+            .with_context(|| format!("listing instance groups of cluster {name}"))?
+            .into_iter()
+            .map(|g| g.value)
+            .collect())
+    }
+
     /// Runs `f` holding the cluster's lock, and releases it whatever `f` returns.
     pub async fn locked<T>(
         &self,

@@ -19,14 +19,7 @@ pub async fn dump(global: &Global, args: &DumpArgs) -> anyhow::Result<()> {
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
     let cluster = st.cluster(&name).await?.value;
-    let groups: Vec<_> = st
-        .registry
-        .list_instance_groups(&name)
-        .await
-        .with_context(|| format!("listing instance groups of cluster {name}"))?
-        .into_iter()
-        .map(|g| g.value)
-        .collect();
+    let groups = st.groups(&name).await?;
     let keys: Vec<String> = st
         .registry
         .list_ssh_public_keys(&name)
