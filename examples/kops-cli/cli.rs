@@ -57,6 +57,9 @@ pub enum Command {
     Rollback(RollbackArgs),
     /// Upgrade a cluster to the Kubernetes version and images its channel recommends
     Upgrade(crate::upgrade::UpgradeArgs),
+    /// Update and roll the control plane, then the nodes, then prune what is no longer
+    /// used
+    Reconcile(crate::reconcile::ReconcileArgs),
     /// Tools for inspecting clusters
     Toolbox(ToolboxArgs),
     /// Promote a keypair to primary (keypair rotation)
@@ -492,6 +495,23 @@ pub struct UpdateClusterArgs {
     /// groups and volumes the spec no longer needs
     #[arg(long)]
     pub prune: bool,
+    /// Only these instance groups' machines (launch templates, autoscaling groups, nodeup
+    /// configs); the others' are left as they are. Everything shared is updated
+    #[arg(
+        long = "instance-group",
+        visible_alias = "instance-groups",
+        value_delimiter = ',',
+        value_name = "NAME"
+    )]
+    pub instance_groups: Vec<String>,
+    /// Only the machines of groups with these roles (ControlPlane, APIServer, Node,
+    /// Bastion), as --instance-group
+    #[arg(
+        long = "instance-group-roles",
+        value_delimiter = ',',
+        value_name = "ROLE"
+    )]
+    pub roles: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -21,7 +21,7 @@ use kops_cloud_gce::cloud::{
 use kops_cloud_gce::rest::{RestConfig, RestGce};
 use kops_model::gce::{self, ApplyOptions, GceModelContext, UpdateCluster, UpdateOptions};
 use kops_statestore::StoreUrl;
-use kops_tasks::{ExecutorOptions, LifecycleOverrides};
+use kops_tasks::ExecutorOptions;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
@@ -218,17 +218,12 @@ pub async fn update_cluster(
     st: &State,
     cluster: &v1alpha2::Cluster,
     groups: &[v1alpha2::InstanceGroup],
-    overrides: LifecycleOverrides,
+    options: UpdateOptions,
     lock: Option<&mut kops_statestore::Lock>,
 ) -> anyhow::Result<u8> {
     let name = cluster.name();
     let cloud = open(global, st, cluster).await?;
     let ctx = context(st, &cloud, cluster, groups).await?;
-    let options = UpdateOptions::default()
-        .with_lifecycle_overrides(overrides)
-        .with_lock_request(crate::state::lock_request("update cluster"))
-        // The mock's machines read nothing: a local state store is fine there.
-        .with_unreadable_config_base(global.mock_cloud);
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
     if args.target == Target::Terraform {

@@ -36,6 +36,7 @@ mod journal;
 mod keypair;
 mod kubeconfig;
 mod output;
+mod reconcile;
 mod rolling;
 mod secret;
 mod spec;
@@ -205,6 +206,11 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         },
         Command::Unlock(args) => match args.command {
             unlock::UnlockCommand::Cluster(a) => unlock::unlock_cluster(&global, &a).await,
+        },
+        Command::Reconcile(args) => match args.command {
+            reconcile::ReconcileCommand::Cluster(a) => {
+                reconcile::reconcile_cluster(&global, &a).await
+            }
         },
         Command::Upgrade(args) => match args.command {
             upgrade::UpgradeCommand::Cluster(a) => upgrade::upgrade_cluster(&global, &a).await,

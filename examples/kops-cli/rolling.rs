@@ -35,9 +35,6 @@ pub struct RollingUpdateClusterArgs {
     /// Perform the update (default: show the plan)
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Do not use the Kubernetes API (no taint, drain or validation)
-    #[arg(long)]
-    pub cloudonly: bool,
     /// Replace up-to-date instances too
     #[arg(long)]
     pub force: bool,
@@ -47,6 +44,19 @@ pub struct RollingUpdateClusterArgs {
     /// Only groups of these roles (ControlPlane, Node, Bastion, APIServer)
     #[arg(long = "instance-group-roles", visible_aliases = ["role", "roles"], value_delimiter = ',')]
     pub roles: Vec<String>,
+    /// Output format
+    #[arg(short = 'o', long, value_enum, default_value_t)]
+    pub output: RollingFormat,
+    #[command(flatten)]
+    pub roll: RollFlags,
+}
+
+/// How machines are replaced: `rolling-update cluster`'s and `reconcile cluster`'s flags.
+#[derive(Debug, Clone, Args)]
+pub struct RollFlags {
+    /// Do not use the Kubernetes API (no taint, drain or validation)
+    #[arg(long)]
+    pub cloudonly: bool,
     /// Per validation episode
     #[arg(long, default_value = "15m", value_name = "DURATION")]
     pub validation_timeout: String,
@@ -79,18 +89,15 @@ pub struct RollingUpdateClusterArgs {
     /// Stop when a drain fails
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub fail_on_drain_error: bool,
-    /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t)]
-    pub output: RollingFormat,
     /// Override the API server URL
     #[arg(long, value_name = "URL")]
     pub api_server: Option<String>,
 }
 
-fn options(args: &RollingUpdateClusterArgs) -> anyhow::Result<RollingOptions> {
-    let d = |flag: &str, v: &str| parse_duration(v).with_context(|| format!("--{flag}"));
-    let roles = args
-        .roles
+/// Instance-group roles as flags name them (`--instance-group-roles`), or an error naming
+/// the unknown one.
+pub fn parse_roles(roles: &[String]) -> anyhow::Result<Vec<InstanceGroupRole>> {
+    roles
         .iter()
         .map(|r| match InstanceGroupRole::parse(r) {
             InstanceGroupRole::Unknown(u) => Err(anyhow::anyhow!(
@@ -98,21 +105,27 @@ fn options(args: &RollingUpdateClusterArgs) -> anyhow::Result<RollingOptions> {
             )),
             role => Ok(role),
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect()
+}
+
+fn options(args: &RollingUpdateClusterArgs) -> anyhow::Result<RollingOptions> {
+    let d = |flag: &str, v: &str| parse_duration(v).with_context(|| format!("--{flag}"));
+    let roles = parse_roles(&args.roles)?;
+    let roll = &args.roll;
     Ok(RollingOptions::default()
         .with_force(args.force)
-        .with_cloud_only(args.cloudonly)
+        .with_cloud_only(roll.cloudonly)
         .with_instance_groups(args.instance_groups.clone())
         .with_roles(roles)
-        .with_validation_timeout(d("validation-timeout", &args.validation_timeout)?)
-        .with_validate_count(args.validate_count)
-        .with_drain_timeout(d("drain-timeout", &args.drain_timeout)?)
-        .with_post_drain_delay(d("post-drain-delay", &args.post_drain_delay)?)
-        .with_bastion_interval(d("bastion-interval", &args.bastion_interval)?)
-        .with_control_plane_interval(d("control-plane-interval", &args.control_plane_interval)?)
-        .with_node_interval(d("node-interval", &args.node_interval)?)
-        .with_fail_on_validate_error(args.fail_on_validate_error)
-        .with_fail_on_drain_error(args.fail_on_drain_error))
+        .with_validation_timeout(d("validation-timeout", &roll.validation_timeout)?)
+        .with_validate_count(roll.validate_count)
+        .with_drain_timeout(d("drain-timeout", &roll.drain_timeout)?)
+        .with_post_drain_delay(d("post-drain-delay", &roll.post_drain_delay)?)
+        .with_bastion_interval(d("bastion-interval", &roll.bastion_interval)?)
+        .with_control_plane_interval(d("control-plane-interval", &roll.control_plane_interval)?)
+        .with_node_interval(d("node-interval", &roll.node_interval)?)
+        .with_fail_on_validate_error(roll.fail_on_validate_error)
+        .with_fail_on_drain_error(roll.fail_on_drain_error))
 }
 
 fn print_plan(plan: &Plan, cloud_only: bool) {
@@ -197,7 +210,7 @@ pub async fn rolling_update_cluster(
     let roll = RollingUpdate::new(cloud.clone(), options(args)?)
         .with_journal(Journal::new(st.store().clone(), &name))
         .with_events(event_sink(json));
-    let api = (!args.cloudonly).then_some(args.api_server.as_deref());
+    let api = (!args.roll.cloudonly).then_some(args.roll.api_server.as_deref());
     let roll = with_api(roll, api, global, &st, &name, &groups, cloud).await?;
     let plan = roll
         .plan(&cluster, &groups)
@@ -206,7 +219,7 @@ pub async fn rolling_update_cluster(
     if json {
         println!("{}", serde_json::to_string(&plan).unwrap_or_default());
     } else {
-        print_plan(&plan, args.cloudonly);
+        print_plan(&plan, args.roll.cloudonly);
     }
     if !plan.needs_update() && !args.force {
         eprintln!("No rolling-update required.");

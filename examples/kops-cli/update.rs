@@ -92,6 +92,24 @@ fn overrides(args: &UpdateClusterArgs) -> anyhow::Result<LifecycleOverrides> {
     LifecycleOverrides::parse(&args.lifecycle_overrides.join(",")).context("--lifecycle-overrides")
 }
 
+/// The library's update options for these flags (either cloud).
+pub fn update_options(global: &Global, args: &UpdateClusterArgs) -> anyhow::Result<UpdateOptions> {
+    if args.target == Target::Terraform
+        && !(args.instance_groups.is_empty() && args.roles.is_empty())
+    {
+        bail!(
+            "--instance-group and --instance-group-roles cannot be used with --target terraform: the configuration would leave out the other groups, and applying it would delete them"
+        );
+    }
+    Ok(UpdateOptions::default()
+        .with_lifecycle_overrides(overrides(args)?)
+        .with_lock_request(state::lock_request("update cluster"))
+        // The mock's machines read nothing: a local state store is fine there.
+        .with_unreadable_config_base(global.mock_cloud)
+        .with_instance_groups(args.instance_groups.clone())
+        .with_instance_group_roles(crate::rolling::parse_roles(&args.roles)?))
+}
+
 /// `kops update cluster`; returns the exit code.
 ///
 /// With `--yes` the cluster's lock is taken first and held through discovery, plan,
@@ -138,17 +156,13 @@ async fn update_locked(
             st,
             &stored,
             &groups,
-            overrides(args)?,
+            update_options(global, args)?,
             lock,
         )
         .await;
     }
+    let options = update_options(global, args)?;
     let Prepared { cloud, ctx } = prepare(global, st, name).await?;
-    let options = UpdateOptions::default()
-        .with_lifecycle_overrides(overrides(args)?)
-        .with_lock_request(state::lock_request("update cluster"))
-        // The mock's nodes read nothing: a local state store is fine there.
-        .with_unreadable_config_base(global.mock_cloud);
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
 

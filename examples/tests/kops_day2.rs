@@ -651,3 +651,150 @@ fn delete_instance_dry_runs_then_replaces_one_machine_with_and_without_the_api()
     assert!(!running(&env, group).iter().any(|(id, _)| *id == node));
     drop(rt);
 }
+
+/// `update cluster --instance-group-roles` / `--instance-group` change some groups'
+/// machines only, and refuse what they cannot do; `reconcile cluster` updates and rolls
+/// the control plane before the nodes' configuration changes, stops there when the
+/// control plane's API does not come up, and ends with nothing left to update or roll.
+#[test]
+fn update_of_some_groups_and_reconcile_put_the_control_plane_first() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let cp = "control-plane-us-test-1a";
+    let nodes = "nodes-us-test-1a";
+    let new_type = |group: &str, machine: &str| {
+        let set = format!("spec.machineType={machine}");
+        let (code, _, err) = env.kops(&["edit", "ig", group, "--set", &set]);
+        assert_eq!(code, 0, "{err}");
+    };
+    new_type(cp, "m5.large");
+    new_type(nodes, "m5.large");
+    let lt = |group: &str| format!("LaunchTemplate/{group}.");
+
+    // The control plane only: the nodes' launch template waits.
+    let (code, out, err) = env.kops(&[
+        "update",
+        "cluster",
+        "--instance-group-roles",
+        "ControlPlane",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains(&lt(cp)), "{out}");
+    assert!(!out.contains(&lt(nodes)), "{out}");
+    assert!(
+        !out.contains("Will delete"),
+        "nothing of the nodes is deleted: {out}"
+    );
+    let (code, out, err) = env.kops(&[
+        "update",
+        "cluster",
+        "--instance-group-roles",
+        "ControlPlane",
+        "--yes",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = env.kops(&["update", "cluster"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains(&lt(nodes)) && !out.contains(&lt(cp)), "{out}");
+    // Refusals name what is wrong and change nothing.
+    for (args, says) in [
+        (&["--instance-group", "nodes-nope"][..], "nodes-nope"),
+        (&["--instance-group-roles", "Boss"][..], "Boss"),
+        (
+            &["--instance-group-roles", "Node", "--target", "terraform"][..],
+            "terraform",
+        ),
+    ] {
+        let mut all = vec!["update", "cluster", "--yes"];
+        all.extend_from_slice(args);
+        let (code, out, err) = env.kops(&all);
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let (code, out, _) = env.kops(&["update", "cluster"]);
+    assert_eq!(code, 2);
+    assert!(out.contains(&lt(nodes)), "{out}");
+
+    // Reconcile without --yes shows the update's plan.
+    let (code, out, err) = env.kops(&["reconcile", "cluster"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains(&lt(nodes)), "{out}");
+
+    // A control plane whose API does not come up stops the reconcile before the nodes'
+    // configuration changes: an API with no node registered.
+    new_type(cp, "m5.xlarge");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let kube = rt.block_on(kops_mock::kube::FakeKube::start()).unwrap();
+    let url = kube.url();
+    let args = [
+        "reconcile",
+        "cluster",
+        "--yes",
+        "--api-server",
+        &url,
+        "--api-wait",
+        "1s",
+    ];
+    let (code, out, err) = env.kops(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("Updating control plane configuration"),
+        "{err}"
+    );
+    assert!(err.contains("did not validate within 1s"), "{err}");
+    assert!(!err.contains("Updating node configuration"), "{err}");
+    let (_, out, _) = env.kops(&["update", "cluster"]);
+    assert!(out.contains(&lt(nodes)) && !out.contains(&lt(cp)), "{out}");
+    drop(rt);
+
+    // Without the API: the control plane rolled before the nodes are updated and rolled.
+    let cp_before = running(&env, cp);
+    let nodes_before = running(&env, nodes);
+    let args = [
+        "reconcile",
+        "cluster",
+        "--yes",
+        "--cloudonly",
+        "--control-plane-interval",
+        "0s",
+        "--node-interval",
+        "0s",
+    ];
+    let (code, out, err) = env.kops(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    let at = |what: &str| {
+        err.find(what)
+            .unwrap_or_else(|| panic!("{what} missing: {err}"))
+    };
+    let cp_gone = at(&format!("{cp} terminate {}", cp_before[0].0));
+    let nodes_gone = at(&format!("{nodes} terminate {}", nodes_before[0].0));
+    let order = [
+        at("Performing rolling-update for control plane"),
+        cp_gone,
+        at("Updating node configuration"),
+        at("Performing rolling-update for nodes"),
+        nodes_gone,
+        at("Pruning old resources"),
+    ];
+    assert!(order.is_sorted(), "{order:?}: {err}");
+    assert!(
+        running(&env, cp)
+            .iter()
+            .all(|(id, t)| t == "m5.xlarge" && !cp_before.iter().any(|(b, _)| b == id))
+    );
+    assert!(
+        running(&env, nodes)
+            .iter()
+            .all(|(id, t)| t == "m5.large" && !nodes_before.iter().any(|(b, _)| b == id))
+    );
+    let (code, out, err) = env.kops(&["update", "cluster"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, err) = env.kops(&["rolling-update", "cluster", "--cloudonly"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("No rolling-update required"), "{err}");
+}

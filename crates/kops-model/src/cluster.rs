@@ -6,7 +6,7 @@
 //! mode, names, tags, the zones of a group). A cloud's context adds what it looked up in
 //! the cloud (the AWS one: [`crate::aws::ModelContext`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use kops_api::internal::{Cluster, InstanceGroup, InstanceGroupRole};
@@ -67,6 +67,12 @@ pub struct ClusterContext {
     /// `base64url(sha256(secrets/encryptionconfig))` when `spec.encryptionConfig` is on:
     /// it reaches the nodeup config of API-server machines.
     pub encryption_config_hash: Option<String>,
+    /// The groups whose machines an update builds (launch templates, autoscaling groups,
+    /// instance templates, nodeup configs), when an update names some (kOps'
+    /// `--instance-group`, `--instance-group-roles`); `None`: every group. The other
+    /// groups' machines are left as they are, and everything the cluster shares is still
+    /// built from all groups.
+    pub(crate) updated_groups: Option<BTreeSet<String>>,
 }
 
 impl ClusterContext {
@@ -87,7 +93,16 @@ impl ClusterContext {
             asset_hashes: BTreeMap::new(),
             encryption_config_hash: None,
             additional_objects: Vec::new(),
+            updated_groups: None,
         }
+    }
+
+    /// Whether an update builds the machines of `ig` (see
+    /// [`crate::update::UpdateOptions::with_instance_groups`]).
+    pub(crate) fn builds_group(&self, ig: &InstanceGroup) -> bool {
+        self.updated_groups
+            .as_ref()
+            .is_none_or(|names| names.contains(ig.name()))
     }
 
     /// Sets the admin SSH public key.

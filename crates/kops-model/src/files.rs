@@ -158,7 +158,7 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
                 .additional_user_data
                 .as_ref()
                 .is_some_and(|u| !u.is_empty());
-        if !has_user_data {
+        if !has_user_data || !ctx.builds_group(ig) {
             continue;
         }
         let dir = format!("igconfig/{}/{}", igconfig_role(ig), ig.name());

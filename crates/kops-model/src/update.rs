@@ -4,6 +4,7 @@
 //! `UpdateCluster` ([`crate::aws::UpdateCluster`], [`crate::gce::UpdateCluster`]) runs
 //! its own graph between them.
 
+use kops_api::internal::InstanceGroupRole;
 use kops_statestore::{Lock, LockRequest, Registry, StoreUrl};
 use kops_tasks::{ExecutorOptions, LifecycleOverrides, OwnedObject, Plan, Report};
 
@@ -27,6 +28,15 @@ pub struct UpdateOptions {
     /// Allow direct apply with a config base the cluster's nodes cannot read (`file://`,
     /// `memfs://`): only for clouds without real nodes, such as the mock.
     pub allow_unreadable_config_base: bool,
+    /// Build the machines of these instance groups only (kOps' `--instance-group`); the
+    /// others' launch templates, autoscaling groups, instance templates and nodeup configs
+    /// are left as they are (and never deleted as orphans), while everything the cluster
+    /// shares is updated. Wins over [`Self::instance_group_roles`]. Direct apply and plans
+    /// only: Terraform would delete what it leaves out.
+    pub instance_groups: Vec<String>,
+    /// Build the machines of the groups with these roles only (kOps'
+    /// `--instance-group-roles`), as [`Self::instance_groups`] does.
+    pub instance_group_roles: Vec<InstanceGroupRole>,
 }
 
 impl std::fmt::Debug for UpdateOptions {
@@ -38,6 +48,8 @@ impl std::fmt::Debug for UpdateOptions {
                 "allow_unreadable_config_base",
                 &self.allow_unreadable_config_base,
             )
+            .field("instance_groups", &self.instance_groups)
+            .field("instance_group_roles", &self.instance_group_roles)
             .finish_non_exhaustive()
     }
 }
@@ -71,6 +83,53 @@ impl UpdateOptions {
     pub fn with_unreadable_config_base(mut self, allow: bool) -> Self {
         self.allow_unreadable_config_base = allow;
         self
+    }
+
+    /// Builds the machines of these instance groups only (see [`Self::instance_groups`]).
+    pub fn with_instance_groups(mut self, names: Vec<String>) -> Self {
+        self.instance_groups = names;
+        self
+    }
+
+    /// Builds the machines of the groups with these roles only (see
+    /// [`Self::instance_group_roles`]).
+    pub fn with_instance_group_roles(mut self, roles: Vec<InstanceGroupRole>) -> Self {
+        self.instance_group_roles = roles;
+        self
+    }
+
+    /// Records in `ctx` the groups whose machines the update builds; a named group the
+    /// cluster does not have is an error naming it.
+    pub(crate) fn select_groups(&self, ctx: &mut ClusterContext) -> Result<()> {
+        if !self.instance_groups.is_empty() {
+            let missing: Vec<&str> = self
+                .instance_groups
+                .iter()
+                .filter(|n| !ctx.groups.iter().any(|g| g.name() == n.as_str()))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                return Err(invalid(
+                    "instance groups",
+                    format!(
+                        "cluster {} has no instance group {}",
+                        ctx.name(),
+                        missing.join(", ")
+                    ),
+                ));
+            }
+            ctx.updated_groups = Some(self.instance_groups.iter().cloned().collect());
+        } else if !self.instance_group_roles.is_empty() {
+            let roles = &self.instance_group_roles;
+            ctx.updated_groups = Some(
+                ctx.groups
+                    .iter()
+                    .filter(|g| g.spec.role.as_ref().is_some_and(|r| roles.contains(r)))
+                    .map(|g| g.name().to_owned())
+                    .collect(),
+            );
+        }
+        Ok(())
     }
 
     fn request(&self) -> LockRequest {
@@ -130,6 +189,26 @@ impl UpdatePlan {
     pub(crate) fn new(plan: Plan, owned: Vec<OwnedObject>) -> Self {
         UpdatePlan { plan, owned }
     }
+}
+
+/// Refuses to render Terraform for some instance groups only: applied, it would delete
+/// the others.
+pub(crate) fn check_all_groups(ctx: &ClusterContext) -> Result<()> {
+    match &ctx.updated_groups {
+        None => Ok(()),
+        Some(_) => Err(invalid(
+            "instance groups",
+            "the Terraform target renders every instance group: a configuration of some groups only would delete the others when applied",
+        )),
+    }
+}
+
+/// The groups of `ctx` whose machines an update leaves as they are.
+pub(crate) fn left_groups(ctx: &ClusterContext) -> impl Iterator<Item = &str> {
+    ctx.groups
+        .iter()
+        .filter(|g| !ctx.builds_group(g))
+        .map(|g| g.name())
 }
 
 /// Extends the lease of `lock` (see [`Lock::renew`]).

@@ -1559,6 +1559,21 @@ mod validation {
         pods: Vec<Pod>,
         max_unready: usize,
     ) -> ValidationCluster {
+        validate_with(
+            groups,
+            missing,
+            pods,
+            &ValidateOptions::default().with_max_unready_nodes(max_unready),
+        )
+    }
+
+    /// [`validate`] with these options.
+    fn validate_with(
+        groups: Vec<G>,
+        missing: &[&str],
+        pods: Vec<Pod>,
+        options: &ValidateOptions,
+    ) -> ValidationCluster {
         let groups = if groups.is_empty() && missing.is_empty() {
             vec![g(
                 "master-1",
@@ -1607,13 +1622,7 @@ mod validation {
             ig.spec.role = Some(InstanceGroupRole::Node);
             igs.push(ig);
         }
-        evaluate(
-            &igs,
-            &cgs,
-            &nodes,
-            &pods,
-            &ValidateOptions::default().with_max_unready_nodes(max_unready),
-        )
+        evaluate(&igs, &cgs, &nodes, &pods, options)
     }
 
     fn one(v: &ValidationCluster) -> (&str, &str, &str, Option<&str>) {
@@ -1984,6 +1993,52 @@ mod validation {
         }
         let v = validate(Vec::new(), &[], pods, 0);
         assert!(v.failures.is_empty(), "{:#?}", v.failures);
+    }
+
+    /// Without pod checks (how `reconcile cluster` waits for the API), a pending critical
+    /// pod passes, while a control-plane node missing its static pods still fails.
+    #[test]
+    fn pod_checks_left_out_keep_the_static_pod_checks() {
+        let nodes = || {
+            g(
+                "node-1",
+                InstanceGroupRole::Node,
+                1,
+                vec![M("i-00001", Some(("node-1a", true)), false)],
+            )
+        };
+        let mut cp = g(
+            "master-1",
+            InstanceGroupRole::ControlPlane,
+            1,
+            vec![M("i-00002", Some(("master-1a", true)), false)],
+        );
+        cp.control_plane_labels = true;
+        let pending = || {
+            vec![pod(
+                "dns",
+                "kube-system",
+                "system-cluster-critical",
+                "Pending",
+                false,
+                "node-1a",
+                None,
+            )]
+        };
+        let checked = validate(vec![nodes()], &[], pending(), 0);
+        assert_eq!(one(&checked).0, "Pod");
+        let unchecked = ValidateOptions::default().with_pod_checks(false);
+        let v = validate_with(vec![nodes()], &[], pending(), &unchecked);
+        assert!(v.failures.is_empty(), "{:#?}", v.failures);
+        let v = validate_with(vec![cp], &[], pending(), &unchecked);
+        assert_eq!(v.failures.len(), 3, "{:#?}", v.failures);
+        assert!(
+            v.failures.iter().all(|f| f
+                .message
+                .starts_with("control-plane node \"master-1a\" is missing")),
+            "{:#?}",
+            v.failures
+        );
     }
 
     /// A critical pod that is pending, not ready or of unknown phase fails, named

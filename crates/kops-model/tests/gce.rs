@@ -927,3 +927,61 @@ async fn a_gce_roll_through_the_api_brings_the_same_named_nodes_back_schedulable
     ))
     .await
 }
+
+/// An update of the node groups only builds their templates and managed instance groups,
+/// not the control plane's; the internal API load balancer, which the control plane's
+/// instance groups back, names their instance groups instead of waiting for their tasks.
+#[tokio::test]
+async fn an_update_of_the_node_groups_leaves_the_control_planes_machines() -> anyhow::Result<()> {
+    use kops_api::internal::InstanceGroupRole;
+    let run = Run::mock();
+    let name = "some-groups-gce.example.com";
+    let text = spec(name, "private", 2).replace(
+        "    loadBalancer:\n      type: Public",
+        "    loadBalancer:\n      type: Internal",
+    );
+    let ctx = Box::pin(run.ctx(&text, None)).await?;
+    let options =
+        gce::UpdateOptions::default().with_instance_group_roles(vec![InstanceGroupRole::Node]);
+    let update = gce::UpdateCluster::new(ctx.clone(), options)?;
+    let keys: Vec<String> = update
+        .graph()
+        .nodes()
+        .iter()
+        .map(|n| n.key().to_string())
+        .collect();
+    let machines = |group: &str| {
+        keys.iter()
+            .filter(|k| {
+                (k.starts_with("InstanceTemplate/") || k.starts_with("InstanceGroupManager/"))
+                    && k.contains(group)
+            })
+            .count()
+    };
+    assert_eq!(machines("master-us-test1-a"), 0, "{keys:#?}");
+    assert!(
+        machines("nodes-0") >= 2 && machines("nodes-1") >= 2,
+        "{keys:#?}"
+    );
+    let backend = update
+        .graph()
+        .nodes()
+        .iter()
+        .find(|n| n.key().kind() == "BackendService")
+        .ok_or_else(|| anyhow::anyhow!("no backend service: {keys:#?}"))?;
+    let fields = format!("{:?}", backend.fields());
+    assert!(
+        fields
+            .contains("projects/testproject/zones/us-test1-a/instanceGroups/a-master-us-test1-a-"),
+        "{fields}"
+    );
+    // Without the filter the backend waits for the control plane's instance group task.
+    let all = gce::UpdateCluster::new(ctx, gce::UpdateOptions::default())?;
+    assert!(
+        all.graph()
+            .nodes()
+            .iter()
+            .any(|n| n.key().kind() == "InstanceTemplate" && n.key().name().contains("master"))
+    );
+    Ok(())
+}

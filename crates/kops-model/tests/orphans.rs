@@ -16,7 +16,7 @@ const STORE: &str = "memfs://clusters.example.com";
 
 fn mock() -> kops_mock::MockAws {
     kops_mock::fixture::Fixture::parse(
-        "aws:\n  region: us-test-1\n  zones: [us-test-1a, us-test-1b]\n  route53:\n    hostedZones:\n    - {id: /hostedzone/ZORPHANS, name: example.com., private: false}\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: orphans, ownerId: '1', rootDeviceName: /dev/xvda}\n",
+        "aws:\n  region: us-test-1\n  zones: [us-test-1a, us-test-1b]\n  route53:\n    hostedZones:\n    - {id: /hostedzone/ZORPHANS, name: example.com., private: false}\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: orphans, ownerId: '1', rootDeviceName: /dev/xvda}\n    - {imageId: ami-00000002, name: orphans-2, ownerId: '1', rootDeviceName: /dev/xvda}\n",
         "orphans test",
     )
     .unwrap()
@@ -169,4 +169,125 @@ async fn removing_a_zone_and_an_ssh_cidr_plans_exactly_their_deletion() {
         .unwrap();
     let last = second.plan(api).await.unwrap();
     assert!(!last.plan.has_changes(), "{}", last.plan.render_text());
+}
+
+/// The changes of a plan, as `Action Kind/name` lines.
+fn changed_keys(plan: &kops_tasks::Plan) -> Vec<String> {
+    changes(plan).into_iter().map(|(c, _)| c).collect()
+}
+
+#[tokio::test]
+async fn an_update_of_some_groups_leaves_the_others_machines_as_they_are() {
+    // Boxed: the whole test's future is too large for a debug build's test thread.
+    Box::pin(some_groups()).await;
+}
+
+async fn some_groups() {
+    use kops_api::internal::InstanceGroupRole;
+    let cloud = mock();
+    let api: &dyn AwsCloud = &cloud;
+    let store = Arc::new(MemoryStore::new());
+    let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
+    let (cluster, groups) = spec();
+    let first = update(&cloud, &store, &cluster, &groups).await;
+    let plan = first.plan(api).await.unwrap();
+    first
+        .apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+
+    // A new image for every group's machines.
+    let groups: Vec<InstanceGroup> = groups
+        .into_iter()
+        .map(|mut g| {
+            g.spec.image = Some("ami-00000002".into());
+            g
+        })
+        .collect();
+    let discover_opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
+    let ctx = discover(api, &cluster, &groups, &discover_opts)
+        .await
+        .unwrap();
+    let options = UpdateOptions::default()
+        .with_lock_holder("orphans test")
+        .with_unreadable_config_base(true);
+    let control_plane = UpdateCluster::new(
+        ctx.clone(),
+        options
+            .clone()
+            .with_instance_group_roles(vec![InstanceGroupRole::ControlPlane]),
+    )
+    .unwrap();
+    let plan = control_plane.plan(api).await.unwrap();
+    let got = changed_keys(&plan.plan);
+    let cp = groups
+        .iter()
+        .find(|g| g.name().starts_with("control-plane"))
+        .unwrap()
+        .name()
+        .to_owned();
+    assert_eq!(
+        got,
+        [format!("Update LaunchTemplate/{cp}.masters.{NAME}")],
+        "the control plane's machines change, the node groups' are neither changed nor deleted"
+    );
+    control_plane
+        .apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+
+    // The whole update then changes the node groups' machines only.
+    let all = UpdateCluster::new(ctx.clone(), options.clone()).unwrap();
+    let rest = changed_keys(&all.plan(api).await.unwrap().plan);
+    let nodes: Vec<&str> = groups
+        .iter()
+        .map(|g| g.name())
+        .filter(|n| n.starts_with("nodes-"))
+        .collect();
+    assert_eq!(nodes.len(), 2);
+    for n in &nodes {
+        assert!(
+            rest.contains(&format!("Update LaunchTemplate/{n}.{NAME}")),
+            "{rest:#?}"
+        );
+    }
+    assert!(
+        rest.iter()
+            .all(|c| c.starts_with("Update ") && !c.contains(&cp)),
+        "{rest:#?}"
+    );
+
+    // One group by name: only its machines.
+    let one = UpdateCluster::new(
+        ctx.clone(),
+        options
+            .clone()
+            .with_instance_groups(vec![nodes[0].to_owned()])
+            // Names win over roles.
+            .with_instance_group_roles(vec![InstanceGroupRole::ControlPlane]),
+    )
+    .unwrap();
+    let only = changed_keys(&one.plan(api).await.unwrap().plan);
+    assert!(
+        only.contains(&format!("Update LaunchTemplate/{}.{NAME}", nodes[0])),
+        "{only:#?}"
+    );
+    assert!(only.iter().all(|c| !c.contains(nodes[1])), "{only:#?}");
+
+    // A group the cluster does not have is named; Terraform of some groups is refused.
+    let err = UpdateCluster::new(
+        ctx.clone(),
+        options
+            .clone()
+            .with_instance_groups(vec!["nodes-nope".into()]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("nodes-nope"), "{err}");
+    let err = control_plane
+        .render_terraform()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Terraform"), "{err}");
 }

@@ -136,6 +136,9 @@ pub struct Claims {
     /// Task kinds the model does not fully manage (a task of the kind is not `Sync`).
     unmanaged: BTreeSet<String>,
     keys: HashSet<TaskKey>,
+    /// Instance groups whose objects are kept although no task found them: groups an
+    /// update leaves alone.
+    kept_groups: BTreeSet<String>,
 }
 
 impl Claims {
@@ -166,6 +169,19 @@ impl Claims {
     /// Adds an ID as claimed (for objects found outside the graph).
     pub fn claim(&mut self, id: impl Into<String>) {
         self.ids.insert(id.into());
+    }
+
+    /// Keeps the objects of instance group `name` (tagged
+    /// [`INSTANCE_GROUP_TAG`]`=name`) although no task found them: an update that builds
+    /// some groups' machines only leaves the others' as they are.
+    pub fn keep_group(&mut self, name: impl Into<String>) {
+        self.kept_groups.insert(name.into());
+    }
+
+    fn keeps(&self, r: &Resource) -> bool {
+        r.tags
+            .get(INSTANCE_GROUP_TAG)
+            .is_some_and(|g| self.kept_groups.contains(g))
     }
 
     /// Whether a task found the object with this ID.
@@ -287,7 +303,7 @@ pub async fn find_orphans(
             if r.arn.as_deref().is_some_and(|a| claims.is_claimed(a)) {
                 continue;
             }
-            if made_by_kubernetes(&r) {
+            if made_by_kubernetes(&r) || claims.keeps(&r) {
                 continue;
             }
             if rt == R::Volume && !r.tags.keys().any(|k| k.starts_with("k8s.io/etcd/")) {

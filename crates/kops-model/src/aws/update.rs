@@ -18,7 +18,8 @@ use super::terraform::{RenderOptions, render};
 use crate::error::{Error, Result, chain, cloud, invalid};
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
 use crate::update::{
-    applied, check_config_base, check_lock, holding_lock, renew, renewing, write_state,
+    applied, check_all_groups, check_config_base, check_lock, holding_lock, left_groups, renew,
+    renewing, write_state,
 };
 
 /// One cluster's update workflow (see the module docs).
@@ -31,7 +32,8 @@ pub struct UpdateCluster {
 
 impl UpdateCluster {
     /// Builds the model and task graph of `ctx`.
-    pub fn new(ctx: ModelContext, options: UpdateOptions) -> Result<Self> {
+    pub fn new(mut ctx: ModelContext, options: UpdateOptions) -> Result<Self> {
+        options.select_groups(&mut ctx)?;
         let model = builders::build(&ctx)?;
         let graph = TaskGraph::build_with(model.into_tasks(), &options.lifecycle_overrides)?;
         Ok(UpdateCluster {
@@ -62,7 +64,10 @@ impl UpdateCluster {
             .await
             .into_result()
             .map_err(cloud(format!("planning cluster {name}")))?;
-        let claims = Claims::from_graph(&self.graph, &results);
+        let mut claims = Claims::from_graph(&self.graph, &results);
+        for group in left_groups(&self.ctx) {
+            claims.keep_group(group);
+        }
         let owned = orphans::find_orphans(
             api,
             &name,
@@ -165,6 +170,7 @@ impl UpdateCluster {
     /// write (a local directory) are written straight into the config-base store, as kOps
     /// does; without a store that is an error naming the field.
     pub async fn render_terraform(&self) -> Result<TerraformOutput> {
+        check_all_groups(&self.ctx)?;
         let model = builders::build(&self.ctx)?;
         let local: Vec<_> = model
             .files

@@ -105,12 +105,24 @@ pub trait ClusterValidator: Send + Sync + fmt::Debug {
 pub struct ValidateOptions {
     /// `--max-unready-nodes`: up to this many not-ready worker members are tolerated.
     pub max_unready_nodes: usize,
+    /// Leave out the checks of system-critical pods (pending, not ready): `reconcile
+    /// cluster` waits this way for the API to be served after updating the control plane,
+    /// before the cluster's pods have settled. The control plane's static pods are still
+    /// checked.
+    pub skip_pod_checks: bool,
 }
 
 impl ValidateOptions {
     /// Sets `max_unready_nodes`.
     pub fn with_max_unready_nodes(mut self, n: usize) -> Self {
         self.max_unready_nodes = n;
+        self
+    }
+
+    /// Checks system-critical pods (the default) or not (see
+    /// [`ValidateOptions::skip_pod_checks`]).
+    pub fn with_pod_checks(mut self, check: bool) -> Self {
+        self.skip_pod_checks = !check;
         self
     }
 }
@@ -438,7 +450,7 @@ pub fn evaluate(
                 })
         })
     };
-    for p in pods {
+    for p in pods.iter().filter(|_| !options.skip_pod_checks) {
         let priority = p
             .spec
             .as_ref()

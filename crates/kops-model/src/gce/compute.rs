@@ -373,7 +373,7 @@ fn template(ctx: &GceModelContext, ig: &InstanceGroup) -> Result<super::GceTask>
 pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
     let pool = super::loadbalancer::target_pool_key(ctx);
     let apiservers = ctx.has_apiserver_groups();
-    for ig in &ctx.groups {
+    for ig in ctx.groups.iter().filter(|ig| ctx.builds_group(ig)) {
         let tmpl = template(ctx, ig)?;
         let tmpl_key = tmpl.task_key().clone();
         m.add(tmpl);

@@ -124,12 +124,19 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
             ));
         };
         let igm = naming::instance_group_manager_name(ctx.name(), ig.name(), zone);
+        // A group this update leaves alone has no task: its instance group is named.
+        let group = if ctx.builds_group(ig) {
+            Attr::out(&TaskKey::new("InstanceGroupManager", igm), "instance_group")
+        } else {
+            Attr::s(format!(
+                "{}projects/{}/zones/{zone}/instanceGroups/{igm}",
+                kops_cloud_gce::cloud::COMPUTE_URL,
+                ctx.project
+            ))
+        };
         backends.push(vec![
             ("balancing_mode".to_owned(), Attr::s("CONNECTION")),
-            (
-                "group".to_owned(),
-                Attr::out(&TaskKey::new("InstanceGroupManager", igm), "instance_group"),
-            ),
+            ("group".to_owned(), group),
         ]);
         for s in ig.spec.subnets.iter().flatten() {
             if !subnets.contains(s) {

@@ -15,7 +15,8 @@ use super::{GceModelContext, build_tasks};
 use crate::error::{Result, cloud};
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
 use crate::update::{
-    applied, check_config_base, check_lock, holding_lock, renew, renewing, write_state,
+    applied, check_all_groups, check_config_base, check_lock, holding_lock, renew, renewing,
+    write_state,
 };
 
 /// The store GCE nodes read their configuration from, as advice.
@@ -31,7 +32,8 @@ pub struct UpdateCluster {
 
 impl UpdateCluster {
     /// Builds the model and task graph of `ctx`.
-    pub fn new(ctx: GceModelContext, options: UpdateOptions) -> Result<Self> {
+    pub fn new(mut ctx: GceModelContext, options: UpdateOptions) -> Result<Self> {
+        options.select_groups(&mut ctx.cluster_context)?;
         let graph = TaskGraph::build_with(build_tasks(&ctx)?, &options.lifecycle_overrides)?;
         Ok(UpdateCluster {
             ctx,
@@ -119,6 +121,7 @@ impl UpdateCluster {
     /// Renders the cluster as Terraform, from the graph built once in [`new`](Self::new)
     /// (as [`super::render_terraform`] does from a context).
     pub fn render_terraform(&self) -> Result<TerraformOutput> {
+        check_all_groups(&self.ctx)?;
         super::terraform::render(&self.ctx, &self.graph)
     }
 }

@@ -758,7 +758,7 @@ fn build_volumes(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
 pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
     build_ssh_key(ctx, m)?;
     for ig in &ctx.groups {
-        if crate::cluster::ClusterContext::is_karpenter(ig) {
+        if crate::cluster::ClusterContext::is_karpenter(ig) || !ctx.builds_group(ig) {
             continue;
         }
         build_group(ctx, m, ig)?;

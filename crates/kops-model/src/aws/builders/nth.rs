@@ -59,7 +59,7 @@ pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
         return Ok(());
     }
     for ig in &ctx.groups {
-        if crate::cluster::ClusterContext::is_karpenter(ig) {
+        if crate::cluster::ClusterContext::is_karpenter(ig) || !ctx.builds_group(ig) {
             continue;
         }
         let asg = TaskKey::new("AutoscalingGroup", ctx.group_resource_name(ig));
