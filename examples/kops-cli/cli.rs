@@ -339,6 +339,18 @@ pub enum GetCommand {
     /// List the admin SSH public keys of a cluster
     #[command(alias = "sshpublickey")]
     Sshpublickeys(crate::secret::GetSshKeysArgs),
+    /// List the container images and files a cluster's machines download, and where from
+    Assets(GetAssetsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GetAssetsArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// Output format
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: GetFormat,
 }
 
 #[derive(Debug, Args)]

@@ -209,6 +209,21 @@ async fn context(
         .with_context(|| format!("cluster {name}: discovering it in {}", cloud.description))
 }
 
+/// The images and files the machines of a stored GCE cluster download
+/// ([`gce::UpdateCluster::assets`]).
+pub async fn assets(
+    global: &Global,
+    st: &State,
+    cluster: &v1alpha2::Cluster,
+    groups: &[v1alpha2::InstanceGroup],
+) -> anyhow::Result<kops_model::assets::Assets> {
+    let cloud = open(global, st, cluster).await?;
+    let ctx = context(st, &cloud, cluster, groups).await?;
+    let update = UpdateCluster::new(ctx, UpdateOptions::default())
+        .with_context(|| format!("building the model of cluster {}", cluster.name()))?;
+    Ok(update.assets())
+}
+
 /// `update cluster` of a GCE cluster through the library's workflow
 /// ([`gce::UpdateCluster`]); returns the exit code. `lock` is the cluster's lock, held by
 /// the caller for a direct `--yes` run.

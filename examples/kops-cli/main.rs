@@ -174,6 +174,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 GetCommand::All(a) => get::get_all(&global, &a).await?,
                 GetCommand::Secrets(a) => secret::get_secrets(&global, &a).await?,
                 GetCommand::Sshpublickeys(a) => secret::get_ssh_public_keys(&global, &a).await?,
+                GetCommand::Assets(a) => update::get_assets(&global, &a).await?,
             }
             Ok(0)
         }

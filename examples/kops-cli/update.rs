@@ -254,3 +254,43 @@ async fn update_locked(
     }
     Ok(0)
 }
+
+/// `kops get assets`: every container image and file the cluster's machines download,
+/// canonical and as downloaded (through `spec.assets`), as the model names them.
+pub async fn get_assets(global: &Global, args: &crate::cli::GetAssetsArgs) -> anyhow::Result<()> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let st = State::open(global).await?;
+    let stored = st.cluster(&name).await?.value;
+    let assets = if stored.spec.cloud_provider.as_deref() == Some("gce") {
+        let groups = st.groups(&name).await?;
+        crate::gce::assets(global, &st, &stored, &groups).await?
+    } else {
+        let Prepared { ctx, .. } = prepare(global, &st, &name).await?;
+        UpdateCluster::new(ctx, UpdateOptions::default())
+            .with_context(|| format!("building the model of cluster {name}"))?
+            .assets()
+    };
+    match args.output {
+        crate::cli::GetFormat::Table => {
+            let images: Vec<Vec<String>> = assets
+                .images
+                .iter()
+                .map(|i| vec![i.canonical.clone(), i.download.clone()])
+                .collect();
+            println!();
+            crate::get::print_table(&["CANONICAL", "DOWNLOAD"], &images);
+            let files: Vec<Vec<String>> = assets
+                .files
+                .iter()
+                .map(|f| vec![f.canonical.clone(), f.download.clone(), f.sha.clone()])
+                .collect();
+            println!();
+            crate::get::print_table(&["CANONICAL", "DOWNLOAD", "SHA"], &files);
+        }
+        crate::cli::GetFormat::Json => println!("{}", serde_json::to_string_pretty(&assets)?),
+        crate::cli::GetFormat::Yaml => {
+            print!("{}", kops_api::yaml::to_string(&assets)?);
+        }
+    }
+    Ok(())
+}

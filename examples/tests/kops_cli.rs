@@ -233,8 +233,20 @@ fn help_lists_every_flag_with_a_description() {
         (&["edit", "instancegroup"], &["--name"]),
         (
             &["update", "cluster"],
-            &["--yes", "--target", "--out", "--output"],
+            &[
+                "--yes",
+                "--target",
+                "--out",
+                "--output",
+                "--instance-group",
+                "--instance-group-roles",
+            ],
         ),
+        (
+            &["reconcile", "cluster"],
+            &["--yes", "--api-wait", "--cloudonly"],
+        ),
+        (&["get", "assets"], &["--output"]),
         (&["delete", "cluster"], &["--yes"]),
         (&["toolbox", "dump"], &["--output"]),
     ];
@@ -1284,4 +1296,75 @@ fn delete_from_a_manifest_removes_what_it_names_only_with_yes() {
     );
     env.kops(&["get", "cluster", CLUSTER])
         .expect_error("not found");
+}
+
+/// `get assets`: the images and files the machines download, remapped through the
+/// cluster's `spec.assets`, as a table, JSON and YAML.
+#[test]
+fn get_assets_lists_images_and_files_where_machines_download_them() {
+    let env = Env::new();
+    env.create_demo_with(&[
+        "--set",
+        "spec.assets.containerRegistry=registry.example.com",
+    ]);
+    let r = env
+        .kops(&["--name", CLUSTER, "get", "assets", "-o", "json"])
+        .expect(0);
+    let assets: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let images = assets["images"].as_array().unwrap();
+    let apiserver = images
+        .iter()
+        .find(|i| {
+            i["canonical"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("registry.k8s.io/kube-apiserver:v"))
+        })
+        .unwrap_or_else(|| panic!("{assets:#}"));
+    assert!(
+        apiserver["download"]
+            .as_str()
+            .unwrap()
+            .starts_with("registry.example.com/kube-apiserver:v"),
+        "{apiserver}"
+    );
+    assert!(
+        images.iter().all(|i| i["download"]
+            .as_str()
+            .unwrap()
+            .starts_with("registry.example.com/")),
+        "{assets:#}"
+    );
+    let files = assets["files"].as_array().unwrap();
+    assert!(
+        files.iter().any(|f| f["canonical"]
+            .as_str()
+            .unwrap()
+            .ends_with("/bin/linux/amd64/kubelet")),
+        "{assets:#}"
+    );
+    assert!(
+        files.iter().all(|f| f["sha"].as_str().unwrap().len() == 64),
+        "{assets:#}"
+    );
+    let yaml = env
+        .kops(&["--name", CLUSTER, "get", "assets", "-o", "yaml"])
+        .expect(0);
+    assert_eq!(kops_api::yaml::from_str(&yaml.stdout).unwrap(), assets);
+    let table = env.kops(&["--name", CLUSTER, "get", "assets"]).expect(0);
+    let headers: Vec<&str> = table
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("CANONICAL"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|h| {
+            if h.ends_with("SHA") {
+                "files"
+            } else {
+                "images"
+            }
+        })
+        .collect();
+    assert_eq!(headers, ["images", "files"], "{}", table.stdout);
+    let rows = table.stdout.lines().filter(|l| !l.is_empty()).count();
+    assert_eq!(rows, 2 + images.len() + files.len(), "{}", table.stdout);
 }

@@ -380,6 +380,24 @@ impl Env {
             "{tf}"
         );
 
+        // What the machines download: GCE's credential helper among the files.
+        let r = self
+            .kops(&["get", "assets", CLUSTER, "-o", "json"])
+            .expect(0);
+        let assets: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let files = assets["files"].as_array().unwrap();
+        assert!(
+            files.iter().any(|f| f["canonical"]
+                .as_str()
+                .unwrap()
+                .ends_with("/auth-provider-gcp")),
+            "{assets:#}"
+        );
+        assert!(
+            !assets["images"].as_array().unwrap().is_empty(),
+            "{assets:#}"
+        );
+
         let r = self
             .kops(&["update", "cluster", CLUSTER, "--yes"])
             .expect(0);

@@ -68,6 +68,18 @@ pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE: &str = "100.64.0.0/13";
 pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE_IPV6: &str = "fd00:5e4f:ce::/108";
 /// etcd 3.5 release used below Kubernetes 1.34.
 pub const ETCD_35_VERSION: &str = "3.5.31";
+/// The sandbox (pause) image containerd runs, as populate names it before remapping it
+/// into `spec.containerd.sandboxImage`.
+pub const SANDBOX_IMAGE: &str = "registry.k8s.io/pause:3.10.1";
+
+/// The image of Kubernetes component `component` (`kube-apiserver`, `kube-proxy`, ...) of
+/// `version` (`1.34.1`), as populate names it before remapping it into the spec.
+pub fn component_image(component: &str, version: &str) -> String {
+    format!(
+        "registry.k8s.io/{component}:v{}",
+        version.trim_start_matches('v')
+    )
+}
 /// etcd 3.6 release used from Kubernetes 1.34 up to 1.36.
 pub const ETCD_36_VERSION: &str = "3.6.12";
 /// etcd 3.7 release used from Kubernetes 1.37.
@@ -705,8 +717,7 @@ fn populate_components(
 
     let version = spec.kubernetes_version.clone().unwrap_or_default();
     let assets = spec_assets(&spec.assets);
-    let image =
-        |component: &str| remap_image(&assets, &format!("registry.k8s.io/{component}:v{version}"));
+    let image = |component: &str| remap_image(&assets, &component_image(component, &version));
     // kops-controller allocates pod CIDRs on IPv6 clusters.
     let kops_ipam = ipv6;
 
@@ -883,7 +894,7 @@ fn populate_components(
     }
     ctr.log_level = Some("info".into());
     if ctr.sandbox_image.as_deref().unwrap_or("").is_empty() {
-        ctr.sandbox_image = Some(remap_image(&assets, "registry.k8s.io/pause:3.10.1"));
+        ctr.sandbox_image = Some(remap_image(&assets, SANDBOX_IMAGE));
     }
     if let Some(n) = ctr.nvidia_gpu.as_mut()
         && n.enabled == Some(true)

@@ -73,6 +73,8 @@ pub struct ClusterContext {
     /// groups' machines are left as they are, and everything the cluster shares is still
     /// built from all groups.
     pub(crate) updated_groups: Option<BTreeSet<String>>,
+    /// The images and files the model names while it is built (see [`crate::assets`]).
+    pub(crate) assets: crate::assets::AssetRecorder,
 }
 
 impl ClusterContext {
@@ -94,6 +96,7 @@ impl ClusterContext {
             encryption_config_hash: None,
             additional_objects: Vec::new(),
             updated_groups: None,
+            assets: Default::default(),
         }
     }
 

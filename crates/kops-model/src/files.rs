@@ -102,6 +102,8 @@ pub(crate) fn completed_spec(ctx: &ClusterContext) -> Result<String> {
 /// Every managed file of a cluster, in kOps' order.
 pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
     let mut out = Vec::new();
+    // The completed spec names the control plane's images, which nodeup runs.
+    crate::images::record_spec_images(ctx);
     let completed = completed_spec(ctx)?;
     out.push(ManagedFile::new(
         "cluster-completed.spec",

@@ -79,6 +79,7 @@
 #![warn(unreachable_pub)]
 
 mod addons;
+pub mod assets;
 pub mod aws;
 pub mod cluster;
 mod complete;

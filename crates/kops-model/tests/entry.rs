@@ -370,3 +370,120 @@ mod new_instance_group {
         assert_eq!(g.spec.image.as_deref(), Some("gce-image"));
     }
 }
+
+/// `UpdateCluster::assets` lists what the machines download, remapped through
+/// `spec.assets`: every image and file once, each pulled from where the stored files say.
+#[tokio::test]
+async fn assets_name_every_image_and_file_where_machines_download_them() {
+    let cloud = mock();
+    let api: &dyn AwsCloud = &cloud;
+    let store = Arc::new(MemoryStore::new());
+    let (mut cluster, groups) = spec();
+    let assets = cluster.spec.assets.get_or_insert_default();
+    assets.container_registry = Some("registry.example.com".into());
+    assets.file_repository = Some("https://files.example.com/kops".into());
+    let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
+    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let update = UpdateCluster::new(
+        ctx,
+        UpdateOptions::default()
+            .with_lock_holder("entry test")
+            .with_unreadable_config_base(true),
+    )
+    .unwrap();
+    let assets = update.assets();
+
+    let apiserver = assets
+        .images
+        .iter()
+        .find(|i| i.canonical == "registry.k8s.io/kube-apiserver:v1.34.1")
+        .unwrap_or_else(|| panic!("{:#?}", assets.images));
+    assert_eq!(
+        apiserver.download,
+        "registry.example.com/kube-apiserver:v1.34.1"
+    );
+    assert!(assets.images.len() > 5, "{:#?}", assets.images);
+    let mut seen = std::collections::BTreeSet::new();
+    for i in &assets.images {
+        assert!(seen.insert(&i.canonical), "{} twice", i.canonical);
+        assert!(
+            i.download.starts_with("registry.example.com/"),
+            "{i:?} not remapped"
+        );
+    }
+    let kubelet = assets
+        .files
+        .iter()
+        .find(|f| f.canonical == "https://dl.k8s.io/release/v1.34.1/bin/linux/amd64/kubelet")
+        .unwrap_or_else(|| panic!("{:#?}", assets.files));
+    assert_eq!(
+        kubelet.download,
+        "https://files.example.com/kops/release/v1.34.1/bin/linux/amd64/kubelet"
+    );
+    assert!(
+        assets.files.iter().all(|f| f.sha.len() == 64
+            && f.sha.bytes().all(|b| b.is_ascii_hexdigit())
+            && f.download.starts_with("https://files.example.com/kops/")),
+        "{:#?}",
+        assets.files
+    );
+    assert!(
+        assets
+            .files
+            .iter()
+            .any(|f| f.canonical.ends_with("/linux/arm64/nodeup")
+                && f.canonical.contains(DEFAULT_KOPS_RELEASE)),
+        "{:#?}",
+        assets.files
+    );
+
+    // What the machines are told to pull and download is in the files the update stores.
+    let plan = update.plan(api).await.unwrap();
+    update
+        .apply(api, &registry(&store), &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+    // The stored manifests and configs; the completed spec names some images before the
+    // addons remap them, as kOps' does.
+    let mut stored = String::new();
+    for o in store.list(&format!("{NAME}/")).await.unwrap() {
+        if o.path.ends_with("cluster-completed.spec") {
+            continue;
+        }
+        let data = store.get_opt(&o.path).await.unwrap().unwrap().data;
+        stored.push_str(&String::from_utf8_lossy(&data));
+    }
+    for i in &assets.images {
+        assert!(
+            stored.contains(&i.download),
+            "{} in no stored file",
+            i.download
+        );
+    }
+    // ...and every image a stored manifest runs is one of them.
+    let downloads: std::collections::BTreeSet<&str> =
+        assets.images.iter().map(|i| i.download.as_str()).collect();
+    for line in stored.lines() {
+        let Some((_, image)) = line.split_once("image: ") else {
+            continue;
+        };
+        let image = image.trim().trim_matches(['"', '\'']);
+        assert!(downloads.contains(image), "{image} is not listed");
+    }
+    // The nodeup binary is in the machines' user data, every other file in nodeup's config.
+    let user_data: String = update
+        .graph()
+        .nodes()
+        .iter()
+        .filter(|n| n.key().kind() == "LaunchTemplate")
+        .map(|n| format!("{:?}", n.fields()))
+        .collect();
+    for f in &assets.files {
+        let place = if f.canonical.ends_with("/nodeup") {
+            &user_data
+        } else {
+            &stored
+        };
+        assert!(place.contains(&f.sha), "{} named nowhere", f.canonical);
+    }
+}

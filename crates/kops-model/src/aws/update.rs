@@ -48,6 +48,12 @@ impl UpdateCluster {
         &self.ctx
     }
 
+    /// Every container image and file the cluster's machines download, with where
+    /// from (kOps' `get assets`), as the model built in [`new`](Self::new) names them.
+    pub fn assets(&self) -> crate::assets::Assets {
+        self.ctx.assets.snapshot()
+    }
+
     /// The task graph.
     pub fn graph(&self) -> &TaskGraph<dyn AwsCloud> {
         &self.graph

@@ -133,7 +133,8 @@ fn remap(ctx: &ClusterContext, canonical: &str) -> String {
 }
 
 /// Resolves one file: its download URL, its hash (given, from the table, or fetched),
-/// and its mirrors (only when the hash is known, as kOps does).
+/// and its mirrors (only when the hash is known, as kOps does). Every file is recorded as
+/// one of the cluster's assets ([`crate::assets`]).
 fn file_asset(ctx: &ClusterContext, canonical: &str, known: Option<&str>) -> Result<MirroredAsset> {
     let download = remap(ctx, canonical);
     let hash = known
@@ -147,9 +148,11 @@ fn file_asset(ctx: &ClusterContext, canonical: &str, known: Option<&str>) -> Res
                 "no SHA-256 known for this file: fetch <url>.sha256 first (assets::fetch_missing_hashes) or pin the version's hash",
             )
         })?;
+    let hash = hash.to_ascii_lowercase();
+    ctx.assets.file(canonical, &download, &hash);
     Ok(MirroredAsset {
         locations: mirrors(&download, &ctx.kops_release),
-        hash: hash.to_ascii_lowercase(),
+        hash,
     })
 }
 

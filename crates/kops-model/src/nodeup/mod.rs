@@ -256,7 +256,7 @@ fn warm_pool_images(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<Option<V
     }
     let prefixes: Vec<String> = WARM_POOL_IMAGE_PREFIXES
         .iter()
-        .map(|p| crate::images::remap(ctx, p))
+        .map(|p| crate::images::remap_prefix(ctx, p))
         .collect();
     let mut images = crate::addons::images(ctx)?;
     if let Some(kp) = ctx
