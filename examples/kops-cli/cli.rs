@@ -524,6 +524,13 @@ pub struct UpdateClusterArgs {
         value_name = "ROLE"
     )]
     pub roles: Vec<String>,
+    /// After applying, merge the cluster's context into the kubeconfig file and make it
+    /// current (default: on, except on the mock cloud, whose API does not exist, unless
+    /// --admin or --user asks for it)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub create_kube_config: Option<bool>,
+    #[command(flatten)]
+    pub kubeconfig: crate::kubeconfig::KubeconfigFlags,
 }
 
 #[derive(Debug, Args)]

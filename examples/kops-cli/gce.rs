@@ -284,6 +284,7 @@ pub async fn update_cluster(
             PlanFormat::Json => println!("{}", plan.plan.to_json()),
             PlanFormat::Text => println!("No changes needed for cluster {name}."),
         }
+        crate::update::export_after_update(global, st, name, args).await?;
         return Ok(0);
     }
     let bar = output::progress_bar(update.graph().len() as u64, "apply");
@@ -318,6 +319,7 @@ pub async fn update_cluster(
             crate::rolling::hint_after_update(groups, st, name).await;
         }
     }
+    crate::update::export_after_update(global, st, name, args).await?;
     Ok(0)
 }
 

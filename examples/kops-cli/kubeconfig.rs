@@ -21,6 +21,20 @@ use crate::state::{self, State};
 pub struct ExportKubeconfigArgs {
     /// Cluster name (default: --name)
     pub cluster_name: Option<String>,
+    #[command(flatten)]
+    pub credentials: KubeconfigFlags,
+    /// The kubeconfig file to merge into (default: $KUBECONFIG, else ~/.kube/config)
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Override the API server URL
+    #[arg(long, value_name = "URL")]
+    pub api_server: Option<String>,
+}
+
+/// How an exported kubeconfig reaches the cluster: `export kubeconfig`'s and `update
+/// cluster`'s flags.
+#[derive(Debug, Clone, Default, Args)]
+pub struct KubeconfigFlags {
     /// Add an admin credential valid this long (default 18h); never stored in the state store
     #[arg(long, num_args = 0..=1, default_missing_value = "18h", value_name = "DURATION")]
     pub admin: Option<String>,
@@ -30,12 +44,6 @@ pub struct ExportKubeconfigArgs {
     /// Use the cluster's internal API name (api.internal.<cluster>)
     #[arg(long)]
     pub internal: bool,
-    /// The kubeconfig file to merge into (default: $KUBECONFIG, else ~/.kube/config)
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// Override the API server URL
-    #[arg(long, value_name = "URL")]
-    pub api_server: Option<String>,
 }
 
 /// Parses Go-style durations: `18h`, `90m`, `1h30m`, `45s`, `500ms`.
@@ -208,7 +216,29 @@ fn kubeconfig_path(flag: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
 pub async fn export_kubeconfig(global: &Global, args: &ExportKubeconfigArgs) -> anyhow::Result<()> {
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
-    let admin = args
+    write_kubeconfig(
+        global,
+        &st,
+        &name,
+        &args.credentials,
+        args.kubeconfig.as_ref(),
+        args.api_server.as_deref(),
+    )
+    .await
+}
+
+/// Merges cluster `name`'s context, with the credential `flags` ask for, into the
+/// kubeconfig file (`path`, else `$KUBECONFIG`, else `~/.kube/config`) and makes it
+/// current.
+pub async fn write_kubeconfig(
+    global: &Global,
+    st: &State,
+    name: &str,
+    flags: &KubeconfigFlags,
+    path: Option<&PathBuf>,
+    api_server: Option<&str>,
+) -> anyhow::Result<()> {
+    let admin = flags
         .admin
         .as_deref()
         .map(parse_duration)
@@ -217,19 +247,11 @@ pub async fn export_kubeconfig(global: &Global, args: &ExportKubeconfigArgs) -> 
     if admin.is_some_and(|d| d.is_zero()) {
         bail!("--admin: the lifetime must be positive");
     }
-    let mut e = entry(
-        global,
-        &st,
-        &name,
-        args.internal,
-        args.api_server.as_deref(),
-        admin,
-    )
-    .await?;
-    if let Some(u) = &args.user {
+    let mut e = entry(global, st, name, flags.internal, api_server, admin).await?;
+    if let Some(u) = &flags.user {
         e = e.with_user(u.clone());
     }
-    let path = kubeconfig_path(args.kubeconfig.as_ref())?;
+    let path = kubeconfig_path(path)?;
     let existing = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
@@ -244,7 +266,7 @@ pub async fn export_kubeconfig(global: &Global, args: &ExportKubeconfigArgs) -> 
     }
     write_private(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("kOps has set your kubectl context to {name}");
-    if admin.is_none() && args.user.is_none() {
+    if admin.is_none() && flags.user.is_none() {
         eprintln!(
             "Exported kubeconfig with no user authentication; use --admin, --user or --auth-plugin flags with `kops export kubeconfig`"
         );

@@ -70,6 +70,8 @@ pub async fn reconcile_cluster(global: &Global, args: &ReconcileClusterArgs) -> 
         prune,
         instance_groups: Vec::new(),
         roles: roles.iter().map(|r| r.as_v1alpha2().to_owned()).collect(),
+        create_kube_config: Some(false),
+        kubeconfig: Default::default(),
     };
     if !args.yes {
         return crate::update::update_cluster(global, &update(&[], false)).await;

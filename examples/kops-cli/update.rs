@@ -223,6 +223,7 @@ async fn update_locked(
         } else {
             println!("No changes needed for cluster {name}.");
         }
+        export_after_update(global, st, name, args).await?;
         return Ok(0);
     }
     let bar = output::progress_bar(update.graph().len() as u64, "apply");
@@ -252,7 +253,29 @@ async fn update_locked(
             crate::rolling::hint_after_update(groups, st, name).await;
         }
     }
+    export_after_update(global, st, name, args).await?;
     Ok(0)
+}
+
+/// After a direct `--yes` update: the cluster's kubeconfig, as kOps writes it (see
+/// `--create-kube-config`).
+pub async fn export_after_update(
+    global: &Global,
+    st: &State,
+    name: &str,
+    args: &UpdateClusterArgs,
+) -> anyhow::Result<()> {
+    let flags = &args.kubeconfig;
+    let asked = flags.admin.is_some() || flags.user.is_some();
+    if !args
+        .create_kube_config
+        .unwrap_or(!global.mock_cloud || asked)
+    {
+        return Ok(());
+    }
+    crate::kubeconfig::write_kubeconfig(global, st, name, flags, None, None)
+        .await
+        .with_context(|| format!("cluster {name} was updated; exporting its kubeconfig"))
 }
 
 /// `kops get assets`: every container image and file the cluster's machines download,

@@ -798,3 +798,51 @@ fn update_of_some_groups_and_reconcile_put_the_control_plane_first() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("No rolling-update required"), "{err}");
 }
+
+/// `update cluster --yes` exports the kubeconfig as kOps does when asked to on the mock
+/// cloud (`--admin`, `--create-kube-config`), into `$KUBECONFIG`; a dry run and a plain
+/// `--yes` on the mock leave it alone.
+#[test]
+fn update_exports_the_kubeconfig_when_asked() {
+    let env = Env::new();
+    let kc = env.dir.path().join("kube").join("config");
+    let kc_env = [("KUBECONFIG", kc.to_str().unwrap())];
+    let (code, _, err) = env.kops_env(&["update", "cluster", "--admin"], &kc_env);
+    assert_eq!(code, 2, "a dry run: {err}");
+    assert!(!kc.exists());
+    let (code, _, err) = env.kops_env(&["update", "cluster", "--yes"], &kc_env);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !kc.exists(),
+        "the mock's API does not exist: nothing exported"
+    );
+
+    let (code, out, err) = env.kops_env(&["update", "cluster", "--yes", "--admin=2h"], &kc_env);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("set your kubectl context"), "{err}");
+    assert!(!out.contains("PRIVATE KEY") && !err.contains("PRIVATE KEY"));
+    let text = std::fs::read_to_string(&kc).unwrap();
+    assert!(text.contains("current-context: demo.example.com"), "{text}");
+    assert!(text.contains("client-certificate-data"), "{text}");
+
+    // Without a credential: the context alone, and the warning kOps gives.
+    let other = env.dir.path().join("other-config");
+    let (code, _, err) = env.kops_env(
+        &[
+            "update",
+            "cluster",
+            "--yes",
+            "--create-kube-config",
+            "--internal",
+        ],
+        &[("KUBECONFIG", other.to_str().unwrap())],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no user authentication"), "{err}");
+    let text = std::fs::read_to_string(&other).unwrap();
+    assert!(
+        text.contains("server: https://api.internal.demo.example.com"),
+        "{text}"
+    );
+    assert!(!text.contains("client-certificate-data"), "{text}");
+}
