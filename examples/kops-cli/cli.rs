@@ -151,6 +151,15 @@ pub enum CloudArg {
     Gce,
 }
 
+/// Type of the API's load balancer.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LoadBalancerArg {
+    /// Reachable from the internet
+    Public,
+    /// Reachable from inside the network only
+    Internal,
+}
+
 /// Network topology.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum TopologyArg {
@@ -224,6 +233,45 @@ pub struct CreateClusterArgs {
     /// Network CIDR of the cluster's VPC (default: 172.20.0.0/16)
     #[arg(long, value_name = "CIDR")]
     pub network_cidr: Option<String>,
+    /// Add a bastion group, the only way in by SSH (private topology only)
+    #[arg(long)]
+    pub bastion: bool,
+    /// Put the API behind a load balancer of this type (default: one for a private
+    /// topology or DNS none, public)
+    #[arg(long = "api-loadbalancer-type", value_enum, value_name = "TYPE")]
+    pub api_load_balancer_type: Option<LoadBalancerArg>,
+    /// CIDRs that may reach the API, comma-separated (default: anywhere)
+    #[arg(long, value_delimiter = ',', value_name = "CIDR")]
+    pub admin_access: Vec<String>,
+    /// CIDRs that may reach the machines by SSH, comma-separated (default: as
+    /// --admin-access)
+    #[arg(long, value_delimiter = ',', value_name = "CIDR")]
+    pub ssh_access: Vec<String>,
+    /// Labels (tags) of every cloud object, e.g. team=platform,env=prod
+    #[arg(long, value_delimiter = ',', value_name = "KEY=VALUE")]
+    pub cloud_labels: Vec<String>,
+    /// Channel of recommended versions and images (default: stable)
+    #[arg(long, value_name = "CHANNEL")]
+    pub channel: Option<String>,
+    /// Root volume size of the nodes, GB
+    #[arg(long, value_name = "GB")]
+    pub node_volume_size: Option<u32>,
+    /// Root volume size of the control plane's machines, GB
+    #[arg(long, visible_alias = "master-volume-size", value_name = "GB")]
+    pub control_plane_volume_size: Option<u32>,
+    /// Encrypt etcd's volumes (default: true)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub encrypt_etcd_storage: Option<bool>,
+    /// Create the cloud resources too (update cluster --yes), or with --target terraform
+    /// write them to --out
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// With --yes: where the changes go
+    #[arg(long, value_enum, default_value = "direct")]
+    pub target: Target,
+    /// With --yes --target terraform: the output directory
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Print the manifest instead of storing it
     #[arg(long)]
     pub dry_run: bool,

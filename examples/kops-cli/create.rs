@@ -14,12 +14,13 @@ use kops_api::defaults::PopulateOptions;
 use kops_api::manifest::Object;
 use kops_api::v1alpha2;
 use kops_model::{
-    DnsType, GroupRole, NewClusterOptions, NewInstanceGroupOptions, Topology, new_cluster,
-    new_instance_group,
+    DnsType, GroupRole, LoadBalancerType, NewClusterOptions, NewInstanceGroupOptions, Topology,
+    new_cluster, new_instance_group,
 };
 
 use crate::cli::{
-    CloudArg, CreateClusterArgs, CreateIgArgs, CreateSshKeyArgs, DnsArg, Global, TopologyArg,
+    CloudArg, CreateClusterArgs, CreateIgArgs, CreateSshKeyArgs, DnsArg, Global, LoadBalancerArg,
+    TopologyArg,
 };
 use crate::spec::{self, Manifest};
 use crate::state::{self, State};
@@ -30,8 +31,16 @@ fn options(
     args: &CreateClusterArgs,
     state_url: &str,
     kubernetes_version: &str,
-) -> NewClusterOptions {
-    NewClusterOptions::new(name, state_url)
+) -> anyhow::Result<NewClusterOptions> {
+    let labels = args
+        .cloud_labels
+        .iter()
+        .map(|l| match l.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            _ => Err(anyhow!("--cloud-labels: {l:?} is not KEY=VALUE")),
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok(NewClusterOptions::new(name, state_url)
         .with_cloud(match args.cloud {
             CloudArg::Aws => kops_model::Cloud::Aws,
             CloudArg::Gce => kops_model::Cloud::Gce,
@@ -57,6 +66,18 @@ fn options(
         .with_network_cidr(args.network_cidr.clone())
         .with_project(args.project.clone())
         .with_kubernetes_version(kubernetes_version)
+        .with_bastion(args.bastion)
+        .with_api_load_balancer_type(args.api_load_balancer_type.map(|t| match t {
+            LoadBalancerArg::Public => LoadBalancerType::Public,
+            LoadBalancerArg::Internal => LoadBalancerType::Internal,
+        }))
+        .with_admin_access(args.admin_access.clone())
+        .with_ssh_access(args.ssh_access.clone())
+        .with_cloud_labels(labels)
+        .with_channel(args.channel.clone())
+        .with_node_volume_size(args.node_volume_size)
+        .with_control_plane_volume_size(args.control_plane_volume_size)
+        .with_encrypt_etcd_storage(args.encrypt_etcd_storage))
 }
 
 /// Builds the Cluster and InstanceGroups `create cluster` stores.
@@ -66,12 +87,12 @@ pub fn build_cluster(
     state_url: &str,
     kubernetes_version: &str,
 ) -> anyhow::Result<(v1alpha2::Cluster, Vec<v1alpha2::InstanceGroup>)> {
-    new_cluster(&options(name, args, state_url, kubernetes_version))
+    new_cluster(&options(name, args, state_url, kubernetes_version)?)
         .map_err(|e| anyhow!(e).context("building the cluster from flags"))
 }
 
 /// `kops create cluster`.
-pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow::Result<()> {
+pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow::Result<u8> {
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let state_url = global.state.clone().unwrap_or_default();
     let version = match &args.kubernetes_version {
@@ -105,15 +126,32 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
             "{}",
             spec::render(&objects, args.output == crate::cli::ManifestFormat::Json)?
         );
-        return Ok(());
+        return Ok(0);
     }
     let st = State::open(global).await?;
     store_new(&st, &cluster, &groups, ssh_key.as_deref()).await?;
     println!("Created cluster {name} in {}", st.url);
+    if args.yes {
+        // kOps' `create cluster --yes`: the update follows.
+        let update = crate::cli::UpdateClusterArgs {
+            cluster_name: Some(name),
+            yes: true,
+            target: args.target,
+            out: args.out.clone(),
+            output: crate::cli::PlanFormat::Text,
+            lifecycle_overrides: Vec::new(),
+            prune: false,
+            instance_groups: Vec::new(),
+            roles: Vec::new(),
+            create_kube_config: None,
+            kubeconfig: Default::default(),
+        };
+        return crate::update::update_cluster(global, &update).await;
+    }
     println!(" * edit it:    kops edit cluster {name}");
     println!(" * plan it:    kops update cluster {name}");
     println!(" * apply it:   kops update cluster {name} --yes");
-    Ok(())
+    Ok(0)
 }
 
 /// `kops create instancegroup`: the group as kOps' command makes it (role, subnets, zones,

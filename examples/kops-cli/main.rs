@@ -132,10 +132,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Create(args) => match (args.command, args.filename.clone()) {
-            (Some(CreateCommand::Cluster(c)), _) => {
-                create::create_cluster(&global, &c).await?;
-                Ok(0)
-            }
+            (Some(CreateCommand::Cluster(c)), _) => create::create_cluster(&global, &c).await,
             (Some(CreateCommand::Instancegroup(g)), _) => {
                 create::create_instance_group(&global, &g).await?;
                 Ok(0)

@@ -222,6 +222,14 @@ fn help_lists_every_flag_with_a_description() {
                 "--image",
                 "--state",
                 "--mock-cloud",
+                "--bastion",
+                "--api-loadbalancer-type",
+                "--admin-access",
+                "--ssh-access",
+                "--cloud-labels",
+                "--node-volume-size",
+                "--encrypt-etcd-storage",
+                "--yes",
             ],
         ),
         (&["create"], &["--filename"]),
@@ -1367,4 +1375,95 @@ fn get_assets_lists_images_and_files_where_machines_download_them() {
     assert_eq!(headers, ["images", "files"], "{}", table.stdout);
     let rows = table.stdout.lines().filter(|l| !l.is_empty()).count();
     assert_eq!(rows, 2 + images.len() + files.len(), "{}", table.stdout);
+}
+
+/// `create cluster`'s kOps flags land in the spec (`--dry-run`), bad ones are named, and
+/// `--yes` creates the cloud resources right away.
+#[test]
+fn create_cluster_flags_shape_the_spec_and_yes_applies_it() {
+    let env = Env::new();
+    let r = env
+        .kops(&[
+            "create",
+            "cluster",
+            CLUSTER,
+            "--zones",
+            "us-test-1a",
+            "--topology",
+            "private",
+            "--bastion",
+            "--api-loadbalancer-type",
+            "internal",
+            "--admin-access",
+            "10.0.0.0/8,192.168.0.0/16",
+            "--ssh-access",
+            "10.1.0.0/16",
+            "--cloud-labels",
+            "team=platform,env=prod",
+            "--node-volume-size",
+            "64",
+            "--master-volume-size",
+            "32",
+            "--encrypt-etcd-storage=false",
+            "--dry-run",
+            "-o",
+            "json",
+        ])
+        .expect(0);
+    let docs: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+    let spec = &docs[0]["spec"];
+    assert_eq!(
+        spec["kubernetesApiAccess"],
+        serde_json::json!(["10.0.0.0/8", "192.168.0.0/16"])
+    );
+    assert_eq!(spec["sshAccess"], serde_json::json!(["10.1.0.0/16"]));
+    assert_eq!(
+        spec["cloudLabels"],
+        serde_json::json!({"env": "prod", "team": "platform"})
+    );
+    assert_eq!(spec["api"]["loadBalancer"]["type"], "Internal");
+    assert_eq!(
+        spec["topology"]["bastion"]["bastionPublicName"],
+        format!("bastion.{CLUSTER}")
+    );
+    assert!(
+        spec["etcdClusters"][0]["etcdMembers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["encryptedVolume"] == false),
+        "{spec:#}"
+    );
+    let group = |name: &str| {
+        docs.iter()
+            .find(|d| d["kind"] == "InstanceGroup" && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {docs:#?}"))
+    };
+    assert_eq!(group("bastions")["spec"]["role"], "Bastion");
+    assert_eq!(group("nodes-us-test-1a")["spec"]["rootVolumeSize"], 64);
+    assert_eq!(
+        group("control-plane-us-test-1a")["spec"]["rootVolumeSize"],
+        32
+    );
+
+    // Refused, naming what is wrong.
+    for (flags, says) in [
+        (&["--bastion"][..], "private topology"),
+        (&["--cloud-labels", "team"][..], "--cloud-labels"),
+        (&["--api-loadbalancer-type", "sideways"][..], "sideways"),
+    ] {
+        let mut args = vec!["create", "cluster", CLUSTER, "--zones", "us-test-1a"];
+        args.extend_from_slice(flags);
+        let r = env.kops(&args);
+        assert_ne!(r.code, 0, "{flags:?}");
+        assert!(r.stderr.contains(says), "{flags:?}: {}", r.stderr);
+    }
+    assert!(env.tree().is_empty(), "nothing stored");
+
+    // --yes: created and applied; nothing is left to do.
+    env.create_demo_with(&["--yes"]);
+    let r = env
+        .kops(&["--name", CLUSTER, "update", "cluster"])
+        .expect(0);
+    assert!(!r.stdout.contains("Will create"), "{}", r.stdout);
 }

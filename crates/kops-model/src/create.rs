@@ -91,6 +91,39 @@ pub struct NewClusterOptions {
     pub kubernetes_version: Option<String>,
     /// The GCE project (`spec.project`); required for GCE.
     pub project: Option<String>,
+    /// Add a `bastions` group of one machine, the only way in by SSH (private topology
+    /// only), named `bastion.<cluster>` in DNS unless DNS is `None`.
+    pub bastion: bool,
+    /// The API load balancer's type; set, the API is always behind a load balancer
+    /// (default: one only for a private topology or DNS `None`, public).
+    pub api_load_balancer_type: Option<LoadBalancerType>,
+    /// CIDRs that may reach the API (`spec.kubernetesApiAccess`; default: anywhere, IPv4
+    /// and IPv6).
+    pub admin_access: Vec<String>,
+    /// CIDRs that may reach the machines by SSH (`spec.sshAccess`; default: as
+    /// `admin_access`).
+    pub ssh_access: Vec<String>,
+    /// Tags or labels on every cloud object (`spec.cloudLabels`).
+    pub cloud_labels: BTreeMap<String, String>,
+    /// The channel (`spec.channel`; default `stable`).
+    pub channel: Option<String>,
+    /// Root volume size of the nodes, GB.
+    pub node_volume_size: Option<u32>,
+    /// Root volume size of the control plane's machines, GB.
+    pub control_plane_volume_size: Option<u32>,
+    /// Whether etcd's volumes are encrypted (default: yes).
+    pub encrypt_etcd_storage: Option<bool>,
+}
+
+/// The type of the API's load balancer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadBalancerType {
+    /// Reachable from the internet.
+    #[default]
+    Public,
+    /// Reachable from inside the network only.
+    Internal,
 }
 
 macro_rules! setters {
@@ -162,6 +195,24 @@ impl NewClusterOptions {
         with_network_cidr: network_cidr: Option<String>;
         /// Sets the GCE project.
         with_project: project: Option<String>;
+        /// Adds a bastion group (private topology only).
+        with_bastion: bastion: bool;
+        /// Sets the API load balancer's type.
+        with_api_load_balancer_type: api_load_balancer_type: Option<LoadBalancerType>;
+        /// Sets the CIDRs that may reach the API.
+        with_admin_access: admin_access: Vec<String>;
+        /// Sets the CIDRs that may reach the machines by SSH.
+        with_ssh_access: ssh_access: Vec<String>;
+        /// Sets the labels of every cloud object.
+        with_cloud_labels: cloud_labels: BTreeMap<String, String>;
+        /// Sets the channel.
+        with_channel: channel: Option<String>;
+        /// Sets the nodes' root volume size (GB).
+        with_node_volume_size: node_volume_size: Option<u32>;
+        /// Sets the control plane's root volume size (GB).
+        with_control_plane_volume_size: control_plane_volume_size: Option<u32>;
+        /// Sets whether etcd's volumes are encrypted.
+        with_encrypt_etcd_storage: encrypt_etcd_storage: Option<bool>;
     }
 }
 
@@ -291,6 +342,12 @@ pub fn new_cluster(
     }
     let gce = o.cloud == Cloud::Gce;
     let private = o.topology == Topology::Private;
+    if o.bastion && !private {
+        return Err(invalid(
+            "bastion",
+            "a bastion needs the private topology (--topology private)",
+        ));
+    }
 
     let mut subnets = Vec::new();
     let mut all_zones = zones.clone();
@@ -326,7 +383,7 @@ pub fn new_cluster(
                     .to_owned(),
             );
             m.instance_group = Some(g.clone());
-            m.encrypted_volume = Some(true);
+            m.encrypted_volume = Some(o.encrypt_etcd_storage.unwrap_or(true));
             m
         })
         .collect();
@@ -349,9 +406,15 @@ pub fn new_cluster(
         DnsType::None => "None",
     };
     let mut api = v1alpha2::APISpec::default();
-    if private || o.dns == DnsType::None {
+    if private || o.dns == DnsType::None || o.api_load_balancer_type.is_some() {
         let mut lb = v1alpha2::LoadBalancerAccessSpec::default();
-        lb.type_ = Some("Public".into());
+        lb.type_ = Some(
+            match o.api_load_balancer_type.unwrap_or_default() {
+                LoadBalancerType::Public => "Public",
+                LoadBalancerType::Internal => "Internal",
+            }
+            .into(),
+        );
         // A load balancer class is AWS' (an NLB); GCE has none.
         if !gce {
             lb.class = Some("Network".into());
@@ -366,7 +429,15 @@ pub fn new_cluster(
     let mut authz = v1alpha2::AuthorizationSpec::default();
     authz.rbac = Some(Default::default());
     spec.authorization = Some(authz);
-    spec.channel = Some("stable".into());
+    spec.channel = Some(
+        o.channel
+            .clone()
+            .filter(|c| !c.trim().is_empty())
+            .unwrap_or_else(|| "stable".into()),
+    );
+    if !o.cloud_labels.is_empty() {
+        spec.cloud_labels = Some(o.cloud_labels.clone());
+    }
     spec.cloud_provider = Some(if gce { "gce" } else { "aws" }.into());
     spec.config_base = Some(format!("{}/{name}", o.state_store.trim_end_matches('/')));
     spec.etcd_clusters = Some(etcd);
@@ -377,16 +448,28 @@ pub fn new_cluster(
     let mut kubelet = v1alpha2::KubeletConfigSpec::default();
     kubelet.anonymous_auth = Some(false);
     spec.kubelet = Some(kubelet);
-    let open = vec!["0.0.0.0/0".to_owned(), "::/0".to_owned()];
-    spec.kubernetes_api_access = Some(open.clone());
+    let admin = match clean(&o.admin_access) {
+        a if a.is_empty() => vec!["0.0.0.0/0".to_owned(), "::/0".to_owned()],
+        a => a,
+    };
+    let ssh = match clean(&o.ssh_access) {
+        s if s.is_empty() => admin.clone(),
+        s => s,
+    };
+    spec.kubernetes_api_access = Some(admin);
     spec.kubernetes_version = o.kubernetes_version.clone();
     spec.networking = Some(networking(&o.networking)?);
-    spec.ssh_access = Some(open);
+    spec.ssh_access = Some(ssh);
     spec.subnets = Some(subnets);
     let mut dns = v1alpha2::DNSSpec::default();
     dns.type_ = Some(dns_type.into());
     let mut topology = v1alpha2::TopologySpec::default();
     topology.dns = Some(dns);
+    if o.bastion && o.dns != DnsType::None {
+        let mut b = v1alpha2::BastionSpec::default();
+        b.bastion_public_name = Some(format!("bastion.{name}"));
+        topology.bastion = Some(b);
+    }
     spec.topology = Some(topology);
     spec.dns_zone = o.dns_zone.clone();
     spec.network_cidr = o.network_cidr.clone();
@@ -405,8 +488,8 @@ pub fn new_cluster(
     let group = |ig_name: &str,
                  role: &str,
                  size: Option<&String>,
-                 min: u32,
-                 max: u32,
+                 (min, max): (u32, u32),
+                 volume: Option<u32>,
                  subnets: Vec<String>,
                  zones: Option<Vec<String>>| {
         let mut g = v1alpha2::InstanceGroup::new(ig_name);
@@ -423,6 +506,7 @@ pub fn new_cluster(
         g.spec.machine_type = size.cloned();
         g.spec.image = o.image.clone();
         g.spec.zones = zones;
+        g.spec.root_volume_size = volume.map(|v| i32::try_from(v).unwrap_or(i32::MAX));
         g
     };
     let mut groups = Vec::new();
@@ -432,8 +516,8 @@ pub fn new_cluster(
             g,
             "ControlPlane",
             o.control_plane_size.as_ref(),
-            1,
-            1,
+            (1, 1),
+            o.control_plane_volume_size,
             vec![subnet_of(z)],
             zones,
         ));
@@ -451,9 +535,28 @@ pub fn new_cluster(
             &format!("nodes-{z}"),
             "Node",
             o.node_size.as_ref(),
-            share,
-            share,
+            (share, share),
+            o.node_volume_size,
             vec![subnet_of(z)],
+            zones,
+        ));
+    }
+    if o.bastion {
+        // In the utility subnets (the public ones of a private topology); on GCE in every
+        // zone of the region's one subnet.
+        let subnets: Vec<String> = if gce {
+            vec![region.clone()]
+        } else {
+            all_zones.iter().map(|z| format!("utility-{z}")).collect()
+        };
+        let zones = gce.then(|| all_zones.clone());
+        groups.push(group(
+            "bastions",
+            "Bastion",
+            None,
+            (1, 1),
+            None,
+            subnets,
             zones,
         ));
     }

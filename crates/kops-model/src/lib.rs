@@ -101,8 +101,8 @@ pub mod upgrade;
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;
 pub use create::{
-    Cloud, DnsType, GroupRole, NewClusterOptions, NewInstanceGroupOptions, Topology, new_cluster,
-    new_instance_group,
+    Cloud, DnsType, GroupRole, LoadBalancerType, NewClusterOptions, NewInstanceGroupOptions,
+    Topology, new_cluster, new_instance_group,
 };
 pub use error::{Error, Result};
 pub use ingress::ApiIngress;

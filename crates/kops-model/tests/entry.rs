@@ -190,8 +190,18 @@ fn every_shape_create_cluster_offers_completes_and_validates() {
                 if gce {
                     o = o.with_project(Some("testproject".into()));
                 }
+                // A private cluster gets a bastion and an internal API load balancer.
+                let private = matches!(topology, Topology::Private);
+                o = o.with_bastion(private).with_api_load_balancer_type(
+                    private.then_some(kops_model::LoadBalancerType::Internal),
+                );
                 let what = format!("{cloud:?} {topology:?} {dns:?}");
                 let (cluster, groups) = new_cluster(&o).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(
+                    groups.iter().any(|g| g.name() == "bastions"),
+                    private,
+                    "{what}"
+                );
                 let opts = kops_api::defaults::PopulateOptions::default();
                 if let Err(e) = kops_model::complete(&cluster, &groups, &opts) {
                     let mut chain = e.to_string();
@@ -486,4 +496,122 @@ async fn assets_name_every_image_and_file_where_machines_download_them() {
         };
         assert!(place.contains(&f.sha), "{} named nowhere", f.canonical);
     }
+}
+
+/// `create cluster`'s access, bastion, labels, volumes and load balancer options land in
+/// the spec as kOps' `NewCluster` puts them, and the AWS model builds the bastion and an
+/// internal API load balancer from them.
+#[tokio::test]
+async fn new_cluster_options_shape_the_spec_and_the_model() {
+    use kops_model::{LoadBalancerType, Topology};
+    let labels: std::collections::BTreeMap<String, String> =
+        [("team".to_owned(), "platform".to_owned())].into();
+    let o = NewClusterOptions::new(NAME, STORE)
+        .with_zones(["us-test-1a"])
+        .with_topology(Topology::Private)
+        .with_dns(DnsType::Private)
+        .with_image(Some("ami-00000001".into()))
+        .with_kubernetes_version("v1.34.1")
+        .with_bastion(true)
+        .with_api_load_balancer_type(Some(LoadBalancerType::Internal))
+        .with_admin_access(vec!["10.0.0.0/8".into()])
+        .with_cloud_labels(labels.clone())
+        .with_channel(Some("alpha".into()))
+        .with_node_volume_size(Some(64))
+        .with_control_plane_volume_size(Some(32))
+        .with_encrypt_etcd_storage(Some(false));
+    let (cluster, groups) = new_cluster(&o).unwrap();
+    let spec = &cluster.spec;
+    assert_eq!(
+        spec.kubernetes_api_access.as_deref(),
+        Some(&["10.0.0.0/8".to_owned()][..])
+    );
+    assert_eq!(
+        spec.ssh_access, spec.kubernetes_api_access,
+        "SSH defaults to the API's"
+    );
+    assert_eq!(spec.cloud_labels.as_ref(), Some(&labels));
+    assert_eq!(spec.channel.as_deref(), Some("alpha"));
+    let lb = spec
+        .api
+        .as_ref()
+        .and_then(|a| a.load_balancer.as_ref())
+        .unwrap();
+    assert_eq!(lb.type_.as_deref(), Some("Internal"));
+    let bastion = spec
+        .topology
+        .as_ref()
+        .and_then(|t| t.bastion.as_ref())
+        .unwrap();
+    assert_eq!(
+        bastion.bastion_public_name.as_deref(),
+        Some(format!("bastion.{NAME}").as_str())
+    );
+    let etcd = spec.etcd_clusters.as_ref().unwrap();
+    assert!(
+        etcd.iter()
+            .flat_map(|e| e.etcd_members.iter().flatten())
+            .all(|m| m.encrypted_volume == Some(false))
+    );
+    let size = |prefix: &str| {
+        groups
+            .iter()
+            .find(|g| g.name().starts_with(prefix))
+            .unwrap()
+            .spec
+            .root_volume_size
+    };
+    assert_eq!(
+        (size("nodes-"), size("control-plane-")),
+        (Some(64), Some(32))
+    );
+    let b = groups.iter().find(|g| g.name() == "bastions").unwrap();
+    assert_eq!(b.spec.role.as_deref(), Some("Bastion"));
+    assert_eq!(
+        b.spec.subnets.as_deref(),
+        Some(&["utility-us-test-1a".to_owned()][..])
+    );
+
+    // The model: the bastion's autoscaling group, an internal API load balancer.
+    let cloud = mock();
+    let store = Arc::new(MemoryStore::new());
+    let dopts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
+    // The mock has no hosted zone: the model is built without DNS (and so without the
+    // bastion's DNS name).
+    let (mut cluster, groups) = (cluster, groups);
+    cluster
+        .spec
+        .topology
+        .as_mut()
+        .unwrap()
+        .dns
+        .as_mut()
+        .unwrap()
+        .type_ = Some("None".into());
+    cluster.spec.topology.as_mut().unwrap().bastion = None;
+    let ctx = discover(&cloud, &cluster, &groups, &dopts).await.unwrap();
+    let update = UpdateCluster::new(ctx, UpdateOptions::default()).unwrap();
+    let keys: Vec<String> = update
+        .graph()
+        .nodes()
+        .iter()
+        .map(|n| n.key().to_string())
+        .collect();
+    assert!(
+        keys.iter()
+            .any(|k| k == &format!("AutoscalingGroup/bastions.{NAME}")),
+        "{keys:#?}"
+    );
+    let nlb = update
+        .graph()
+        .nodes()
+        .iter()
+        .find(|n| n.key().kind() == "NetworkLoadBalancer" && n.key().name().starts_with("api"))
+        .unwrap_or_else(|| panic!("{keys:#?}"));
+    let fields = format!("{:?}", nlb.fields());
+    assert!(fields.contains(r#"("internal", Bool(true))"#), "{fields}");
+    assert!(
+        fields.contains(r#"("team", String("platform"))"#),
+        "the cloud labels: {fields}"
+    );
 }
