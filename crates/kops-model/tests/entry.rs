@@ -37,11 +37,20 @@ fn spec() -> (
 }
 
 async fn setup(allow_memfs: bool) -> (kops_mock::MockAws, Arc<MemoryStore>, UpdateCluster) {
+    let (cluster, groups) = spec();
+    setup_spec(&cluster, &groups, allow_memfs).await
+}
+
+/// The update of `cluster` on a new mock cloud, its files going to a new memory store.
+async fn setup_spec(
+    cluster: &kops_api::v1alpha2::Cluster,
+    groups: &[kops_api::v1alpha2::InstanceGroup],
+    allow_memfs: bool,
+) -> (kops_mock::MockAws, Arc<MemoryStore>, UpdateCluster) {
     let cloud = mock();
     let store = Arc::new(MemoryStore::new());
-    let (cluster, groups) = spec();
     let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
-    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let ctx = discover(&cloud, cluster, groups, &opts).await.unwrap();
     let update = UpdateCluster::new(
         ctx,
         UpdateOptions::default()
@@ -385,22 +394,12 @@ mod new_instance_group {
 /// `spec.assets`: every image and file once, each pulled from where the stored files say.
 #[tokio::test]
 async fn assets_name_every_image_and_file_where_machines_download_them() {
-    let cloud = mock();
-    let api: &dyn AwsCloud = &cloud;
-    let store = Arc::new(MemoryStore::new());
     let (mut cluster, groups) = spec();
     let assets = cluster.spec.assets.get_or_insert_default();
     assets.container_registry = Some("registry.example.com".into());
     assets.file_repository = Some("https://files.example.com/kops".into());
-    let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
-    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
-    let update = UpdateCluster::new(
-        ctx,
-        UpdateOptions::default()
-            .with_lock_holder("entry test")
-            .with_unreadable_config_base(true),
-    )
-    .unwrap();
+    let (cloud, store, update) = setup_spec(&cluster, &groups, true).await;
+    let api: &dyn AwsCloud = &cloud;
     let assets = update.assets();
 
     let apiserver = assets
@@ -573,9 +572,6 @@ async fn new_cluster_options_shape_the_spec_and_the_model() {
     );
 
     // The model: the bastion's autoscaling group, an internal API load balancer.
-    let cloud = mock();
-    let store = Arc::new(MemoryStore::new());
-    let dopts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
     // The mock has no hosted zone: the model is built without DNS (and so without the
     // bastion's DNS name).
     let (mut cluster, groups) = (cluster, groups);
@@ -589,8 +585,7 @@ async fn new_cluster_options_shape_the_spec_and_the_model() {
         .unwrap()
         .type_ = Some("None".into());
     cluster.spec.topology.as_mut().unwrap().bastion = None;
-    let ctx = discover(&cloud, &cluster, &groups, &dopts).await.unwrap();
-    let update = UpdateCluster::new(ctx, UpdateOptions::default()).unwrap();
+    let (_, _, update) = setup_spec(&cluster, &groups, true).await;
     let keys: Vec<String> = update
         .graph()
         .nodes()

@@ -56,6 +56,36 @@ async fn update(
     .unwrap()
 }
 
+/// [`spec`] applied to a new mock cloud.
+struct Applied {
+    cloud: kops_mock::MockAws,
+    store: Arc<MemoryStore>,
+    registry: Registry,
+    first: UpdateCluster,
+    groups: Vec<InstanceGroup>,
+}
+
+async fn applied() -> Applied {
+    let cloud = mock();
+    let api: &dyn AwsCloud = &cloud;
+    let store = Arc::new(MemoryStore::new());
+    let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
+    let (cluster, groups) = spec();
+    let first = update(&cloud, &store, &cluster, &groups).await;
+    let plan = first.plan(api).await.unwrap();
+    first
+        .apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+    Applied {
+        cloud,
+        store,
+        registry,
+        first,
+        groups,
+    }
+}
+
 /// The plan's cloud changes. The state store's copy of the completed spec
 /// (`ManagedFile/cluster-completed.spec`) changes with the spec and is left out.
 fn changes(plan: &kops_tasks::Plan) -> Vec<(String, bool)> {
@@ -70,19 +100,20 @@ fn changes(plan: &kops_tasks::Plan) -> Vec<(String, bool)> {
     out
 }
 
-#[tokio::test]
-async fn removing_a_zone_and_an_ssh_cidr_plans_exactly_their_deletion() {
-    let cloud = mock();
+#[test]
+fn removing_a_zone_and_an_ssh_cidr_plans_exactly_their_deletion() {
+    deep(removing_a_zone);
+}
+
+async fn removing_a_zone() {
+    let Applied {
+        cloud,
+        store,
+        registry,
+        first,
+        groups,
+    } = applied().await;
     let api: &dyn AwsCloud = &cloud;
-    let store = Arc::new(MemoryStore::new());
-    let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
-    let (cluster, groups) = spec();
-    let first = update(&cloud, &store, &cluster, &groups).await;
-    let plan = first.plan(api).await.unwrap();
-    first
-        .apply(api, &registry, &plan, ApplyOptions::default())
-        .await
-        .unwrap();
     let again = first.plan(api).await.unwrap();
     assert!(!again.plan.has_changes(), "{}", again.plan.render_text());
 
@@ -176,25 +207,39 @@ fn changed_keys(plan: &kops_tasks::Plan) -> Vec<String> {
     changes(plan).into_iter().map(|(c, _)| c).collect()
 }
 
-#[tokio::test]
-async fn an_update_of_some_groups_leaves_the_others_machines_as_they_are() {
-    // Boxed: the whole test's future is too large for a debug build's test thread.
-    Box::pin(some_groups()).await;
+#[test]
+fn an_update_of_some_groups_leaves_the_others_machines_as_they_are() {
+    deep(some_groups);
+}
+
+/// Runs a test on a thread of its own: the workflow's futures, nested, are deeper than a
+/// debug build's test thread.
+fn deep<F: Future<Output = ()> + 'static>(test: fn() -> F) {
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(test())
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }
 
 async fn some_groups() {
     use kops_api::internal::InstanceGroupRole;
-    let cloud = mock();
+    let Applied {
+        cloud,
+        store,
+        registry,
+        groups,
+        ..
+    } = applied().await;
     let api: &dyn AwsCloud = &cloud;
-    let store = Arc::new(MemoryStore::new());
-    let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
-    let (cluster, groups) = spec();
-    let first = update(&cloud, &store, &cluster, &groups).await;
-    let plan = first.plan(api).await.unwrap();
-    first
-        .apply(api, &registry, &plan, ApplyOptions::default())
-        .await
-        .unwrap();
+    let cluster = spec().0;
 
     // A new image for every group's machines.
     let groups: Vec<InstanceGroup> = groups
