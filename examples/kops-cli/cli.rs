@@ -417,6 +417,10 @@ pub enum RollbackCommand {
 pub struct GetClustersArgs {
     /// Clusters to show (default: all)
     pub names: Vec<String>,
+    /// Show the completed spec, every default filled in (with -o yaml or json), as the
+    /// model builds from it
+    #[arg(long)]
+    pub full: bool,
     /// Output format
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: GetFormat,

@@ -53,7 +53,13 @@ pub async fn get_clusters(global: &Global, args: &GetClustersArgs) -> anyhow::Re
     names.dedup();
     let mut clusters = Vec::new();
     for n in &names {
-        clusters.push(st.cluster(n).await?.value);
+        let stored = st.cluster(n).await?.value;
+        clusters.push(if args.full {
+            let groups = st.groups(n).await?;
+            v1alpha2::Cluster::from(&spec::complete(&stored, &groups)?.0)
+        } else {
+            stored
+        });
     }
     match args.output {
         GetFormat::Table => {

@@ -1467,3 +1467,29 @@ fn create_cluster_flags_shape_the_spec_and_yes_applies_it() {
         .expect(0);
     assert!(!r.stdout.contains("Will create"), "{}", r.stdout);
 }
+
+/// `get clusters --full`: the completed spec, with what populate fills in (the API
+/// server's image, the kubelet's settings), where the stored spec has none of it.
+#[test]
+fn get_clusters_full_shows_the_completed_spec() {
+    let env = Env::new();
+    env.create_demo();
+    let stored = env
+        .kops(&["get", "clusters", CLUSTER, "-o", "yaml"])
+        .expect(0)
+        .stdout;
+    let full = env
+        .kops(&["get", "clusters", CLUSTER, "--full", "-o", "yaml"])
+        .expect(0)
+        .stdout;
+    for completed in [
+        "kubeAPIServer:",
+        "image: registry.k8s.io/kube-apiserver:v",
+        "cgroupDriver: systemd",
+    ] {
+        assert!(full.contains(completed), "{completed}: {full}");
+        assert!(!stored.contains(completed), "{completed}: {stored}");
+    }
+    let doc = kops_api::yaml::from_str(&full).unwrap();
+    assert_eq!(doc["metadata"]["name"], CLUSTER, "{full}");
+}
