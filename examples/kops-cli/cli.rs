@@ -60,6 +60,8 @@ pub enum Command {
     /// Update and roll the control plane, then the nodes, then prune what is no longer
     /// used
     Reconcile(crate::reconcile::ReconcileArgs),
+    /// Helpers other programs run (kubectl's credential plugin)
+    Helpers(crate::helpers::HelpersArgs),
     /// Tools for inspecting clusters
     Toolbox(ToolboxArgs),
     /// Promote a keypair to primary (keypair rotation)

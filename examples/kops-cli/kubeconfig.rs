@@ -44,6 +44,11 @@ pub struct KubeconfigFlags {
     /// Use the cluster's internal API name (api.internal.<cluster>)
     #[arg(long)]
     pub internal: bool,
+    /// Authenticate with `kops helpers kubectl-auth`, which kubectl runs for a
+    /// short-lived certificate each time the last one expires: no lasting credential in
+    /// the kubeconfig
+    #[arg(long, conflicts_with_all = ["admin", "user"])]
+    pub auth_plugin: bool,
 }
 
 /// Parses Go-style durations: `18h`, `90m`, `1h30m`, `45s`, `500ms`.
@@ -80,7 +85,7 @@ pub fn parse_duration(s: &str) -> anyhow::Result<Duration> {
 }
 
 /// The OS user, for the certificate's CN.
-fn os_user() -> String {
+pub(crate) fn os_user() -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "unknown".into())
@@ -251,6 +256,18 @@ pub async fn write_kubeconfig(
     if let Some(u) = &flags.user {
         e = e.with_user(u.clone());
     }
+    if flags.auth_plugin {
+        let state = global.state.clone().unwrap_or_else(|| st.url.clone());
+        e = e.with_exec(
+            "kops",
+            vec![
+                "helpers".into(),
+                "kubectl-auth".into(),
+                format!("--cluster={name}"),
+                format!("--state={state}"),
+            ],
+        );
+    }
     let path = kubeconfig_path(path)?;
     let existing = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
@@ -266,7 +283,7 @@ pub async fn write_kubeconfig(
     }
     write_private(&path, &text).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("kOps has set your kubectl context to {name}");
-    if admin.is_none() && flags.user.is_none() {
+    if admin.is_none() && flags.user.is_none() && !flags.auth_plugin {
         eprintln!(
             "Exported kubeconfig with no user authentication; use --admin, --user or --auth-plugin flags with `kops export kubeconfig`"
         );
@@ -274,7 +291,7 @@ pub async fn write_kubeconfig(
     Ok(())
 }
 
-fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);

@@ -30,6 +30,7 @@ mod edit;
 mod errors;
 mod gce;
 mod get;
+mod helpers;
 mod history;
 mod instances;
 mod journal;
@@ -204,6 +205,11 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         },
         Command::Unlock(args) => match args.command {
             unlock::UnlockCommand::Cluster(a) => unlock::unlock_cluster(&global, &a).await,
+        },
+        Command::Helpers(args) => match args.command {
+            helpers::HelpersCommand::KubectlAuth(a) => {
+                helpers::kubectl_auth(&global, &a).await.map(|()| 0)
+            }
         },
         Command::Reconcile(args) => match args.command {
             reconcile::ReconcileCommand::Cluster(a) => {

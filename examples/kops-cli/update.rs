@@ -266,7 +266,7 @@ pub async fn export_after_update(
     args: &UpdateClusterArgs,
 ) -> anyhow::Result<()> {
     let flags = &args.kubeconfig;
-    let asked = flags.admin.is_some() || flags.user.is_some();
+    let asked = flags.admin.is_some() || flags.user.is_some() || flags.auth_plugin;
     if !args
         .create_kube_config
         .unwrap_or(!global.mock_cloud || asked)

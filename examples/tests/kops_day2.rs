@@ -846,3 +846,98 @@ fn update_exports_the_kubeconfig_when_asked() {
     );
     assert!(!text.contains("client-certificate-data"), "{text}");
 }
+
+/// `export kubeconfig --auth-plugin` writes a user that runs `kops helpers kubectl-auth`,
+/// which prints an `ExecCredential` whose certificate verifies against the cluster's CA
+/// (openssl), and serves it again from its private cache until it expires.
+#[test]
+fn the_auth_plugin_issues_a_cached_short_lived_certificate() {
+    let env = Env::new();
+    let home = env.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let kc = env.dir.path().join("kubeconfig");
+    let (code, _, err) = env.kops(&[
+        "export",
+        "kubeconfig",
+        "--auth-plugin",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("no user authentication"), "{err}");
+    let text = std::fs::read_to_string(&kc).unwrap();
+    assert!(text.contains("command: kops"), "{text}");
+    assert!(text.contains("kubectl-auth"), "{text}");
+    assert!(text.contains(&format!("--cluster={CLUSTER}")), "{text}");
+    assert!(!text.contains("client-key-data"), "{text}");
+    let (code, _, err) = env.kops(&["export", "kubeconfig", "--auth-plugin", "--admin"]);
+    assert_ne!(
+        code, 0,
+        "--auth-plugin and --admin together are refused: {err}"
+    );
+
+    let home_env = [("HOME", home.to_str().unwrap())];
+    let auth = ["helpers", "kubectl-auth", "--cluster", CLUSTER];
+    let (code, out, err) = env.kops_env(&auth, &home_env);
+    assert_eq!(code, 0, "{err}");
+    let credential: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(credential["kind"], "ExecCredential");
+    assert_eq!(
+        credential["apiVersion"],
+        "client.authentication.k8s.io/v1beta1"
+    );
+    let cert = credential["status"]["clientCertificateData"]
+        .as_str()
+        .unwrap();
+    assert!(
+        credential["status"]["clientKeyData"]
+            .as_str()
+            .unwrap()
+            .contains("PRIVATE KEY")
+    );
+    let cert_path = env.dir.path().join("plugin.crt");
+    std::fs::write(&cert_path, cert).unwrap();
+    let ca_path = env.dir.path().join("plugin-ca.crt");
+    let (_, _, _) = env.kops(&["export", "kubeconfig", "--kubeconfig", kc.to_str().unwrap()]);
+    let ca = field(
+        &std::fs::read_to_string(&kc).unwrap(),
+        "certificate-authority-data",
+    );
+    std::fs::write(&ca_path, ca).unwrap();
+    let verified = openssl(&[
+        "verify",
+        "-CAfile",
+        ca_path.to_str().unwrap(),
+        cert_path.to_str().unwrap(),
+    ]);
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+
+    // Cached, readable by its owner only, and served again as it is.
+    let cache = home.join(".kube/cache/kops-authentication");
+    let files: Vec<_> = std::fs::read_dir(&cache).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    let meta = files[0].as_ref().unwrap().metadata().unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let (code, again, _) = env.kops_env(&auth, &home_env);
+    assert_eq!(code, 0);
+    assert_eq!(again.trim(), out.trim(), "the cached credential");
+    // Another version of the protocol is a new credential; an unknown one is refused.
+    let mut alpha = auth.to_vec();
+    alpha.extend(["--api-version", "v1alpha1"]);
+    let (code, other, err) = env.kops_env(&alpha, &home_env);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        other.contains("client.authentication.k8s.io/v1alpha1"),
+        "{other}"
+    );
+    let mut bad = auth.to_vec();
+    bad.extend(["--api-version", "v9"]);
+    let (code, _, err) = env.kops_env(&bad, &home_env);
+    assert_eq!(code, 1);
+    assert!(err.contains("v9"), "{err}");
+}

@@ -125,6 +125,36 @@ pub fn issue_admin_credential(
     })
 }
 
+/// The `ExecCredential` a kubectl credential plugin prints (`client.authentication.k8s.io`
+/// `v1beta1` or `v1alpha1`), as kOps' `helpers kubectl-auth` does: `credential`'s
+/// certificate and key as PEM, expiring five minutes before the certificate does, so
+/// kubectl asks again in time. The text holds the private key: it is for kubectl only.
+pub fn exec_credential(credential: &AdminCredential, api_version: &str) -> Result<String> {
+    if !matches!(api_version, "v1beta1" | "v1alpha1") {
+        return Err(Error::Invalid {
+            field: "--api-version".into(),
+            message: format!("{api_version:?} is not supported (v1beta1 or v1alpha1)"),
+        });
+    }
+    let expires = credential
+        .not_after
+        .checked_sub(Duration::from_secs(300))
+        .unwrap_or(credential.not_after);
+    let doc = json!({
+        "apiVersion": format!("client.authentication.k8s.io/{api_version}"),
+        "kind": "ExecCredential",
+        "status": {
+            "clientCertificateData": credential.certificate_pem,
+            "clientKeyData": credential.private_key.expose_pem(),
+            "expirationTimestamp": crate::pki::rotation::rfc3339(expires),
+        },
+    });
+    serde_json::to_string_pretty(&doc).map_err(|e| Error::Invalid {
+        field: "ExecCredential".into(),
+        message: e.to_string(),
+    })
+}
+
 /// What one `export kubeconfig` writes for a cluster.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -141,6 +171,9 @@ pub struct KubeconfigEntry {
     pub admin: Option<AdminCredential>,
     /// Point the context at this existing user instead.
     pub user: Option<String>,
+    /// A user entry that runs this credential plugin (kOps' `--auth-plugin`): the command
+    /// and its arguments.
+    pub exec: Option<(String, Vec<String>)>,
 }
 
 impl KubeconfigEntry {
@@ -153,7 +186,15 @@ impl KubeconfigEntry {
             tls_server_name: None,
             admin: None,
             user: None,
+            exec: None,
         }
+    }
+
+    /// A user entry running the credential plugin `command` with `args` (an
+    /// `ExecCredential` of `client.authentication.k8s.io/v1beta1` on its output).
+    pub fn with_exec(mut self, command: impl Into<String>, args: Vec<String>) -> Self {
+        self.exec = Some((command.into(), args));
+        self
     }
 
     /// Sets the CA bundle.
@@ -286,14 +327,35 @@ pub fn merge_kubeconfig(existing: Option<&str>, entry: &KubeconfigEntry) -> Resu
         Value::Object(cluster),
     );
 
-    let user = match (&entry.admin, &entry.user) {
-        (Some(_), Some(_)) => {
+    let user = match (&entry.admin, &entry.user, &entry.exec) {
+        (Some(_), Some(_), _) => {
             return Err(Error::Invalid {
                 field: "--user".into(),
                 message: "cannot be combined with --admin".into(),
             });
         }
-        (Some(admin), None) => {
+        (Some(_), None, Some(_)) | (None, Some(_), Some(_)) => {
+            return Err(Error::Invalid {
+                field: "--auth-plugin".into(),
+                message: "cannot be combined with --admin or --user".into(),
+            });
+        }
+        (None, None, Some((command, args))) => {
+            upsert(
+                &mut doc,
+                "users",
+                &entry.cluster,
+                "user",
+                json!({"exec": {
+                    "apiVersion": "client.authentication.k8s.io/v1beta1",
+                    "command": command,
+                    "args": args,
+                    "interactiveMode": "Never",
+                }}),
+            );
+            entry.cluster.clone()
+        }
+        (Some(admin), None, None) => {
             upsert(
                 &mut doc,
                 "users",
@@ -306,7 +368,7 @@ pub fn merge_kubeconfig(existing: Option<&str>, entry: &KubeconfigEntry) -> Resu
             );
             entry.cluster.clone()
         }
-        (None, Some(u)) => {
+        (None, Some(u), None) => {
             if !has_named(&doc, "users", u) {
                 return Err(Error::Invalid {
                     field: "--user".into(),
@@ -315,7 +377,7 @@ pub fn merge_kubeconfig(existing: Option<&str>, entry: &KubeconfigEntry) -> Resu
             }
             u.clone()
         }
-        (None, None) => entry.cluster.clone(),
+        (None, None, None) => entry.cluster.clone(),
     };
     upsert(
         &mut doc,
@@ -398,6 +460,44 @@ mod tests {
         let v: Value = serde_saphyr::from_str(&again).unwrap();
         assert_eq!(v["clusters"].as_array().unwrap().len(), 2);
         assert_eq!(v["contexts"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_auth_plugin_user_runs_the_helper_and_excludes_other_credentials() {
+        let entry = KubeconfigEntry::new("a.example.com", "https://api.a.example.com")
+            .with_exec("kops", vec!["helpers".into(), "kubectl-auth".into()]);
+        let out = merge_kubeconfig(None, &entry).unwrap();
+        let v: Value = serde_saphyr::from_str(&out).unwrap();
+        let exec = &v["users"][0]["user"]["exec"];
+        assert_eq!(exec["command"], "kops");
+        assert_eq!(exec["args"], json!(["helpers", "kubectl-auth"]));
+        assert_eq!(exec["apiVersion"], "client.authentication.k8s.io/v1beta1");
+        assert_eq!(v["contexts"][0]["context"]["user"], "a.example.com");
+        let both = entry.with_user("bob");
+        let err = merge_kubeconfig(None, &both).unwrap_err().to_string();
+        assert!(err.contains("--auth-plugin"), "{err}");
+    }
+
+    #[test]
+    fn an_exec_credential_expires_before_its_certificate() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let credential = AdminCredential {
+            certificate_pem: "CERT".into(),
+            private_key: PrivateKeyPem::new(
+                "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+            )
+            .unwrap(),
+            not_after: now + Duration::from_secs(3600),
+        };
+        let text = exec_credential(&credential, "v1beta1").unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["kind"], "ExecCredential");
+        assert_eq!(v["apiVersion"], "client.authentication.k8s.io/v1beta1");
+        assert_eq!(v["status"]["clientCertificateData"], "CERT");
+        // 2023-11-14T22:13:20Z plus an hour, less five minutes.
+        assert_eq!(v["status"]["expirationTimestamp"], "2023-11-14T23:08:20Z");
+        let err = exec_credential(&credential, "v1").unwrap_err().to_string();
+        assert!(err.contains("\"v1\""), "{err}");
     }
 
     #[test]

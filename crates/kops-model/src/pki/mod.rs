@@ -37,7 +37,7 @@
 
 mod der;
 mod oidc;
-mod rotation;
+pub(crate) mod rotation;
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -281,7 +281,7 @@ pub fn promote_keypair(keyset: &mut Keyset, id: Option<&str>) -> Result<Option<S
 }
 
 /// RFC 3339 UTC seconds, as `metav1.Time` writes a distrust timestamp.
-fn rfc3339(t: SystemTime) -> String {
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     let secs = t
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
