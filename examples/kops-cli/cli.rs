@@ -583,6 +583,11 @@ pub struct UpdateClusterArgs {
     /// --admin or --user asks for it)
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub create_kube_config: Option<bool>,
+    /// Give every group the spec's Kubernetes version even while the control plane runs
+    /// an older one (default: the other groups keep the control plane's, as its API
+    /// reports it, so no kubelet is newer than the API server)
+    #[arg(long)]
+    pub ignore_kubelet_version_skew: bool,
     #[command(flatten)]
     pub kubeconfig: crate::kubeconfig::KubeconfigFlags,
 }

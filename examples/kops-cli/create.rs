@@ -145,6 +145,7 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
             roles: Vec::new(),
             create_kube_config: None,
             kubeconfig: Default::default(),
+            ignore_kubelet_version_skew: false,
         };
         return crate::update::update_cluster(global, &update).await;
     }

@@ -201,9 +201,12 @@ async fn context(
     cloud: &GceCloudHandle,
     cluster: &v1alpha2::Cluster,
     groups: &[v1alpha2::InstanceGroup],
+    running: Option<String>,
 ) -> anyhow::Result<GceModelContext> {
     let name = cluster.name();
-    let opts = crate::update::discover_options(st, name).await?;
+    let opts = crate::update::discover_options(st, name)
+        .await?
+        .with_control_plane_version(running);
     gce::discover(cloud.api.as_ref(), cluster, groups, &opts)
         .await
         .with_context(|| format!("cluster {name}: discovering it in {}", cloud.description))
@@ -218,7 +221,7 @@ pub async fn assets(
     groups: &[v1alpha2::InstanceGroup],
 ) -> anyhow::Result<kops_model::assets::Assets> {
     let cloud = open(global, st, cluster).await?;
-    let ctx = context(st, &cloud, cluster, groups).await?;
+    let ctx = context(st, &cloud, cluster, groups, None).await?;
     let update = UpdateCluster::new(ctx, UpdateOptions::default())
         .with_context(|| format!("building the model of cluster {}", cluster.name()))?;
     Ok(update.assets())
@@ -233,12 +236,12 @@ pub async fn update_cluster(
     st: &State,
     cluster: &v1alpha2::Cluster,
     groups: &[v1alpha2::InstanceGroup],
-    options: UpdateOptions,
+    (options, running): (UpdateOptions, Option<String>),
     lock: Option<&mut kops_statestore::Lock>,
 ) -> anyhow::Result<u8> {
     let name = cluster.name();
     let cloud = open(global, st, cluster).await?;
-    let ctx = context(st, &cloud, cluster, groups).await?;
+    let ctx = context(st, &cloud, cluster, groups, running).await?;
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
     if args.target == Target::Terraform {

@@ -72,6 +72,7 @@ pub async fn reconcile_cluster(global: &Global, args: &ReconcileClusterArgs) -> 
         roles: roles.iter().map(|r| r.as_v1alpha2().to_owned()).collect(),
         create_kube_config: Some(false),
         kubeconfig: Default::default(),
+        ignore_kubelet_version_skew: false,
     };
     if !args.yes {
         return crate::update::update_cluster(global, &update(&[], false)).await;

@@ -40,6 +40,17 @@ pub fn region(cluster: &v1alpha2::Cluster) -> anyhow::Result<String> {
 
 /// Loads the cluster, opens its cloud and discovers the model context.
 pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<Prepared> {
+    prepare_with(global, st, name, None).await
+}
+
+/// [`prepare`] knowing the Kubernetes version the control plane runs (see
+/// [`control_plane_version`]).
+async fn prepare_with(
+    global: &Global,
+    st: &State,
+    name: &str,
+    running: Option<String>,
+) -> anyhow::Result<Prepared> {
     let stored = st.cluster(name).await?.value;
     let groups: Vec<v1alpha2::InstanceGroup> = st
         .registry
@@ -54,7 +65,9 @@ pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<
         bail!("cluster {name}: spec.cloudProvider {provider:?}: this command supports AWS only");
     }
     let cloud = Cloud::open(st, global.mock_cloud, &region(&stored)?).await?;
-    let opts = discover_options(st, name).await?;
+    let opts = discover_options(st, name)
+        .await?
+        .with_control_plane_version(running);
     let ctx = discover(cloud.api.as_ref(), &stored, &groups, &opts)
         .await
         .with_context(|| format!("cluster {name}: discovering it in {}", cloud.description))?;
@@ -150,19 +163,21 @@ async fn update_locked(
             .into_iter()
             .map(|g| g.value)
             .collect();
+        let running = control_plane_version(global, st, name, args).await;
         return crate::gce::update_cluster(
             global,
             args,
             st,
             &stored,
             &groups,
-            update_options(global, args)?,
+            (update_options(global, args)?, running),
             lock,
         )
         .await;
     }
     let options = update_options(global, args)?;
-    let Prepared { cloud, ctx } = prepare(global, st, name).await?;
+    let running = control_plane_version(global, st, name, args).await;
+    let Prepared { cloud, ctx } = prepare_with(global, st, name, running).await?;
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
 
@@ -316,4 +331,34 @@ pub async fn get_assets(global: &Global, args: &crate::cli::GetAssetsArgs) -> an
         }
     }
     Ok(())
+}
+
+/// The Kubernetes version the cluster's control plane runs: the oldest kubelet of its
+/// control-plane nodes, as the cluster's API reports it (kOps'
+/// `checkControlPlaneRunningVersion`), so that an update during an upgrade keeps the
+/// other machines' kubelets no newer. `None`, as kOps assumes no upgrade is under way,
+/// with `--ignore-kubelet-version-skew`, on the mock cloud (it has no API), or when the
+/// API cannot be asked within a few seconds (a new cluster, no route to it).
+async fn control_plane_version(
+    global: &Global,
+    st: &State,
+    name: &str,
+    args: &UpdateClusterArgs,
+) -> Option<String> {
+    if args.ignore_kubelet_version_skew || global.mock_cloud {
+        return None;
+    }
+    let ask = async {
+        let client = crate::kubeconfig::admin_client(global, st, name, None).await?;
+        anyhow::Ok(kops_model::day2::validate::control_plane_version(&client).await?)
+    };
+    // Unknown (an error, or no answer in time): no upgrade is taken to be under way.
+    let running = tokio::time::timeout(std::time::Duration::from_secs(10), ask)
+        .await
+        .ok()?
+        .ok()??;
+    eprintln!(
+        "The control plane of cluster {name} runs Kubernetes {running}: the other groups' machines keep it until the control plane runs the spec's version (`kops reconcile cluster` updates both in turn)"
+    );
+    Some(running)
 }

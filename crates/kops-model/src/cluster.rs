@@ -75,6 +75,10 @@ pub struct ClusterContext {
     pub(crate) updated_groups: Option<BTreeSet<String>>,
     /// The images and files the model names while it is built (see [`crate::assets`]).
     pub(crate) assets: crate::assets::AssetRecorder,
+    /// The Kubernetes version (`1.33.5`) of the machines that run no API server while the
+    /// control plane runs an older one than the spec names, an upgrade under way (see
+    /// [`ClusterContext::with_control_plane_version`]).
+    pub(crate) node_kubernetes_version: Option<String>,
 }
 
 impl ClusterContext {
@@ -97,6 +101,7 @@ impl ClusterContext {
             additional_objects: Vec::new(),
             updated_groups: None,
             assets: Default::default(),
+            node_kubernetes_version: None,
         }
     }
 
@@ -106,6 +111,41 @@ impl ClusterContext {
         self.updated_groups
             .as_ref()
             .is_none_or(|names| names.contains(ig.name()))
+    }
+
+    /// Sets the Kubernetes version the control plane runs (its oldest kubelet, as the
+    /// cluster's API reports it). When it is older than the spec's, the machines of the
+    /// other groups keep it (their kubelet, and the version in their nodeup config) until
+    /// the control plane runs the spec's: a kubelet must never be newer than the API
+    /// server (kOps' kubelet version skew rule). `None`, or a version no older than the
+    /// spec's, changes nothing.
+    pub fn with_control_plane_version(mut self, running: Option<&str>) -> Self {
+        let parse = |v: &str| kops_api::version::parse_kubernetes_version(v);
+        let spec = self
+            .cluster
+            .spec
+            .kubernetes_version
+            .as_deref()
+            .and_then(parse);
+        self.node_kubernetes_version = match (running.and_then(parse), spec) {
+            (Some(running), Some(spec)) if running < spec => Some(running.to_string()),
+            _ => None,
+        };
+        self
+    }
+
+    /// The Kubernetes version (`1.34.1`) of `ig`'s machines: the spec's, or for a group
+    /// that runs no API server the control plane's while that is older (see
+    /// [`ClusterContext::with_control_plane_version`]).
+    pub(crate) fn kubernetes_version_of(&self, ig: &InstanceGroup) -> String {
+        let runs_api = matches!(
+            ig.spec.role,
+            Some(InstanceGroupRole::ControlPlane | InstanceGroupRole::ApiServer)
+        );
+        match &self.node_kubernetes_version {
+            Some(v) if !runs_api => v.clone(),
+            _ => crate::nodeup::assets::kubernetes_version(self),
+        }
     }
 
     /// Sets the admin SSH public key.

@@ -1152,3 +1152,44 @@ async fn an_unknown_instance_and_one_without_a_node_are_refused_naming_them() {
     assert_eq!(found.node, None);
     assert!(!rig.members("nodes").contains(&lone));
 }
+
+/// The control plane's version is its oldest kubelet's; other nodes do not count, and a
+/// cluster without control-plane nodes has none.
+#[tokio::test]
+async fn the_control_planes_version_is_its_oldest_kubelets() {
+    use kops_model::day2::validate::control_plane_version;
+    let kube = FakeKube::start().await.unwrap();
+    let client = client_for(&kube.url());
+    assert_eq!(control_plane_version(&client).await.unwrap(), None);
+    let node = |name: &str, control_plane: bool, version: &str| {
+        let mut labels = BTreeMap::new();
+        if control_plane {
+            labels.insert(
+                "node-role.kubernetes.io/control-plane".to_owned(),
+                String::new(),
+            );
+        }
+        k8s_openapi::api::core::v1::Node {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels: Some(labels),
+                ..Default::default()
+            },
+            status: Some(k8s_openapi::api::core::v1::NodeStatus {
+                node_info: Some(k8s_openapi::api::core::v1::NodeSystemInfo {
+                    kubelet_version: version.into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    };
+    kube.put_node(node("cp-a", true, "v1.34.1"));
+    kube.put_node(node("cp-b", true, "v1.33.5"));
+    kube.put_node(node("worker", false, "v1.32.0"));
+    assert_eq!(
+        control_plane_version(&client).await.unwrap().as_deref(),
+        Some("1.33.5")
+    );
+}

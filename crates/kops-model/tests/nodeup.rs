@@ -356,3 +356,55 @@ async fn compressed_user_data() {
         "without compression it is in clear"
     );
 }
+
+/// kOps' kubelet version skew rule: while the control plane runs an older Kubernetes than
+/// the spec names (an upgrade under way), the machines that run no API server keep the
+/// control plane's version, kubelet included; the control plane gets the spec's. A
+/// control plane already at the spec's version (or newer) changes nothing.
+#[tokio::test]
+async fn nodes_keep_the_control_planes_version_during_an_upgrade() {
+    async fn configs(running: Option<&str>) -> (String, String) {
+        let (cluster, groups) = new_cluster(
+            &NewClusterOptions::new(NAME, STORE)
+                .with_zones(["us-test-1a"])
+                .with_dns(DnsType::None)
+                .with_image(Some("ami-00000001".into()))
+                .with_kubernetes_version("v1.34.1"),
+        )
+        .unwrap();
+        let store = Arc::new(MemoryStore::new());
+        let opts = DiscoverOptions::default()
+            .with_state_store(store.clone(), STORE)
+            .with_control_plane_version(running.map(str::to_owned));
+        let ctx = discover(&mock(), &cluster, &groups, &opts).await.unwrap();
+        let up = UpdateCluster::new(ctx, UpdateOptions::default()).unwrap();
+        let tf = up.render_terraform().await.unwrap();
+        let config = |group: &str| {
+            tf.files
+                .iter()
+                .find(|(p, _)| p.ends_with(&format!("nodeupconfig-{group}_content")))
+                .map(|(_, b)| text(b))
+                .unwrap_or_else(|| panic!("no nodeup config of {group}"))
+        };
+        (
+            config("control-plane-us-test-1a"),
+            config("nodes-us-test-1a"),
+        )
+    }
+    let (cp, nodes) = Box::pin(configs(Some("v1.33.5"))).await;
+    assert!(cp.contains("KubernetesVersion: 1.34.1"), "{cp}");
+    assert!(cp.contains("/v1.34.1/bin/linux/amd64/kubelet"), "{cp}");
+    assert!(nodes.contains("KubernetesVersion: 1.33.5"), "{nodes}");
+    assert!(
+        nodes.contains("/v1.33.5/bin/linux/amd64/kubelet"),
+        "{nodes}"
+    );
+    assert!(!nodes.contains("/v1.34.1/"), "{nodes}");
+    for running in [None, Some("v1.34.1"), Some("1.35.0")] {
+        let (_, nodes) = Box::pin(configs(running)).await;
+        assert!(
+            nodes.contains("KubernetesVersion: 1.34.1"),
+            "{running:?}: {nodes}"
+        );
+    }
+}

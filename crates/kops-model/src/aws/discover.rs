@@ -35,6 +35,10 @@ pub struct DiscoverOptions {
     pub additional_objects: Vec<serde_json::Value>,
     /// How the cloud reads are retried when throttled or unavailable.
     pub retry: RetryPolicy,
+    /// The Kubernetes version the control plane runs, as its API reports it (see
+    /// [`ClusterContext::with_control_plane_version`]); `None` when unknown (a new
+    /// cluster, an API out of reach).
+    pub control_plane_version: Option<String>,
 }
 
 impl Default for DiscoverOptions {
@@ -46,6 +50,7 @@ impl Default for DiscoverOptions {
             state_store: None,
             additional_objects: Vec::new(),
             retry: RetryPolicy::default(),
+            control_plane_version: None,
         }
     }
 }
@@ -79,6 +84,13 @@ impl DiscoverOptions {
     /// [`ExecutorOptions::retry_policy`](kops_tasks::ExecutorOptions::retry_policy)).
     pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
+        self
+    }
+
+    /// Sets the Kubernetes version the control plane runs (see
+    /// [`DiscoverOptions::control_plane_version`]).
+    pub fn with_control_plane_version(mut self, version: Option<String>) -> Self {
+        self.control_plane_version = version;
         self
     }
 
@@ -188,7 +200,8 @@ pub async fn discover(
 
     let mut base = ClusterContext::new(full, full_groups, region)
         .with_kops_release(options.kops_release.clone())
-        .with_additional_objects(options.additional_objects.clone());
+        .with_additional_objects(options.additional_objects.clone())
+        .with_control_plane_version(options.control_plane_version.as_deref());
     if let Some(k) = &options.ssh_public_key {
         base = base.with_ssh_public_key(k.clone());
     }

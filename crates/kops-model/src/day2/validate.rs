@@ -203,6 +203,32 @@ pub async fn nodes_by_instance(client: &kube::Client) -> Result<BTreeMap<String,
         .collect())
 }
 
+/// The Kubernetes version the control plane runs: the oldest kubelet version of the
+/// nodes labelled `node-role.kubernetes.io/control-plane` (kOps'
+/// `checkControlPlaneRunningVersion`), for
+/// [`crate::aws::DiscoverOptions::with_control_plane_version`]; `None` when there are
+/// none.
+pub async fn control_plane_version(client: &kube::Client) -> Result<Option<String>> {
+    let nodes = Api::<Node>::all(client.clone())
+        .list(&ListParams::default().labels("node-role.kubernetes.io/control-plane"))
+        .await
+        .map_err(kube_err("listing the control plane's nodes"))?;
+    Ok(nodes
+        .items
+        .iter()
+        // Checked here too: the selector is only a request.
+        .filter(|n| {
+            n.metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key("node-role.kubernetes.io/control-plane"))
+        })
+        .filter_map(|n| n.status.as_ref()?.node_info.as_ref())
+        .filter_map(|i| kops_api::version::parse_kubernetes_version(&i.kubelet_version))
+        .min()
+        .map(|v| v.to_string()))
+}
+
 fn condition(node: &Node, kind: &str) -> Option<String> {
     node.status
         .as_ref()?

@@ -121,7 +121,8 @@ pub async fn discover(
     })?;
     let mut base = ClusterContext::new(full, full_groups, region)
         .with_kops_release(options.kops_release.clone())
-        .with_additional_objects(options.additional_objects.clone());
+        .with_additional_objects(options.additional_objects.clone())
+        .with_control_plane_version(options.control_plane_version.as_deref());
     if let Some(k) = &options.ssh_public_key {
         base = base.with_ssh_public_key(k.clone());
     }

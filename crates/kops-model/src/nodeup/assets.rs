@@ -181,10 +181,11 @@ pub(crate) fn kubernetes_version(ctx: &ClusterContext) -> String {
     v.trim_start_matches('v').to_owned()
 }
 
-/// `(major, minor)` of the cluster's Kubernetes version.
-pub(crate) fn kubernetes_minor(ctx: &ClusterContext) -> (u64, u64) {
-    let v = kubernetes_version(ctx);
-    let mut it = v.split(['.', '-']).map(|p| p.parse::<u64>().unwrap_or(0));
+/// `(major, minor)` of a Kubernetes version without its `v`.
+fn minor_of(version: &str) -> (u64, u64) {
+    let mut it = version
+        .split(['.', '-'])
+        .map(|p| p.parse::<u64>().unwrap_or(0));
     (it.next().unwrap_or(0), it.next().unwrap_or(0))
 }
 
@@ -197,8 +198,8 @@ pub(crate) fn install_cni_assets(ctx: &ClusterContext) -> bool {
     n.amazonvpc.is_none() && n.calico.is_none()
 }
 
-fn cni_url(ctx: &ClusterContext, arch: &str) -> Result<String> {
-    let minor = kubernetes_minor(ctx);
+fn cni_url(kubernetes_version: &str, arch: &str) -> Result<String> {
+    let minor = minor_of(kubernetes_version);
     let version = if minor >= (1, 36) {
         "1.9.1"
     } else if minor >= (1, 35) {
@@ -233,12 +234,13 @@ fn package_override(
 
 /// The files nodeup installs on a group's machines, per architecture, in kOps' order:
 /// kubelet, kubectl, the cloud's credential helper, the CNI plug-ins (when installed),
-/// containerd, runc, then nerdctl and crictl when asked for.
+/// containerd, runc, then nerdctl and crictl when asked for. Kubernetes' own files are of
+/// the group's version ([`ClusterContext::kubernetes_version_of`]).
 pub(crate) fn kubernetes_file_assets(
     ctx: &ClusterContext,
-    _ig: &InstanceGroup,
+    ig: &InstanceGroup,
 ) -> Result<BTreeMap<String, Vec<MirroredAsset>>> {
-    let version = kubernetes_version(ctx);
+    let version = ctx.kubernetes_version_of(ig);
     let base = if version.contains("://") {
         version.trim_end_matches('/').to_owned()
     } else {
@@ -272,7 +274,7 @@ pub(crate) fn kubernetes_file_assets(
             _ => {}
         }
         if install_cni_assets(ctx) {
-            list.push(file_asset(ctx, &cni_url(ctx, arch)?, None)?);
+            list.push(file_asset(ctx, &cni_url(&version, arch)?, None)?);
         }
         let containerd = ctx.cluster.spec.containerd.as_ref();
         if !containerd.and_then(|c| c.skip_install).unwrap_or(false) {

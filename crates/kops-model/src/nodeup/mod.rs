@@ -312,7 +312,7 @@ pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFi
     c.insert("ClusterName".into(), Value::String(ctx.name().to_owned()));
     c.insert(
         "KubernetesVersion".into(),
-        Value::String(assets::kubernetes_version(ctx)),
+        Value::String(ctx.kubernetes_version_of(ig)),
     );
 
     // Assets.
