@@ -4,8 +4,8 @@
 //! remaps it, and each file's SHA-256. A team mirroring them for an air-gapped cluster
 //! copies each canonical location to its download location.
 //!
-//! They are recorded where the model names them ([`crate::images::remap`] for images, the
-//! nodeup file assets for files) while a cloud's `UpdateCluster` builds its model, and
+//! They are recorded where the model names them (where an image is remapped, where a
+//! nodeup file asset is resolved) while a cloud's `UpdateCluster` builds its model, and
 //! read with `UpdateCluster::assets` ([`crate::aws::UpdateCluster::assets`],
 //! [`crate::gce::UpdateCluster::assets`]).
 
