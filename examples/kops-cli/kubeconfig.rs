@@ -21,6 +21,9 @@ use crate::state::{self, State};
 pub struct ExportKubeconfigArgs {
     /// Cluster name (default: --name)
     pub cluster_name: Option<String>,
+    /// Every cluster of the state store (the last one becomes the current context)
+    #[arg(long, conflicts_with_all = ["cluster_name", "api_server"])]
+    pub all: bool,
     #[command(flatten)]
     pub credentials: KubeconfigFlags,
     /// The kubeconfig file to merge into (default: $KUBECONFIG, else ~/.kube/config)
@@ -219,17 +222,32 @@ fn kubeconfig_path(flag: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
 
 /// `kops export kubeconfig`.
 pub async fn export_kubeconfig(global: &Global, args: &ExportKubeconfigArgs) -> anyhow::Result<()> {
-    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
-    write_kubeconfig(
-        global,
-        &st,
-        &name,
-        &args.credentials,
-        args.kubeconfig.as_ref(),
-        args.api_server.as_deref(),
-    )
-    .await
+    let names = if args.all {
+        let names = st
+            .registry
+            .list_clusters()
+            .await
+            .with_context(|| format!("listing clusters in state store {}", st.url))?;
+        if names.is_empty() {
+            bail!("--all: no clusters in state store {}", st.url);
+        }
+        names
+    } else {
+        vec![state::cluster_name(args.cluster_name.as_deref(), global)?]
+    };
+    for name in &names {
+        write_kubeconfig(
+            global,
+            &st,
+            name,
+            &args.credentials,
+            args.kubeconfig.as_ref(),
+            args.api_server.as_deref(),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// Merges cluster `name`'s context, with the credential `flags` ask for, into the

@@ -941,3 +941,49 @@ fn the_auth_plugin_issues_a_cached_short_lived_certificate() {
     assert_eq!(code, 1);
     assert!(err.contains("v9"), "{err}");
 }
+
+/// `export kubeconfig --all`: a context for every cluster of the state store.
+#[test]
+fn export_kubeconfig_all_writes_every_clusters_context() {
+    let env = Env::new();
+    let other = "other.example.com";
+    let (code, _, err) = env.kops(&[
+        "create",
+        "cluster",
+        other,
+        "--zones",
+        "us-test-1a",
+        "--name",
+        other,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = env.kops(&[
+        "create",
+        "keypair",
+        "kubernetes-ca",
+        "--primary",
+        "--name",
+        other,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let kc = env.dir.path().join("all-config");
+    let (code, _, err) = env.kops(&[
+        "export",
+        "kubeconfig",
+        "--all",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc = kops_api::yaml::from_str(&std::fs::read_to_string(&kc).unwrap()).unwrap();
+    let mut contexts: Vec<&str> = doc["contexts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    contexts.sort();
+    assert_eq!(contexts, [CLUSTER, other]);
+    let (code, _, err) = env.kops(&["export", "kubeconfig", CLUSTER, "--all"]);
+    assert_ne!(code, 0, "a name and --all together: {err}");
+}
