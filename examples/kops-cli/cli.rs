@@ -35,6 +35,11 @@ pub struct Global {
         default_value_t = kops_statestore::registry::DEFAULT_HISTORY_LIMIT
     )]
     pub history_limit: usize,
+    /// Reach the cluster's API through your kubeconfig's context named after the cluster
+    /// (its server, proxy and credentials: an SSO plugin, a tunnel) instead of an admin
+    /// credential kops mints from the state store
+    #[arg(long, global = true, env = "KOPS_USE_KUBECONFIG", value_parser = clap::builder::FalseyValueParser::new())]
+    pub use_kubeconfig: bool,
 }
 
 #[derive(Debug, Subcommand)]

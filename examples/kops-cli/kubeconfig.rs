@@ -8,8 +8,8 @@ use anyhow::{Context as _, anyhow, bail};
 use clap::Args;
 use kops_api::{internal, v1alpha2};
 use kops_model::day2::kubeconfig::{
-    DEFAULT_ADMIN_LIFETIME, KubeconfigEntry, api_server_url, client_for, issue_admin_credential,
-    merge_kubeconfig, server_from_load_balancer,
+    DEFAULT_ADMIN_LIFETIME, KubeconfigEntry, api_server_url, client_for, client_from_kubeconfig,
+    issue_admin_credential, merge_kubeconfig, server_from_load_balancer,
 };
 use kops_model::pki;
 
@@ -192,6 +192,22 @@ pub async fn admin_client(
     name: &str,
     api_server: Option<&str>,
 ) -> anyhow::Result<kube::Client> {
+    if global.use_kubeconfig {
+        if api_server.is_some() {
+            bail!("--use-kubeconfig and --api-server cannot be used together");
+        }
+        let path = kubeconfig_path(None)?;
+        let hint = || {
+            format!(
+                "--use-kubeconfig: context {name} of {} (`kops export kubeconfig {name}` writes it)",
+                path.display()
+            )
+        };
+        let text = std::fs::read_to_string(&path).with_context(hint)?;
+        return client_from_kubeconfig(&text, Some(name))
+            .await
+            .with_context(hint);
+    }
     let e = entry(
         global,
         st,

@@ -987,3 +987,41 @@ fn export_kubeconfig_all_writes_every_clusters_context() {
     let (code, _, err) = env.kops(&["export", "kubeconfig", CLUSTER, "--all"]);
     assert_ne!(code, 0, "a name and --all together: {err}");
 }
+
+/// `--use-kubeconfig`: validate reaches the API through the kubeconfig's context named
+/// after the cluster (here one `export kubeconfig --admin --api-server` wrote), and says
+/// what to do when there is none.
+#[test]
+fn validate_reaches_the_api_through_the_kubeconfig_when_asked() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let (rt, kube, _) = fake_api(&env);
+    let url = kube.url();
+    let kc = env.dir.path().join("through-config");
+    let kc_env = [("KUBECONFIG", kc.to_str().unwrap())];
+    let (code, out, err) = env.kops_env(&["validate", "cluster", "--use-kubeconfig"], &kc_env);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("kops export kubeconfig"), "{err}");
+    let (code, _, err) = env.kops_env(
+        &["export", "kubeconfig", "--admin", "--api-server", &url],
+        &kc_env,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = env.kops_env(&["validate", "cluster", "--use-kubeconfig"], &kc_env);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("is ready"), "{out}");
+    let (code, _, err) = env.kops_env(
+        &[
+            "validate",
+            "cluster",
+            "--use-kubeconfig",
+            "--api-server",
+            &url,
+        ],
+        &kc_env,
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot be used together"), "{err}");
+    drop(rt);
+}
