@@ -593,6 +593,9 @@ pub struct UpdateClusterArgs {
     /// reports it, so no kubelet is newer than the API server)
     #[arg(long)]
     pub ignore_kubelet_version_skew: bool,
+    /// Part of `reconcile cluster`, which rolls the machines itself: no hint to.
+    #[arg(skip)]
+    pub reconciling: bool,
     #[command(flatten)]
     pub kubeconfig: crate::kubeconfig::KubeconfigFlags,
 }

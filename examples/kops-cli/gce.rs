@@ -319,7 +319,9 @@ pub async fn update_cluster(
             let groups: Arc<dyn kops_model::day2::groups::InstanceGroupCloud> = Arc::new(
                 kops_model::day2::groups::GceInstanceGroups::new(cloud.api.clone()),
             );
-            crate::rolling::hint_after_update(groups, st, name).await;
+            if !args.reconciling {
+                crate::rolling::hint_after_update(groups, st, name).await;
+            }
         }
     }
     crate::update::export_after_update(global, st, name, args).await?;

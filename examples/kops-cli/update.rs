@@ -265,7 +265,9 @@ async fn update_locked(
             let groups: Arc<dyn kops_model::day2::groups::InstanceGroupCloud> = Arc::new(
                 kops_model::day2::groups::AwsInstanceGroups::new(cloud.api.clone()),
             );
-            crate::rolling::hint_after_update(groups, st, name).await;
+            if !args.reconciling {
+                crate::rolling::hint_after_update(groups, st, name).await;
+            }
         }
     }
     export_after_update(global, st, name, args).await?;

@@ -352,6 +352,50 @@ impl Env {
             "{}",
             r.stdout
         );
+
+        // reconcile: the node group's new type reaches its machines after the control
+        // plane's turn, and nothing is left to update or roll.
+        self.kops(&[
+            "edit",
+            "ig",
+            "nodes-us-test1-a",
+            "--name",
+            CLUSTER,
+            "--set",
+            "spec.machineType=e2-standard-4",
+        ])
+        .expect(0);
+        let r = self
+            .kops(&[
+                "reconcile",
+                "cluster",
+                CLUSTER,
+                "--yes",
+                "--cloudonly",
+                "--control-plane-interval",
+                "0s",
+                "--node-interval",
+                "0s",
+            ])
+            .expect(0);
+        assert!(
+            r.stderr.contains(&format!("Cluster {CLUSTER} reconciled")),
+            "{}",
+            r.stderr
+        );
+        self.kops(&["update", "cluster", CLUSTER]).expect(0);
+        let r = self
+            .kops(&["get", "instances", CLUSTER, "--cloudonly", "-o", "json"])
+            .expect(0);
+        let listed: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+        assert!(
+            listed
+                .iter()
+                .filter(|i| i["instanceGroup"] == "nodes-us-test1-a")
+                .all(|i| i["machineType"] == "e2-standard-4" && i["status"] == "UpToDate"),
+            "{}",
+            r.stdout
+        );
     }
 
     fn lifecycle(&self) {
