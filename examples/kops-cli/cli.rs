@@ -593,6 +593,10 @@ pub struct UpdateClusterArgs {
     /// reports it, so no kubelet is newer than the API server)
     #[arg(long)]
     pub ignore_kubelet_version_skew: bool,
+    /// Only this part of the model: network, security or cluster (the earlier parts must
+    /// exist, the later ones are left alone)
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
     /// Part of `reconcile cluster`, which rolls the machines itself: no hint to.
     #[arg(skip)]
     pub reconciling: bool,

@@ -146,6 +146,7 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
             create_kube_config: None,
             kubeconfig: Default::default(),
             ignore_kubelet_version_skew: false,
+            phase: None,
             reconciling: false,
         };
         return crate::update::update_cluster(global, &update).await;

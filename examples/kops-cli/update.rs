@@ -114,13 +114,25 @@ pub fn update_options(global: &Global, args: &UpdateClusterArgs) -> anyhow::Resu
             "--instance-group and --instance-group-roles cannot be used with --target terraform: the configuration would leave out the other groups, and applying it would delete them"
         );
     }
+    if args.target == Target::Terraform && args.phase.is_some() {
+        bail!(
+            "--phase cannot be used with --target terraform: the configuration would leave out the other phases, and applying it would delete them"
+        );
+    }
+    let phase = args
+        .phase
+        .as_deref()
+        .map(kops_model::Phase::parse)
+        .transpose()
+        .context("--phase")?;
     Ok(UpdateOptions::default()
         .with_lifecycle_overrides(overrides(args)?)
         .with_lock_request(state::lock_request("update cluster"))
         // The mock's machines read nothing: a local state store is fine there.
         .with_unreadable_config_base(global.mock_cloud)
         .with_instance_groups(args.instance_groups.clone())
-        .with_instance_group_roles(crate::rolling::parse_roles(&args.roles)?))
+        .with_instance_group_roles(crate::rolling::parse_roles(&args.roles)?)
+        .with_phase(phase))
 }
 
 /// `kops update cluster`; returns the exit code.

@@ -1493,3 +1493,44 @@ fn get_clusters_full_shows_the_completed_spec() {
     let doc = kops_api::yaml::from_str(&full).unwrap();
     assert_eq!(doc["metadata"]["name"], CLUSTER, "{full}");
 }
+
+/// `update cluster --phase`: only that part of the model is planned; bad phases and
+/// Terraform of one phase are refused.
+#[test]
+fn update_phase_plans_that_part_only() {
+    let env = Env::new();
+    env.create_demo();
+    let named = |args: &[&str]| {
+        let mut all = vec!["--name", CLUSTER];
+        all.extend_from_slice(args);
+        env.kops(&all)
+    };
+    named(&["update", "cluster", "--yes"]).expect(0);
+    named(&[
+        "edit",
+        "ig",
+        "nodes-us-test-1a",
+        "--set",
+        "spec.machineType=m5.large",
+    ])
+    .expect(0);
+    let r = named(&["update", "cluster", "--phase", "network"]).expect(0);
+    assert!(!r.stdout.contains("LaunchTemplate/"), "{}", r.stdout);
+    let r = named(&["update", "cluster", "--phase", "cluster"]).expect(2);
+    assert!(
+        r.stdout.contains("LaunchTemplate/nodes-us-test-1a"),
+        "{}",
+        r.stdout
+    );
+    named(&["update", "cluster", "--phase", "everything"])
+        .expect_error("network, security, cluster");
+    named(&[
+        "update",
+        "cluster",
+        "--phase",
+        "network",
+        "--target",
+        "terraform",
+    ])
+    .expect_error("--phase cannot be used with --target terraform");
+}

@@ -106,4 +106,4 @@ pub use create::{
 };
 pub use error::{Error, Result};
 pub use ingress::ApiIngress;
-pub use update::{ApplyOptions, UpdateOptions, UpdatePlan};
+pub use update::{ApplyOptions, Phase, UpdateOptions, UpdatePlan};

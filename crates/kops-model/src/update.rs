@@ -6,10 +6,102 @@
 
 use kops_api::internal::InstanceGroupRole;
 use kops_statestore::{Lock, LockRequest, Registry, StoreUrl};
-use kops_tasks::{ExecutorOptions, LifecycleOverrides, OwnedObject, Plan, Report};
+use kops_tasks::{ExecutorOptions, Lifecycle, LifecycleOverrides, OwnedObject, Plan, Report};
 
 use crate::cluster::ClusterContext;
 use crate::error::{Error, Result, chain, invalid, store};
+
+/// A part of the model an update can be limited to (kOps' `update cluster --phase`), for
+/// clusters whose network or security objects are changed in a step of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Phase {
+    /// The network: VPC or network, subnets, gateways, routes, NAT.
+    Network,
+    /// Who may reach what: security groups and firewall rules, IAM, the SSH key (and on
+    /// GCE the API load balancer, as kOps builds it in this phase).
+    Security,
+    /// Everything else: machines, load balancers, DNS, the cluster's files.
+    Cluster,
+}
+
+/// The task kinds of [`Phase::Network`].
+const NETWORK_KINDS: &[&str] = &[
+    "VPC",
+    "VPCCIDRBlock",
+    "DHCPOptions",
+    "VPCDHCPOptionsAssociation",
+    "InternetGateway",
+    "EgressOnlyInternetGateway",
+    "Subnet",
+    "RouteTable",
+    "RouteTableAssociation",
+    "Route",
+    "NatGateway",
+    "ElasticIP",
+    "Network",
+    "Router",
+    "RouterNAT",
+];
+
+/// The task kinds of [`Phase::Security`].
+const SECURITY_KINDS: &[&str] = &[
+    "SecurityGroup",
+    "SecurityGroupRule",
+    "IAMRole",
+    "IAMRolePolicy",
+    "IAMInstanceProfile",
+    "IAMOIDCProvider",
+    "SSHKey",
+    "FirewallRule",
+    "StorageBucketIAM",
+    "ProjectIAMBinding",
+    "Address",
+    "ForwardingRule",
+    "TargetPool",
+    "HealthCheck",
+    "HTTPHealthcheck",
+    "BackendService",
+];
+
+impl Phase {
+    /// Parses a phase as `--phase` takes it: `network`, `security` (also `iam`, kOps' old
+    /// name) or `cluster`, in any case; an error names the phases.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "network" => Ok(Phase::Network),
+            "security" | "iam" => Ok(Phase::Security),
+            "cluster" => Ok(Phase::Cluster),
+            other => Err(invalid(
+                "phase",
+                format!("unknown phase {other:?}; one of network, security, cluster"),
+            )),
+        }
+    }
+
+    /// The phase of a task kind (a kind of no other phase is the cluster's).
+    pub fn of_kind(kind: &str) -> Phase {
+        if NETWORK_KINDS.contains(&kind) {
+            Phase::Network
+        } else if SECURITY_KINDS.contains(&kind) {
+            Phase::Security
+        } else {
+            Phase::Cluster
+        }
+    }
+
+    /// How an update limited to this phase treats a task of another phase, as kOps does:
+    /// the phases before it must exist (the network is only warned about while the
+    /// security phase runs), the phases after it are left alone.
+    fn lifecycle_of(self, kind: &str) -> Option<Lifecycle> {
+        match (self, Phase::of_kind(kind)) {
+            (a, b) if a == b => None,
+            (Phase::Network, _) | (Phase::Security, Phase::Cluster) => Some(Lifecycle::Ignore),
+            (Phase::Security, _) => Some(Lifecycle::ExistsAndWarnIfChanges),
+            (Phase::Cluster, _) => Some(Lifecycle::ExistsAndValidates),
+        }
+    }
+}
 
 /// Options of a cloud's `UpdateCluster` ([`crate::aws::UpdateCluster`],
 /// [`crate::gce::UpdateCluster`]).
@@ -37,6 +129,11 @@ pub struct UpdateOptions {
     /// Build the machines of the groups with these roles only (kOps'
     /// `--instance-group-roles`), as [`Self::instance_groups`] does.
     pub instance_group_roles: Vec<InstanceGroupRole>,
+    /// Limit the update to one [`Phase`]: the tasks of the later phases are left alone,
+    /// those of the earlier ones must exist as described (the network is only warned
+    /// about in the security phase). [`Self::lifecycle_overrides`] win over it. Direct
+    /// apply and plans only.
+    pub phase: Option<Phase>,
 }
 
 impl std::fmt::Debug for UpdateOptions {
@@ -50,6 +147,7 @@ impl std::fmt::Debug for UpdateOptions {
             )
             .field("instance_groups", &self.instance_groups)
             .field("instance_group_roles", &self.instance_group_roles)
+            .field("phase", &self.phase)
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +194,32 @@ impl UpdateOptions {
     pub fn with_instance_group_roles(mut self, roles: Vec<InstanceGroupRole>) -> Self {
         self.instance_group_roles = roles;
         self
+    }
+
+    /// Limits the update to one phase (see [`Self::phase`]).
+    pub fn with_phase(mut self, phase: Option<Phase>) -> Self {
+        self.phase = phase;
+        self
+    }
+
+    /// The lifecycle overrides of a model whose tasks are of `kinds`: the phase's (see
+    /// [`Self::phase`]), then the given ones over them.
+    pub(crate) fn overrides_for<'a>(
+        &self,
+        kinds: impl IntoIterator<Item = &'a str>,
+    ) -> LifecycleOverrides {
+        let mut out = self.lifecycle_overrides.clone();
+        let Some(phase) = self.phase else {
+            return out;
+        };
+        for kind in kinds {
+            if self.lifecycle_overrides.get(kind).is_none()
+                && let Some(l) = phase.lifecycle_of(kind)
+            {
+                out = out.with(kind, l);
+            }
+        }
+        out
     }
 
     /// Records in `ctx` the groups whose machines the update builds; a named group the
@@ -191,16 +315,24 @@ impl UpdatePlan {
     }
 }
 
-/// Refuses to render Terraform for some instance groups only: applied, it would delete
-/// the others.
-pub(crate) fn check_all_groups(ctx: &ClusterContext) -> Result<()> {
-    match &ctx.updated_groups {
-        None => Ok(()),
-        Some(_) => Err(invalid(
+/// Refuses to render Terraform for some instance groups or one phase only: applied, it
+/// would delete the rest.
+pub(crate) fn check_all_groups(ctx: &ClusterContext, options: &UpdateOptions) -> Result<()> {
+    if ctx.updated_groups.is_some() {
+        return Err(invalid(
             "instance groups",
             "the Terraform target renders every instance group: a configuration of some groups only would delete the others when applied",
-        )),
+        ));
     }
+    if let Some(phase) = options.phase {
+        return Err(invalid(
+            "phase",
+            format!(
+                "the Terraform target renders every phase: a configuration of the {phase:?} phase only would delete the rest when applied"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The groups of `ctx` whose machines an update leaves as they are.

@@ -336,3 +336,126 @@ async fn some_groups() {
         .to_string();
     assert!(err.contains("Terraform"), "{err}");
 }
+
+#[test]
+fn an_update_limited_to_a_phase_changes_that_phases_objects_only() {
+    deep(phases);
+}
+
+async fn phases() {
+    use kops_model::Phase;
+    let Applied {
+        cloud,
+        store,
+        registry,
+        first,
+        groups,
+    } = applied().await;
+    let api: &dyn AwsCloud = &cloud;
+    // A new machine type (the cluster phase) and one SSH CIDR less (security).
+    let mut cluster = Cluster::from(&first.context().cluster);
+    cluster.spec.ssh_access = Some(vec!["0.0.0.0/0".into()]);
+    let groups: Vec<InstanceGroup> = groups
+        .into_iter()
+        .map(|mut g| {
+            g.spec.machine_type = Some("m5.large".into());
+            g
+        })
+        .collect();
+    let ctx = discover(
+        api,
+        &cluster,
+        &groups,
+        &DiscoverOptions::default().with_state_store(store.clone(), STORE),
+    )
+    .await
+    .unwrap();
+    let options = UpdateOptions::default()
+        .with_lock_holder("phases test")
+        .with_unreadable_config_base(true);
+    let planned = |phase: Phase| {
+        let update =
+            UpdateCluster::new(ctx.clone(), options.clone().with_phase(Some(phase))).unwrap();
+        async move { changed_keys(&update.plan(api).await.unwrap().plan) }
+    };
+
+    let network = planned(Phase::Network).await;
+    assert!(network.is_empty(), "{network:#?}");
+    let security = planned(Phase::Security).await;
+    assert!(!security.is_empty(), "{security:#?}");
+    assert!(
+        security.iter().all(|c| c.contains("SecurityGroupRule/")),
+        "{security:#?}"
+    );
+    let machines = planned(Phase::Cluster).await;
+    assert!(
+        machines
+            .iter()
+            .any(|c| c.starts_with("Update LaunchTemplate/")),
+        "{machines:#?}"
+    );
+    assert!(
+        machines
+            .iter()
+            .all(|c| !c.contains("SecurityGroupRule/") && !c.contains("Subnet/")),
+        "{machines:#?}"
+    );
+    // Applying the cluster phase leaves the security phase's change pending.
+    let update = UpdateCluster::new(
+        ctx.clone(),
+        options.clone().with_phase(Some(Phase::Cluster)),
+    )
+    .unwrap();
+    let plan = update.plan(api).await.unwrap();
+    update
+        .apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+    let rest = changed_keys(
+        &UpdateCluster::new(ctx.clone(), options.clone())
+            .unwrap()
+            .plan(api)
+            .await
+            .unwrap()
+            .plan,
+    );
+    assert!(
+        !rest.is_empty() && rest.iter().all(|c| c.contains("SecurityGroupRule/")),
+        "{rest:#?}"
+    );
+    // Terraform of one phase is refused; so is an unknown phase.
+    let err = update.render_terraform().await.unwrap_err().to_string();
+    assert!(err.contains("phase"), "{err}");
+    assert!(
+        Phase::parse("everything")
+            .unwrap_err()
+            .to_string()
+            .contains("network, security, cluster")
+    );
+    assert_eq!(Phase::parse("IAM").unwrap(), Phase::Security);
+
+    // The cluster phase on a cloud without the network: refused before anything changes.
+    let empty = mock();
+    let ctx = discover(
+        &empty,
+        &cluster,
+        &groups,
+        &DiscoverOptions::default().with_state_store(Arc::new(MemoryStore::new()), STORE),
+    )
+    .await
+    .unwrap();
+    let update = UpdateCluster::new(ctx, options.with_phase(Some(Phase::Cluster))).unwrap();
+    let err = format!("{:#}", anyhow_chain(update.plan(&empty).await.unwrap_err()));
+    assert!(err.contains("VPC/"), "{err}");
+}
+
+/// An error and its sources, as one line.
+fn anyhow_chain(e: kops_model::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        out.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    out
+}

@@ -35,7 +35,11 @@ impl UpdateCluster {
     pub fn new(mut ctx: ModelContext, options: UpdateOptions) -> Result<Self> {
         options.select_groups(&mut ctx)?;
         let model = builders::build(&ctx)?;
-        let graph = TaskGraph::build_with(model.into_tasks(), &options.lifecycle_overrides)?;
+        let tasks = model.into_tasks();
+        let kinds: std::collections::BTreeSet<String> =
+            tasks.iter().map(|t| t.key().kind().to_owned()).collect();
+        let overrides = options.overrides_for(kinds.iter().map(String::as_str));
+        let graph = TaskGraph::build_with(tasks, &overrides)?;
         Ok(UpdateCluster {
             ctx,
             graph,
@@ -176,7 +180,7 @@ impl UpdateCluster {
     /// write (a local directory) are written straight into the config-base store, as kOps
     /// does; without a store that is an error naming the field.
     pub async fn render_terraform(&self) -> Result<TerraformOutput> {
-        check_all_groups(&self.ctx)?;
+        check_all_groups(&self.ctx, &self.options)?;
         let model = builders::build(&self.ctx)?;
         let local: Vec<_> = model
             .files

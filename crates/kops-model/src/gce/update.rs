@@ -34,7 +34,11 @@ impl UpdateCluster {
     /// Builds the model and task graph of `ctx`.
     pub fn new(mut ctx: GceModelContext, options: UpdateOptions) -> Result<Self> {
         options.select_groups(&mut ctx.cluster_context)?;
-        let graph = TaskGraph::build_with(build_tasks(&ctx)?, &options.lifecycle_overrides)?;
+        let tasks = build_tasks(&ctx)?;
+        let kinds: std::collections::BTreeSet<String> =
+            tasks.iter().map(|t| t.key().kind().to_owned()).collect();
+        let overrides = options.overrides_for(kinds.iter().map(String::as_str));
+        let graph = TaskGraph::build_with(tasks, &overrides)?;
         Ok(UpdateCluster {
             ctx,
             graph,
@@ -127,7 +131,7 @@ impl UpdateCluster {
     /// Renders the cluster as Terraform, from the graph built once in [`new`](Self::new)
     /// (as [`super::render_terraform`] does from a context).
     pub fn render_terraform(&self) -> Result<TerraformOutput> {
-        check_all_groups(&self.ctx)?;
+        check_all_groups(&self.ctx, &self.options)?;
         super::terraform::render(&self.ctx, &self.graph)
     }
 }
