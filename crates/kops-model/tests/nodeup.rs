@@ -29,18 +29,26 @@ async fn update(store: &Arc<MemoryStore>) -> UpdateCluster {
     update_with(store, |_| {}).await
 }
 
-async fn update_with(
-    store: &Arc<MemoryStore>,
-    edit: impl FnOnce(&mut [kops_api::v1alpha2::InstanceGroup]),
-) -> UpdateCluster {
-    let (cluster, mut groups) = new_cluster(
+/// The test cluster: one zone, no DNS, Kubernetes 1.34.1 on the mock's image.
+fn spec() -> (
+    kops_api::v1alpha2::Cluster,
+    Vec<kops_api::v1alpha2::InstanceGroup>,
+) {
+    new_cluster(
         &NewClusterOptions::new(NAME, STORE)
             .with_zones(["us-test-1a"])
             .with_dns(DnsType::None)
             .with_image(Some("ami-00000001".into()))
             .with_kubernetes_version("v1.34.1"),
     )
-    .unwrap();
+    .unwrap()
+}
+
+async fn update_with(
+    store: &Arc<MemoryStore>,
+    edit: impl FnOnce(&mut [kops_api::v1alpha2::InstanceGroup]),
+) -> UpdateCluster {
+    let (cluster, mut groups) = spec();
     edit(&mut groups);
     let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
     let ctx = discover(&mock(), &cluster, &groups, &opts).await.unwrap();
@@ -364,14 +372,7 @@ async fn compressed_user_data() {
 #[tokio::test]
 async fn nodes_keep_the_control_planes_version_during_an_upgrade() {
     async fn configs(running: Option<&str>) -> (String, String) {
-        let (cluster, groups) = new_cluster(
-            &NewClusterOptions::new(NAME, STORE)
-                .with_zones(["us-test-1a"])
-                .with_dns(DnsType::None)
-                .with_image(Some("ami-00000001".into()))
-                .with_kubernetes_version("v1.34.1"),
-        )
-        .unwrap();
+        let (cluster, groups) = spec();
         let store = Arc::new(MemoryStore::new());
         let opts = DiscoverOptions::default()
             .with_state_store(store.clone(), STORE)
