@@ -18,6 +18,15 @@
 //! - For GCE, the same three: [`gce::discover`](fn@gce::discover), [`gce::UpdateCluster`]
 //!   and [`gce::delete_cluster`]. Both clouds' `UpdateCluster` take [`UpdateOptions`] and
 //!   [`ApplyOptions`] and plan an [`UpdatePlan`].
+//! - [`UpdateOptions`] limits an update as kOps' flags do: to some instance groups' machines
+//!   ([`UpdateOptions::with_instance_groups`], `with_instance_group_roles`: how a
+//!   reconcile updates the control plane before the nodes) or to one [`Phase`]. With
+//!   [`aws::DiscoverOptions::with_control_plane_version`] an update during a Kubernetes
+//!   upgrade keeps the nodes' kubelets no newer than the API server.
+//! - `UpdateCluster::assets` ([`aws::UpdateCluster::assets`]): every image and file the
+//!   machines download, canonical and remapped ([`assets`], kOps' `get assets`).
+//! - `day2` (feature `day2`): export kubeconfig, validate, rolling-update, delete
+//!   instance, and the control plane's running version.
 //!
 //! # Modules
 //!
