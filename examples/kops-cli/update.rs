@@ -175,6 +175,7 @@ async fn update_locked(
             .into_iter()
             .map(|g| g.value)
             .collect();
+        let options = update_options(global, args)?;
         let running = control_plane_version(global, st, name, args).await;
         return crate::gce::update_cluster(
             global,
@@ -182,7 +183,7 @@ async fn update_locked(
             st,
             &stored,
             &groups,
-            (update_options(global, args)?, running),
+            (options, running),
             lock,
         )
         .await;
