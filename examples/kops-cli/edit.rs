@@ -151,14 +151,7 @@ async fn check(st: &State, target: &Target, text: &str, source: &str) -> anyhow:
                     c.name()
                 );
             }
-            let groups: Vec<_> = st
-                .registry
-                .list_instance_groups(name)
-                .await
-                .with_context(|| format!("listing instance groups of cluster {name}"))?
-                .into_iter()
-                .map(|g| g.value)
-                .collect();
+            let groups: Vec<_> = st.groups(name).await?;
             spec::check_groups(c, &groups)?;
             Ok(Edited::Cluster(Box::new(c.clone())))
         }
@@ -193,14 +186,7 @@ async fn check_group(
         );
     }
     let c = st.cluster(cluster).await?.value;
-    let mut groups: Vec<_> = st
-        .registry
-        .list_instance_groups(cluster)
-        .await
-        .with_context(|| format!("listing instance groups of cluster {cluster}"))?
-        .into_iter()
-        .map(|x| x.value)
-        .collect();
+    let mut groups: Vec<_> = st.groups(cluster).await?;
     match groups.iter_mut().find(|x| x.name() == group) {
         Some(_) if new => {
             bail!("instance group {group:?} already exists in cluster {cluster}")

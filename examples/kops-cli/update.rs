@@ -52,14 +52,7 @@ async fn prepare_with(
     running: Option<String>,
 ) -> anyhow::Result<Prepared> {
     let stored = st.cluster(name).await?.value;
-    let groups: Vec<v1alpha2::InstanceGroup> = st
-        .registry
-        .list_instance_groups(name)
-        .await
-        .with_context(|| format!("listing instance groups of cluster {name}"))?
-        .into_iter()
-        .map(|g| g.value)
-        .collect();
+    let groups: Vec<v1alpha2::InstanceGroup> = st.groups(name).await?;
     let provider = stored.spec.cloud_provider.clone().unwrap_or_default();
     if provider != "aws" {
         bail!("cluster {name}: spec.cloudProvider {provider:?}: this command supports AWS only");
@@ -167,14 +160,7 @@ async fn update_locked(
 ) -> anyhow::Result<u8> {
     let stored = st.cluster(name).await?.value;
     if stored.spec.cloud_provider.as_deref() == Some("gce") {
-        let groups: Vec<v1alpha2::InstanceGroup> = st
-            .registry
-            .list_instance_groups(name)
-            .await
-            .with_context(|| format!("listing instance groups of cluster {name}"))?
-            .into_iter()
-            .map(|g| g.value)
-            .collect();
+        let groups: Vec<v1alpha2::InstanceGroup> = st.groups(name).await?;
         let options = update_options(global, args)?;
         let running = control_plane_version(global, st, name, args).await;
         return crate::gce::update_cluster(

@@ -58,14 +58,7 @@ pub async fn instance_groups(
     st: &State,
     name: &str,
 ) -> anyhow::Result<Vec<internal::InstanceGroup>> {
-    let groups: Vec<v1alpha2::InstanceGroup> = st
-        .registry
-        .list_instance_groups(name)
-        .await
-        .with_context(|| format!("listing instance groups of cluster {name}"))?
-        .into_iter()
-        .map(|g| g.value)
-        .collect();
+    let groups: Vec<v1alpha2::InstanceGroup> = st.groups(name).await?;
     Ok(groups.iter().map(internal::InstanceGroup::from).collect())
 }
 
