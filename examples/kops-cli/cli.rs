@@ -406,6 +406,35 @@ pub struct GetAssetsArgs {
     /// Output format
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: GetFormat,
+    /// Copy each asset from its canonical location to its download location (files to
+    /// spec.assets.fileRepository, images to spec.assets.containerRegistry); prints each
+    /// asset's outcome and fails when one could not be copied
+    #[arg(long)]
+    pub copy: bool,
+    /// With --copy: reach REGISTRY at URL instead (a pull-through mirror, a registry on
+    /// plain HTTP), as REGISTRY=URL; repeatable
+    #[arg(
+        long = "registry-endpoint",
+        value_name = "REGISTRY=URL",
+        requires = "copy"
+    )]
+    pub registry_endpoints: Vec<String>,
+    /// With --copy: read the files whose canonical URL starts with PREFIX from
+    /// REPLACEMENT instead (an internal mirror of https://dl.k8s.io/), as
+    /// PREFIX=REPLACEMENT; repeatable
+    #[arg(
+        long = "file-source",
+        value_name = "PREFIX=REPLACEMENT",
+        requires = "copy"
+    )]
+    pub file_sources: Vec<String>,
+    /// With --copy: the Docker client configuration holding registry logins (default:
+    /// $DOCKER_CONFIG/config.json, else ~/.docker/config.json, when present)
+    #[arg(long, value_name = "PATH", requires = "copy")]
+    pub docker_config: Option<std::path::PathBuf>,
+    /// With --copy: assets copied at once
+    #[arg(long, default_value_t = 4, requires = "copy")]
+    pub copy_concurrency: usize,
 }
 
 #[derive(Debug, Args)]

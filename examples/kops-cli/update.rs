@@ -309,6 +309,9 @@ pub async fn get_assets(global: &Global, args: &crate::cli::GetAssetsArgs) -> an
             .with_context(|| format!("building the model of cluster {name}"))?
             .assets()
     };
+    if args.copy {
+        return copy_assets(&assets, &stored, args).await;
+    }
     match args.output {
         crate::cli::GetFormat::Table => {
             let images: Vec<Vec<String>> = assets
@@ -332,6 +335,139 @@ pub async fn get_assets(global: &Global, args: &crate::cli::GetAssetsArgs) -> an
         }
     }
     Ok(())
+}
+
+/// `get assets --copy`: every asset copied to its download location, each outcome printed;
+/// an error when one could not be copied.
+async fn copy_assets(
+    assets: &kops_model::assets::Assets,
+    cluster: &v1alpha2::Cluster,
+    args: &crate::cli::GetAssetsArgs,
+) -> anyhow::Result<()> {
+    use kops_model::assets::{AssetCopier, Copied};
+    // The stores the file repository is written through, configured from the environment
+    // as the state store's are.
+    let stores = match cluster
+        .spec
+        .assets
+        .as_ref()
+        .and_then(|a| a.file_repository.as_deref())
+    {
+        Some(repo) => {
+            let (store_url, _) = kops_model::assets::writable_location(&format!(
+                "{}/file",
+                repo.trim_end_matches('/')
+            ))
+            .map_err(|e| anyhow::anyhow!("spec.assets.fileRepository: {e}"))?;
+            kops_statestore::StoreOptions::from_env_for(&store_url)
+                .await
+                .with_context(|| format!("configuring access to {store_url}"))?
+        }
+        None => kops_statestore::StoreOptions::default(),
+    };
+    let mut copier = AssetCopier::new(stores)?.with_concurrency(args.copy_concurrency);
+    for (registry, url) in pairs(&args.registry_endpoints, "--registry-endpoint")? {
+        copier = copier.with_registry_endpoint(&registry, &url);
+    }
+    for (prefix, replacement) in pairs(&args.file_sources, "--file-source")? {
+        copier = copier.with_file_source(&prefix, &replacement);
+    }
+    let docker_config = args.docker_config.clone().or_else(|| {
+        let dir = std::env::var_os("DOCKER_CONFIG")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".docker"))
+            })?;
+        Some(dir.join("config.json")).filter(|p| p.exists())
+    });
+    if let Some(path) = docker_config {
+        copier = copier.with_docker_config(&path)?;
+    }
+    let report = copier.copy(assets).await;
+    let mut copied = (0usize, 0u64);
+    let mut present = 0usize;
+    let rows: Vec<Vec<String>> = report
+        .outcomes
+        .iter()
+        .map(|o| {
+            let result = match &o.result {
+                Ok(Copied::Copied { bytes }) => {
+                    copied.0 += 1;
+                    copied.1 += bytes;
+                    format!("copied ({})", human_bytes(*bytes))
+                }
+                Ok(Copied::AlreadyThere) => {
+                    present += 1;
+                    "already there".to_owned()
+                }
+                Ok(Copied::SameLocation) => "not remapped".to_owned(),
+                Ok(_) => "done".to_owned(),
+                Err(e) => format!("failed: {}", e.message),
+            };
+            vec![
+                o.kind.to_owned(),
+                o.canonical.clone(),
+                o.download.clone(),
+                result,
+            ]
+        })
+        .collect();
+    match args.output {
+        crate::cli::GetFormat::Table => {
+            crate::get::print_table(&["KIND", "CANONICAL", "DOWNLOAD", "RESULT"], &rows);
+        }
+        format => {
+            let outcomes: Vec<serde_json::Value> = rows
+                .iter()
+                .map(|r| {
+                    serde_json::json!({ "kind": r[0], "canonical": r[1], "download": r[2], "result": r[3] })
+                })
+                .collect();
+            if matches!(format, crate::cli::GetFormat::Json) {
+                println!("{}", serde_json::to_string_pretty(&outcomes)?);
+            } else {
+                print!("{}", kops_api::yaml::to_string(&outcomes)?);
+            }
+        }
+    }
+    let failed: Vec<String> = report.failures().map(ToString::to_string).collect();
+    eprintln!(
+        "Copied {} asset(s) ({}), {present} already in place, {} failed",
+        copied.0,
+        human_bytes(copied.1),
+        failed.len()
+    );
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!(
+            "{} asset(s) not copied:\n  {}",
+            failed.len(),
+            failed.join("\n  ")
+        )
+    }
+}
+
+/// `FROM=TO` pairs of a repeatable flag.
+fn pairs(values: &[String], flag: &str) -> anyhow::Result<Vec<(String, String)>> {
+    values
+        .iter()
+        .map(|v| {
+            v.split_once('=')
+                .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .ok_or_else(|| anyhow::anyhow!("{flag} {v:?}: expected FROM=TO"))
+        })
+        .collect()
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / f64::from(1u32 << 30)),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20)),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
 }
 
 /// The Kubernetes version the cluster's control plane runs: the oldest kubelet of its

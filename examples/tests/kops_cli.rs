@@ -254,7 +254,16 @@ fn help_lists_every_flag_with_a_description() {
             &["reconcile", "cluster"],
             &["--yes", "--api-wait", "--cloudonly"],
         ),
-        (&["get", "assets"], &["--output"]),
+        (
+            &["get", "assets"],
+            &[
+                "--output",
+                "--copy",
+                "--registry-endpoint",
+                "--file-source",
+                "--docker-config",
+            ],
+        ),
         (&["delete", "cluster"], &["--yes"]),
         (&["toolbox", "dump"], &["--output"]),
     ];
@@ -1533,4 +1542,129 @@ fn update_phase_plans_that_part_only() {
         "terraform",
     ])
     .expect_error("--phase cannot be used with --target terraform");
+}
+
+/// `get assets --copy`: every image goes to `containerRegistry` (a registry asking for
+/// the login of the Docker configuration given), each file to `fileRepository` only when
+/// its download has the SHA-256 the cluster expects; a second copy writes nothing.
+#[test]
+fn get_assets_copy_mirrors_images_and_refuses_files_that_do_not_match() {
+    use kops_mock::registry::FakeRegistry;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (source, target) = rt.block_on(async {
+        (
+            FakeRegistry::start().await.unwrap(),
+            FakeRegistry::start().await.unwrap(),
+        )
+    });
+    target.require_login("mirror", "pa55word");
+    let env = Env::new();
+    let files = env.path("files");
+    env.create_demo_with(&[
+        "--set",
+        &format!("spec.assets.containerRegistry={}/mirror", target.host()),
+        "--set",
+        &format!("spec.assets.fileRepository=file://{}", files.display()),
+    ]);
+    let listed = env
+        .kops(&["--name", CLUSTER, "get", "assets", "-o", "json"])
+        .expect(0);
+    let assets: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+    let mut registries = std::collections::BTreeSet::new();
+    for image in assets["images"].as_array().unwrap() {
+        let canonical = image["canonical"].as_str().unwrap();
+        let (registry, rest) = canonical.split_once('/').unwrap();
+        let (repo, tag) = rest.rsplit_once(':').unwrap();
+        source.push_image(repo, tag, &[canonical.as_bytes(), b"shared base layer"]);
+        registries.insert(registry.to_owned());
+    }
+    for file in assets["files"].as_array().unwrap() {
+        let canonical = file["canonical"].as_str().unwrap();
+        let path = canonical.strip_prefix("https:/").unwrap();
+        source.serve_file(path, b"not the real binary");
+    }
+    let config = env.path("docker.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"auths":{{"{}":{{"auth":"bWlycm9yOnBhNTV3b3Jk"}}}}}}"#,
+            target.host()
+        ),
+    )
+    .unwrap();
+    let mut args: Vec<String> = [
+        "--name",
+        CLUSTER,
+        "get",
+        "assets",
+        "--copy",
+        "-o",
+        "json",
+        "--docker-config",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    args.push(config.display().to_string());
+    args.push("--file-source".to_owned());
+    args.push(format!("https://={}/", source.url()));
+    for r in &registries {
+        args.push("--registry-endpoint".to_owned());
+        args.push(format!("{r}={}", source.url()));
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = env.kops(&argv).expect(1);
+    let outcomes: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    let images = assets["images"].as_array().unwrap();
+    let file_count = assets["files"].as_array().unwrap().len();
+    assert_eq!(outcomes.len(), images.len() + file_count, "{}", run.stdout);
+    for o in &outcomes {
+        let result = o["result"].as_str().unwrap();
+        if o["kind"] == "image" {
+            assert!(result.starts_with("copied ("), "{o}");
+        } else {
+            assert!(result.contains("not the expected"), "{o}");
+        }
+    }
+    for image in images {
+        let canonical = image["canonical"].as_str().unwrap();
+        let (_, rest) = canonical.split_once('/').unwrap();
+        let (repo, tag) = rest.rsplit_once(':').unwrap();
+        assert_eq!(
+            target.manifest_digest(&format!("mirror/{repo}"), tag),
+            source.manifest_digest(repo, tag),
+            "{canonical}"
+        );
+    }
+    assert!(
+        run.stderr
+            .contains(&format!("{file_count} asset(s) not copied")),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("pa55word") && !run.stdout.contains("pa55word"));
+    assert!(!files.exists() || std::fs::read_dir(&files).unwrap().next().is_none());
+
+    // Again: every image is in place, nothing is written to the registry.
+    let writes = |r: &FakeRegistry| {
+        r.requests()
+            .iter()
+            .filter(|q| q.starts_with("PUT") || q.starts_with("POST"))
+            .count()
+    };
+    let before = writes(&target);
+    let again = env.kops(&argv).expect(1);
+    assert!(
+        again.stderr.contains(&format!(
+            "Copied 0 asset(s) (0 B), {} already in place, {file_count} failed",
+            images.len()
+        )),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(writes(&target), before);
+    drop(rt);
 }

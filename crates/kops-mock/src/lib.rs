@@ -40,6 +40,9 @@
 //! - [`seed`]: [`Seed`] objects for [`MockAws::seed`].
 //! - `kube` (feature `kube`): a fake Kubernetes API server and kubelet for the day-two
 //!   commands.
+//! - `registry` (feature `registry`): a fake container registry (the OCI distribution API,
+//!   with token authentication) that also serves plain files, for `get assets --copy`. It
+//!   lives here because it is a fake of a remote service for tests, as the others are.
 //!
 //! # Example
 //!
@@ -73,6 +76,8 @@ pub mod gce;
 pub mod iam;
 #[cfg(feature = "kube")]
 pub mod kube;
+#[cfg(feature = "registry")]
+pub mod registry;
 pub mod route53;
 pub mod s3;
 pub mod seed;

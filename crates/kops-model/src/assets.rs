@@ -8,10 +8,21 @@
 //! nodeup file asset is resolved) while a cloud's `UpdateCluster` builds its model, and
 //! read with `UpdateCluster::assets` ([`crate::aws::UpdateCluster::assets`],
 //! [`crate::gce::UpdateCluster::assets`]).
+//!
+//! With the feature `copy`, `AssetCopier` copies them (kOps' `get assets --copy`): files
+//! to `fileRepository`, images to `containerRegistry`.
 
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
+
+#[cfg(feature = "copy")]
+mod copy;
+#[cfg(feature = "copy")]
+mod oci;
+
+#[cfg(feature = "copy")]
+pub use copy::{AssetCopier, Copied, CopyError, CopyOutcome, CopyReport, writable_location};
 
 /// A container image the cluster runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -21,6 +32,16 @@ pub struct ImageAsset {
     pub canonical: String,
     /// The image machines pull: the canonical one remapped through `spec.assets`.
     pub download: String,
+}
+
+impl ImageAsset {
+    /// An image named `canonical`, pulled as `download`.
+    pub fn new(canonical: impl Into<String>, download: impl Into<String>) -> Self {
+        ImageAsset {
+            canonical: canonical.into(),
+            download: download.into(),
+        }
+    }
 }
 
 /// A file the cluster's machines download.
@@ -33,6 +54,21 @@ pub struct FileAsset {
     pub download: String,
     /// Its SHA-256, lowercase hex.
     pub sha: String,
+}
+
+impl FileAsset {
+    /// A file at `canonical`, downloaded from `download`, with SHA-256 `sha`.
+    pub fn new(
+        canonical: impl Into<String>,
+        download: impl Into<String>,
+        sha: impl Into<String>,
+    ) -> Self {
+        FileAsset {
+            canonical: canonical.into(),
+            download: download.into(),
+            sha: sha.into(),
+        }
+    }
 }
 
 /// Every image and file of a cluster, each once, in the order the model first names it.

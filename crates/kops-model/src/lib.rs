@@ -25,6 +25,8 @@
 //!   upgrade keeps the nodes' kubelets no newer than the API server.
 //! - `UpdateCluster::assets` ([`aws::UpdateCluster::assets`]): every image and file the
 //!   machines download, canonical and remapped ([`assets`], kOps' `get assets`).
+//! - `assets::AssetCopier` (feature `copy`): kOps' `get assets --copy`, images between
+//!   registries (the OCI distribution API) and files into the file repository.
 //! - `day2` (feature `day2`): export kubeconfig, validate, rolling-update, delete
 //!   instance, and the control plane's running version.
 //!
