@@ -82,10 +82,12 @@ async fn an_index_is_copied_with_every_platform_and_its_digest_kept() {
 #[tokio::test]
 async fn a_blob_the_target_holds_is_not_uploaded_again() {
     let rig = rig().await;
+    // A base layer of several megabytes: streamed in many chunks.
+    let base: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
     rig.source
-        .push_image("pause", "3.10", &[b"base layer", b"pause layer"]);
+        .push_image("pause", "3.10", &[&base, b"pause layer"]);
     rig.source
-        .push_image("pause", "3.10.1", &[b"base layer", b"new pause layer"]);
+        .push_image("pause", "3.10.1", &[&base, b"new pause layer"]);
     let host = rig.target.host();
     for tag in ["3.10", "3.10.1"] {
         let image = ImageAsset::new(
@@ -100,11 +102,7 @@ async fn a_blob_the_target_holds_is_not_uploaded_again() {
         .collect();
     // Two configs, three distinct layers: the shared base layer once.
     assert_eq!(uploads.len(), 5, "{uploads:?}");
-    assert!(
-        rig.target
-            .blobs("pause")
-            .contains_key(&digest(b"base layer"))
-    );
+    assert_eq!(rig.target.blobs("pause")[&digest(&base)], base);
 }
 
 #[tokio::test]

@@ -1,18 +1,22 @@
 //! A client of the OCI distribution API (the registry protocol Docker and containerd
 //! speak) that copies one image, with every platform of an index, from one registry to
 //! another: manifests byte for byte, so the digests stay the same, and each blob only
-//! when the target lacks it.
+//! when the target lacks it, streamed from one registry to the other and checked against
+//! its digest on the way.
 //!
 //! Authentication follows the registries' challenges: anonymous or basic-authenticated
 //! bearer tokens per repository and action, or basic authentication, with the logins the
 //! caller gave ([`super::copy::AssetCopier::with_registry_login`]).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, LOCATION, WWW_AUTHENTICATE};
+use futures::StreamExt;
+use reqwest::header::{
+    ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, LOCATION, WWW_AUTHENTICATE,
+};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -208,13 +212,26 @@ pub(crate) struct Oci<'a> {
 
 /// `sha256:<hex>` of `bytes`.
 pub(crate) fn digest_of(bytes: &[u8]) -> String {
-    let sum = Sha256::digest(bytes);
+    hex_digest(Sha256::digest(bytes).as_slice())
+}
+
+/// `sha256:<hex>` of a SHA-256 sum.
+fn hex_digest(sum: &[u8]) -> String {
     let mut out = String::with_capacity(71);
     out.push_str("sha256:");
     for b in sum {
         out.push_str(&format!("{b:02x}"));
     }
     out
+}
+
+/// What went through a blob's stream.
+#[derive(Default)]
+struct Streamed {
+    hasher: Sha256,
+    bytes: u64,
+    /// Whether the source's body ended (it was read whole).
+    complete: bool,
 }
 
 /// The parameters of a `WWW-Authenticate` challenge: its scheme and `key="value"` pairs.
@@ -328,7 +345,10 @@ impl<'a> Oci<'a> {
         Ok(bytes)
     }
 
-    /// Copies one blob unless the target has it; returns the bytes uploaded.
+    /// Copies one blob unless the target has it; returns the bytes uploaded. The blob is
+    /// streamed from the source to the target (never held whole in memory) and hashed on
+    /// the way: a source whose bytes do not have the blob's digest is an error whatever
+    /// the target answered (registries check it too).
     async fn copy_blob(
         &self,
         source: &ImageRef,
@@ -343,25 +363,7 @@ impl<'a> Oci<'a> {
         if head.status() != StatusCode::NOT_FOUND {
             return Err(status_error(target, "checking blob", digest, head.status()));
         }
-        let path = format!("/v2/{}/blobs/{digest}", source.repository);
-        let got = self.send(source, false, Method::GET, &path, |r| r).await?;
-        if !got.status().is_success() {
-            return Err(status_error(source, "reading blob", digest, got.status()));
-        }
-        let data = got.bytes().await.map_err(|e| {
-            format!(
-                "reading blob {digest} from {}: {}",
-                source.registry,
-                causes(&e)
-            )
-        })?;
-        let actual = digest_of(&data);
-        if actual != digest {
-            return Err(format!(
-                "blob {digest} from {} has digest {actual}: refusing to copy it",
-                source.registry
-            ));
-        }
+        // Started first: the target's push token is then granted before the body streams.
         let uploads = format!("/v2/{}/blobs/uploads/", target.repository);
         let started = self
             .send(target, true, Method::POST, &uploads, |r| r)
@@ -380,19 +382,68 @@ impl<'a> Oci<'a> {
             .and_then(|l| l.to_str().ok())
             .ok_or_else(|| format!("{}: an upload started without a Location", target.registry))?
             .to_owned();
-        let separator = if location.contains('?') { '&' } else { '?' };
-        let url = format!("{location}{separator}digest={digest}");
-        let size = data.len() as u64;
-        let put = self
-            .send(target, true, Method::PUT, &url, |r| {
-                r.header(CONTENT_TYPE, "application/octet-stream")
-                    .body(data.clone())
+        let path = format!("/v2/{}/blobs/{digest}", source.repository);
+        let got = self.send(source, false, Method::GET, &path, |r| r).await?;
+        if !got.status().is_success() {
+            return Err(status_error(source, "reading blob", digest, got.status()));
+        }
+        let length = got.content_length();
+        let seen = Arc::new(Mutex::new(Streamed::default()));
+        let (hashing, ended) = (seen.clone(), seen.clone());
+        let stream = got
+            .bytes_stream()
+            .map(move |chunk| {
+                if let Ok(c) = &chunk {
+                    let mut s = lock(&hashing);
+                    s.hasher.update(c);
+                    s.bytes += c.len() as u64;
+                }
+                chunk
             })
-            .await?;
+            .chain(futures::stream::poll_fn(move |_| {
+                lock(&ended).complete = true;
+                std::task::Poll::Ready(None)
+            }));
+        let base = self.registries.base(&target.registry);
+        let separator = if location.contains('?') { '&' } else { '?' };
+        let url = if location.starts_with("http://") || location.starts_with("https://") {
+            format!("{location}{separator}digest={digest}")
+        } else {
+            format!("{base}{location}{separator}digest={digest}")
+        };
+        let mut put = self
+            .http
+            .put(&url)
+            .header(CONTENT_TYPE, "application/octet-stream")
+            .body(reqwest::Body::wrap_stream(stream));
+        if let Some(n) = length {
+            put = put.header(CONTENT_LENGTH, n);
+        }
+        let scope = format!("repository:{}:pull,push", target.repository);
+        let put = self.authorize(put, &target.registry, &scope).send().await;
+        let streamed = std::mem::take(&mut *lock(&seen));
+        // Read whole: to its end, or (a body of known length, which is sent without
+        // reading past it) to its length.
+        if streamed.complete || length == Some(streamed.bytes) {
+            let actual = hex_digest(streamed.hasher.finalize().as_slice());
+            if actual != digest {
+                return Err(format!(
+                    "blob {digest} from {} has digest {actual}: refusing to copy it",
+                    source.registry
+                ));
+            }
+        }
+        let put = put.map_err(|e| {
+            format!(
+                "uploading blob {digest} to {}: {}",
+                target.registry,
+                causes(&e)
+            )
+        })?;
         if put.status() != StatusCode::CREATED {
             return Err(status_error(target, "uploading blob", digest, put.status()));
         }
-        Ok(size)
+        Ok(streamed.bytes)
     }
 
     /// The manifest `reference` names in `image`'s repository, checked against the digest
