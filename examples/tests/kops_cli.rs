@@ -1545,7 +1545,7 @@ fn update_phase_plans_that_part_only() {
 }
 
 /// `get assets --copy`: every image goes to `containerRegistry` (a registry asking for
-/// the login of the Docker configuration given), each file to `fileRepository` only when
+/// the login a Docker credential helper holds), each file to `fileRepository` only when
 /// its download has the SHA-256 the cluster expects; a second copy writes nothing.
 #[test]
 fn get_assets_copy_mirrors_images_and_refuses_files_that_do_not_match() {
@@ -1587,13 +1587,31 @@ fn get_assets_copy_mirrors_images_and_refuses_files_that_do_not_match() {
         let path = canonical.strip_prefix("https:/").unwrap();
         source.serve_file(path, b"not the real binary");
     }
+    // The target's login comes from a Docker credential helper, as ECR's does.
+    let bin = env.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let helper = bin.join("docker-credential-fake");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\nread server\nif [ \"$server\" = \"{}\" ]; then\n  echo '{{\"Username\":\"mirror\",\"Secret\":\"pa55word\"}}'\nelse\n  echo 'credentials not found in native keychain'\n  exit 1\nfi\n",
+            target.host()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let config = env.path("docker.json");
     std::fs::write(
         &config,
-        format!(
-            r#"{{"auths":{{"{}":{{"auth":"bWlycm9yOnBhNTV3b3Jk"}}}}}}"#,
-            target.host()
-        ),
+        format!(r#"{{"credHelpers":{{"{}":"fake"}}}}"#, target.host()),
     )
     .unwrap();
     let mut args: Vec<String> = [
@@ -1616,7 +1634,7 @@ fn get_assets_copy_mirrors_images_and_refuses_files_that_do_not_match() {
         args.push(format!("{r}={}", source.url()));
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = env.kops(&argv).expect(1);
+    let run = env.kops_env(&argv, &[("PATH", &path)]).expect(1);
     let outcomes: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
     let images = assets["images"].as_array().unwrap();
     let file_count = assets["files"].as_array().unwrap().len();
@@ -1656,7 +1674,7 @@ fn get_assets_copy_mirrors_images_and_refuses_files_that_do_not_match() {
             .count()
     };
     let before = writes(&target);
-    let again = env.kops(&argv).expect(1);
+    let again = env.kops_env(&argv, &[("PATH", &path)]).expect(1);
     assert!(
         again.stderr.contains(&format!(
             "Copied 0 asset(s) (0 B), {} already in place, {file_count} failed",

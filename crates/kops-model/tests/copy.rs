@@ -241,7 +241,11 @@ async fn a_report_holds_every_outcome_and_goes_on_past_failures() {
     );
     assert!(!report.is_success());
     let messages: Vec<String> = report.failures().map(ToString::to_string).collect();
-    assert!(messages[0].contains("not found"), "{messages:?}");
+    // The registry's own words come with the status.
+    assert!(
+        messages[0].contains("HTTP 404: not found (MANIFEST_UNKNOWN: manifest unknown)"),
+        "{messages:?}"
+    );
     assert!(
         messages[1].contains("s3://, gs:// or file://"),
         "{messages:?}"

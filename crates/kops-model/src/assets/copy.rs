@@ -172,14 +172,32 @@ impl AssetCopier {
 
     /// Adds the logins of a Docker client configuration (`~/.docker/config.json`, as
     /// `docker login` writes it): each `auths` entry with an `auth` (base64 of
-    /// `user:password`) or a `username` and `password`. Entries given already are kept.
-    /// Credential helpers (`credsStore`, `credHelpers`) are not run.
+    /// `user:password`) or a `username` and `password`, and the credential helpers
+    /// (`credHelpers` per registry, `credsStore` for the others), which are run
+    /// (`docker-credential-<helper> get`, from `PATH`) when a registry asks for a login:
+    /// `ecr-login` for Amazon ECR, `gcloud` for Google's registries. A registry's helper
+    /// wins over its login, and a login over the default helper, as in Docker. Logins given
+    /// already are kept.
     pub fn with_docker_config(mut self, path: &Path) -> Result<Self, CopyError> {
         let name = path.display().to_string();
         let text =
             std::fs::read_to_string(path).map_err(|e| CopyError::new(&name, e.to_string()))?;
         let config: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| CopyError::new(&name, format!("not JSON: {e}")))?;
+        if let Some(helpers) = config.get("credHelpers").and_then(|h| h.as_object()) {
+            for (server, helper) in helpers {
+                if let Some(h) = helper.as_str().filter(|h| !h.is_empty()) {
+                    self.registries
+                        .helpers
+                        .insert(registry_of_server(server), h.to_owned());
+                }
+            }
+        }
+        if let Some(store) = config.get("credsStore").and_then(|s| s.as_str())
+            && !store.is_empty()
+        {
+            self.registries.default_helper = Some(store.to_owned());
+        }
         let Some(auths) = config.get("auths").and_then(|a| a.as_object()) else {
             return Ok(self);
         };
@@ -496,6 +514,7 @@ mod tests {
         assert_eq!(c.registries.logins["docker.io"].user, "user");
         assert_eq!(c.registries.logins["docker.io"].password, "s3cret");
         assert_eq!(c.registries.logins["127.0.0.1:5000"].user, "u2");
+        assert_eq!(c.registries.default_helper.as_deref(), Some("desktop"));
         let shown = format!("{c:?}");
         assert!(
             !shown.contains("s3cret") && !shown.contains("p2"),

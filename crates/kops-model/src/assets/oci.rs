@@ -141,6 +141,11 @@ pub(crate) struct Registries {
     /// `http://127.0.0.1:5000`).
     pub(crate) endpoints: HashMap<String, String>,
     pub(crate) logins: HashMap<String, Login>,
+    /// Docker credential helpers by registry (`credHelpers`): `ecr-login` runs
+    /// `docker-credential-ecr-login`.
+    pub(crate) helpers: HashMap<String, String>,
+    /// The helper of every other registry (`credsStore`).
+    pub(crate) default_helper: Option<String>,
 }
 
 impl Registries {
@@ -208,6 +213,8 @@ pub(crate) struct Oci<'a> {
     tokens: Mutex<HashMap<(String, String), String>>,
     /// Basic authentication answers a registry's challenge with the login itself.
     basic: Mutex<HashMap<String, bool>>,
+    /// Each registry's login, once looked up (given, or from its credential helper).
+    resolved: Mutex<HashMap<String, Option<Login>>>,
 }
 
 /// `sha256:<hex>` of `bytes`.
@@ -276,6 +283,7 @@ impl<'a> Oci<'a> {
             registries,
             tokens: Mutex::new(HashMap::new()),
             basic: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
         }
     }
 
@@ -361,7 +369,7 @@ impl<'a> Oci<'a> {
             return Ok(0);
         }
         if head.status() != StatusCode::NOT_FOUND {
-            return Err(status_error(target, "checking blob", digest, head.status()));
+            return Err(response_error(target, "checking blob", digest, head).await);
         }
         // Started first: the target's push token is then granted before the body streams.
         let uploads = format!("/v2/{}/blobs/uploads/", target.repository);
@@ -369,12 +377,7 @@ impl<'a> Oci<'a> {
             .send(target, true, Method::POST, &uploads, |r| r)
             .await?;
         if started.status() != StatusCode::ACCEPTED {
-            return Err(status_error(
-                target,
-                "starting the upload of",
-                digest,
-                started.status(),
-            ));
+            return Err(response_error(target, "starting the upload of", digest, started).await);
         }
         let location = started
             .headers()
@@ -385,7 +388,7 @@ impl<'a> Oci<'a> {
         let path = format!("/v2/{}/blobs/{digest}", source.repository);
         let got = self.send(source, false, Method::GET, &path, |r| r).await?;
         if !got.status().is_success() {
-            return Err(status_error(source, "reading blob", digest, got.status()));
+            return Err(response_error(source, "reading blob", digest, got).await);
         }
         let length = got.content_length();
         let seen = Arc::new(Mutex::new(Streamed::default()));
@@ -441,7 +444,7 @@ impl<'a> Oci<'a> {
             )
         })?;
         if put.status() != StatusCode::CREATED {
-            return Err(status_error(target, "uploading blob", digest, put.status()));
+            return Err(response_error(target, "uploading blob", digest, put).await);
         }
         Ok(streamed.bytes)
     }
@@ -456,12 +459,7 @@ impl<'a> Oci<'a> {
             })
             .await?;
         if !got.status().is_success() {
-            return Err(status_error(
-                image,
-                "reading manifest",
-                reference,
-                got.status(),
-            ));
+            return Err(response_error(image, "reading manifest", reference, got).await);
         }
         let reported = got
             .headers()
@@ -549,12 +547,7 @@ impl<'a> Oci<'a> {
             })
             .await?;
         if put.status() != StatusCode::CREATED && !put.status().is_success() {
-            return Err(status_error(
-                image,
-                "writing manifest",
-                reference,
-                put.status(),
-            ));
+            return Err(response_error(image, "writing manifest", reference, put).await);
         }
         Ok(())
     }
@@ -623,17 +616,38 @@ impl<'a> Oci<'a> {
             return request.bearer_auth(token);
         }
         let basic = lock(&self.basic).get(registry).copied().unwrap_or(false);
-        match self.registries.logins.get(registry) {
-            Some(l) if basic => request.basic_auth(&l.user, Some(&l.password)),
+        match lock(&self.resolved).get(registry) {
+            Some(Some(l)) if basic => request.basic_auth(&l.user, Some(&l.password)),
             _ => request,
         }
+    }
+
+    /// `registry`'s login: the credential helper configured for it, else the one given,
+    /// else the default helper's; looked up once.
+    async fn login(&self, registry: &str) -> Result<Option<Login>, String> {
+        if let Some(known) = lock(&self.resolved).get(registry) {
+            return Ok(known.clone());
+        }
+        let r = self.registries;
+        let helper = r.helpers.get(registry);
+        let found = match (helper, r.logins.get(registry)) {
+            (Some(h), _) => run_helper(h, registry).await?,
+            (None, Some(l)) => Some(l.clone()),
+            (None, None) => match &r.default_helper {
+                Some(h) => run_helper(h, registry).await?,
+                None => None,
+            },
+        };
+        lock(&self.resolved).insert(registry.to_owned(), found.clone());
+        Ok(found)
     }
 
     /// Answers a registry's challenge: a bearer token for `scope` from its realm, or
     /// basic authentication with its login.
     async fn answer(&self, registry: &str, scope: &str, challenge: &str) -> Result<(), String> {
         let (scheme, params) = parse_challenge(challenge);
-        let login = self.registries.logins.get(registry);
+        let login = self.login(registry).await?;
+        let login = login.as_ref();
         match scheme.as_str() {
             "basic" => {
                 if login.is_none() {
@@ -692,6 +706,106 @@ impl<'a> Oci<'a> {
             )),
         }
     }
+}
+
+/// The login Docker's credential helper `helper` (`docker-credential-<helper> get`, the
+/// registry's server on its input) holds for `registry`; `None` when it holds none.
+async fn run_helper(helper: &str, registry: &str) -> Result<Option<Login>, String> {
+    let program = format!("docker-credential-{helper}");
+    // Docker Hub's logins are kept under its v1 index URL.
+    let server = if registry == "docker.io" {
+        "https://index.docker.io/v1/".to_owned()
+    } else {
+        registry.to_owned()
+    };
+    let run = {
+        let program = program.clone();
+        tokio::task::spawn_blocking(move || {
+            use std::io::Write as _;
+            let mut child = std::process::Command::new(&program)
+                .arg("get")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()?;
+            if let Some(mut stdin) = child.stdin.take() {
+                stdin.write_all(server.as_bytes())?;
+            }
+            child.wait_with_output()
+        })
+    };
+    let output = run
+        .await
+        .map_err(|e| format!("running {program}: {e}"))?
+        .map_err(|e| format!("running {program} (is it on PATH?): {e}"))?;
+    helper_output(&program, registry, output.status.success(), &output.stdout)
+}
+
+/// A credential helper's answer: its JSON on success, `None` for Docker's "credentials not
+/// found" answer. The secret never appears in an error.
+fn helper_output(
+    program: &str,
+    registry: &str,
+    success: bool,
+    stdout: &[u8],
+) -> Result<Option<Login>, String> {
+    let text = String::from_utf8_lossy(stdout);
+    if !success {
+        if text.contains("credentials not found") {
+            return Ok(None);
+        }
+        return Err(format!(
+            "{program} found no login for {registry}: {}",
+            text.trim().lines().next().unwrap_or("it failed")
+        ));
+    }
+    #[derive(Deserialize)]
+    struct Answer {
+        #[serde(rename = "Username")]
+        username: String,
+        #[serde(rename = "Secret")]
+        secret: String,
+    }
+    let a: Answer = serde_json::from_str(&text).map_err(|_| {
+        format!("{program} answered for {registry} with something other than a login")
+    })?;
+    if a.username == "<token>" {
+        return Err(format!(
+            "{program} holds an identity token for {registry}, which is not supported: log in with a user and password"
+        ));
+    }
+    Ok(Some(Login {
+        user: a.username,
+        password: a.secret,
+    }))
+}
+
+/// A failed response's error: the status, what the registry said (its `errors` codes and
+/// messages) and a hint.
+async fn response_error(image: &ImageRef, doing: &str, what: &str, response: Response) -> String {
+    let status = response.status();
+    let said = response
+        .bytes()
+        .await
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|j| {
+            let errors = j.get("errors")?.as_array()?;
+            let texts: Vec<String> = errors
+                .iter()
+                .map(|e| {
+                    let code = e.get("code").and_then(|c| c.as_str()).unwrap_or("");
+                    let message = e.get("message").and_then(|m| m.as_str()).unwrap_or("");
+                    format!("{code}: {message}")
+                })
+                .collect();
+            (!texts.is_empty()).then(|| texts.join("; "))
+        });
+    let mut text = status_error(image, doing, what, status);
+    if let Some(s) = said {
+        text.push_str(&format!(" ({s})"));
+    }
+    text
 }
 
 /// An HTTP error with its causes (reqwest's own text says only that a request failed).
@@ -792,6 +906,39 @@ mod tests {
         assert_eq!(p["realm"], "https://auth.example.com/token");
         assert_eq!(p["scope"], "repository:a:pull,push");
         assert_eq!(p["service"], "reg");
+    }
+
+    #[test]
+    fn credential_helpers_answers_are_logins_or_nothing() {
+        let ok = helper_output(
+            "docker-credential-ecr-login",
+            "1.dkr.ecr.us-east-1.amazonaws.com",
+            true,
+            br#"{"ServerURL":"1.dkr.ecr.us-east-1.amazonaws.com","Username":"AWS","Secret":"tok"}"#,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((ok.user.as_str(), ok.password.as_str()), ("AWS", "tok"));
+        let none = helper_output(
+            "h",
+            "r",
+            false,
+            b"credentials not found in native keychain\n",
+        );
+        assert!(none.unwrap().is_none());
+        let token = helper_output(
+            "h",
+            "r",
+            true,
+            br#"{"Username":"<token>","Secret":"refresh-xyz"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            token.contains("identity token") && !token.contains("refresh-xyz"),
+            "{token}"
+        );
+        let garbled = helper_output("h", "r", true, b"Secret: abc").unwrap_err();
+        assert!(!garbled.contains("abc"), "{garbled}");
     }
 
     #[test]
