@@ -81,6 +81,8 @@ pub mod registry;
 pub mod route53;
 pub mod s3;
 pub mod seed;
+#[cfg(any(feature = "kube", feature = "gce-rest", feature = "registry"))]
+mod serve;
 pub mod sqs;
 mod state;
 

@@ -24,7 +24,6 @@
 //! cross-repository mounts, no deletes, no catalog or tag listing.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -32,11 +31,8 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value as Json, json};
 use sha2::{Digest, Sha256};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 /// OCI image index.
@@ -88,24 +84,11 @@ pub fn digest(bytes: &[u8]) -> String {
 impl FakeRegistry {
     /// An empty registry on a free port (needs a tokio runtime).
     pub async fn start() -> std::io::Result<FakeRegistry> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(Registry::default()));
-        let served = state.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let state = served.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| {
-                        let state = state.clone();
-                        async move { Ok::<_, Infallible>(handle(&state, addr, req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (addr, accept) = crate::serve::serve(state.clone(), |state, addr, req| async move {
+            handle(&state, addr, req).await
+        })
+        .await?;
         Ok(FakeRegistry {
             addr,
             state,

@@ -39,7 +39,6 @@
 //! validated beyond names and references.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -47,10 +46,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::{Map, Value as Json, json};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use super::{base36, instance_address};
@@ -113,8 +109,6 @@ impl FakeGceApi {
     /// Project `project` in `region` with zones `<region>-a`, `-b`, `-c`, served on a
     /// free port of 127.0.0.1 until dropped (needs a tokio runtime).
     pub async fn start(project: &str, region: &str) -> std::io::Result<FakeGceApi> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
         let api = Api {
             project: project.to_owned(),
             region: region.to_owned(),
@@ -131,21 +125,10 @@ impl FakeGceApi {
             ..Api::default()
         };
         let state = Arc::new(Mutex::new(api));
-        let served = state.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let state = served.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| {
-                        let state = state.clone();
-                        async move { Ok::<_, Infallible>(handle(&state, req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (addr, accept) = crate::serve::serve(state.clone(), |state, _, req| async move {
+            handle(&state, req).await
+        })
+        .await?;
         Ok(FakeGceApi {
             addr,
             state,

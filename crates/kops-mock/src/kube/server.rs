@@ -1,6 +1,5 @@
 //! The HTTP side of the fake API server: routing, JSON, status objects.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -8,12 +7,9 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use super::store::{Eviction, KubeObjects, KubeRequest, set_node_ready};
@@ -37,24 +33,11 @@ type Reply = Response<Full<Bytes>>;
 impl FakeKube {
     /// Binds a free port on 127.0.0.1 and serves until dropped (needs a tokio runtime).
     pub async fn start() -> std::io::Result<FakeKube> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(KubeObjects::default()));
-        let served = state.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let state = served.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| {
-                        let state = state.clone();
-                        async move { Ok::<_, Infallible>(handle(&state, req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (addr, accept) = crate::serve::serve(state.clone(), |state, _, req| async move {
+            handle(&state, req).await
+        })
+        .await?;
         Ok(FakeKube {
             addr,
             state,
