@@ -210,24 +210,24 @@ pub struct CreateClusterArgs {
     /// Machine type of control-plane instances
     #[arg(long, value_name = "TYPE")]
     pub control_plane_size: Option<String>,
-    /// Number of worker nodes
-    #[arg(long, default_value_t = 1)]
-    pub node_count: u32,
-    /// Machine type of worker nodes
+    /// Number of worker nodes, split between the zones (default: one per zone)
+    #[arg(long)]
+    pub node_count: Option<u32>,
+    /// Machine type of worker nodes (several, comma-separated: a mixed-instances policy)
     #[arg(long, value_name = "TYPE")]
     pub node_size: Option<String>,
     /// Networking (CNI): cilium, calico, kindnet, flannel, amazonvpc, kubenet, ...
     #[arg(long, default_value = "cilium")]
     pub networking: String,
-    /// Network topology
-    #[arg(long, value_enum, default_value = "public")]
-    pub topology: TopologyArg,
+    /// Network topology (default: private with --ipv6, else public)
+    #[arg(long, value_enum)]
+    pub topology: Option<TopologyArg>,
     /// DNS zone of the cluster (name or id; default: found from the cluster name)
     #[arg(long, value_name = "ZONE")]
     pub dns_zone: Option<String>,
-    /// DNS type
-    #[arg(long, value_enum, default_value = "public")]
-    pub dns: DnsArg,
+    /// DNS type (default: public with --dns-zone, else none)
+    #[arg(long, value_enum)]
+    pub dns: Option<DnsArg>,
     /// File holding the admin SSH public key to add
     #[arg(long, value_name = "FILE")]
     pub ssh_public_key: Option<PathBuf>,
@@ -237,9 +237,94 @@ pub struct CreateClusterArgs {
     /// Kubernetes version (default: the channel's recommended version)
     #[arg(long, value_name = "VERSION")]
     pub kubernetes_version: Option<String>,
-    /// Network CIDR of the cluster's VPC (default: 172.20.0.0/16)
-    #[arg(long, value_name = "CIDR")]
-    pub network_cidr: Option<String>,
+    /// Network CIDR of the cluster's VPC (default: 172.20.0.0/16, or the shared VPC's);
+    /// more, comma-separated, are added to the VPC, each with a subnet
+    #[arg(long, value_delimiter = ',', value_name = "CIDR")]
+    pub network_cidr: Vec<String>,
+    /// An existing VPC (GCE: network) to build the cluster in
+    #[arg(long, value_name = "ID")]
+    pub network_id: Option<String>,
+    /// Existing subnets to use, comma-separated (AWS: one per zone; GCE: one)
+    #[arg(long, value_delimiter = ',', value_name = "ID")]
+    pub subnets: Vec<String>,
+    /// Existing utility subnets to use, comma-separated (private topology)
+    #[arg(long, value_delimiter = ',', value_name = "ID")]
+    pub utility_subnets: Vec<String>,
+    /// An IPv6 cluster (AWS)
+    #[arg(long)]
+    pub ipv6: bool,
+    /// Leave the subnets untagged
+    #[arg(long)]
+    pub disable_subnet_tags: bool,
+    /// Image of the worker nodes
+    #[arg(long, value_name = "IMAGE")]
+    pub node_image: Option<String>,
+    /// Image of the control plane
+    #[arg(long, visible_alias = "master-image", value_name = "IMAGE")]
+    pub control_plane_image: Option<String>,
+    /// Image of the bastions
+    #[arg(long, value_name = "IMAGE")]
+    pub bastion_image: Option<String>,
+    /// More security groups of the worker nodes, comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "ID")]
+    pub node_security_groups: Vec<String>,
+    /// More security groups of the control plane, comma-separated
+    #[arg(
+        long,
+        visible_alias = "master-security-groups",
+        value_delimiter = ',',
+        value_name = "ID"
+    )]
+    pub control_plane_security_groups: Vec<String>,
+    /// Give every machine a public IP (or none, with false)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub associate_public_ip: Option<bool>,
+    /// ARN of the certificate of the API's load balancer (AWS)
+    #[arg(long, value_name = "ARN")]
+    pub api_ssl_certificate: Option<String>,
+    /// The API's public name
+    #[arg(long, visible_alias = "master-public-name", value_name = "NAME")]
+    pub api_public_name: Option<String>,
+    /// Authorization mode: RBAC or AlwaysAllow
+    #[arg(long, default_value = "RBAC", value_name = "MODE")]
+    pub authorization: String,
+    /// Kubernetes feature gates of every component, comma-separated: Name or +Name turns
+    /// one on, -Name off
+    #[arg(long, value_delimiter = ',', value_name = "GATES")]
+    pub kubernetes_feature_gates: Vec<String>,
+    /// Where to publish the service-account issuer's discovery documents
+    /// (s3://bucket/path); on AWS it also gives pods IAM roles
+    #[arg(long, value_name = "URL")]
+    pub discovery_store: Option<String>,
+    /// What manages the nodes: cloudgroups or karpenter
+    #[arg(long, default_value = "cloudgroups", value_name = "MANAGER")]
+    pub instance_manager: String,
+    /// The etcd clusters, comma-separated
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "main,events",
+        value_name = "NAMES"
+    )]
+    pub etcd_clusters: Vec<String>,
+    /// etcd's volume type (gp3, io1, ...)
+    #[arg(long, value_name = "TYPE")]
+    pub etcd_storage_type: Option<String>,
+    /// Root volume type of the worker nodes (gp3, io1, ...)
+    #[arg(long, value_name = "TYPE")]
+    pub node_volume_type: Option<String>,
+    /// Root volume type of the control plane
+    #[arg(long, visible_alias = "master-volume-type", value_name = "TYPE")]
+    pub control_plane_volume_type: Option<String>,
+    /// Tenancy of the worker nodes (AWS): default or dedicated
+    #[arg(long, value_name = "TENANCY")]
+    pub node_tenancy: Option<String>,
+    /// Tenancy of the control plane (AWS)
+    #[arg(long, visible_alias = "master-tenancy", value_name = "TENANCY")]
+    pub control_plane_tenancy: Option<String>,
+    /// Service account of the machines (GCE)
+    #[arg(long, value_name = "EMAIL")]
+    pub gce_service_account: Option<String>,
     /// Add a bastion group, the only way in by SSH (private topology only)
     #[arg(long)]
     pub bastion: bool,
@@ -266,7 +351,7 @@ pub struct CreateClusterArgs {
     /// Root volume size of the control plane's machines, GB
     #[arg(long, visible_alias = "master-volume-size", value_name = "GB")]
     pub control_plane_volume_size: Option<u32>,
-    /// Encrypt etcd's volumes (default: true)
+    /// Encrypt etcd's volumes (default: true on AWS)
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub encrypt_etcd_storage: Option<bool>,
     /// Create the cloud resources too (update cluster --yes), or with --target terraform

@@ -1,11 +1,10 @@
 //! `create cluster`, `create -f`, `create sshpublickey` and `replace -f`.
 //!
-//! `create cluster` builds the Cluster and InstanceGroups from flags the way kOps'
-//! `NewCluster` lays them out: one subnet per zone (plus a utility subnet per zone for a
-//! private topology), one control-plane group per control-plane instance, one node group
-//! per zone, and the `main` and `events` etcd clusters with a member per control-plane
-//! group. The stored spec is the unpopulated one; the completed (populated) spec is
-//! validated before anything is written.
+//! `create cluster` builds the Cluster and InstanceGroups from flags the way kOps' `create
+//! cluster` does (`kops_model::new_cluster`), finding an existing network's VPC, subnets
+//! and CIDRs in the cloud, applies `--set`/`--unset`, validates the completed spec and
+//! stores the unpopulated one with the CIDRs, machine types and images the completed spec
+//! assigned.
 
 use std::path::Path;
 
@@ -25,22 +24,31 @@ use crate::cli::{
 use crate::spec::{self, Manifest};
 use crate::state::{self, State};
 
-/// The library's options for the `create cluster` flags.
+/// The library's options for the `create cluster` flags; `network` is what
+/// [`shared_network`] found for `--network-id`, `--subnets` and `--utility-subnets`.
 fn options(
     name: &str,
     args: &CreateClusterArgs,
     state_url: &str,
     kubernetes_version: &str,
+    network: SharedNetwork,
 ) -> anyhow::Result<NewClusterOptions> {
     let labels = args
         .cloud_labels
         .iter()
-        .map(|l| match l.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
-            _ => Err(anyhow!("--cloud-labels: {l:?} is not KEY=VALUE")),
-        })
+        .map(|l| cloud_label(l))
         .collect::<anyhow::Result<_>>()?;
-    Ok(NewClusterOptions::new(name, state_url)
+    let authorization = match args.authorization.to_ascii_lowercase().as_str() {
+        "rbac" | "" => kops_model::Authorization::Rbac,
+        "alwaysallow" => kops_model::Authorization::AlwaysAllow,
+        other => bail!("--authorization: unknown mode {other:?} (RBAC or AlwaysAllow)"),
+    };
+    let instance_manager = match args.instance_manager.to_ascii_lowercase().as_str() {
+        "cloudgroups" | "" => kops_model::InstanceManager::CloudGroups,
+        "karpenter" => kops_model::InstanceManager::Karpenter,
+        other => bail!("--instance-manager: unknown manager {other:?} (cloudgroups or karpenter)"),
+    };
+    let mut o = NewClusterOptions::new(name, state_url)
         .with_cloud(match args.cloud {
             CloudArg::Aws => kops_model::Cloud::Aws,
             CloudArg::Gce => kops_model::Cloud::Gce,
@@ -48,22 +56,11 @@ fn options(
         .with_zones(args.zones.iter().cloned())
         .with_control_plane_zones(args.control_plane_zones.iter().cloned())
         .with_control_plane_count(args.control_plane_count)
-        .with_node_count(args.node_count)
         .with_node_size(args.node_size.clone())
         .with_control_plane_size(args.control_plane_size.clone())
         .with_image(args.image.clone())
         .with_networking(args.networking.clone())
-        .with_topology(match args.topology {
-            TopologyArg::Public => Topology::Public,
-            TopologyArg::Private => Topology::Private,
-        })
-        .with_dns(match args.dns {
-            DnsArg::Public => DnsType::Public,
-            DnsArg::Private => DnsType::Private,
-            DnsArg::None => DnsType::None,
-        })
         .with_dns_zone(args.dns_zone.clone())
-        .with_network_cidr(args.network_cidr.clone())
         .with_project(args.project.clone())
         .with_kubernetes_version(kubernetes_version)
         .with_bastion(args.bastion)
@@ -77,7 +74,224 @@ fn options(
         .with_channel(args.channel.clone())
         .with_node_volume_size(args.node_volume_size)
         .with_control_plane_volume_size(args.control_plane_volume_size)
-        .with_encrypt_etcd_storage(args.encrypt_etcd_storage))
+        .with_encrypt_etcd_storage(args.encrypt_etcd_storage);
+    if let Some(n) = args.node_count {
+        o = o.with_node_count(n);
+    }
+    if let Some(t) = args.topology {
+        o = o.with_topology(match t {
+            TopologyArg::Public => Topology::Public,
+            TopologyArg::Private => Topology::Private,
+        });
+    }
+    if let Some(d) = args.dns {
+        o = o.with_dns(match d {
+            DnsArg::Public => DnsType::Public,
+            DnsArg::Private => DnsType::Private,
+            DnsArg::None => DnsType::None,
+        });
+    }
+    let mut cidrs = args.network_cidr.iter().map(|c| c.trim().to_owned());
+    o.network_cidr = cidrs.next().or(network.cidr);
+    o.additional_network_cidrs = cidrs.collect();
+    o.network_id = network.id;
+    o.subnet_ids = network.subnets;
+    o.utility_subnet_ids = network.utility_subnets;
+    o.subnet_cidrs = network.cidrs;
+    o.ipv6 = args.ipv6;
+    o.disable_subnet_tags = args.disable_subnet_tags;
+    o.node_image.clone_from(&args.node_image);
+    o.control_plane_image.clone_from(&args.control_plane_image);
+    o.bastion_image.clone_from(&args.bastion_image);
+    o.node_security_groups
+        .clone_from(&args.node_security_groups);
+    o.control_plane_security_groups
+        .clone_from(&args.control_plane_security_groups);
+    o.associate_public_ip = args.associate_public_ip;
+    o.api_ssl_certificate.clone_from(&args.api_ssl_certificate);
+    o.api_public_name.clone_from(&args.api_public_name);
+    o.authorization = authorization;
+    o.kubernetes_feature_gates
+        .clone_from(&args.kubernetes_feature_gates);
+    o.discovery_store.clone_from(&args.discovery_store);
+    o.instance_manager = instance_manager;
+    o.etcd_clusters.clone_from(&args.etcd_clusters);
+    o.etcd_storage_type.clone_from(&args.etcd_storage_type);
+    o.node_volume_type.clone_from(&args.node_volume_type);
+    o.control_plane_volume_type
+        .clone_from(&args.control_plane_volume_type);
+    o.node_tenancy.clone_from(&args.node_tenancy);
+    o.control_plane_tenancy
+        .clone_from(&args.control_plane_tenancy);
+    o.gce_service_account.clone_from(&args.gce_service_account);
+    Ok(o)
+}
+
+/// One `--cloud-labels` pair as kOps reads it: `KEY=VALUE`, either side in double quotes
+/// when it holds `=` (`""` is a quote inside them), leading spaces dropped.
+fn cloud_label(pair: &str) -> anyhow::Result<(String, String)> {
+    let malformed =
+        || anyhow!("--cloud-labels: {pair:?} is not KEY=VALUE (quote a side holding '=')");
+    let mut fields = Vec::new();
+    let mut rest = pair;
+    loop {
+        rest = rest.trim_start();
+        let (field, after) = if let Some(quoted) = rest.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices().peekable();
+            let mut end = None;
+            while let Some((i, c)) = chars.next() {
+                if c == '"' {
+                    if chars.peek().map(|(_, n)| *n) == Some('"') {
+                        value.push('"');
+                        chars.next();
+                    } else {
+                        end = Some(i + 1);
+                        break;
+                    }
+                } else {
+                    value.push(c);
+                }
+            }
+            let end = end.ok_or_else(malformed)?;
+            let after = &quoted[end..];
+            if !(after.is_empty() || after.starts_with('=')) {
+                return Err(malformed());
+            }
+            (value, after)
+        } else {
+            match rest.find('=') {
+                Some(i) => (rest[..i].to_owned(), &rest[i..]),
+                None => (rest.to_owned(), ""),
+            }
+        };
+        fields.push(field);
+        match after.strip_prefix('=') {
+            Some(next) => rest = next,
+            None => break,
+        }
+    }
+    match fields.as_slice() {
+        [k, v] if !k.is_empty() => Ok((k.clone(), v.clone())),
+        _ => Err(malformed()),
+    }
+}
+
+/// An existing network the cluster is built in, as `create cluster` found it.
+#[derive(Default)]
+pub struct SharedNetwork {
+    id: Option<String>,
+    /// The VPC's CIDR, when no --network-cidr is given (kOps reads it too).
+    cidr: Option<String>,
+    subnets: std::collections::BTreeMap<String, String>,
+    utility_subnets: std::collections::BTreeMap<String, String>,
+    /// Each subnet's CIDR, by ID.
+    cidrs: std::collections::BTreeMap<String, String>,
+}
+
+/// `--network-id`, `--subnets` and `--utility-subnets` resolved as kOps resolves them on
+/// AWS: the VPC of the first subnet when no network is given, each subnet's zone, and the
+/// VPC's CIDR (asked of the cloud: the mock with `--mock-cloud`). On GCE the one subnet
+/// is taken as given.
+async fn shared_network(
+    global: &Global,
+    args: &CreateClusterArgs,
+) -> anyhow::Result<SharedNetwork> {
+    let mut network = SharedNetwork {
+        id: args.network_id.clone().filter(|n| !n.trim().is_empty()),
+        ..SharedNetwork::default()
+    };
+    if args.cloud == CloudArg::Gce {
+        if args.subnets.len() > 1 {
+            bail!(
+                "--subnets: a GCE cluster takes one subnet, not {}",
+                args.subnets.len()
+            );
+        }
+        if let Some(s) = args.subnets.first() {
+            network.subnets.insert(String::new(), s.clone());
+        }
+        return Ok(network);
+    }
+    if network.id.is_none() && args.subnets.is_empty() {
+        return Ok(network);
+    }
+    use kops_model::aws::cloud::{ListQuery, ResourceType};
+    use kops_tasks::resource::ResourceCloud as _;
+    let region = kops_api::validation::region_of_zone(
+        args.zones.first().map(String::as_str).unwrap_or_default(),
+        Some(kops_api::internal::CloudProvider::Aws),
+    );
+    let st = State::open(global).await?;
+    let cloud = crate::cloud::Cloud::open(&st, global.mock_cloud, &region).await?;
+    let ids: Vec<String> = args
+        .subnets
+        .iter()
+        .chain(&args.utility_subnets)
+        .cloned()
+        .collect();
+    let found = if ids.is_empty() {
+        Vec::new()
+    } else {
+        cloud
+            .api
+            .list(&ListQuery::new(ResourceType::Subnet).with_ids(ids.clone()))
+            .await
+            .context("looking up --subnets and --utility-subnets")?
+    };
+    let attr = |r: &kops_model::aws::cloud::Resource, k: &str| {
+        r.attrs.get(k).and_then(|v| v.as_str()).map(str::to_owned)
+    };
+    if network.id.is_none() {
+        let first = &args.subnets[0];
+        let subnet = found
+            .iter()
+            .find(|r| &r.id == first)
+            .ok_or_else(|| anyhow!("--subnets: subnet {first} not found"))?;
+        network.id = attr(subnet, "vpc_id");
+        if network.id.is_none() {
+            bail!("--subnets: cannot tell the VPC of subnet {first}");
+        }
+    }
+    let vpc = network.id.clone().unwrap_or_default();
+    let zones_of = |ids: &[String],
+                    flag: &str|
+     -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+        let mut by_zone = std::collections::BTreeMap::new();
+        for id in ids {
+            let subnet = found
+                .iter()
+                .find(|r| &r.id == id && attr(r, "vpc_id").as_deref() == Some(vpc.as_str()))
+                .ok_or_else(|| anyhow!("{flag}: subnet {id} not found in VPC {vpc}"))?;
+            let zone = attr(subnet, "availability_zone")
+                .ok_or_else(|| anyhow!("{flag}: subnet {id} has no zone"))?;
+            if let Some(other) = by_zone.insert(zone.clone(), id.clone()) {
+                bail!("{flag}: subnets {other} and {id} are both in zone {zone}");
+            }
+        }
+        Ok(by_zone)
+    };
+    network.cidrs = found
+        .iter()
+        .filter_map(|r| Some((r.id.clone(), attr(r, "cidr_block")?)))
+        .collect();
+    network.subnets = zones_of(&args.subnets, "--subnets")?;
+    network.utility_subnets = zones_of(&args.utility_subnets, "--utility-subnets")?;
+    if args.network_cidr.is_empty() {
+        let vpcs = cloud
+            .api
+            .list(&ListQuery::new(ResourceType::Vpc).with_ids([vpc.clone()]))
+            .await
+            .with_context(|| format!("looking up VPC {vpc}"))?;
+        let found = vpcs
+            .first()
+            .ok_or_else(|| anyhow!("--network-id: VPC {vpc} not found"))?;
+        network.cidr = attr(found, "cidr_block");
+        if network.cidr.is_none() {
+            bail!("--network-id: cannot tell the CIDR of VPC {vpc}; give --network-cidr");
+        }
+    }
+    Ok(network)
 }
 
 /// Builds the Cluster and InstanceGroups `create cluster` stores.
@@ -86,9 +300,16 @@ pub fn build_cluster(
     args: &CreateClusterArgs,
     state_url: &str,
     kubernetes_version: &str,
+    network: SharedNetwork,
 ) -> anyhow::Result<(v1alpha2::Cluster, Vec<v1alpha2::InstanceGroup>)> {
-    new_cluster(&options(name, args, state_url, kubernetes_version)?)
-        .map_err(|e| anyhow!(e).context("building the cluster from flags"))
+    new_cluster(&options(
+        name,
+        args,
+        state_url,
+        kubernetes_version,
+        network,
+    )?)
+    .map_err(|e| anyhow!(e).context("building the cluster from flags"))
 }
 
 /// `kops create cluster`.
@@ -99,18 +320,41 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
         Some(v) => v.clone(),
         None => default_kubernetes_version()?,
     };
-    let (cluster, mut groups) =
-        build_cluster(&name, args, state_url.trim_end_matches('/'), &version)?;
+    let network = shared_network(global, args).await?;
+    let (cluster, mut groups) = build_cluster(
+        &name,
+        args,
+        state_url.trim_end_matches('/'),
+        &version,
+        network,
+    )?;
     // kOps' --unset and --set, on the cluster the flags made.
-    let cluster = kops_api::fields::apply_fields(&cluster, &args.fields.sets, &args.fields.unsets)
-        .context("create cluster: --set/--unset")?;
+    let mut cluster =
+        kops_api::fields::apply_fields(&cluster, &args.fields.sets, &args.fields.unsets)
+            .context("create cluster: --set/--unset")?;
+    // Calico's eBPF data plane replaces kube-proxy (and takes its health port): kOps turns
+    // kube-proxy off unless the spec says otherwise.
+    let calico_bpf = cluster
+        .spec
+        .networking
+        .as_ref()
+        .and_then(|n| n.calico.as_ref())
+        .and_then(|c| c.bpf_enabled)
+        == Some(true);
+    if calico_bpf {
+        let kube_proxy = cluster.spec.kube_proxy.get_or_insert_with(Default::default);
+        if kube_proxy.enabled.is_none() {
+            kube_proxy.enabled = Some(false);
+        }
+    }
     let ssh_key = match &args.ssh_public_key {
         Some(p) => Some(read_ssh_key(p)?),
         None => None,
     };
     // Validate the completed spec; keep what kOps' create writes explicitly (machine
     // types and images) in the stored, otherwise unpopulated, spec.
-    let (_, full_groups) = spec::complete(&cluster, &groups)?;
+    let (full, full_groups) = spec::complete(&cluster, &groups)?;
+    kops_model::perform_assignments(&mut cluster, &v1alpha2::Cluster::from(&full));
     for (g, full) in groups.iter_mut().zip(&full_groups) {
         if g.spec.machine_type.is_none() {
             g.spec.machine_type = full.spec.machine_type.clone();

@@ -102,6 +102,7 @@ async fn load_balancer_address(
     global: &Global,
     st: &State,
     stored: &v1alpha2::Cluster,
+    warn: bool,
 ) -> anyhow::Result<Option<String>> {
     let name = stored.name();
     let found = match stored.spec.cloud_provider.as_deref() {
@@ -122,6 +123,9 @@ async fn load_balancer_address(
         _ => Vec::new(),
     };
     let Some(chosen) = kops_model::ApiIngress::choose(&found) else {
+        if !warn {
+            return Ok(None);
+        }
         eprintln!(
             "warning: cluster {name}: found no API load balancer; its API name may not resolve from here"
         );
@@ -131,7 +135,7 @@ async fn load_balancer_address(
         .iter()
         .filter(|f| f.internal == chosen.internal)
         .count();
-    if same_kind > 1 {
+    if same_kind > 1 && warn {
         let all: Vec<&str> = found.iter().map(|f| f.address.as_str()).collect();
         eprintln!(
             "warning: cluster {name}: several API addresses ({}); using {}",
@@ -149,6 +153,7 @@ async fn entry(
     internal_name: bool,
     api_server: Option<&str>,
     admin: Option<Duration>,
+    warn: bool,
 ) -> anyhow::Result<KubeconfigEntry> {
     let stored: v1alpha2::Cluster = st.cluster(name).await?.value;
     let cluster = internal::Cluster::try_from(&stored)
@@ -158,7 +163,7 @@ async fn entry(
         Some(s) => s.to_owned(),
         // A name that cannot resolve from here: the load balancer's address instead.
         None if !internal_name && server_from_load_balancer(&cluster) => {
-            match load_balancer_address(global, st, &stored).await? {
+            match load_balancer_address(global, st, &stored, warn).await? {
                 Some(address) => format!("https://{address}"),
                 None => api_server_url(name, public.as_deref(), false),
             }
@@ -192,6 +197,26 @@ pub async fn admin_client(
     name: &str,
     api_server: Option<&str>,
 ) -> anyhow::Result<kube::Client> {
+    client_with(global, st, name, api_server, true).await
+}
+
+/// [`admin_client`] without the warnings about the API's address: for a probe whose
+/// failure is itself an answer (`update cluster` asking the running version).
+pub async fn admin_client_quiet(
+    global: &Global,
+    st: &State,
+    name: &str,
+) -> anyhow::Result<kube::Client> {
+    client_with(global, st, name, None, false).await
+}
+
+async fn client_with(
+    global: &Global,
+    st: &State,
+    name: &str,
+    api_server: Option<&str>,
+    warn: bool,
+) -> anyhow::Result<kube::Client> {
     if global.use_kubeconfig {
         if api_server.is_some() {
             bail!("--use-kubeconfig and --api-server cannot be used together");
@@ -215,6 +240,7 @@ pub async fn admin_client(
         false,
         api_server,
         Some(DEFAULT_ADMIN_LIFETIME),
+        warn,
     )
     .await?;
     client_for(&e)
@@ -286,7 +312,7 @@ pub async fn write_kubeconfig(
     if admin.is_some_and(|d| d.is_zero()) {
         bail!("--admin: the lifetime must be positive");
     }
-    let mut e = entry(global, st, name, flags.internal, api_server, admin).await?;
+    let mut e = entry(global, st, name, flags.internal, api_server, admin, true).await?;
     if let Some(u) = &flags.user {
         e = e.with_user(u.clone());
     }

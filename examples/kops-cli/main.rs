@@ -89,15 +89,34 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(run(cli)))) {
+    // The commands run on a thread of their own with a large stack: an unoptimised
+    // build keeps every nested future's locals apart, and a command that runs others
+    // (`reconcile cluster`: updates and rolls in turn) needs more than the main
+    // thread's 8 MiB. The stack is reserved, not committed: pages are touched as used.
+    let worker = std::thread::Builder::new()
+        .name("kops".into())
+        .stack_size(COMMAND_STACK)
+        .spawn(move || runtime.block_on(Box::pin(run(cli))));
+    let joined = match worker {
+        Ok(handle) => handle.join(),
+        Err(e) => {
+            eprintln!("error: starting the command's thread\n  caused by: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match joined {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(e)) => {
             print_error(&e);
             ExitCode::FAILURE
         }
+        // The panic hook has printed the one line.
         Err(_) => ExitCode::FAILURE,
     }
 }
+
+/// The stack of the thread that runs a command (see `main`).
+const COMMAND_STACK: usize = 256 << 20;
 
 /// Prints `error: <what failed>` and then each cause on its own line; a problem the
 /// user fixes (credentials, a missing bucket, an unknown image or zone) is one line.

@@ -486,7 +486,7 @@ async fn control_plane_version(
         return None;
     }
     let ask = async {
-        let client = crate::kubeconfig::admin_client(global, st, name, None).await?;
+        let client = crate::kubeconfig::admin_client_quiet(global, st, name).await?;
         anyhow::Ok(kops_model::day2::validate::control_plane_version(&client).await?)
     };
     // Unknown (an error, or no answer in time): no upgrade is taken to be under way.

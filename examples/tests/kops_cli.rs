@@ -1400,6 +1400,8 @@ fn create_cluster_flags_shape_the_spec_and_yes_applies_it() {
             "us-test-1a",
             "--topology",
             "private",
+            "--dns",
+            "public",
             "--bastion",
             "--api-loadbalancer-type",
             "internal",
@@ -1440,7 +1442,8 @@ fn create_cluster_flags_shape_the_spec_and_yes_applies_it() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|m| m["encryptedVolume"] == false),
+            // Not encrypted: kOps leaves the field out.
+            .all(|m| m.get("encryptedVolume").is_none()),
         "{spec:#}"
     );
     let group = |name: &str| {
@@ -1685,4 +1688,141 @@ fn get_assets_copy_mirrors_images_and_refuses_files_that_do_not_match() {
     );
     assert_eq!(writes(&target), before);
     drop(rt);
+}
+
+/// `create cluster` in an existing network, as kOps resolves it on AWS: `--subnets` alone
+/// names the VPC (its first subnet's), each subnet lands in its own zone with the CIDR the
+/// cloud reports, `--network-id` alone takes the VPC's CIDR, and bad subnets are named.
+#[test]
+fn create_cluster_in_a_shared_vpc_finds_it_in_the_cloud() {
+    let env = Env::new();
+    // A first cluster makes the VPC and subnets the second one shares (on the mock).
+    env.kops(&[
+        "create",
+        "cluster",
+        "owner.example.com",
+        "--zones",
+        "us-test-1a,us-test-1b",
+        "--network-cidr",
+        "10.20.0.0/16",
+        "--yes",
+    ])
+    .expect(0);
+    let dump = env
+        .kops(&["toolbox", "dump", "owner.example.com", "-o", "json"])
+        .expect(0);
+    let dump: serde_json::Value = serde_json::from_str(&dump.stdout).unwrap();
+    let resources = dump["resources"].as_array().unwrap();
+    let vpc = resources
+        .iter()
+        .find(|r| r["resource_type"] == "Vpc")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let subnet = |zone: &str| {
+        let s = resources
+            .iter()
+            .find(|r| r["resource_type"] == "Subnet" && r["attrs"]["availability_zone"] == zone)
+            .unwrap_or_else(|| panic!("no subnet in {zone}"));
+        (
+            s["id"].as_str().unwrap().to_owned(),
+            s["attrs"]["cidr_block"].as_str().unwrap().to_owned(),
+        )
+    };
+    let ((a, a_cidr), (b, b_cidr)) = (subnet("us-test-1a"), subnet("us-test-1b"));
+
+    // The subnets given in any order: each goes to its zone.
+    let subnets = format!("{b},{a}");
+    let r = env
+        .kops(&[
+            "create",
+            "cluster",
+            CLUSTER,
+            "--zones",
+            "us-test-1a,us-test-1b",
+            "--subnets",
+            &subnets,
+            "--dry-run",
+            "-o",
+            "json",
+        ])
+        .expect(0);
+    let docs: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+    let spec = &docs[0]["spec"];
+    assert_eq!(spec["networkID"], vpc.as_str());
+    assert_eq!(spec["networkCIDR"], "10.20.0.0/16");
+    let shared: Vec<(&str, &str, &str)> = spec["subnets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["zone"].as_str().unwrap(),
+                s["id"].as_str().unwrap(),
+                s["cidr"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shared,
+        [
+            ("us-test-1a", a.as_str(), a_cidr.as_str()),
+            ("us-test-1b", b.as_str(), b_cidr.as_str())
+        ]
+    );
+
+    // The VPC alone: its CIDR, and new subnets carved from it.
+    let r = env
+        .kops(&[
+            "create",
+            "cluster",
+            CLUSTER,
+            "--zones",
+            "us-test-1a",
+            "--network-id",
+            &vpc,
+            "--dry-run",
+            "-o",
+            "json",
+        ])
+        .expect(0);
+    let docs: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(docs[0]["spec"]["networkCIDR"], "10.20.0.0/16");
+    assert_eq!(docs[0]["spec"]["subnets"][0]["cidr"], "10.20.0.0/16");
+
+    for (flags, says) in [
+        (
+            vec!["--subnets", "subnet-404"],
+            "subnet subnet-404 not found",
+        ),
+        (
+            vec!["--subnets", &subnets, "--network-id", "vpc-other"],
+            "not found in VPC vpc-other",
+        ),
+        (vec!["--network-id", "vpc-404"], "VPC vpc-404 not found"),
+    ] {
+        let mut args = vec![
+            "create",
+            "cluster",
+            CLUSTER,
+            "--zones",
+            "us-test-1a",
+            "--dry-run",
+        ];
+        args.extend(flags.iter().copied());
+        env.kops(&args).expect_error(says);
+    }
+    let twice = format!("{a},{a}");
+    env.kops(&[
+        "create",
+        "cluster",
+        CLUSTER,
+        "--zones",
+        "us-test-1a",
+        "--subnets",
+        &twice,
+        "--dry-run",
+    ])
+    .expect_error("both in zone us-test-1a");
 }

@@ -1,9 +1,13 @@
-//! `create cluster`: kOps' `NewCluster`, typed.
+//! `create cluster`: kOps' `NewCluster`, typed, with what its command sets after it.
 //!
-//! One subnet per zone (plus a utility subnet per zone for a private topology), one
-//! control-plane group per control-plane instance, one node group per zone, and the
-//! `main` and `events` etcd clusters with a member per control-plane group. The result is
-//! the unpopulated spec kOps stores; complete it with [`crate::complete`].
+//! One subnet per zone (the region's one on GCE; a utility subnet per zone for a private
+//! topology, a dual-stack one for IPv6), one control-plane group per control-plane
+//! instance, one node group per zone (or one Karpenter group), the etcd clusters with a
+//! member per control-plane group, and each setting where kOps puts it, so that the
+//! stored spec is the one `kops create cluster` stores: no DNS unless a zone is named,
+//! `Master` groups labelled with their name, etcd's requests, cilium without kube-proxy.
+//! [`perform_assignments`] then stores the CIDRs the completed spec assigns, as kOps'
+//! `PerformAssignments` does.
 //!
 //! `create instancegroup`: [`new_instance_group`], one more group for a stored cluster.
 
@@ -53,7 +57,30 @@ pub enum DnsType {
     None,
 }
 
-/// What [`new_cluster`] builds.
+/// How the API authorizes requests (`spec.authorization`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Authorization {
+    /// Kubernetes RBAC.
+    #[default]
+    Rbac,
+    /// Every request allowed (test clusters only).
+    AlwaysAllow,
+}
+
+/// What manages the nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InstanceManager {
+    /// An autoscaling group (or managed instance group) per node group.
+    #[default]
+    CloudGroups,
+    /// Karpenter (AWS; needs a discovery store).
+    Karpenter,
+}
+
+/// What [`new_cluster`] builds: kOps' `NewClusterOptions` and the `create cluster` flags
+/// its command applies to the result.
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct NewClusterOptions {
@@ -69,34 +96,74 @@ pub struct NewClusterOptions {
     pub control_plane_zones: Vec<String>,
     /// Number of control-plane instances (default: one per control-plane zone, else 1).
     pub control_plane_count: Option<u32>,
-    /// Total number of nodes, split between the zones.
-    pub node_count: u32,
-    /// Node machine type.
+    /// Total number of nodes, split between the zones (default: one per zone).
+    pub node_count: Option<u32>,
+    /// Node machine type; several, comma-separated, make a mixed-instances policy (AWS).
     pub node_size: Option<String>,
-    /// Control-plane machine type.
+    /// Control-plane machine type; several, comma-separated, as `node_size`.
     pub control_plane_size: Option<String>,
     /// Image for every group.
     pub image: Option<String>,
+    /// Image of the nodes (wins over `image`).
+    pub node_image: Option<String>,
+    /// Image of the control plane (wins over `image`).
+    pub control_plane_image: Option<String>,
+    /// Image of the bastions (wins over `image`).
+    pub bastion_image: Option<String>,
     /// CNI (`cilium`, `calico`, `amazon-vpc-routed-eni`, `cilium-eni`, ...).
     pub networking: String,
-    /// Topology.
-    pub topology: Topology,
-    /// DNS.
-    pub dns: DnsType,
+    /// Topology (default: private with `ipv6`, else public).
+    pub topology: Option<Topology>,
+    /// DNS (default: public when `dns_zone` is given, else none, as kOps).
+    pub dns: Option<DnsType>,
     /// DNS zone.
     pub dns_zone: Option<String>,
     /// VPC CIDR.
     pub network_cidr: Option<String>,
+    /// More VPC CIDRs (`spec.additionalNetworkCIDRs`), each with one more subnet, in the
+    /// zones in turn.
+    pub additional_network_cidrs: Vec<String>,
+    /// An existing VPC (or GCE network) to build in (`spec.networkID`).
+    pub network_id: Option<String>,
+    /// Existing subnets, by zone (`--subnets`, resolved to their zones), used instead of
+    /// new ones; on GCE one subnet, under any zone.
+    pub subnet_ids: BTreeMap<String, String>,
+    /// Existing utility subnets, by zone (`--utility-subnets`).
+    pub utility_subnet_ids: BTreeMap<String, String>,
+    /// The CIDRs of existing subnets, by ID, as the cloud reports them: kOps stores them
+    /// with the subnets.
+    pub subnet_cidrs: BTreeMap<String, String>,
+    /// Egress of the subnets (`nat-...`, `i-...`, `External`).
+    pub egress: Option<String>,
+    /// An IPv6 cluster (AWS): IPv6 subnets, pods and services.
+    pub ipv6: bool,
+    /// Leave the subnets untagged (`spec.DisableSubnetTags`).
+    pub disable_subnet_tags: bool,
     /// Kubernetes version (`v1.34.1`).
     pub kubernetes_version: Option<String>,
     /// The GCE project (`spec.project`); required for GCE.
     pub project: Option<String>,
+    /// The GCE service account of the machines (`spec.cloudConfig.gceServiceAccount`).
+    pub gce_service_account: Option<String>,
     /// Add a `bastions` group of one machine, the only way in by SSH (private topology
     /// only), named `bastion.<cluster>` in DNS unless DNS is `None`.
     pub bastion: bool,
     /// The API load balancer's type; set, the API is always behind a load balancer
     /// (default: one only for a private topology or DNS `None`, public).
     pub api_load_balancer_type: Option<LoadBalancerType>,
+    /// An ACM certificate for the API load balancer (which it then gets).
+    pub api_ssl_certificate: Option<String>,
+    /// The API's public name (`spec.masterPublicName`).
+    pub api_public_name: Option<String>,
+    /// How the API authorizes requests.
+    pub authorization: Authorization,
+    /// Kubernetes feature gates for every component: `Name`, `+Name` (on) or `-Name` (off).
+    pub kubernetes_feature_gates: Vec<String>,
+    /// Where the service-account issuer's discovery documents are published
+    /// (`s3://bucket/path`); on AWS it also gives pods IAM roles (IRSA).
+    pub discovery_store: Option<String>,
+    /// What manages the nodes.
+    pub instance_manager: InstanceManager,
     /// CIDRs that may reach the API (`spec.kubernetesApiAccess`; default: anywhere, IPv4
     /// and IPv6).
     pub admin_access: Vec<String>,
@@ -111,7 +178,25 @@ pub struct NewClusterOptions {
     pub node_volume_size: Option<u32>,
     /// Root volume size of the control plane's machines, GB.
     pub control_plane_volume_size: Option<u32>,
-    /// Whether etcd's volumes are encrypted (default: yes).
+    /// Root volume type of the nodes (`gp3`, `io1`, ...).
+    pub node_volume_type: Option<String>,
+    /// Root volume type of the control plane's machines.
+    pub control_plane_volume_type: Option<String>,
+    /// Tenancy of the nodes (AWS: `default`, `dedicated`, `host`).
+    pub node_tenancy: Option<String>,
+    /// Tenancy of the control plane's machines.
+    pub control_plane_tenancy: Option<String>,
+    /// More security groups of the nodes.
+    pub node_security_groups: Vec<String>,
+    /// More security groups of the control plane's machines.
+    pub control_plane_security_groups: Vec<String>,
+    /// Whether every group's machines get a public IP.
+    pub associate_public_ip: Option<bool>,
+    /// The etcd clusters (default `main` and `events`).
+    pub etcd_clusters: Vec<String>,
+    /// etcd's volume type.
+    pub etcd_storage_type: Option<String>,
+    /// Whether etcd's volumes are encrypted (default: yes on AWS).
     pub encrypt_etcd_storage: Option<bool>,
 }
 
@@ -133,14 +218,13 @@ macro_rules! setters {
 }
 
 impl NewClusterOptions {
-    /// Options for cluster `name` stored in `state_store`: AWS, public topology and DNS,
-    /// cilium, one node.
+    /// Options for cluster `name` stored in `state_store`: AWS, public topology, no DNS,
+    /// cilium, a node per zone.
     pub fn new(name: impl Into<String>, state_store: impl Into<String>) -> Self {
         NewClusterOptions {
             name: name.into(),
             state_store: state_store.into().trim_end_matches('/').to_owned(),
             networking: "cilium".into(),
-            node_count: 1,
             ..Default::default()
         }
     }
@@ -172,23 +256,35 @@ impl NewClusterOptions {
         self
     }
 
+    /// Sets the total number of nodes.
+    pub fn with_node_count(mut self, n: u32) -> Self {
+        self.node_count = Some(n);
+        self
+    }
+
+    /// Sets the topology.
+    pub fn with_topology(mut self, t: Topology) -> Self {
+        self.topology = Some(t);
+        self
+    }
+
+    /// Sets the DNS type.
+    pub fn with_dns(mut self, d: DnsType) -> Self {
+        self.dns = Some(d);
+        self
+    }
+
     setters! {
         /// Sets the cloud.
         with_cloud: cloud: Cloud;
         /// Sets the number of control-plane instances.
         with_control_plane_count: control_plane_count: Option<u32>;
-        /// Sets the total number of nodes.
-        with_node_count: node_count: u32;
-        /// Sets the node machine type.
+        /// Sets the node machine type(s).
         with_node_size: node_size: Option<String>;
-        /// Sets the control-plane machine type.
+        /// Sets the control-plane machine type(s).
         with_control_plane_size: control_plane_size: Option<String>;
         /// Sets the image of every group.
         with_image: image: Option<String>;
-        /// Sets the topology.
-        with_topology: topology: Topology;
-        /// Sets the DNS type.
-        with_dns: dns: DnsType;
         /// Sets the DNS zone.
         with_dns_zone: dns_zone: Option<String>;
         /// Sets the VPC CIDR.
@@ -242,23 +338,49 @@ fn region_in(zone: &str, cloud: Cloud, field: &str) -> Result<String> {
     }
 }
 
-fn networking(name: &str) -> Result<v1alpha2::NetworkingSpec> {
+/// The networking kOps' `NewCluster` sets for a CNI name, and whether kube-proxy is off.
+fn networking(name: &str) -> Result<(v1alpha2::NetworkingSpec, bool)> {
     let mut n = v1alpha2::NetworkingSpec::default();
+    let cilium = || {
+        let mut c = v1alpha2::CiliumNetworkingSpec::default();
+        c.enable_node_port = Some(true);
+        c
+    };
+    let flannel = |backend: &str| {
+        let mut f = v1alpha2::FlannelNetworkingSpec::default();
+        f.backend = Some(backend.to_owned());
+        f
+    };
+    let mut no_kube_proxy = false;
     match name {
-        "cilium" | "cilium-etcd" => n.cilium = Some(Default::default()),
+        "cilium" | "" => {
+            n.cilium = Some(cilium());
+            no_kube_proxy = true;
+        }
+        "cilium-etcd" => {
+            let mut c = cilium();
+            c.etcd_managed = Some(true);
+            n.cilium = Some(c);
+            no_kube_proxy = true;
+        }
         "cilium-eni" => {
-            let mut c = v1alpha2::CiliumNetworkingSpec::default();
+            let mut c = cilium();
             c.ipam = Some("eni".into());
             n.cilium = Some(c);
+            no_kube_proxy = true;
         }
         "amazonvpc" | "amazon-vpc-routed-eni" => n.amazonvpc = Some(Default::default()),
         "calico" => n.calico = Some(Default::default()),
         "canal" => n.canal = Some(Default::default()),
-        "flannel" => n.flannel = Some(Default::default()),
+        "flannel" | "flannel-vxlan" => n.flannel = Some(flannel("vxlan")),
+        "flannel-udp" => n.flannel = Some(flannel("udp")),
         "kindnet" => n.kindnet = Some(Default::default()),
         "kopeio" | "kopeio-vxlan" => n.kopeio = Some(Default::default()),
         "kubenet" => n.kubenet = Some(Default::default()),
-        "kube-router" | "kuberouter" => n.kuberouter = Some(Default::default()),
+        "kube-router" | "kuberouter" => {
+            n.kuberouter = Some(Default::default());
+            no_kube_proxy = true;
+        }
         "cni" => n.cni = Some(Default::default()),
         "external" => n.external = Some(Default::default()),
         "gce" | "gcp" => n.gce = Some(Default::default()),
@@ -266,12 +388,12 @@ fn networking(name: &str) -> Result<v1alpha2::NetworkingSpec> {
             return Err(invalid(
                 "networking",
                 format!(
-                    "unknown CNI {other:?} (known: cilium, cilium-etcd, cilium-eni, calico, canal, flannel, kindnet, kopeio, kubenet, kube-router, amazon-vpc-routed-eni, cni, external, gce)"
+                    "unknown CNI {other:?} (known: cilium, cilium-etcd, cilium-eni, calico, canal, flannel, flannel-udp, kindnet, kopeio, kubenet, kube-router, amazon-vpc-routed-eni, cni, external, gce)"
                 ),
             ));
         }
     }
-    Ok(n)
+    Ok((n, no_kube_proxy))
 }
 
 fn subnet(
@@ -288,7 +410,65 @@ fn subnet(
     s
 }
 
-/// The Cluster and InstanceGroups `kops create cluster` stores.
+/// A feature gate as `--kubernetes-feature-gates` names it: `Name` or `+Name` on, `-Name`
+/// off.
+fn feature_gate(text: &str) -> Result<(String, bool)> {
+    let t = text.trim();
+    let (name, on) = match t.as_bytes().first() {
+        Some(b'+') => (t[1..].trim(), true),
+        Some(b'-') => (t[1..].trim(), false),
+        _ => (t, true),
+    };
+    if name.is_empty() {
+        return Err(invalid(
+            "kubernetesFeatureGates",
+            format!("{text:?} names no feature gate"),
+        ));
+    }
+    Ok((name.to_owned(), on))
+}
+
+/// The etcd member names of the control-plane groups, as kOps names them: the group's
+/// name without `control-plane-`, then without the prefix all names share (one character
+/// at a time, at least one left), and `etcd-` before a name that starts with a digit.
+fn etcd_member_names(groups: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            g.strip_prefix("control-plane-")
+                .or_else(|| g.strip_prefix("master-"))
+                .unwrap_or(g)
+                .to_owned()
+        })
+        .collect();
+    while names.first().is_some_and(|n| n.chars().count() > 1) {
+        let Some(first) = names.first().and_then(|n| n.chars().next()) else {
+            break;
+        };
+        if !names.iter().all(|n| n.starts_with(first)) {
+            break;
+        }
+        for n in &mut names {
+            n.drain(..first.len_utf8());
+        }
+    }
+    for n in &mut names {
+        if n.starts_with(|c: char| c.is_ascii_digit()) {
+            n.insert_str(0, "etcd-");
+        }
+    }
+    names
+}
+
+/// Machine types as a group takes them: the first is its machine type; several make a
+/// mixed-instances policy on AWS.
+fn sizes(text: Option<&String>) -> Vec<String> {
+    text.map(|t| clean(&t.split(',').map(str::to_owned).collect::<Vec<_>>()))
+        .unwrap_or_default()
+}
+
+/// The Cluster and InstanceGroups `kops create cluster` stores, before the assignments
+/// ([`perform_assignments`]): kOps' `NewCluster` and the flags its command applies.
 pub fn new_cluster(
     o: &NewClusterOptions,
 ) -> Result<(v1alpha2::Cluster, Vec<v1alpha2::InstanceGroup>)> {
@@ -320,93 +500,203 @@ pub fn new_cluster(
     }
     let count = match o.control_plane_count {
         Some(0) => return Err(invalid("controlPlaneCount", "must be at least 1")),
+        Some(n) if !cp_zones.is_empty() && (n as usize) < cp_zones.len() => {
+            return Err(invalid(
+                "controlPlaneCount",
+                format!(
+                    "{n} control-plane instances in {} control-plane zones: give as many instances as zones",
+                    cp_zones.len()
+                ),
+            ));
+        }
         Some(n) => n as usize,
         None if !cp_zones.is_empty() => cp_zones.len(),
         None => 1,
     };
     if cp_zones.is_empty() {
-        cp_zones = zones.iter().take(count).cloned().collect();
-    }
-    // Control-plane groups: one per instance, spread over the zones.
-    let mut cp_groups: Vec<(String, String)> = Vec::new();
-    if count <= cp_zones.len() {
-        for z in cp_zones.iter().take(count) {
-            cp_groups.push((format!("control-plane-{z}"), z.clone()));
-        }
-    } else {
-        for i in 0..count {
-            let z = &cp_zones[i % cp_zones.len()];
-            let n = i / cp_zones.len() + 1;
-            cp_groups.push((format!("control-plane-{z}-{n}"), z.clone()));
-        }
+        cp_zones = zones.clone();
     }
     let gce = o.cloud == Cloud::Gce;
-    let private = o.topology == Topology::Private;
+    let aws = o.cloud == Cloud::Aws;
+    let topology = o.topology.unwrap_or(if o.ipv6 {
+        Topology::Private
+    } else {
+        Topology::Public
+    });
+    let private = topology == Topology::Private;
     if o.bastion && !private {
         return Err(invalid(
             "bastion",
             "a bastion needs the private topology (--topology private)",
         ));
     }
+    if o.ipv6 && !aws {
+        return Err(invalid("ipv6", "IPv6 clusters are supported on AWS only"));
+    }
+    let (networking, no_kube_proxy) = networking(&o.networking)?;
+    if private && networking.kubenet.is_some() {
+        return Err(invalid(
+            "networking",
+            "kubenet does not support the private topology",
+        ));
+    }
+    if o.instance_manager == InstanceManager::Karpenter && o.discovery_store.is_none() {
+        return Err(invalid(
+            "instanceManager",
+            "karpenter needs a discovery store (--discovery-store)",
+        ));
+    }
 
-    let mut subnets = Vec::new();
+    // Every zone once, sorted (kOps keeps them in a set).
     let mut all_zones = zones.clone();
-    for z in &cp_zones {
-        if !all_zones.contains(z) {
-            all_zones.push(z.clone());
+    all_zones.extend(cp_zones.iter().cloned());
+    all_zones.sort();
+    all_zones.dedup();
+
+    // Subnets: on GCE the region's one; elsewhere one per zone, then one per additional
+    // network CIDR, in the zones in turn.
+    let mut subnets: Vec<v1alpha2::ClusterSubnetSpec> = Vec::new();
+    let mut zone_subnets: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    if gce {
+        if o.subnet_ids.len() > 1 {
+            return Err(invalid(
+                "subnets",
+                format!("a GCE cluster takes one subnet, not {}", o.subnet_ids.len()),
+            ));
+        }
+        let mut s = subnet(&region, None, Some(&region), "");
+        s.id = o.subnet_ids.values().next().cloned();
+        subnets.push(s);
+        for z in &all_zones {
+            zone_subnets.insert(z.clone(), vec![region.clone()]);
+        }
+    } else {
+        for z in &all_zones {
+            let mut s = subnet(z, Some(z), None, "");
+            s.egress.clone_from(&o.egress);
+            s.id = o.subnet_ids.get(z).cloned();
+            subnets.push(s);
+            zone_subnets.insert(z.clone(), vec![z.clone()]);
+        }
+        for (i, cidr) in clean(&o.additional_network_cidrs).iter().enumerate() {
+            let z = &zones[i % zones.len()];
+            let n = format!("{z}-{}", i + 1);
+            let mut s = subnet(&n, Some(z), None, "");
+            s.cidr = Some(cidr.clone());
+            s.egress.clone_from(&o.egress);
+            s.id = o.subnet_ids.get(z).cloned();
+            subnets.push(s);
+            zone_subnets.entry(z.clone()).or_default().push(n);
         }
     }
-    let subnet_of = |zone: &str| -> String { if gce { region.clone() } else { zone.to_owned() } };
-    if gce {
-        let ty = if private { "Private" } else { "Public" };
-        subnets.push(subnet(&region, None, Some(&region), ty));
-    } else {
-        let ty = if private { "Private" } else { "Public" };
-        for z in &all_zones {
-            subnets.push(subnet(z, Some(z), None, ty));
+    for s in &mut subnets {
+        s.type_ = Some(if private { "Private" } else { "Public" }.into());
+    }
+    if private {
+        let privates: Vec<v1alpha2::ClusterSubnetSpec> = subnets.clone();
+        let derived = |prefix: &str, ty: &str, ids: &BTreeMap<String, String>| {
+            privates
+                .iter()
+                .map(|p| {
+                    let mut s = subnet(
+                        &format!("{prefix}{}", p.name.as_deref().unwrap_or("")),
+                        p.zone.as_deref(),
+                        p.region.as_deref(),
+                        ty,
+                    );
+                    s.id = p.zone.as_ref().and_then(|z| ids.get(z)).cloned();
+                    s
+                })
+                .collect::<Vec<_>>()
+        };
+        if o.ipv6 {
+            subnets.extend(derived("dualstack-", "DualStack", &o.utility_subnet_ids));
         }
-        if private {
-            for z in &all_zones {
-                subnets.push(subnet(&format!("utility-{z}"), Some(z), None, "Utility"));
-            }
+        if !gce {
+            subnets.extend(derived("utility-", "Utility", &o.utility_subnet_ids));
+        }
+    }
+    for s in &mut subnets {
+        if s.cidr.is_none()
+            && let Some(cidr) = s.id.as_ref().and_then(|id| o.subnet_cidrs.get(id))
+        {
+            s.cidr = Some(cidr.clone());
+        }
+    }
+    if o.ipv6 {
+        for (i, s) in subnets.iter_mut().enumerate() {
+            s.ipv6_cidr = Some(format!("/64#{i:x}"));
         }
     }
 
-    // etcd: main and events, a member per control-plane group named after its zone.
+    // Control-plane groups: one per instance, spread over the zones.
+    let mut cp_groups: Vec<(String, String)> = Vec::new();
+    for i in 0..count {
+        let z = &cp_zones[i % cp_zones.len()];
+        let name = if count > cp_zones.len() {
+            format!("control-plane-{z}-{}", i / cp_zones.len() + 1)
+        } else {
+            format!("control-plane-{z}")
+        };
+        cp_groups.push((name, z.clone()));
+    }
+
+    // etcd: a member per control-plane group in each cluster.
+    let encrypt = o.encrypt_etcd_storage.unwrap_or(aws);
+    let member_names =
+        etcd_member_names(&cp_groups.iter().map(|(g, _)| g.clone()).collect::<Vec<_>>());
     let members: Vec<v1alpha2::EtcdMemberSpec> = cp_groups
         .iter()
-        .map(|(g, _)| {
+        .zip(&member_names)
+        .map(|((g, _), n)| {
             let mut m = v1alpha2::EtcdMemberSpec::default();
-            m.name = Some(
-                g.strip_prefix(&format!("control-plane-{region}"))
-                    .unwrap_or(g)
-                    .to_owned(),
-            );
+            m.name = Some(n.clone());
             m.instance_group = Some(g.clone());
-            m.encrypted_volume = Some(o.encrypt_etcd_storage.unwrap_or(true));
+            m.encrypted_volume = encrypt.then_some(true);
+            m.volume_type.clone_from(&o.etcd_storage_type);
             m
         })
         .collect();
-    let etcd: Vec<v1alpha2::EtcdClusterSpec> = ["main", "events"]
+    let mut etcd_names = clean(&o.etcd_clusters);
+    if etcd_names.is_empty() {
+        etcd_names = vec!["main".into(), "events".into()];
+    }
+    if o.networking == "cilium-etcd" {
+        etcd_names.push("cilium".into());
+    }
+    let etcd: Vec<v1alpha2::EtcdClusterSpec> = etcd_names
         .iter()
         .map(|n| {
             let mut e = v1alpha2::EtcdClusterSpec::default();
-            e.name = Some((*n).to_owned());
+            e.name = Some(n.clone());
             e.etcd_members = Some(members.clone());
             let mut m = v1alpha2::EtcdManagerSpec::default();
             m.backup_retention_days = Some(90);
             e.manager = Some(m);
+            e.cpu_request = Some(v1alpha2::Quantity(
+                if n == "main" { "200m" } else { "100m" }.into(),
+            ));
+            e.memory_request = Some(v1alpha2::Quantity("100Mi".into()));
             e
         })
         .collect();
 
-    let dns_type = match o.dns {
+    let dns = o.dns.unwrap_or(if o.dns_zone.is_some() {
+        DnsType::Public
+    } else {
+        DnsType::None
+    });
+    let dns_type = match dns {
         DnsType::Public => "Public",
         DnsType::Private => "Private",
         DnsType::None => "None",
     };
     let mut api = v1alpha2::APISpec::default();
-    if private || o.dns == DnsType::None || o.api_load_balancer_type.is_some() {
+    let load_balancer = o.api_load_balancer_type.is_some()
+        || o.api_ssl_certificate.is_some()
+        || private
+        || dns == DnsType::None;
+    if load_balancer {
         let mut lb = v1alpha2::LoadBalancerAccessSpec::default();
         lb.type_ = Some(
             match o.api_load_balancer_type.unwrap_or_default() {
@@ -415,8 +705,9 @@ pub fn new_cluster(
             }
             .into(),
         );
+        lb.ssl_certificate.clone_from(&o.api_ssl_certificate);
         // A load balancer class is AWS' (an NLB); GCE has none.
-        if !gce {
+        if aws {
             lb.class = Some("Network".into());
         }
         api.load_balancer = Some(lb);
@@ -427,7 +718,10 @@ pub fn new_cluster(
     let spec = &mut cluster.spec;
     spec.api = Some(api);
     let mut authz = v1alpha2::AuthorizationSpec::default();
-    authz.rbac = Some(Default::default());
+    match o.authorization {
+        Authorization::Rbac => authz.rbac = Some(Default::default()),
+        Authorization::AlwaysAllow => authz.always_allow = Some(Default::default()),
+    }
     spec.authorization = Some(authz);
     spec.channel = Some(
         o.channel
@@ -444,10 +738,49 @@ pub fn new_cluster(
     let mut iam = v1alpha2::IAMSpec::default();
     iam.allow_container_registry = Some(true);
     iam.legacy = Some(false);
-    spec.iam = Some(iam);
     let mut kubelet = v1alpha2::KubeletConfigSpec::default();
     kubelet.anonymous_auth = Some(false);
+    if no_kube_proxy {
+        let mut kp = v1alpha2::KubeProxyConfig::default();
+        kp.enabled = Some(false);
+        spec.kube_proxy = Some(kp);
+    }
+    if !o.kubernetes_feature_gates.is_empty() {
+        let mut gates = BTreeMap::new();
+        for g in &o.kubernetes_feature_gates {
+            let (n, on) = feature_gate(g)?;
+            gates.insert(n, on.to_string());
+        }
+        kubelet.feature_gates = Some(gates.clone());
+        spec.kube_api_server
+            .get_or_insert_with(Default::default)
+            .feature_gates = Some(gates.clone());
+        spec.kube_controller_manager
+            .get_or_insert_with(Default::default)
+            .feature_gates = Some(gates.clone());
+        spec.kube_proxy
+            .get_or_insert_with(Default::default)
+            .feature_gates = Some(gates.clone());
+        spec.kube_scheduler
+            .get_or_insert_with(Default::default)
+            .feature_gates = Some(gates);
+    }
     spec.kubelet = Some(kubelet);
+    if let Some(store) = o.discovery_store.as_deref().map(str::trim) {
+        let mut d = v1alpha2::ServiceAccountIssuerDiscoveryConfig::default();
+        d.discovery_store = Some(format!("{}/{name}", store.trim_end_matches('/')));
+        if aws {
+            d.enable_awsoidc_provider = Some(true);
+            iam.use_service_account_external_permissions = Some(true);
+        }
+        spec.service_account_issuer_discovery = Some(d);
+    }
+    spec.iam = Some(iam);
+    if o.instance_manager == InstanceManager::Karpenter {
+        let mut k = v1alpha2::KarpenterConfig::default();
+        k.enabled = Some(true);
+        spec.karpenter = Some(k);
+    }
     let admin = match clean(&o.admin_access) {
         a if a.is_empty() => vec!["0.0.0.0/0".to_owned(), "::/0".to_owned()],
         a => a,
@@ -458,21 +791,32 @@ pub fn new_cluster(
     };
     spec.kubernetes_api_access = Some(admin);
     spec.kubernetes_version = o.kubernetes_version.clone();
-    spec.networking = Some(networking(&o.networking)?);
+    spec.networking = Some(networking);
     spec.ssh_access = Some(ssh);
-    spec.subnets = Some(subnets);
-    let mut dns = v1alpha2::DNSSpec::default();
-    dns.type_ = Some(dns_type.into());
-    let mut topology = v1alpha2::TopologySpec::default();
-    topology.dns = Some(dns);
-    if o.bastion && o.dns != DnsType::None {
+    spec.subnets = Some(subnets.clone());
+    spec.network_id = o.network_id.clone().filter(|n| !n.trim().is_empty());
+    if o.ipv6 {
+        spec.non_masquerade_cidr = Some("::/0".into());
+        spec.cloud_controller_manager = Some(Default::default());
+    }
+    let mut dns_spec = v1alpha2::DNSSpec::default();
+    dns_spec.type_ = Some(dns_type.into());
+    let mut topology_spec = v1alpha2::TopologySpec::default();
+    topology_spec.dns = Some(dns_spec);
+    if o.bastion && dns != DnsType::None {
         let mut b = v1alpha2::BastionSpec::default();
         b.bastion_public_name = Some(format!("bastion.{name}"));
-        topology.bastion = Some(b);
+        topology_spec.bastion = Some(b);
     }
-    spec.topology = Some(topology);
+    spec.topology = Some(topology_spec);
     spec.dns_zone = o.dns_zone.clone();
     spec.network_cidr = o.network_cidr.clone();
+    let additional = clean(&o.additional_network_cidrs);
+    spec.additional_network_cidrs = (!additional.is_empty()).then_some(additional);
+    if o.disable_subnet_tags {
+        spec.disable_subnet_tags = Some(true);
+    }
+    spec.master_public_name = o.api_public_name.clone();
     if gce {
         match o.project.as_deref().map(str::trim) {
             Some(p) if !p.is_empty() => spec.project = Some(p.to_owned()),
@@ -483,15 +827,13 @@ pub fn new_cluster(
                 ));
             }
         }
+        let mut cc = v1alpha2::CloudConfiguration::default();
+        cc.gce_service_account = o.gce_service_account.clone();
+        spec.cloud_config = Some(cc);
     }
 
-    let group = |ig_name: &str,
-                 role: &str,
-                 size: Option<&String>,
-                 (min, max): (u32, u32),
-                 volume: Option<u32>,
-                 subnets: Vec<String>,
-                 zones: Option<Vec<String>>| {
+    // The groups: the control plane, the nodes, the bastions.
+    let group = |ig_name: &str, role: GroupRole, (min, max): (u32, u32)| {
         let mut g = v1alpha2::InstanceGroup::new(ig_name);
         let mut labels = BTreeMap::new();
         labels.insert("kops.k8s.io/cluster".to_owned(), name.to_owned());
@@ -499,68 +841,202 @@ pub fn new_cluster(
             labels: Some(labels),
             ..ObjectMeta::named(ig_name)
         };
-        g.spec.role = Some(role.to_owned());
+        g.spec.role = Some(role.as_str().to_owned());
         g.spec.min_size = Some(i32::try_from(min).unwrap_or(i32::MAX));
         g.spec.max_size = Some(i32::try_from(max).unwrap_or(i32::MAX));
-        g.spec.subnets = Some(subnets);
-        g.spec.machine_type = size.cloned();
-        g.spec.image = o.image.clone();
-        g.spec.zones = zones;
-        g.spec.root_volume_size = volume.map(|v| i32::try_from(v).unwrap_or(i32::MAX));
+        let mut node_labels = BTreeMap::new();
+        node_labels.insert("kops.k8s.io/instancegroup".to_owned(), ig_name.to_owned());
+        g.spec.node_labels = Some(node_labels);
         g
     };
-    let mut groups = Vec::new();
-    for (g, z) in &cp_groups {
-        let zones = gce.then(|| vec![z.clone()]);
-        groups.push(group(
-            g,
-            "ControlPlane",
-            o.control_plane_size.as_ref(),
-            (1, 1),
-            o.control_plane_volume_size,
-            vec![subnet_of(z)],
-            zones,
-        ));
-    }
-    // Nodes: one group per zone, the count split between them.
-    let n = u32::try_from(zones.len()).unwrap_or(u32::MAX);
-    for (i, z) in zones.iter().enumerate() {
-        let i = u32::try_from(i).unwrap_or(u32::MAX);
-        let share = o.node_count / n + u32::from(i < o.node_count % n);
-        if share == 0 && o.node_count > 0 {
-            continue;
+    let with_sizes = |g: &mut v1alpha2::InstanceGroup, sizes: &[String]| {
+        g.spec.machine_type = sizes.first().cloned();
+        if aws && sizes.len() > 1 {
+            let mut m = v1alpha2::MixedInstancesPolicySpec::default();
+            m.instances = Some(sizes.to_vec());
+            g.spec.mixed_instances_policy = Some(m);
         }
-        let zones = gce.then(|| vec![z.clone()]);
-        groups.push(group(
-            &format!("nodes-{z}"),
-            "Node",
-            o.node_size.as_ref(),
-            (share, share),
-            o.node_volume_size,
-            vec![subnet_of(z)],
-            zones,
-        ));
+    };
+    let mut groups = Vec::new();
+    let cp_sizes = sizes(o.control_plane_size.as_ref());
+    for (g, z) in &cp_groups {
+        let mut ig = group(g, GroupRole::ControlPlane, (1, 1));
+        let main = zone_subnets
+            .get(z)
+            .and_then(|s| s.first())
+            .cloned()
+            .unwrap_or_else(|| z.clone());
+        ig.spec.subnets = Some(vec![if o.ipv6 && private {
+            format!("dualstack-{main}")
+        } else {
+            main
+        }]);
+        if gce {
+            ig.spec.zones = Some(vec![z.clone()]);
+        }
+        with_sizes(&mut ig, &cp_sizes);
+        ig.spec.image = o.control_plane_image.clone();
+        groups.push(ig);
+    }
+    // Nodes: one group per zone, the count split between them (one node per zone by
+    // default); a zone's extra subnets are theirs, its main one the control plane's.
+    let node_sizes = sizes(o.node_size.as_ref());
+    if o.instance_manager == InstanceManager::Karpenter {
+        let mut ig = group("nodes", GroupRole::Node, (0, 0));
+        ig.spec.min_size = o
+            .node_count
+            .filter(|n| *n > 0)
+            .map(|n| i32::try_from(n).unwrap_or(i32::MAX));
+        ig.spec.max_size = None;
+        ig.spec.manager = Some("Karpenter".into());
+        ig.spec.image = o.node_image.clone();
+        with_sizes(&mut ig, &node_sizes);
+        groups.push(ig);
+    } else {
+        let n = u32::try_from(zones.len()).unwrap_or(u32::MAX);
+        let total = o.node_count.unwrap_or(n);
+        for (i, z) in zones.iter().enumerate() {
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            let share = total / n + u32::from(i < total % n);
+            let mut ig = group(&format!("nodes-{z}"), GroupRole::Node, (share, share));
+            let own = zone_subnets.get(z).cloned().unwrap_or_default();
+            ig.spec.subnets = Some(if own.len() > 1 {
+                own[1..].to_vec()
+            } else {
+                own
+            });
+            if gce {
+                ig.spec.zones = Some(vec![z.clone()]);
+            }
+            with_sizes(&mut ig, &node_sizes);
+            ig.spec.image = o.node_image.clone();
+            groups.push(ig);
+        }
     }
     if o.bastion {
-        // In the utility subnets (the public ones of a private topology); on GCE in every
-        // zone of the region's one subnet.
-        let subnets: Vec<String> = if gce {
-            vec![region.clone()]
+        let mut ig = group("bastions", GroupRole::Bastion, (1, 1));
+        if o.ipv6 {
+            let dual: Vec<String> = subnets
+                .iter()
+                .filter(|s| s.type_.as_deref() == Some("DualStack"))
+                .filter_map(|s| s.name.clone())
+                .collect();
+            ig.spec.subnets = Some(dual);
+        }
+        if gce {
+            ig.spec.zones = Some(all_zones.clone());
+        }
+        ig.spec.image = o.bastion_image.clone();
+        groups.push(ig);
+    }
+    // A group without subnets gets the cluster's, but for utility (and dual-stack) ones.
+    for g in &mut groups {
+        if g.spec.subnets.as_ref().is_none_or(Vec::is_empty) {
+            let mut picked: Vec<String> = subnets
+                .iter()
+                .filter(|s| !matches!(s.type_.as_deref(), Some("Utility" | "DualStack")))
+                .filter_map(|s| s.name.clone())
+                .collect();
+            if picked.is_empty() {
+                picked = subnets
+                    .iter()
+                    .filter(|s| s.type_.as_deref() != Some("Utility"))
+                    .filter_map(|s| s.name.clone())
+                    .collect();
+            }
+            g.spec.subnets = Some(picked);
+        }
+        if g.spec.image.is_none() {
+            g.spec.image.clone_from(&o.image);
+        }
+    }
+    // What kOps' command sets on the groups after `NewCluster`.
+    for g in &mut groups {
+        let control_plane = g.spec.role.as_deref() == Some(GroupRole::ControlPlane.as_str());
+        let node = g.spec.role.as_deref() == Some(GroupRole::Node.as_str());
+        if o.associate_public_ip.is_some() {
+            g.spec.associate_public_ip = o.associate_public_ip;
+        }
+        let (tenancy, security_groups, size, volume_type) = if control_plane {
+            (
+                &o.control_plane_tenancy,
+                &o.control_plane_security_groups,
+                o.control_plane_volume_size,
+                &o.control_plane_volume_type,
+            )
+        } else if node {
+            (
+                &o.node_tenancy,
+                &o.node_security_groups,
+                o.node_volume_size,
+                &o.node_volume_type,
+            )
         } else {
-            all_zones.iter().map(|z| format!("utility-{z}")).collect()
+            continue;
         };
-        let zones = gce.then(|| all_zones.clone());
-        groups.push(group(
-            "bastions",
-            "Bastion",
-            None,
-            (1, 1),
-            None,
-            subnets,
-            zones,
-        ));
+        if tenancy.is_some() {
+            g.spec.tenancy.clone_from(tenancy);
+        }
+        let security_groups = clean(security_groups);
+        if !security_groups.is_empty() {
+            g.spec.additional_security_groups = Some(security_groups);
+        }
+        if size.is_some() {
+            g.spec.root_volume_size = size.map(|v| i32::try_from(v).unwrap_or(i32::MAX));
+        }
+        if volume_type.is_some() {
+            g.spec.root_volume_type.clone_from(volume_type);
+        }
     }
     Ok((cluster, groups))
+}
+
+/// kOps' `PerformAssignments` on a new cluster, from its completed spec (`complete`):
+/// the network CIDR (AWS), the non-masquerade CIDR, each subnet's CIDR, the pod and
+/// service ranges of GCE's IP aliases, and the API's public name when DNS is public. Stored with the cluster,
+/// so that a later change of the defaults never moves a subnet.
+pub fn perform_assignments(cluster: &mut v1alpha2::Cluster, completed: &v1alpha2::Cluster) {
+    let spec = &mut cluster.spec;
+    let full = &completed.spec;
+    let aws = spec.cloud_provider.as_deref() == Some("aws");
+    if aws && spec.network_cidr.is_none() {
+        spec.network_cidr.clone_from(&full.network_cidr);
+    }
+    if spec.non_masquerade_cidr.is_none() {
+        spec.non_masquerade_cidr
+            .clone_from(&full.non_masquerade_cidr);
+    }
+    // GCE's IP aliases (the `gce` and `kindnet` CNIs) get their ranges assigned.
+    let ip_alias = spec
+        .networking
+        .as_ref()
+        .is_some_and(|n| n.gce.is_some() || n.kindnet.is_some());
+    if spec.cloud_provider.as_deref() == Some("gce") && ip_alias {
+        if spec.pod_cidr.is_none() {
+            spec.pod_cidr.clone_from(&full.pod_cidr);
+        }
+        if spec.service_cluster_ip_range.is_none() {
+            spec.service_cluster_ip_range
+                .clone_from(&full.service_cluster_ip_range);
+        }
+    }
+    let public_dns = spec
+        .topology
+        .as_ref()
+        .and_then(|t| t.dns.as_ref())
+        .and_then(|d| d.type_.as_deref())
+        == Some("Public");
+    if public_dns && spec.master_public_name.is_none() {
+        spec.master_public_name.clone_from(&full.master_public_name);
+    }
+    let assigned = full.subnets.as_deref().unwrap_or(&[]);
+    for s in spec.subnets.iter_mut().flatten() {
+        if s.cidr.is_none()
+            && let Some(f) = assigned.iter().find(|f| f.name == s.name)
+        {
+            s.cidr.clone_from(&f.cidr);
+        }
+    }
 }
 
 /// The role of a new instance group.
@@ -595,11 +1071,13 @@ impl GroupRole {
         }
     }
 
-    /// The role as a stored instance group names it (`Node`, `ControlPlane`, `Bastion`).
+    /// The role as a stored (v1alpha2) instance group names it: `Node`, `Master` (the
+    /// control plane), `Bastion`.
     pub fn as_str(self) -> &'static str {
         match self {
             GroupRole::Node => "Node",
-            GroupRole::ControlPlane => "ControlPlane",
+            // The v1alpha2 name kOps writes.
+            GroupRole::ControlPlane => "Master",
             GroupRole::Bastion => "Bastion",
         }
     }

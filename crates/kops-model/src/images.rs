@@ -55,7 +55,11 @@ pub(crate) fn record_spec_images(ctx: &ClusterContext) {
         ),
         (
             "kube-proxy",
-            spec.kube_proxy.as_ref().and_then(|c| c.image.as_deref()),
+            // A disabled kube-proxy (cilium, kube-router, calico's eBPF) runs nowhere.
+            spec.kube_proxy
+                .as_ref()
+                .filter(|c| c.enabled != Some(false))
+                .and_then(|c| c.image.as_deref()),
         ),
     ];
     let defaults = components

@@ -112,8 +112,8 @@ pub mod upgrade;
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;
 pub use create::{
-    Cloud, DnsType, GroupRole, LoadBalancerType, NewClusterOptions, NewInstanceGroupOptions,
-    Topology, new_cluster, new_instance_group,
+    Authorization, Cloud, DnsType, GroupRole, InstanceManager, LoadBalancerType, NewClusterOptions,
+    NewInstanceGroupOptions, Topology, new_cluster, new_instance_group, perform_assignments,
 };
 pub use error::{Error, Result};
 pub use ingress::ApiIngress;

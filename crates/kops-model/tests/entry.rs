@@ -550,7 +550,8 @@ async fn new_cluster_options_shape_the_spec_and_the_model() {
     assert!(
         etcd.iter()
             .flat_map(|e| e.etcd_members.iter().flatten())
-            .all(|m| m.encrypted_volume == Some(false))
+            // Not encrypted: kOps leaves the field out.
+            .all(|m| m.encrypted_volume.is_none())
     );
     let size = |prefix: &str| {
         groups
@@ -566,9 +567,10 @@ async fn new_cluster_options_shape_the_spec_and_the_model() {
     );
     let b = groups.iter().find(|g| g.name() == "bastions").unwrap();
     assert_eq!(b.spec.role.as_deref(), Some("Bastion"));
+    // As kOps: in the private subnets, reached through its load balancer.
     assert_eq!(
         b.spec.subnets.as_deref(),
-        Some(&["utility-us-test-1a".to_owned()][..])
+        Some(&["us-test-1a".to_owned()][..])
     );
 
     // The model: the bastion's autoscaling group, an internal API load balancer.
@@ -609,4 +611,249 @@ async fn new_cluster_options_shape_the_spec_and_the_model() {
         fields.contains(r#"("team", String("platform"))"#),
         "the cloud labels: {fields}"
     );
+}
+
+/// What `create cluster` stores, as kOps' `NewCluster`, its command and `PerformAssignments`
+/// write it (the facts of kOps' create-cluster cases): no DNS and the API behind an NLB by
+/// default, a node per zone, etcd's requests and member names, `Master` groups labelled
+/// with their name, cilium without kube-proxy, and the assigned CIDRs.
+mod writes_what_kops_writes {
+    use kops_api::defaults::PopulateOptions;
+    use kops_api::v1alpha2::{Cluster, InstanceGroup};
+    use kops_model::{
+        Cloud, InstanceManager, NewClusterOptions, Topology, new_cluster, perform_assignments,
+    };
+    use serde_json::{Value, json};
+
+    fn created(o: &NewClusterOptions) -> (Value, Vec<Value>) {
+        let (mut cluster, groups): (Cluster, Vec<InstanceGroup>) = new_cluster(o).unwrap();
+        let (full, _) = kops_model::complete(&cluster, &groups, &PopulateOptions::default())
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        perform_assignments(&mut cluster, &Cluster::from(&full));
+        (
+            serde_json::to_value(&cluster).unwrap()["spec"].clone(),
+            groups
+                .iter()
+                .map(|g| serde_json::to_value(g).unwrap())
+                .collect(),
+        )
+    }
+
+    fn aws(zones: &[&str]) -> NewClusterOptions {
+        NewClusterOptions::new("c.example.com", "memfs://tests")
+            .with_zones(zones.iter().copied())
+            .with_kubernetes_version("v1.34.1")
+            .with_image(Some("image-1".into()))
+    }
+
+    #[test]
+    fn a_minimal_cluster() {
+        let (spec, groups) = created(&aws(&["us-test-1a"]));
+        assert_eq!(spec["topology"], json!({ "dns": { "type": "None" } }));
+        assert_eq!(
+            spec["api"],
+            json!({ "loadBalancer": { "class": "Network", "type": "Public" } })
+        );
+        assert_eq!(spec["networkCIDR"], "172.20.0.0/16");
+        assert_eq!(spec["nonMasqueradeCIDR"], "100.64.0.0/10");
+        assert_eq!(spec["subnets"][0]["cidr"], "172.20.0.0/16");
+        assert_eq!(
+            spec["networking"],
+            json!({ "cilium": { "enableNodePort": true } })
+        );
+        assert_eq!(spec["kubeProxy"], json!({ "enabled": false }));
+        let etcd = &spec["etcdClusters"];
+        assert_eq!(
+            (
+                &etcd[0]["name"],
+                &etcd[0]["cpuRequest"],
+                &etcd[1]["cpuRequest"],
+                &etcd[1]["memoryRequest"]
+            ),
+            (
+                &json!("main"),
+                &json!("200m"),
+                &json!("100m"),
+                &json!("100Mi")
+            )
+        );
+        assert_eq!(
+            etcd[0]["etcdMembers"],
+            json!([{ "encryptedVolume": true, "instanceGroup": "control-plane-us-test-1a", "name": "a" }])
+        );
+        assert_eq!(groups[0]["spec"]["role"], "Master");
+        for g in &groups {
+            assert_eq!(
+                g["spec"]["nodeLabels"]["kops.k8s.io/instancegroup"],
+                g["metadata"]["name"]
+            );
+        }
+    }
+
+    #[test]
+    fn three_zones_get_a_node_each_and_an_etcd_member_per_control_plane() {
+        let (spec, groups) = created(
+            &aws(&["us-test-1a", "us-test-1b", "us-test-1c"]).with_control_plane_count(Some(3)),
+        );
+        let names: Vec<&Value> = spec["etcdClusters"][0]["etcdMembers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| &m["name"])
+            .collect();
+        assert_eq!(names, [&json!("a"), &json!("b"), &json!("c")]);
+        let nodes: Vec<(&Value, &Value)> = groups
+            .iter()
+            .filter(|g| g["spec"]["role"] == "Node")
+            .map(|g| (&g["metadata"]["name"], &g["spec"]["minSize"]))
+            .collect();
+        assert_eq!(nodes.len(), 3);
+        assert!(nodes.iter().all(|(_, n)| **n == json!(1)), "{nodes:?}");
+        // Three control planes in one zone: members named after what tells them apart.
+        let (spec, _) = created(&aws(&["us-test-1a"]).with_control_plane_count(Some(3)));
+        let names: Vec<&Value> = spec["etcdClusters"][0]["etcdMembers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| &m["name"])
+            .collect();
+        assert_eq!(
+            names,
+            [&json!("etcd-1"), &json!("etcd-2"), &json!("etcd-3")]
+        );
+    }
+
+    #[test]
+    fn a_private_cluster_puts_its_bastion_in_the_private_subnets() {
+        let (spec, groups) = created(
+            &aws(&["us-test-1a"])
+                .with_topology(Topology::Private)
+                .with_bastion(true),
+        );
+        let subnets: Vec<(&Value, &Value)> = spec["subnets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (&s["name"], &s["cidr"]))
+            .collect();
+        assert_eq!(
+            subnets,
+            [
+                (&json!("us-test-1a"), &json!("172.20.128.0/17")),
+                (&json!("utility-us-test-1a"), &json!("172.20.0.0/20"))
+            ]
+        );
+        let bastion = groups
+            .iter()
+            .find(|g| g["spec"]["role"] == "Bastion")
+            .unwrap();
+        assert_eq!(bastion["spec"]["subnets"], json!(["us-test-1a"]));
+        // No DNS: no bastion name.
+        assert!(spec["topology"].get("bastion").is_none());
+    }
+
+    #[test]
+    fn gce_encrypts_nothing_by_default_and_has_a_cloud_config() {
+        let (spec, groups) = created(
+            &NewClusterOptions::new("c.example.com", "memfs://tests")
+                .with_cloud(Cloud::Gce)
+                .with_project(Some("testproject".into()))
+                .with_zones(["us-test1-a"])
+                .with_kubernetes_version("v1.34.1")
+                .with_image(Some("image-1".into())),
+        );
+        assert_eq!(spec["cloudConfig"], json!({}));
+        assert_eq!(
+            spec["etcdClusters"][0]["etcdMembers"],
+            json!([{ "instanceGroup": "control-plane-us-test1-a", "name": "a" }])
+        );
+        assert_eq!(spec["api"], json!({ "loadBalancer": { "type": "Public" } }));
+        assert_eq!(spec["subnets"][0]["name"], "us-test1");
+        assert!(spec.get("networkCIDR").is_none());
+        assert_eq!(groups[0]["spec"]["zones"], json!(["us-test1-a"]));
+    }
+
+    #[test]
+    fn flags_land_where_kops_puts_them() {
+        let mut o = aws(&["us-test-1a"]);
+        o.kubernetes_feature_gates = vec!["+Alpha".into(), "-Beta".into(), "Gamma".into()];
+        o.discovery_store = Some("s3://discovery/".into());
+        o.ipv6 = true;
+        o.node_security_groups = vec!["sg-1".into()];
+        o.control_plane_volume_type = Some("io1".into());
+        o.api_ssl_certificate = Some("arn:aws:acm:cert".into());
+        o.node_size = Some("t3.medium,t3.large".into());
+        o.etcd_storage_type = Some("gp3".into());
+        let (spec, groups) = created(&o);
+        let gates = json!({ "Alpha": "true", "Beta": "false", "Gamma": "true" });
+        for component in [
+            "kubelet",
+            "kubeAPIServer",
+            "kubeControllerManager",
+            "kubeProxy",
+            "kubeScheduler",
+        ] {
+            assert_eq!(spec[component]["featureGates"], gates, "{component}");
+        }
+        assert_eq!(
+            spec["serviceAccountIssuerDiscovery"],
+            json!({ "discoveryStore": "s3://discovery/c.example.com", "enableAWSOIDCProvider": true })
+        );
+        assert_eq!(spec["iam"]["useServiceAccountExternalPermissions"], true);
+        // IPv6: private by default, dual-stack subnets for the control plane, an IPv6 block
+        // per subnet, no masquerading, an external cloud controller manager.
+        assert_eq!(spec["nonMasqueradeCIDR"], "::/0");
+        assert_eq!(spec["cloudControllerManager"], json!({}));
+        let subnets: Vec<(&Value, &Value)> = spec["subnets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (&s["type"], &s["ipv6CIDR"]))
+            .collect();
+        assert_eq!(
+            subnets,
+            [
+                (&json!("Private"), &json!("/64#0")),
+                (&json!("DualStack"), &json!("/64#1")),
+                (&json!("Utility"), &json!("/64#2"))
+            ]
+        );
+        assert_eq!(
+            spec["api"]["loadBalancer"]["sslCertificate"],
+            "arn:aws:acm:cert"
+        );
+        assert_eq!(
+            spec["etcdClusters"][0]["etcdMembers"][0]["volumeType"],
+            "gp3"
+        );
+        let cp = &groups[0]["spec"];
+        assert_eq!(cp["subnets"], json!(["dualstack-us-test-1a"]));
+        assert_eq!(cp["rootVolumeType"], "io1");
+        let node = &groups[1]["spec"];
+        assert_eq!(node["additionalSecurityGroups"], json!(["sg-1"]));
+        assert_eq!(node["machineType"], "t3.medium");
+        assert_eq!(
+            node["mixedInstancesPolicy"]["instances"],
+            json!(["t3.medium", "t3.large"])
+        );
+
+        let mut o = aws(&["us-test-1a"]);
+        o.instance_manager = InstanceManager::Karpenter;
+        let err = new_cluster(&o).unwrap_err();
+        assert!(err.to_string().contains("--discovery-store"), "{err}");
+        o.discovery_store = Some("s3://discovery".into());
+        o.node_count = Some(4);
+        let (spec, groups) = created(&o);
+        assert_eq!(spec["karpenter"], json!({ "enabled": true }));
+        let nodes = &groups[1];
+        assert_eq!(
+            (
+                &nodes["metadata"]["name"],
+                &nodes["spec"]["manager"],
+                &nodes["spec"]["minSize"]
+            ),
+            (&json!("nodes"), &json!("Karpenter"), &json!(4))
+        );
+        assert!(nodes["spec"].get("maxSize").is_none());
+    }
 }
