@@ -137,6 +137,15 @@ fn is_dns_subdomain(name: &str) -> bool {
         })
 }
 
+/// An HCL identifier: a letter or `_`, then letters, digits, `_` and `-`.
+fn is_hcl_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// The AWS region of a zone (`us-east-1a` -> `us-east-1`), GCE's likewise
 /// (`us-central1-a` -> `us-central1`). The one definition of region-of-zone.
 pub fn region_of_zone(zone: &str, provider: Option<CloudProvider>) -> String {
@@ -229,6 +238,23 @@ fn cluster_errors(c: &Cluster) -> ValidationErrors {
                 errs.push("metadata.name", format!("{name:?} is not a valid DNS name: use lower-case letters, digits, '-' and '.'"));
             } else if !name.contains('.') {
                 errs.push("metadata.name", format!("{name:?} must be a fully qualified DNS name (contain a dot), e.g. {name}.example.com"));
+            }
+        }
+    }
+
+    // Terraform provider settings: each key becomes an attribute of a provider block.
+    if let Some(tf) = spec.target.as_ref().and_then(|t| t.terraform.as_ref()) {
+        for (field, extra) in [
+            ("providerExtraConfig", &tf.provider_extra_config),
+            ("filesProviderExtraConfig", &tf.files_provider_extra_config),
+        ] {
+            for key in extra.iter().flatten().map(|(k, _)| k) {
+                let path = format!("spec.target.terraform.{field}.{key}");
+                if key == "alias" {
+                    errs.push(path, "kops sets the providers' aliases itself (the files provider is `files`); remove this key");
+                } else if !is_hcl_identifier(key) {
+                    errs.push(path, format!("{key:?} is not a Terraform argument name: use letters, digits, '_' and '-', starting with a letter or '_'"));
+                }
             }
         }
     }

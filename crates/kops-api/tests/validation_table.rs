@@ -112,8 +112,32 @@ const fn case(
     }
 }
 
+fn terraform_extra(s: &mut Spec, files: bool, key: &str) {
+    let tf = v::TerraformSpec {
+        provider_extra_config: (!files).then(|| [(key.to_owned(), "1".to_owned())].into()),
+        files_provider_extra_config: files.then(|| [(key.to_owned(), "1".to_owned())].into()),
+    };
+    s.0.spec.target = Some(v::TargetSpec {
+        terraform: Some(tf),
+    });
+}
+
 fn cases() -> Vec<Case> {
     vec![
+        case(
+            "terraform provider key not an argument name",
+            |s| terraform_extra(s, false, "max retries"),
+            None,
+            "spec.target.terraform.providerExtraConfig.max retries",
+            "is not a Terraform argument name",
+        ),
+        case(
+            "terraform files provider alias",
+            |s| terraform_extra(s, true, "alias"),
+            None,
+            "spec.target.terraform.filesProviderExtraConfig.alias",
+            "kops sets the providers' aliases itself",
+        ),
         case(
             "name not a DNS name",
             |s| s.0.metadata.name = Some("Bad_Name.example.com".into()),

@@ -82,6 +82,34 @@ pub struct ClusterContext {
 }
 
 impl ClusterContext {
+    /// `body` with the arguments `spec.target.terraform` adds to a Terraform provider
+    /// block, as kOps renders them (they win over kOps' own, such as `region`): the main
+    /// provider's (`providerExtraConfig`), or with `files` the managed files' provider's
+    /// (`filesProviderExtraConfig`).
+    pub(crate) fn terraform_provider(
+        &self,
+        mut body: kops_tasks::terraform::Body,
+        files: bool,
+    ) -> kops_tasks::terraform::Body {
+        let tf = self
+            .cluster
+            .spec
+            .target
+            .as_ref()
+            .and_then(|t| t.terraform.as_ref());
+        let extra = tf.and_then(|t| {
+            if files {
+                t.files_provider_extra_config.as_ref()
+            } else {
+                t.provider_extra_config.as_ref()
+            }
+        });
+        for (k, v) in extra.into_iter().flatten() {
+            body.set(k.as_str(), v.as_str());
+        }
+        body
+    }
+
     /// A context for a completed cluster and its groups in `region`.
     pub fn new(cluster: Cluster, groups: Vec<InstanceGroup>, region: impl Into<String>) -> Self {
         ClusterContext {

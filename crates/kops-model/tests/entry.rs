@@ -129,6 +129,43 @@ async fn direct_apply_refuses_a_config_base_nodes_cannot_read() {
     lock.release().await.unwrap();
 }
 
+/// `spec.target.terraform` adds its arguments to kOps' provider blocks, the main one and
+/// the managed files' one, each only to its own and winning over kOps' `region`.
+#[tokio::test]
+async fn terraform_provider_blocks_carry_the_specs_extra_config() {
+    let (mut cluster, groups) = spec();
+    cluster.spec.target = Some(kops_api::v1alpha2::TargetSpec {
+        terraform: Some(kops_api::v1alpha2::TerraformSpec {
+            provider_extra_config: Some([("max_retries".to_owned(), "10".to_owned())].into()),
+            files_provider_extra_config: Some(
+                [
+                    ("profile".to_owned(), "files".to_owned()),
+                    ("region".to_owned(), "eu-west-1".to_owned()),
+                ]
+                .into(),
+            ),
+        }),
+    });
+    let (_cloud, _store, update) = setup_spec(&cluster, &groups, true).await;
+    let tf = update.render_terraform().await.unwrap();
+    let main = String::from_utf8_lossy(&tf.files["kubernetes.tf"]).into_owned();
+    let provider = |alias: bool| -> String {
+        main.split("\n}\n")
+            .map(|b| b.trim_start())
+            .find(|b| b.starts_with("provider \"aws\"") && b.contains("alias") == alias)
+            .unwrap_or_else(|| panic!("no provider block (alias {alias}):\n{main}"))
+            .to_owned()
+    };
+    assert_eq!(
+        provider(false),
+        "provider \"aws\" {\n  max_retries = \"10\"\n  region      = \"us-test-1\""
+    );
+    assert_eq!(
+        provider(true),
+        "provider \"aws\" {\n  alias   = \"files\"\n  profile = \"files\"\n  region  = \"eu-west-1\""
+    );
+}
+
 #[tokio::test]
 async fn static_pods_name_the_kops_release_images() {
     let (_cloud, _store, update) = setup(true).await;

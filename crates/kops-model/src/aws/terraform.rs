@@ -41,12 +41,9 @@ pub fn render(
             OutputValue::ListItem(e) => w.output_list_item(name, e),
         }
     }
-    w.provider("aws", Body::new().attr("region", ctx.region.as_str()));
-    w.provider_alias(
-        "aws",
-        "files",
-        Body::new().attr("region", ctx.region.as_str()),
-    );
+    let region = || Body::new().attr("region", ctx.region.as_str());
+    w.provider("aws", ctx.terraform_provider(region(), false));
+    w.provider_alias("aws", "files", ctx.terraform_provider(region(), true));
     w.required_version(">= 0.15.0");
     w.required_provider("aws", "hashicorp/aws", ">= 5.0.0");
     Ok(w.finish()?)

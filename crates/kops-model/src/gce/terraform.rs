@@ -32,27 +32,25 @@ pub(crate) fn render(
     w.output("cluster_name", ctx.name());
     w.output("project", ctx.project.as_str());
     w.output("region", ctx.region.as_str());
-    w.provider(
-        "google",
+    let google = || {
         Body::new()
             .attr("project", ctx.project.as_str())
-            .attr("region", ctx.region.as_str()),
-    );
+            .attr("region", ctx.region.as_str())
+    };
+    w.provider("google", ctx.terraform_provider(google(), false));
     w.required_version(">= 0.15.0");
     w.required_provider("google", "hashicorp/google", ">= 5.11.0");
     match ctx.config_base().map(|(_, u)| u) {
         Ok(StoreUrl::Memory { .. }) => {
-            w.provider_alias("aws", "files", Body::new().attr("region", MEMFS_REGION));
+            w.provider_alias(
+                "aws",
+                "files",
+                ctx.terraform_provider(Body::new().attr("region", MEMFS_REGION), true),
+            );
             w.required_provider("aws", "hashicorp/aws", ">= 5.0.0");
         }
         Ok(StoreUrl::Gcs { .. }) => {
-            w.provider_alias(
-                "google",
-                "files",
-                Body::new()
-                    .attr("project", ctx.project.as_str())
-                    .attr("region", ctx.region.as_str()),
-            );
+            w.provider_alias("google", "files", ctx.terraform_provider(google(), true));
         }
         _ => {}
     }
