@@ -778,6 +778,8 @@ pub struct ToolboxArgs {
 pub enum ToolboxCommand {
     /// Print a cluster's spec, instance groups and cloud resources
     Dump(DumpArgs),
+    /// Render templates (Go text/template with Sprig's functions) with values files
+    Template(crate::template::TemplateArgs),
 }
 
 #[derive(Debug, Args)]

@@ -19,7 +19,7 @@
 //! Module map: [`cli`] (flags), [`state`] (store, registry, lock),
 //! [`create`] (`create`, `replace`), [`get`], [`edit`], [`update`],
 //! [`delete`], [`unlock`], [`history`] (`get history`, `rollback`), [`cloud`] (mock or
-//! AWS, mock persistence), [`toolbox`],
+//! AWS, mock persistence), [`toolbox`], [`template`] (`toolbox template`),
 //! [`output`] (colour, progress bars), [`errors`] (one-line errors for the user).
 
 mod cli;
@@ -42,6 +42,7 @@ mod rolling;
 mod secret;
 mod spec;
 mod state;
+mod template;
 mod toolbox;
 mod unlock;
 mod update;
@@ -276,6 +277,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 toolbox::dump(&global, &a).await?;
                 Ok(0)
             }
+            cli::ToolboxCommand::Template(a) => template::toolbox_template(&global, &a).map(|()| 0),
         },
     }
 }

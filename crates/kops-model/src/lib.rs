@@ -33,6 +33,8 @@
 //! # Modules
 //!
 //! - [`cluster`]: the cloud-neutral [`ClusterContext`] every cloud's model reads.
+//! - [`template`]: kOps' templating (`kops toolbox template`): a text/template engine
+//!   with Sprig's common functions, Helm's `--set` and the deep merge of values.
 //! - [`aws`]: the AWS model. [`aws::cloud`] re-exports the AWS vocabulary of
 //!   `kops-cloud-aws` (the [`aws::AwsCloud`] trait the AWS tasks use, implemented by
 //!   `kops-mock` and by `kops-cloud-aws`' SDK backend, and its plain-data resource types;
@@ -106,6 +108,7 @@ mod ingress;
 pub mod nodeup;
 pub mod pki;
 pub mod secrets;
+pub mod template;
 mod update;
 pub mod upgrade;
 

@@ -1,0 +1,185 @@
+//! `toolbox template`: renders templates (Go's text/template language with Sprig's
+//! functions, `kops_model::template`) with values files, `--set` and snippets, as kOps'
+//! `kops toolbox template`. It needs no state store and no cloud.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, anyhow, bail};
+use clap::{ArgAction, Args};
+use kops_model::template::{Templater, merge_values, set_values};
+use serde_json::{Map, Value};
+
+use crate::cli::Global;
+
+#[derive(Debug, Args)]
+pub struct TemplateArgs {
+    /// Values files or directories (walked in lexical order), each merged over the
+    /// ones before it
+    #[arg(long = "values", value_name = "PATH", value_delimiter = ',')]
+    pub values: Vec<PathBuf>,
+    /// Values as key=value pairs (Helm's --set: a.b=c,list[0]=x,l={a,b})
+    #[arg(long = "set", value_name = "K=V,...")]
+    pub set: Vec<String>,
+    /// Values as key=value pairs, all strings
+    #[arg(long = "set-string", value_name = "K=V,...")]
+    pub set_string: Vec<String>,
+    /// Template files or directories (walked in lexical order) to render
+    #[arg(long = "template", value_name = "PATH", value_delimiter = ',')]
+    pub templates: Vec<PathBuf>,
+    /// Snippet files or directories: each file is a template `include` reaches by its
+    /// base name
+    #[arg(long = "snippets", value_name = "PATH", value_delimiter = ',')]
+    pub snippets: Vec<PathBuf>,
+    /// Write the result to FILE (default: standard output)
+    #[arg(long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print the top-level value KEY of the values and exit
+    #[arg(long = "config-value", value_name = "KEY")]
+    pub config_value: Option<String>,
+    /// Fail when a template reads a key the values lack (else it prints <no value>)
+    #[arg(
+        long = "fail-on-missing",
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_value_t = true,
+        default_missing_value = "true",
+        require_equals = true,
+        value_name = "BOOL"
+    )]
+    pub fail_on_missing: bool,
+    /// Parse each rendered document as YAML and write it again with sorted keys
+    #[arg(long = "format-yaml")]
+    pub format_yaml: bool,
+}
+
+/// The files under `path`: the file itself, or a directory's files walked recursively
+/// in lexical order.
+fn walk(path: &Path, flag: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(path).with_context(|| format!("{flag} {}", path.display()))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .with_context(|| format!("{flag} {}: reading the directory", path.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{flag} {}: reading the directory", path.display()))?;
+    entries.sort();
+    let mut files = Vec::new();
+    for e in entries {
+        files.extend(walk(&e, flag)?);
+    }
+    Ok(files)
+}
+
+fn read(path: &Path, flag: &str) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("{flag} {}", path.display()))
+}
+
+/// The values templates see: the values files merged in order, then `--set`, then
+/// `--set-string`, then `clusterName`.
+fn context(global: &Global, args: &TemplateArgs) -> anyhow::Result<Value> {
+    let mut ctx = Value::Object(Map::new());
+    for root in &args.values {
+        for file in walk(root, "--values")? {
+            let text = read(&file, "--values")?;
+            let v = kops_api::yaml::from_str(&text)
+                .map_err(|e| anyhow!("--values {}: {e}", file.display()))?;
+            match v {
+                Value::Null => {}
+                Value::Object(_) => merge_values(&mut ctx, &v),
+                _ => bail!("--values {}: not a YAML mapping", file.display()),
+            }
+        }
+    }
+    for s in &args.set {
+        set_values(&mut ctx, s, false).map_err(|e| anyhow!("--set {s}: {e}"))?;
+    }
+    for s in &args.set_string {
+        set_values(&mut ctx, s, true).map_err(|e| anyhow!("--set-string {s}: {e}"))?;
+    }
+    if let Value::Object(m) = &mut ctx {
+        m.insert(
+            "clusterName".into(),
+            Value::String(global.name.clone().unwrap_or_default()),
+        );
+    }
+    Ok(ctx)
+}
+
+/// `kops toolbox template`.
+pub fn toolbox_template(global: &Global, args: &TemplateArgs) -> anyhow::Result<()> {
+    let ctx = context(global, args)?;
+    if let Some(key) = &args.config_value {
+        let line = match ctx.get(key) {
+            None | Some(Value::Null) => "null".to_string(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        };
+        write_out(args.output.as_deref(), &format!("{line}\n"))?;
+        return Ok(());
+    }
+    if args.templates.is_empty() {
+        bail!("toolbox template: give at least one --template");
+    }
+    let mut templater = Templater::new().fail_on_missing(args.fail_on_missing);
+    for root in &args.snippets {
+        for file in walk(root, "--snippets")? {
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            templater = templater.with_snippet(name, read(&file, "--snippets")?);
+        }
+    }
+    let mut documents: Vec<String> = Vec::new();
+    for root in &args.templates {
+        for file in walk(root, "--template")? {
+            let shown = file.display().to_string();
+            let text = read(&file, "--template")?;
+            let rendered = templater.render(&shown, &text, &ctx).map_err(|e| {
+                if e.name() == shown && e.line() > 0 {
+                    anyhow!("--template {shown}: line {}: {}", e.line(), e.message())
+                } else {
+                    anyhow!("--template {shown}: {e}")
+                }
+            })?;
+            if rendered.is_empty() {
+                continue;
+            }
+            for doc in rendered.split("---\n") {
+                if args.format_yaml {
+                    let v = kops_api::yaml::from_str(doc)
+                        .map_err(|e| anyhow!("--template {shown}: the result is not YAML: {e}"))?;
+                    match v {
+                        Value::Null => {}
+                        Value::Object(_) => documents.push(kops_api::yaml::value_to_string(&v)),
+                        _ => bail!("--template {shown}: a rendered document is not a YAML mapping"),
+                    }
+                } else if !doc.trim().is_empty() {
+                    // Each document ends a line, so the separator starts one.
+                    let mut d = doc.to_string();
+                    if !d.ends_with('\n') {
+                        d.push('\n');
+                    }
+                    documents.push(d);
+                }
+            }
+        }
+    }
+    write_out(args.output.as_deref(), &documents.join("---\n"))
+}
+
+fn write_out(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match output {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("--output {}: writing", path.display())),
+        None => {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .context("writing to standard output")
+        }
+    }
+}

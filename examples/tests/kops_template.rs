@@ -1,0 +1,281 @@
+//! `kops toolbox template` through the built binary: values files merged, `--set`,
+//! `--set-string`, snippets, template directories, `--format-yaml`, `--config-value`
+//! and errors that name the template. No state store is involved.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A scratch directory with two values files, snippets and two templates.
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "a.yaml",
+        "cluster:\n  zones: [b, a]\n  dns:\n    zone: example.com\n    private: false\nenv: dev\nx: 0\n",
+    );
+    write(
+        d,
+        "b.yaml",
+        "cluster:\n  dns:\n    private: true\nenv: prod\n",
+    );
+    write(d, "snippets/header", "# cluster {{ .clusterName }}");
+    write(
+        d,
+        "snippets/sub/docker.options",
+        "log-driver: {{ index . \"logDriver\" | default \"json-file\" }}\nmax-size: 10m",
+    );
+    write(
+        d,
+        "tmpl/01-cluster.yaml",
+        "{{ include \"header\" . }}
+name: {{ .clusterName }}
+env: {{ .env }}
+x: {{ .x }} {{ if eq .x 1 }}one{{ end }}
+s: {{ .s | quote }}
+private: {{ .cluster.dns.private }}
+zone: {{ .cluster.dns.zone }}
+zones:
+{{- range .cluster.zones }}
+- {{ . }}
+{{- end }}
+docker:
+  {{ include \"docker.options\" . | indent 2 }}
+",
+    );
+    write(
+        d,
+        "tmpl/02-ig.yaml",
+        "{{- range $i, $z := .cluster.zones }}
+---
+kind: InstanceGroup
+name: nodes-{{ $z }}
+index: {{ $i }}
+{{- end }}
+",
+    );
+    dir
+}
+
+fn kops(dir: &Path, args: &[&str]) -> Run {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kops"));
+    for v in [
+        "KOPS_STATE_STORE",
+        "KOPS_MOCK_CLOUD",
+        "KOPS_CLUSTER_NAME",
+        "KOPS_EDITOR",
+        "EDITOR",
+    ] {
+        c.env_remove(v);
+    }
+    let o = c
+        .env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+#[track_caller]
+fn ok(r: &Run) {
+    assert_eq!(r.code, 0, "stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+}
+
+const FULL: &[&str] = &[
+    "toolbox",
+    "template",
+    "--values",
+    "a.yaml",
+    "--values",
+    "b.yaml",
+    "--set",
+    "x=1",
+    "--set-string",
+    "s=true",
+    "--snippets",
+    "snippets",
+    "--template",
+    "tmpl",
+    "--name",
+    "c.example.com",
+];
+
+#[test]
+fn renders_templates_with_merged_values_and_snippets() {
+    let dir = setup();
+    let mut args = FULL.to_vec();
+    args.extend(["--output", "out.yaml"]);
+    let r = kops(dir.path(), &args);
+    ok(&r);
+    assert_eq!(r.stdout, "");
+    let out = std::fs::read_to_string(dir.path().join("out.yaml")).unwrap();
+    assert_eq!(
+        out,
+        "# cluster c.example.com
+name: c.example.com
+env: prod
+x: 1 one
+s: \"true\"
+private: true
+zone: example.com
+zones:
+- b
+- a
+docker:
+  log-driver: json-file
+  max-size: 10m
+---
+kind: InstanceGroup
+name: nodes-b
+index: 0
+---
+kind: InstanceGroup
+name: nodes-a
+index: 1
+"
+    );
+}
+
+#[test]
+fn format_yaml_sorts_keys_and_drops_empty_documents() {
+    let dir = setup();
+    let mut args = FULL.to_vec();
+    args.push("--format-yaml");
+    let r = kops(dir.path(), &args);
+    ok(&r);
+    assert_eq!(
+        r.stdout,
+        "docker:
+  log-driver: json-file
+  max-size: 10m
+env: prod
+name: c.example.com
+private: true
+s: \"true\"
+x: 1 one
+zone: example.com
+zones:
+- b
+- a
+---
+index: 0
+kind: InstanceGroup
+name: nodes-b
+---
+index: 1
+kind: InstanceGroup
+name: nodes-a
+"
+    );
+    // A document that is not YAML names its template.
+    write(dir.path(), "bad.yaml", "a: [1\n");
+    let r = kops(
+        dir.path(),
+        &[
+            "toolbox",
+            "template",
+            "--template",
+            "bad.yaml",
+            "--format-yaml",
+        ],
+    );
+    assert_eq!(r.code, 1, "stderr: {}", r.stderr);
+    assert!(
+        r.stderr.starts_with("error: --template bad.yaml: "),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn config_value_prints_one_value() {
+    let dir = setup();
+    for (key, want) in [
+        ("env", "prod\n"),
+        ("x", "1\n"),
+        ("s", "true\n"),
+        ("clusterName", "c.example.com\n"),
+        ("nope", "null\n"),
+    ] {
+        let mut args = FULL.to_vec();
+        args.extend(["--config-value", key]);
+        let r = kops(dir.path(), &args);
+        ok(&r);
+        assert_eq!(r.stdout, want, "{key}");
+    }
+}
+
+#[test]
+fn a_missing_key_names_the_template_and_the_key() {
+    let dir = setup();
+    write(dir.path(), "t/bad.yaml", "a: 1\nb: {{ .cluster.nope }}\n");
+    let r = kops(
+        dir.path(),
+        &[
+            "toolbox",
+            "template",
+            "--values",
+            "a.yaml",
+            "--template",
+            "t",
+        ],
+    );
+    assert_eq!(r.code, 1, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr,
+        "error: --template t/bad.yaml: line 2: map has no entry for key \"nope\"\n"
+    );
+    assert_eq!(r.stdout, "");
+    // Without --fail-on-missing the key prints as Go's <no value>.
+    let r = kops(
+        dir.path(),
+        &[
+            "toolbox",
+            "template",
+            "--values",
+            "a.yaml",
+            "--template",
+            "t",
+            "--fail-on-missing=false",
+        ],
+    );
+    ok(&r);
+    assert_eq!(r.stdout, "a: 1\nb: <no value>\n");
+    // A values file that does not parse is named.
+    write(dir.path(), "broken.yaml", "a: [1\n");
+    let r = kops(
+        dir.path(),
+        &[
+            "toolbox",
+            "template",
+            "--values",
+            "broken.yaml",
+            "--template",
+            "t",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.starts_with("error: --values broken.yaml: "),
+        "{}",
+        r.stderr
+    );
+}
