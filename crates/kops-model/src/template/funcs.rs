@@ -33,6 +33,12 @@ impl From<String> for FnError {
 
 type R = Result<Value, FnError>;
 
+/// The longest string `repeat` makes (a guard against a typo's huge count).
+const MAX_STRING: usize = 64 << 20;
+
+/// The longest list `until` and `untilStep` make.
+const MAX_LIST: i64 = 1_000_000;
+
 fn fail<T>(m: impl Into<String>) -> Result<T, FnError> {
     Err(FnError::Failed(m.into()))
 }
@@ -684,7 +690,14 @@ pub(super) fn call(name: &str, mut args: Vec<Value>) -> R {
             let t = string_arg(name, &a[1])?;
             let count = usize::try_from(n).unwrap_or(0);
             match name {
-                "repeat" => s(t.repeat(count)),
+                "repeat" => {
+                    if count.saturating_mul(t.len()) > MAX_STRING {
+                        return fail(format!(
+                            "repeat: the result would exceed {MAX_STRING} bytes"
+                        ));
+                    }
+                    s(t.repeat(count))
+                }
                 "indent" => s(kops_indent(count, &t)),
                 "nindent" => {
                     let pad = " ".repeat(count);
@@ -872,6 +885,9 @@ pub(super) fn call(name: &str, mut args: Vec<Value>) -> R {
         "until" => {
             want(name, a, 1)?;
             let n = int_arg(name, &a[0])?;
+            if n > MAX_LIST {
+                return fail(format!("until: {n} is more than {MAX_LIST} items"));
+            }
             Ok(Value::Array((0..n.max(0)).map(Value::from).collect()))
         }
         "untilStep" => {
@@ -884,6 +900,9 @@ pub(super) fn call(name: &str, mut args: Vec<Value>) -> R {
             let mut out = Vec::new();
             let mut i = start;
             while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                if out.len() as i64 >= MAX_LIST {
+                    return fail(format!("untilStep: more than {MAX_LIST} items"));
+                }
                 out.push(Value::from(i));
                 i += step;
             }

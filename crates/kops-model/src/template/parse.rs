@@ -184,7 +184,7 @@ fn find_close(s: &str) -> Option<(usize, usize, bool)> {
     while i < b.len() {
         let c = b[i];
         if in_comment {
-            if s[i..].starts_with("*/") {
+            if b[i..].starts_with(b"*/") {
                 in_comment = false;
                 i += 2;
                 continue;
@@ -193,7 +193,7 @@ fn find_close(s: &str) -> Option<(usize, usize, bool)> {
             continue;
         }
         match c {
-            b'/' if s[i..].starts_with("/*") => {
+            b'/' if b[i..].starts_with(b"/*") => {
                 in_comment = true;
                 i += 2;
                 continue;
@@ -222,10 +222,10 @@ fn find_close(s: &str) -> Option<(usize, usize, bool)> {
                     i += 1;
                 }
             }
-            b' ' | b'\t' | b'\n' | b'\r' if s[i + 1..].starts_with("-}}") => {
+            b' ' | b'\t' | b'\n' | b'\r' if b[i + 1..].starts_with(b"-}}") => {
                 return Some((i, 4, true));
             }
-            b'}' if s[i..].starts_with("}}") => return Some((i, 2, false)),
+            b'}' if b[i..].starts_with(b"}}") => return Some((i, 2, false)),
             _ => {}
         }
         i += 1;
