@@ -110,6 +110,18 @@ fn with_and_variables_scope() {
     assert_eq!(render("{{ with .a }}{{ .b }}{{ end }}", &d), "x");
     assert_eq!(render("{{ with .none }}y{{ else }}n{{ end }}", &d), "n");
     assert_eq!(
+        render("{{ with .none }}y{{ else with .a }}{{ .b }}{{ end }}", &d),
+        "x"
+    );
+    assert_eq!(
+        render("{{ with $v := .a.b }}{{ $v }}{{ . }}{{ end }}", &d),
+        "xx"
+    );
+    assert_eq!(
+        render("{{ if .none }}y\n{{- else -}}\n  n{{ end }}", &d),
+        "n"
+    );
+    assert_eq!(
         render("{{ $x := 1 }}{{ $x }}{{ $x = 2 }}{{ $x }}", &d),
         "12"
     );
@@ -139,6 +151,9 @@ fn pipes_and_parentheses() {
     assert_eq!(render("{{ (index .m \"k\").v }}", &d), "5");
     assert_eq!(render("{{ .s | replace \"b\" \"B\" }}", &d), "aBc");
     assert_eq!(render("{{ len .s | add 1 }}", &d), "4");
+    // The piped value is the last argument.
+    assert_eq!(render("{{ \"a\" | printf \"%s-%s\" \"b\" }}", &d), "b-a");
+    assert_eq!(render("{{ 'a' }}", &d), "97");
 }
 
 #[test]
