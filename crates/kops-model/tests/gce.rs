@@ -985,3 +985,31 @@ async fn an_update_of_the_node_groups_leaves_the_control_planes_machines() -> an
     );
     Ok(())
 }
+
+/// `spec.target.terraform` adds its arguments to the `google` provider and, for a
+/// memfs:// config base, to the files provider kOps renders for it (`aws.files`).
+#[tokio::test]
+async fn terraform_provider_blocks_carry_the_specs_extra_config() -> anyhow::Result<()> {
+    let run = Run::mock();
+    let text = spec("tf-extra.example.com", "public", 1).replacen(
+        "  channel: stable\n",
+        "  channel: stable\n  target:\n    terraform:\n      providerExtraConfig: {request_timeout: 60s}\n      filesProviderExtraConfig: {profile: files}\n",
+        1,
+    );
+    let ctx = Box::pin(run.ctx(&text, None)).await?;
+    let files = gce::render_terraform(&ctx, &LifecycleOverrides::new())?.files;
+    let main = String::from_utf8_lossy(&files["kubernetes.tf"]).into_owned();
+    assert!(
+        main.contains(
+            "provider \"google\" {\n  project         = \"testproject\"\n  region          = \"us-test1\"\n  request_timeout = \"60s\"\n}"
+        ),
+        "{main}"
+    );
+    assert!(
+        main.contains(
+            "provider \"aws\" {\n  alias   = \"files\"\n  profile = \"files\"\n  region  = \"us-test-1\"\n}"
+        ),
+        "{main}"
+    );
+    Ok(())
+}
