@@ -77,7 +77,7 @@ fn read(path: &Path, flag: &str) -> anyhow::Result<String> {
 }
 
 /// The values templates see: the values files merged in order, then `--set`, then
-/// `--set-string`, then `clusterName`.
+/// `--set-string`, then `clusterName` (see below).
 fn context(global: &Global, args: &TemplateArgs) -> anyhow::Result<Value> {
     let mut ctx = Value::Object(Map::new());
     for root in &args.values {
@@ -98,11 +98,19 @@ fn context(global: &Global, args: &TemplateArgs) -> anyhow::Result<Value> {
     for s in &args.set_string {
         set_values(&mut ctx, s, true).map_err(|e| anyhow!("--set-string {s}: {e}"))?;
     }
+    // kOps sets `clusterName` to the cluster's name; without `--name` (kOps would take
+    // the kubeconfig's current context) a `clusterName` the values give is kept, else it
+    // is empty.
     if let Value::Object(m) = &mut ctx {
-        m.insert(
-            "clusterName".into(),
-            Value::String(global.name.clone().unwrap_or_default()),
-        );
+        match &global.name {
+            Some(name) => {
+                m.insert("clusterName".into(), Value::String(name.clone()));
+            }
+            None => {
+                m.entry("clusterName")
+                    .or_insert_with(|| Value::String(String::new()));
+            }
+        }
     }
     Ok(ctx)
 }

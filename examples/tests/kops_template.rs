@@ -223,6 +223,35 @@ fn config_value_prints_one_value() {
     }
 }
 
+/// `--name` is the template's `clusterName`, over the values'; without it, the values'
+/// `clusterName` stands, and with neither it is empty.
+#[test]
+fn cluster_name_comes_from_the_name_flag_else_the_values() {
+    let dir = setup();
+    write(
+        dir.path(),
+        "named.yaml",
+        "clusterName: from-values.example.com
+",
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["toolbox", "template", "--config-value", "clusterName"];
+        args.extend_from_slice(extra);
+        let r = kops(dir.path(), &args);
+        ok(&r);
+        r.stdout
+    };
+    assert_eq!(
+        run(&["--values", "named.yaml"]),
+        "from-values.example.com\n"
+    );
+    assert_eq!(
+        run(&["--values", "named.yaml", "--name", "flag.example.com"]),
+        "flag.example.com\n"
+    );
+    assert_eq!(run(&["--values", "a.yaml"]), "\n");
+}
+
 #[test]
 fn a_missing_key_names_the_template_and_the_key() {
     let dir = setup();
