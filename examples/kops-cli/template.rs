@@ -1,15 +1,23 @@
 //! `toolbox template`: renders templates (Go's text/template language with Sprig's
 //! functions, `kops_model::template`) with values files, `--set` and snippets, as kOps'
 //! `kops toolbox template`. It needs no state store and no cloud.
+//!
+//! Templates may call kOps' channel functions `ChannelRecommendedKubernetesUpgradeVersion`,
+//! `ChannelRecommendedKopsKubernetesVersion` and `ChannelRecommendedImage`, which read
+//! the `--channel` (the embedded `stable` channel by default).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow, bail};
 use clap::{ArgAction, Args};
+use kops_api::channel::{Architecture, Channel};
+use kops_api::version::parse_kubernetes_version;
 use kops_model::template::{Templater, merge_values, set_values};
 use serde_json::{Map, Value};
 
 use crate::cli::Global;
+use crate::upgrade::load_channel;
 
 #[derive(Debug, Args)]
 pub struct TemplateArgs {
@@ -50,6 +58,10 @@ pub struct TemplateArgs {
     /// Parse each rendered document as YAML and write it again with sorted keys
     #[arg(long = "format-yaml")]
     pub format_yaml: bool,
+    /// Channel the Channel* template functions read: `stable` (embedded), or a channel
+    /// file (path or file:// URL); read only when a template calls one of them
+    #[arg(long = "channel", value_name = "LOCATION", default_value = "stable")]
+    pub channel: String,
 }
 
 /// The files under `path`: the file itself, or a directory's files walked recursively
@@ -115,6 +127,117 @@ fn context(global: &Global, args: &TemplateArgs) -> anyhow::Result<Value> {
     Ok(ctx)
 }
 
+/// The string argument `i` of a channel function (errors are reported as
+/// `error calling NAME: ...`, so they need not name it).
+fn str_arg(args: &[Value], i: usize) -> Result<&str, String> {
+    match args.get(i) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!("argument {} must be a string, not {other}", i + 1)),
+        None => Err(format!("missing argument {}", i + 1)),
+    }
+}
+
+fn want_args(args: &[Value], allowed: &[usize]) -> Result<(), String> {
+    if allowed.contains(&args.len()) {
+        return Ok(());
+    }
+    let want: Vec<String> = allowed.iter().map(usize::to_string).collect();
+    Err(format!(
+        "wrong number of args: want {} got {}",
+        want.join(" or "),
+        args.len()
+    ))
+}
+
+/// `ChannelRecommendedKubernetesUpgradeVersion VERSION`: the `recommendedVersion` of
+/// the channel's `kubernetesVersions` entry whose range matches VERSION when it is newer
+/// than VERSION; else (no entry, no recommendation, or not newer) VERSION unchanged,
+/// where kOps would fail or print nothing.
+fn recommended_upgrade(channel: &Channel, args: &[Value]) -> Result<Value, String> {
+    want_args(args, &[1])?;
+    let given = str_arg(args, 0)?;
+    let version = parse_kubernetes_version(given)
+        .ok_or_else(|| format!("unable to parse Kubernetes version {given:?}"))?;
+    let recommended = channel
+        .kubernetes_version_spec(&version)
+        .and_then(|spec| spec.recommended_version.as_deref())
+        .and_then(parse_kubernetes_version)
+        .filter(|r| *r > version);
+    Ok(Value::String(match recommended {
+        Some(r) => r.to_string(),
+        None => given.to_string(),
+    }))
+}
+
+/// `ChannelRecommendedKopsKubernetesVersion`: kOps answers from the channel's
+/// `kopsVersions` for the running release; this kops answers the newest
+/// `recommendedVersion` of the channel's `kubernetesVersions`, and fails when there is
+/// none.
+fn recommended_kops_kubernetes(channel: &Channel, args: &[Value]) -> Result<Value, String> {
+    want_args(args, &[0])?;
+    channel
+        .spec
+        .kubernetes_versions
+        .iter()
+        .filter_map(|k| k.recommended_version.as_deref())
+        .filter_map(parse_kubernetes_version)
+        .max()
+        .map(|v| Value::String(v.to_string()))
+        .ok_or_else(|| "the channel recommends no Kubernetes version".to_string())
+}
+
+/// `ChannelRecommendedImage CLOUD KUBERNETES_VERSION [ARCHITECTURE]`: the name of the
+/// channel's image for the cloud, version and architecture (`amd64`, the default, or
+/// `arm64`).
+fn recommended_image(channel: &Channel, args: &[Value]) -> Result<Value, String> {
+    want_args(args, &[2, 3])?;
+    let cloud = str_arg(args, 0)?;
+    let given = str_arg(args, 1)?;
+    let arch_name = if args.len() == 3 {
+        str_arg(args, 2)?
+    } else {
+        "amd64"
+    };
+    let arch = match arch_name {
+        "amd64" => Architecture::Amd64,
+        "arm64" => Architecture::Arm64,
+        other => {
+            return Err(format!(
+                "unknown architecture {other:?} (want amd64 or arm64)"
+            ));
+        }
+    };
+    let version = parse_kubernetes_version(given)
+        .ok_or_else(|| format!("unable to parse Kubernetes version {given:?}"))?;
+    channel
+        .find_image(cloud, &version, arch)
+        .map(|image| Value::String(image.name.clone()))
+        .ok_or_else(|| {
+            format!(
+                "the channel has no image for cloud {cloud:?}, Kubernetes version {given:?} and architecture {arch_name:?}"
+            )
+        })
+}
+
+/// `templater` with the channel functions, reading `channel`.
+fn with_channel_functions(templater: Templater, channel: Channel) -> Templater {
+    let channel = Arc::new(channel);
+    let (c1, c2, c3) = (channel.clone(), channel.clone(), channel);
+    templater
+        .with_function(
+            "ChannelRecommendedKubernetesUpgradeVersion",
+            Arc::new(move |args: &[Value]| recommended_upgrade(&c1, args)),
+        )
+        .with_function(
+            "ChannelRecommendedKopsKubernetesVersion",
+            Arc::new(move |args: &[Value]| recommended_kops_kubernetes(&c2, args)),
+        )
+        .with_function(
+            "ChannelRecommendedImage",
+            Arc::new(move |args: &[Value]| recommended_image(&c3, args)),
+        )
+}
+
 /// `kops toolbox template`.
 pub fn toolbox_template(global: &Global, args: &TemplateArgs) -> anyhow::Result<()> {
     let ctx = context(global, args)?;
@@ -130,7 +253,9 @@ pub fn toolbox_template(global: &Global, args: &TemplateArgs) -> anyhow::Result<
     if args.templates.is_empty() {
         bail!("toolbox template: give at least one --template");
     }
-    let mut templater = Templater::new().fail_on_missing(args.fail_on_missing);
+    let channel = load_channel(&args.channel)?;
+    let mut templater =
+        with_channel_functions(Templater::new(), channel).fail_on_missing(args.fail_on_missing);
     for root in &args.snippets {
         for file in walk(root, "--snippets")? {
             let name = file

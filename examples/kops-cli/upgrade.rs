@@ -62,7 +62,7 @@ const KOPS_STABLE: &str =
     "https://raw.githubusercontent.com/kubernetes/kops/master/channels/stable";
 
 /// The channel at `location`: the embedded one for `stable`, else a local file.
-fn load_channel(location: &str) -> anyhow::Result<Channel> {
+pub(crate) fn load_channel(location: &str) -> anyhow::Result<Channel> {
     if location == upgrade::DEFAULT_CHANNEL || location == KOPS_STABLE {
         return spec::channel();
     }

@@ -308,3 +308,180 @@ fn a_missing_key_names_the_template_and_the_key() {
         r.stderr
     );
 }
+
+const TEST_CHANNEL: &str = r#"spec:
+  images:
+  - name: owner/image-amd64
+    providerID: aws
+    architectureID: amd64
+    kubernetesVersion: ">=1.32.0"
+  - name: owner/image-arm64
+    providerID: aws
+    architectureID: arm64
+    kubernetesVersion: ">=1.32.0"
+  kubernetesVersions:
+  - range: ">=1.33.0"
+    recommendedVersion: 1.33.5
+    requiredVersion: 1.33.0
+  - range: ">=1.32.0"
+    recommendedVersion: 1.32.9
+    requiredVersion: 1.32.0
+"#;
+
+#[test]
+fn channel_functions_read_the_channel_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "channel.yaml", TEST_CHANNEL);
+    write(
+        d,
+        "t.yaml",
+        r#"up: {{ ChannelRecommendedKubernetesUpgradeVersion "1.32.3" }}
+upv: {{ ChannelRecommendedKubernetesUpgradeVersion "v1.33.1" }}
+same: {{ ChannelRecommendedKubernetesUpgradeVersion "1.33.7" }}
+none: {{ ChannelRecommendedKubernetesUpgradeVersion "v1.20.0" }}
+kops: {{ ChannelRecommendedKopsKubernetesVersion }}
+amd: {{ ChannelRecommendedImage "aws" "1.33.0" "amd64" }}
+arm: {{ ChannelRecommendedImage "aws" "v1.32.1" "arm64" }}
+two: {{ ChannelRecommendedImage "aws" (ChannelRecommendedKopsKubernetesVersion) }}
+"#,
+    );
+    let r = kops(
+        d,
+        &[
+            "toolbox",
+            "template",
+            "--channel",
+            "channel.yaml",
+            "--template",
+            "t.yaml",
+        ],
+    );
+    ok(&r);
+    assert_eq!(
+        r.stdout,
+        "up: 1.32.9
+upv: 1.33.5
+same: 1.33.7
+none: v1.20.0
+kops: 1.33.5
+amd: owner/image-amd64
+arm: owner/image-arm64
+two: owner/image-amd64
+"
+    );
+
+    // file:// works as the upgrade command's --channel does.
+    let url = format!("file://{}", d.join("channel.yaml").display());
+    write(d, "k.yaml", "{{ ChannelRecommendedKopsKubernetesVersion }}");
+    let r = kops(
+        d,
+        &[
+            "toolbox",
+            "template",
+            "--channel",
+            &url,
+            "--template",
+            "k.yaml",
+        ],
+    );
+    ok(&r);
+    assert_eq!(r.stdout, "1.33.5\n");
+}
+
+#[test]
+fn channel_function_errors_name_the_function_and_the_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "channel.yaml", TEST_CHANNEL);
+    let run = |text: &str| {
+        write(d, "t.yaml", text);
+        kops(
+            d,
+            &[
+                "toolbox",
+                "template",
+                "--channel",
+                "channel.yaml",
+                "--template",
+                "t.yaml",
+            ],
+        )
+    };
+    let r = run("a\n{{ ChannelRecommendedKubernetesUpgradeVersion \"one.two\" }}");
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains(
+            "--template t.yaml: line 2: error calling ChannelRecommendedKubernetesUpgradeVersion:"
+        ) && r.stderr.contains("\"one.two\""),
+        "{}",
+        r.stderr
+    );
+    let r = run("{{ ChannelRecommendedImage \"gce\" \"1.33.0\" \"arm64\" }}");
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("error calling ChannelRecommendedImage:")
+            && r.stderr.contains("\"gce\"")
+            && r.stderr.contains("\"1.33.0\"")
+            && r.stderr.contains("\"arm64\""),
+        "{}",
+        r.stderr
+    );
+    let r = run("{{ ChannelRecommendedImage \"aws\" \"1.33.0\" \"s390x\" }}");
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("\"s390x\""), "{}", r.stderr);
+
+    write(d, "empty.yaml", "spec: {}\n");
+    write(d, "k.yaml", "{{ ChannelRecommendedKopsKubernetesVersion }}");
+    let r = kops(
+        d,
+        &[
+            "toolbox",
+            "template",
+            "--channel",
+            "empty.yaml",
+            "--template",
+            "k.yaml",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains("error calling ChannelRecommendedKopsKubernetesVersion:"),
+        "{}",
+        r.stderr
+    );
+
+    // A --channel that cannot be read is an error naming the flag.
+    let r = kops(
+        d,
+        &[
+            "toolbox",
+            "template",
+            "--channel",
+            "missing.yaml",
+            "--template",
+            "k.yaml",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("--channel missing.yaml"), "{}", r.stderr);
+}
+
+#[test]
+fn channel_functions_default_to_the_embedded_stable_channel() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "t.yaml",
+        r#"{{ ChannelRecommendedImage "aws" "1.34.1" "amd64" }}"#,
+    );
+    let r = kops(d, &["toolbox", "template", "--template", "t.yaml"]);
+    ok(&r);
+    // The image examples/kops-cli/seed/channel.yaml names for aws amd64 >=1.30.0.
+    assert_eq!(
+        r.stdout,
+        "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20250610\n"
+    );
+}

@@ -415,3 +415,76 @@ fn deep_merge_src_wins() {
         json!({"a": {"x": 1, "y": {"p": 1, "q": 2}, "z": 3}, "l": [3], "k": {"m": 1}})
     );
 }
+
+#[test]
+fn caller_functions_get_their_arguments_and_report_errors_with_the_place() {
+    use std::sync::Arc;
+    let t = Templater::new()
+        .with_function(
+            "join3",
+            Arc::new(|args: &[Value]| {
+                if args.len() != 3 {
+                    return Err(format!("want 3 args, got {}", args.len()));
+                }
+                let parts: Vec<String> = args
+                    .iter()
+                    .map(|a| match a {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                Ok(Value::String(parts.join("-")))
+            }),
+        )
+        .with_function("boom", Arc::new(|_: &[Value]| Err("it broke".to_string())));
+    let d = json!({"x": "piped"});
+    assert_eq!(
+        t.render("t", r#"{{ join3 "a" 2 .x }}|{{ .x | join3 "b" true }}"#, &d)
+            .unwrap(),
+        "a-2-piped|b-true-piped"
+    );
+    let e = t
+        .render("main.tmpl", "one\ntwo {{ boom 1 }}", &d)
+        .unwrap_err();
+    assert_eq!(e.name(), "main.tmpl");
+    assert_eq!(e.line(), 2);
+    assert_eq!(e.message(), "error calling boom: it broke");
+    assert_eq!(e.to_string(), "main.tmpl:2: error calling boom: it broke");
+    let e = t.render("t", "{{ join3 1 }}", &d).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t:1: error calling join3: want 3 args, got 1"
+    );
+    // Without the function the name is unknown, as before.
+    let e = Templater::new().render("t", "{{ boom }}", &d).unwrap_err();
+    assert_eq!(e.to_string(), "t:1: function \"boom\" not defined");
+}
+
+#[test]
+fn caller_functions_do_not_shadow_builtins() {
+    use std::sync::Arc;
+    let never = || -> kops_model::template::TemplateFn {
+        Arc::new(|_: &[Value]| Ok(Value::String("shadowed".into())))
+    };
+    let t = Templater::new()
+        .with_function("eq", never())
+        .with_function("and", never())
+        .with_function("upper", never())
+        .with_function("include", never())
+        .with_snippet("s", "snip");
+    let d = json!({});
+    assert_eq!(
+        t.render(
+            "t",
+            r#"{{ eq 1 1 }} {{ and 1 2 }} {{ upper "a" }} {{ include "s" . }}"#,
+            &d
+        )
+        .unwrap(),
+        "true 2 A snip"
+    );
+    // A built-in's own error is reported, not the caller's function called instead.
+    let e = t.render("t", "{{ upper }}", &d).unwrap_err();
+    assert!(!e.to_string().contains("shadowed"), "{e}");
+    assert!(e.message().starts_with("error calling upper:"), "{e}");
+    assert!(format!("{t:?}").contains("upper"));
+}

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::TemplateError;
 use super::funcs::{self, FnError, fmt_top, truthy, type_name};
 use super::parse::{Arg, Cmd, Node, Pipe};
+use super::{TemplateError, TemplateFn};
 
 /// How deep `template` and `include` may nest (a recursion guard).
 const MAX_DEPTH: usize = 200;
@@ -17,6 +17,8 @@ pub(super) type Templates = BTreeMap<String, (String, Vec<Node>)>;
 pub(super) struct Exec<'a> {
     pub(super) templates: &'a Templates,
     pub(super) fail_on_missing: bool,
+    /// The caller's functions, consulted when no built-in function has the name.
+    pub(super) functions: &'a BTreeMap<String, TemplateFn>,
     pub(super) depth: usize,
 }
 
@@ -390,12 +392,24 @@ impl Exec<'_> {
                 }
                 Ok(r)
             }
-            _ => funcs::call(name, vals).map_err(|e| match e {
-                FnError::Unknown => {
-                    TemplateError::new(st.name, line, format!("function {name:?} not defined"))
+            _ => {
+                // Built-ins win; the arguments are kept for a caller's function only
+                // when there is one of this name.
+                let user = self.functions.get(name);
+                let kept = user.map(|_| vals.clone());
+                match funcs::call(name, vals) {
+                    Ok(v) => Ok(v),
+                    Err(FnError::Failed(m)) => Err(err(st, m)),
+                    Err(FnError::Unknown) => match (user, kept) {
+                        (Some(f), Some(args)) => f(&args).map_err(|m| err(st, m)),
+                        _ => Err(TemplateError::new(
+                            st.name,
+                            line,
+                            format!("function {name:?} not defined"),
+                        )),
+                    },
                 }
-                FnError::Failed(m) => err(st, m),
-            }),
+            }
         }
     }
 }

@@ -9,6 +9,9 @@
 //! keys are errors unless [`Templater::fail_on_missing`] is turned off, when they print
 //! `<no value>`.
 //!
+//! Callers add their own functions with [`Templater::with_function`]; the built-in
+//! functions win over one of the same name.
+//!
 //! ```
 //! use kops_model::template::Templater;
 //! use serde_json::json;
@@ -27,6 +30,7 @@ mod parse;
 mod values;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -66,11 +70,27 @@ impl TemplateError {
     }
 }
 
+/// A function a caller adds to a [`Templater`]: it gets the call's evaluated arguments
+/// (a piped value last) and returns the result, or a message the error reports as
+/// `error calling NAME: message` with the template's name and line.
+pub type TemplateFn = Arc<dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync>;
+
 /// Renders templates with snippets (named templates `include` and `template` reach).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Templater {
     snippets: BTreeMap<String, String>,
     fail_on_missing: bool,
+    functions: BTreeMap<String, TemplateFn>,
+}
+
+impl std::fmt::Debug for Templater {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Templater")
+            .field("snippets", &self.snippets)
+            .field("fail_on_missing", &self.fail_on_missing)
+            .field("functions", &self.functions.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl Default for Templater {
@@ -85,12 +105,22 @@ impl Templater {
         Templater {
             snippets: BTreeMap::new(),
             fail_on_missing: true,
+            functions: BTreeMap::new(),
         }
     }
 
     /// Adds a snippet named `name` (a template `include "name" ctx` renders).
     pub fn with_snippet(mut self, name: impl Into<String>, text: impl Into<String>) -> Templater {
         self.snippets.insert(name.into(), text.into());
+        self
+    }
+
+    /// Adds the function `name`, which templates call like a built-in one. The
+    /// built-in functions (text/template's, Sprig's, `include`, `indent`, ...) win: a
+    /// function named like one of them is never called. Adding a name again replaces
+    /// the earlier function.
+    pub fn with_function(mut self, name: impl Into<String>, f: TemplateFn) -> Templater {
+        self.functions.insert(name.into(), f);
         self
     }
 
@@ -125,6 +155,7 @@ impl Templater {
         let mut ex = exec::Exec {
             templates: &templates,
             fail_on_missing: self.fail_on_missing,
+            functions: &self.functions,
             depth: 0,
         };
         ex.run(name, &parsed.root, values)
