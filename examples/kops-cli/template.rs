@@ -59,7 +59,7 @@ pub struct TemplateArgs {
     #[arg(long = "format-yaml")]
     pub format_yaml: bool,
     /// Channel the Channel* template functions read: `stable` (embedded), or a channel
-    /// file (path or file:// URL); read only when a template calls one of them
+    /// file (path or file:// URL), read before the templates are rendered
     #[arg(long = "channel", value_name = "LOCATION", default_value = "stable")]
     pub channel: String,
 }
