@@ -187,6 +187,9 @@ pub struct TypeFacts {
     /// Attributes that cannot change once the object exists (the object must be
     /// replaced).
     pub immutable: &'static [&'static str],
+    /// Attributes whose list is a set (Terraform `set`s): the APIs report their elements
+    /// in an order of their own, which is no change.
+    pub unordered: &'static [&'static str],
     /// The attributes tasks write and backends read (Terraform names); backends may
     /// return more (read-only ones such as `arn` or `latest_version`).
     pub attrs: &'static [&'static str],
@@ -241,6 +244,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["cidr_block"],
+                unordered: &[],
                 attrs: &[
                     "cidr_block",
                     "enable_dns_hostnames",
@@ -254,6 +258,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: false,
                 immutable: &["vpc_id", "cidr_block"],
+                unordered: &[],
                 attrs: &["vpc_id", "cidr_block"],
             },
             R::VpcIpv6CidrBlock => &TypeFacts {
@@ -261,6 +266,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: false,
                 immutable: &["vpc_id", "amazon_provided_ipv6_cidr_block"],
+                unordered: &[],
                 attrs: &[
                     "vpc_id",
                     "amazon_provided_ipv6_cidr_block",
@@ -272,6 +278,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["domain_name", "domain_name_servers", "ntp_servers"],
+                unordered: &[],
                 attrs: &["domain_name", "domain_name_servers", "ntp_servers"],
             },
             R::DhcpOptionsAssociation => &TypeFacts {
@@ -279,6 +286,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: false,
                 immutable: &["vpc_id"],
+                unordered: &[],
                 attrs: &["vpc_id", "dhcp_options_id"],
             },
             R::InternetGateway => &TypeFacts {
@@ -286,6 +294,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &[],
+                unordered: &[],
                 attrs: &["vpc_id"],
             },
             R::EgressOnlyInternetGateway => &TypeFacts {
@@ -293,6 +302,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["vpc_id"],
+                unordered: &[],
                 attrs: &["vpc_id"],
             },
             R::Subnet => &TypeFacts {
@@ -300,6 +310,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["vpc_id", "availability_zone", "cidr_block"],
+                unordered: &[],
                 attrs: &[
                     "vpc_id",
                     "availability_zone",
@@ -319,6 +330,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["vpc_id"],
+                unordered: &[],
                 attrs: &["vpc_id"],
             },
             R::Route => &TypeFacts {
@@ -330,6 +342,7 @@ impl ResourceType {
                     "destination_cidr_block",
                     "destination_ipv6_cidr_block",
                 ],
+                unordered: &[],
                 attrs: &[
                     "route_table_id",
                     "destination_cidr_block",
@@ -349,6 +362,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: false,
                 immutable: &["route_table_id", "subnet_id"],
+                unordered: &[],
                 attrs: &["route_table_id", "subnet_id"],
             },
             R::ElasticIp => &TypeFacts {
@@ -356,6 +370,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["domain"],
+                unordered: &[],
                 attrs: &["domain", "public_ip"],
             },
             R::NatGateway => &TypeFacts {
@@ -363,6 +378,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["subnet_id", "allocation_id"],
+                unordered: &[],
                 attrs: &["subnet_id", "allocation_id", "public_ip"],
             },
             R::SecurityGroup => &TypeFacts {
@@ -370,6 +386,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["vpc_id", "description", "name"],
+                unordered: &[],
                 attrs: &["vpc_id", "description", "name"],
             },
             R::SecurityGroupRule => &TypeFacts {
@@ -387,6 +404,7 @@ impl ResourceType {
                     "prefix_list_ids",
                     "source_security_group_id",
                 ],
+                unordered: &[],
                 attrs: &[
                     "security_group_id",
                     "type",
@@ -405,6 +423,7 @@ impl ResourceType {
                 service: Service::Iam,
                 taggable: true,
                 immutable: &[],
+                unordered: &[],
                 attrs: &[
                     "name",
                     "assume_role_policy",
@@ -419,6 +438,7 @@ impl ResourceType {
                 service: Service::Iam,
                 taggable: false,
                 immutable: &[],
+                unordered: &[],
                 attrs: &["name", "role", "policy"],
             },
             R::IamRolePolicyAttachment => &TypeFacts {
@@ -426,6 +446,7 @@ impl ResourceType {
                 service: Service::Iam,
                 taggable: false,
                 immutable: &["role", "policy_arn"],
+                unordered: &[],
                 attrs: &["role", "policy_arn"],
             },
             R::IamInstanceProfile => &TypeFacts {
@@ -433,6 +454,7 @@ impl ResourceType {
                 service: Service::Iam,
                 taggable: true,
                 immutable: &[],
+                unordered: &[],
                 attrs: &["name", "role", "path"],
             },
             R::IamOidcProvider => &TypeFacts {
@@ -440,6 +462,7 @@ impl ResourceType {
                 service: Service::Iam,
                 taggable: true,
                 immutable: &["url"],
+                unordered: &[],
                 attrs: &["url", "client_id_list", "thumbprint_list"],
             },
             R::KeyPair => &TypeFacts {
@@ -447,6 +470,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["key_name", "public_key"],
+                unordered: &[],
                 attrs: &["key_name", "public_key", "fingerprint"],
             },
             R::LaunchTemplate => &TypeFacts {
@@ -454,6 +478,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &[],
+                unordered: &[],
                 attrs: &[
                     "name",
                     "image_id",
@@ -477,6 +502,7 @@ impl ResourceType {
                 service: Service::Autoscaling,
                 taggable: true,
                 immutable: &[],
+                unordered: &["vpc_zone_identifier", "target_group_arns", "load_balancers"],
                 attrs: &[
                     "name",
                     "min_size",
@@ -503,6 +529,7 @@ impl ResourceType {
                 service: Service::Autoscaling,
                 taggable: false,
                 immutable: &[],
+                unordered: &[],
                 attrs: &[
                     "autoscaling_group_name",
                     "min_size",
@@ -516,6 +543,7 @@ impl ResourceType {
                 service: Service::Autoscaling,
                 taggable: false,
                 immutable: &[],
+                unordered: &[],
                 attrs: &[
                     "name",
                     "autoscaling_group_name",
@@ -532,6 +560,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &["availability_zone", "encrypted", "kms_key_id"],
+                unordered: &[],
                 attrs: &[
                     "availability_zone",
                     "size",
@@ -547,6 +576,7 @@ impl ResourceType {
                 service: Service::Elbv2,
                 taggable: true,
                 immutable: &["load_balancer_type", "internal"],
+                unordered: &["subnet_mapping", "security_groups"],
                 attrs: &[
                     "name",
                     "load_balancer_type",
@@ -564,6 +594,7 @@ impl ResourceType {
                 service: Service::Elbv2,
                 taggable: true,
                 immutable: &["port", "protocol", "vpc_id"],
+                unordered: &[],
                 attrs: &[
                     "name",
                     "port",
@@ -580,6 +611,7 @@ impl ResourceType {
                 service: Service::Elbv2,
                 taggable: false,
                 immutable: &["load_balancer_arn"],
+                unordered: &[],
                 attrs: &[
                     "load_balancer_arn",
                     "port",
@@ -594,6 +626,7 @@ impl ResourceType {
                 service: Service::Route53,
                 taggable: false,
                 immutable: &[],
+                unordered: &[],
                 attrs: &["zone_id", "name", "type", "ttl", "records", "alias"],
             },
             R::HostedZone => &TypeFacts {
@@ -601,6 +634,7 @@ impl ResourceType {
                 service: Service::Route53,
                 taggable: true,
                 immutable: &["name"],
+                unordered: &[],
                 attrs: &["name", "private", "vpc", "comment"],
             },
             R::SqsQueue => &TypeFacts {
@@ -608,6 +642,7 @@ impl ResourceType {
                 service: Service::Sqs,
                 taggable: true,
                 immutable: &[],
+                unordered: &[],
                 attrs: &["name", "message_retention_seconds", "policy"],
             },
             R::EventRule => &TypeFacts {
@@ -615,6 +650,7 @@ impl ResourceType {
                 service: Service::EventBridge,
                 taggable: true,
                 immutable: &[],
+                unordered: &[],
                 attrs: &[
                     "name",
                     "event_pattern",
@@ -628,6 +664,7 @@ impl ResourceType {
                 service: Service::EventBridge,
                 taggable: false,
                 immutable: &[],
+                unordered: &[],
                 attrs: &["rule", "target_id", "arn", "input"],
             },
             R::S3Object => &TypeFacts {
@@ -635,6 +672,7 @@ impl ResourceType {
                 service: Service::S3,
                 taggable: false,
                 immutable: &[],
+                unordered: &[],
                 attrs: &[
                     "bucket",
                     "key",
@@ -649,6 +687,7 @@ impl ResourceType {
                 service: Service::Ec2,
                 taggable: true,
                 immutable: &[],
+                unordered: &[],
                 attrs: &[
                     "instance_type",
                     "subnet_id",
@@ -693,6 +732,10 @@ impl ResourceKind for ResourceType {
 
     fn immutable_attrs(self) -> &'static [&'static str] {
         self.facts().immutable
+    }
+
+    fn unordered_attrs(self) -> &'static [&'static str] {
+        self.facts().unordered
     }
 
     /// kOps finds VPC networking objects and volumes by their `Name` tag among the objects

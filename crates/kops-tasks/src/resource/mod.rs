@@ -62,6 +62,12 @@ pub trait ResourceKind:
     /// the object, which the task refuses to plan ([`ResourceTask`]'s `check_changes`).
     fn immutable_attrs(self) -> &'static [&'static str];
 
+    /// Attributes whose list is a set (a Terraform `set`): the cloud may report its
+    /// elements in any order, so the task compares them regardless of order.
+    fn unordered_attrs(self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The Terraform attribute holding the object's tags (`tags`, GCE's `labels`).
     fn tags_attr(self) -> &'static str {
         "tags"

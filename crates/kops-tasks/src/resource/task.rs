@@ -610,9 +610,13 @@ impl<K: ResourceKind> ResourceTask<K> {
                 continue;
             }
             let actual = Self::actual_value(r, k, &expected);
-            if !values_equal_with(&expected, Some(&actual), resolver) {
-                changes.push(field_change(k, Some(&actual), &expected));
+            if values_equal_with(&expected, Some(&actual), resolver)
+                || (self.resource_type.unordered_attrs().contains(&k.as_str())
+                    && same_elements(&expected, &actual, resolver))
+            {
+                continue;
             }
+            changes.push(field_change(k, Some(&actual), &expected));
         }
         if self.has_tags_field()
             && let Some(t) = &self.tags
@@ -690,6 +694,31 @@ fn content_by_digest(expected: &Value, reported: &str, digest: fn(&[u8]) -> Stri
     } else {
         Value::string(format!("<content with digest {reported}>"))
     }
+}
+
+/// Whether two lists hold the same elements in any order (a set attribute,
+/// [`ResourceKind::unordered_attrs`]): each expected element matches its own actual one.
+fn same_elements(expected: &Value, actual: &Value, resolver: &dyn Resolver) -> bool {
+    let (Value::List(e), Value::List(a)) = (expected, actual) else {
+        return false;
+    };
+    if e.len() != a.len() {
+        return false;
+    }
+    let mut used = vec![false; a.len()];
+    e.iter().all(|ev| {
+        let hit = a
+            .iter()
+            .enumerate()
+            .find(|(i, av)| !used[*i] && values_equal_with(ev, Some(av), resolver));
+        match hit {
+            Some((i, _)) => {
+                used[i] = true;
+                true
+            }
+            None => false,
+        }
+    })
 }
 
 /// Aligns the actual value's shape with the expected one (maps vs objects, text vs
@@ -942,6 +971,12 @@ mod tests {
                 Kind::File => &[],
             }
         }
+        fn unordered_attrs(self) -> &'static [&'static str] {
+            match self {
+                Kind::Net => &["zones"],
+                Kind::File => &[],
+            }
+        }
         fn tags_attr(self) -> &'static str {
             "labels"
         }
@@ -1081,6 +1116,39 @@ mod tests {
         plan_and_apply(vec![tagged(net("10.0.0.0/16", true))], &cloud, true).unwrap();
         let again = plan_and_apply(vec![tagged(net("10.0.0.0/16", true))], &cloud, false).unwrap();
         assert_eq!(again.exit_code(), 0, "{again}");
+    }
+
+    /// A set attribute ([`ResourceKind::unordered_attrs`]) the cloud reports in
+    /// another order is unchanged; other elements are a change, and so is another order
+    /// of an ordinary list.
+    #[test]
+    fn set_attributes_compare_regardless_of_order() {
+        let cloud = Toy::default();
+        let with = |zones: &[&str], rules: &[&str]| {
+            tagged_net("10.0.0.0/16", true)
+                .attr("zones", Attr::strs(zones.iter().copied()))
+                .attr("rules", Attr::strs(rules.iter().copied()))
+        };
+        plan_and_apply(vec![with(&["a", "b", "c"], &["x", "y"])], &cloud, true).unwrap();
+        let report = |attr: &str, v: &[&str]| {
+            let mut objects = cloud.objects.lock().unwrap_or_else(|e| e.into_inner());
+            objects[0].attrs.insert(attr, serde_json::json!(v));
+        };
+        report("zones", &["c", "a", "b"]);
+        let plan =
+            plan_and_apply(vec![with(&["a", "b", "c"], &["x", "y"])], &cloud, false).unwrap();
+        assert_eq!(plan.exit_code(), 0, "{plan}");
+
+        report("zones", &["c", "a", "a"]);
+        let plan =
+            plan_and_apply(vec![with(&["a", "b", "c"], &["x", "y"])], &cloud, false).unwrap();
+        assert_eq!(plan.summary().update, 1, "{plan}");
+
+        report("zones", &["a", "b", "c"]);
+        report("rules", &["y", "x"]);
+        let plan =
+            plan_and_apply(vec![with(&["a", "b", "c"], &["x", "y"])], &cloud, false).unwrap();
+        assert_eq!(plan.summary().update, 1, "{plan}");
     }
 
     fn tagged_net(cidr: &str, dns: bool) -> ResourceTask<Kind> {
