@@ -12,6 +12,11 @@ use kops_benches::{boxed, boxed_resources, plan, resource_tasks, runtime, synthe
 use kops_tasks::terraform::{TerraformWriter, render_graph};
 use kops_tasks::{Executor, ExecutorOptions, TaskGraph};
 
+/// The allocator the `kops` binary uses (examples/kops-cli/main.rs), so that the figures
+/// are of what it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Graph sizes. Under `cargo test` (no `--bench` flag) only the smallest size runs, once,
 /// so `cargo test --workspace --all-targets` stays fast.
 fn sizes() -> &'static [usize] {

@@ -14,6 +14,11 @@ use std::time::Instant;
 use kops_benches::{boxed, boxed_resources, resource_tasks, runtime, synthetic};
 use kops_tasks::{Executor, ExecutorOptions, Plan, Task, TaskGraph};
 
+/// The allocator the `kops` binary uses (examples/kops-cli/main.rs), so that the figures
+/// are of what it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// One measured unit, as in the criterion bench `plan/update`: graph build and plan,
 /// without dropping either. Not inlined, so that
 /// `callgrind --toggle-collect=plan_profile::plan_once` can isolate it.

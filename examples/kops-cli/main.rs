@@ -55,6 +55,12 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command, CreateCommand, DeleteCommand, EditCommand, GetCommand};
 
+/// mimalloc rather than the system allocator: a plan allocates and frees a few small
+/// objects per task, and on glibc that is half of building the task graph
+/// (benches/README.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // A panic is a bug, but the user still gets one line and exit 1, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
