@@ -1826,3 +1826,120 @@ fn create_cluster_in_a_shared_vpc_finds_it_in_the_cloud() {
     ])
     .expect_error("both in zone us-test-1a");
 }
+
+/// `spec.target.terraform`, set with `edit cluster --set`, reaches the Terraform `update
+/// --target terraform` writes: `providerExtraConfig` in the main `provider "aws"` block,
+/// `filesProviderExtraConfig` in the managed files' (`alias = "files"`) one, each sorted
+/// and aligned as kOps renders them (kOps' `complex` case). A key that is no Terraform
+/// argument name, or `alias`, is refused naming the field, and nothing is stored.
+#[test]
+fn terraform_extra_provider_config_is_set_rendered_and_bad_keys_refused() {
+    let env = Env::new();
+    env.create_demo();
+    let named = |args: &[&str]| {
+        let mut all = vec!["--name", CLUSTER];
+        all.extend_from_slice(args);
+        env.kops_env(&all, &[("EDITOR", "false")])
+    };
+
+    // Refused at set time: the field named, the store unchanged.
+    let before = env.tree();
+    for (set, field) in [
+        (
+            "spec.target.terraform.providerExtraConfig=max retries=10",
+            "spec.target.terraform.providerExtraConfig.max retries",
+        ),
+        (
+            "spec.target.terraform.filesProviderExtraConfig=alias=mine",
+            "spec.target.terraform.filesProviderExtraConfig.alias",
+        ),
+        (
+            "spec.target.terraform.providerExtraConfig=alias=mine",
+            "spec.target.terraform.providerExtraConfig.alias",
+        ),
+    ] {
+        let r = named(&["edit", "cluster", "--set", set]).expect_error(field);
+        assert!(r.stderr.contains("nothing saved"), "{}", r.stderr);
+        assert_eq!(
+            env.tree(),
+            before,
+            "a refused --set {set:?} changed the store"
+        );
+    }
+
+    // Accepted and stored as given.
+    let r = named(&[
+        "edit",
+        "cluster",
+        "--set",
+        "spec.target.terraform.providerExtraConfig=max_retries=10",
+        "--set",
+        "spec.target.terraform.providerExtraConfig=profile=foo",
+        "--set",
+        "spec.target.terraform.filesProviderExtraConfig=profile=bar",
+    ])
+    .expect(0);
+    assert!(r.stdout.contains("Saved cluster"), "{}", r.stdout);
+    let c: serde_json::Value = serde_json::from_str(
+        &named(&["get", "cluster", CLUSTER, "-o", "json"])
+            .expect(0)
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        c["spec"]["target"]["terraform"],
+        serde_json::json!({
+            "providerExtraConfig": {"max_retries": "10", "profile": "foo"},
+            "filesProviderExtraConfig": {"profile": "bar"},
+        })
+    );
+
+    // A bad key in a replaced manifest is refused the same way.
+    let manifest = named(&["get", "cluster", CLUSTER, "-o", "yaml"])
+        .expect(0)
+        .stdout;
+    let bad = manifest.replace("profile: bar", "\"files provider\": bar");
+    assert_ne!(bad, manifest);
+    std::fs::write(env.path("bad-tf.yaml"), bad).unwrap();
+    let stored = env.tree();
+    env.kops(&["replace", "-f", "bad-tf.yaml"])
+        .expect_error("spec.target.terraform.filesProviderExtraConfig.files provider");
+    assert_eq!(env.tree(), stored, "a refused replace changed the store");
+
+    // update --target terraform: the provider blocks, exactly.
+    let out = env.path("tf");
+    env.kops(&[
+        "update",
+        "cluster",
+        CLUSTER,
+        "--target",
+        "terraform",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .expect(0);
+    let tf = std::fs::read_to_string(out.join("kubernetes.tf")).unwrap();
+    let mut providers = Vec::new();
+    let mut lines = tf.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("provider ") {
+            let mut block = vec![line];
+            for l in lines.by_ref() {
+                block.push(l);
+                if l == "}" {
+                    break;
+                }
+            }
+            providers.push(block.join("\n"));
+        }
+    }
+    assert_eq!(
+        providers,
+        [
+            "provider \"aws\" {\n  max_retries = \"10\"\n  profile     = \"foo\"\n  region      = \"us-test-1\"\n}",
+            "provider \"aws\" {\n  alias   = \"files\"\n  profile = \"bar\"\n  region  = \"us-test-1\"\n}",
+        ],
+        "{tf}"
+    );
+    check_terraform(&out);
+}
