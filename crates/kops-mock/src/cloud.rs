@@ -837,12 +837,13 @@ impl MockAws {
                     );
                     put(&mut r.attrs, "internal", l.scheme == "internal");
                     put(&mut r.attrs, "ip_address_type", l.ip_address_type.clone());
-                    put(&mut r.attrs, "security_groups", l.security_groups.clone());
+                    put(&mut r.attrs, "security_groups", as_set(&l.security_groups));
                     put(
                         &mut r.attrs,
                         "subnet_mapping",
                         l.subnet_mappings
                             .iter()
+                            .rev()
                             .map(|m| {
                                 let mut o = Map::new();
                                 o.insert("subnet_id".into(), m.subnet_id.clone().into());
@@ -1505,13 +1506,21 @@ fn rule_from(rt: ResourceType, a: &Attrs) -> CloudResult<(String, bool, RuleSpec
     ))
 }
 
+/// A list AWS holds as a set, listed in an order of its own: the mock reverses the order
+/// the items were given in, so that a caller that compares such a list by position (the
+/// subnets of an autoscaling group or a load balancer, its target groups) sees a change
+/// on the mock as it would on AWS, where the order follows the IDs.
+fn as_set(items: &[String]) -> Vec<String> {
+    items.iter().rev().cloned().collect()
+}
+
 fn asg_attrs(a: &mut ResourceAttrs, g: &crate::asg::AutoScalingGroup) {
     let s = &g.spec;
     put(a, "name", s.name.clone());
     put(a, "min_size", s.min_size);
     put(a, "max_size", s.max_size);
     put_opt(a, "desired_capacity", s.desired_capacity);
-    put(a, "vpc_zone_identifier", s.subnets.clone());
+    put(a, "vpc_zone_identifier", as_set(&s.subnets));
     if let Some(lt) = &s.launch_template {
         let mut o = Map::new();
         if let Some(id) = &lt.launch_template_id {
@@ -1525,8 +1534,8 @@ fn asg_attrs(a: &mut ResourceAttrs, g: &crate::asg::AutoScalingGroup) {
         }
         put(a, "launch_template", Json::Object(o));
     }
-    put(a, "target_group_arns", s.target_group_arns.clone());
-    put(a, "load_balancers", s.load_balancer_names.clone());
+    put(a, "target_group_arns", as_set(&s.target_group_arns));
+    put(a, "load_balancers", as_set(&s.load_balancer_names));
     put(a, "suspended_processes", s.suspended_processes.clone());
     put(a, "enabled_metrics", s.enabled_metrics.clone());
     put_opt(a, "metrics_granularity", s.metrics_granularity.clone());

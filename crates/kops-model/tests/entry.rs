@@ -101,6 +101,74 @@ async fn managed_files_go_to_the_config_base_in_the_clusters_own_store() {
     assert!(!again.plan.has_changes(), "{}", again.plan.render_text());
 }
 
+/// Lists AWS holds as sets (a load balancer's subnets and security groups, an autoscaling
+/// group's subnets and target groups) come back in an order of their own; the mock lists
+/// them reversed. Applied across three zones, the next plan is still empty.
+#[tokio::test]
+async fn sets_listed_in_another_order_are_no_change() {
+    let zones = ["us-test-1a", "us-test-1b", "us-test-1c"];
+    let (cluster, groups) = new_cluster(
+        &NewClusterOptions::new(NAME, STORE)
+            .with_zones(zones)
+            .with_dns(DnsType::None)
+            .with_image(Some("ami-00000001".into()))
+            .with_kubernetes_version("v1.34.1"),
+    )
+    .unwrap();
+    let cloud = kops_mock::fixture::Fixture::parse(
+        "aws:\n  region: us-test-1\n  zones: [us-test-1a, us-test-1b, us-test-1c]\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: entry, ownerId: '1', rootDeviceName: /dev/xvda}\n",
+        "three zones",
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
+    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let update = UpdateCluster::new(
+        ctx,
+        UpdateOptions::default()
+            .with_lock_holder("entry test")
+            .with_unreadable_config_base(true),
+    )
+    .unwrap();
+    let api: &dyn AwsCloud = &cloud;
+    let plan = update.plan(api).await.unwrap();
+    update
+        .apply(api, &registry(&store), &plan, ApplyOptions::default())
+        .await
+        .unwrap();
+
+    // The API load balancer spans the three zones' subnets, listed in the other order.
+    let subnets = api
+        .list(&ListQuery::new(ResourceType::Subnet))
+        .await
+        .unwrap();
+    let zone_of = |id: &str| {
+        subnets
+            .iter()
+            .find(|s| s.id == id)
+            .and_then(|s| s.attr_str("availability_zone"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let lbs = api
+        .list(&ListQuery::new(ResourceType::LoadBalancer))
+        .await
+        .unwrap();
+    let listed: Vec<String> = lbs
+        .iter()
+        .flat_map(|lb| lb.attrs.get("subnet_mapping").and_then(|m| m.as_array()))
+        .flatten()
+        .filter_map(|m| m.get("subnet_id").and_then(|s| s.as_str()))
+        .map(zone_of)
+        .collect();
+    assert_eq!(listed, ["us-test-1c", "us-test-1b", "us-test-1a"]);
+
+    let again = update.plan(api).await.unwrap();
+    assert!(!again.plan.has_changes(), "{}", again.plan.render_text());
+}
+
 #[tokio::test]
 async fn direct_apply_refuses_a_config_base_nodes_cannot_read() {
     let (cloud, store, update) = setup(false).await;
