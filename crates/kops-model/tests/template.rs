@@ -488,3 +488,108 @@ fn caller_functions_do_not_shadow_builtins() {
     assert!(e.message().starts_with("error calling upper:"), "{e}");
     assert!(format!("{t:?}").contains("upper"));
 }
+
+#[test]
+fn sprig_regex_functions() {
+    let d = json!({"host": "api.prod-1.example.com", "v": "v1.34.2"});
+    let cases = [
+        // Sprig's documented examples.
+        (
+            r#"{{ regexMatch "^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}$" "test@acme.com" }}"#,
+            "true",
+        ),
+        (
+            r#"{{ regexFindAll "[2,4,6,8]" "123456789" -1 }}"#,
+            "[2 4 6 8]",
+        ),
+        (r#"{{ regexFind "[a-zA-Z][1-9]" "abcd1234" }}"#, "d1"),
+        (
+            r#"{{ regexReplaceAll "a(x*)b" "-ab-axxb-" "${1}W" }}"#,
+            "-W-xxW-",
+        ),
+        (
+            r#"{{ regexReplaceAllLiteral "a(x*)b" "-ab-axxb-" "${1}" }}"#,
+            "-${1}-${1}-",
+        ),
+        (r#"{{ regexSplit "z+" "pizza" -1 }}"#, "[pi a]"),
+        (r#"{{ regexQuoteMeta "1.2.3" }}"#, r"1\.2\.3"),
+        // Counts, no match, piping, values.
+        (
+            r#"{{ regexFindAll "[0-9]+" .host 1 }} {{ regexFindAll "[0-9]+" .host 0 }} {{ regexFindAll "z" .host -1 | len }}"#,
+            "[1] [] 0",
+        ),
+        (
+            r#"[{{ regexFind "z" .host }}] {{ regexMatch "^v1\\.3[0-9]" .v }} {{ .v | regexMatch "^1" }}"#,
+            "[] true false",
+        ),
+        (
+            r#"{{ regexSplit "\\." .host 2 }} {{ regexSplit "\\." .host 0 }} {{ regexSplit "" "abc" -1 }}"#,
+            "[api prod-1.example.com] [] [a b c]",
+        ),
+        // Go's Expand: numbers, names, $$, a name running on, a $ without a name.
+        (
+            r#"{{ regexReplaceAll "^v(?P<major>\\d+)\\.(\\d+)\\.\\d+$" .v "$major.${2}x $2x $$ $" }}"#,
+            "1.34x  $ $",
+        ),
+        (
+            r#"{{ regexReplaceAll "(\\w+)\\.(\\w+)" "a.b c.d" "$2.$1" }}"#,
+            "b.a d.c",
+        ),
+        // Empty matches: one between characters, none right after a match.
+        (r#"{{ regexReplaceAll "x*" "abc" "-" }}"#, "-a-b-c-"),
+        (r#"{{ regexReplaceAll "a*" "baaac" "-" }}"#, "-b-c-"),
+        // Go's syntax and meaning: ASCII \w, literal braces, \Q...\E.
+        (r#"{{ regexFind "\\w+" "café" }}"#, "caf"),
+        (
+            r#"{{ regexReplaceAll "\\${[a-z]+}" "x=${zone}" "us" }}"#,
+            "x=us",
+        ),
+        (r#"{{ regexFind "\\Q1.2+\\E" "v1.2+3" }}"#, "1.2+"),
+        // The must forms answer the same when the regex is good.
+        (
+            r#"{{ mustRegexMatch "b" "abc" }} {{ mustRegexFind "b+" "abbc" }} {{ mustRegexFindAll "b" "abcb" -1 }} {{ mustRegexReplaceAll "b(c)" "abc" "[$1]" }} {{ mustRegexReplaceAllLiteral "b" "abc" "$1" }} {{ mustRegexSplit "b" "abc" -1 }}"#,
+            "true bb [b b] a[c] a$1c [a c]",
+        ),
+        (
+            r#"{{ regexQuoteMeta "a.b*c{1}" | printf "^%s$" }}"#,
+            r"^a\.b\*c\{1\}$",
+        ),
+    ];
+    for (t, want) in cases {
+        assert_eq!(render(t, &d), want, "{t}");
+    }
+    // A quoted name matches itself.
+    assert_eq!(
+        render(
+            r#"{{ $p := printf "^%s$" (regexQuoteMeta .host) }}{{ regexMatch $p .host }} {{ regexMatch $p "apixprod-1.example.com" }}"#,
+            &d
+        ),
+        "true false"
+    );
+}
+
+#[test]
+fn a_bad_regex_is_an_error_naming_the_place_and_the_regex() {
+    let d = json!({});
+    assert_eq!(
+        render_err("ok\n{{ regexFind \"a(b\" \"ab\" }}", &d),
+        "t:2: error calling regexFind: error parsing regexp: unclosed group: `a(b`"
+    );
+    assert_eq!(
+        render_err("{{ mustRegexReplaceAll \"[z\" \"ab\" \"x\" }}", &d),
+        "t:1: error calling mustRegexReplaceAll: error parsing regexp: unclosed character class: `[z`"
+    );
+    // Sprig's regexMatch would answer false; here it fails like the others.
+    assert_eq!(
+        render_err("{{ regexMatch \"*\" \"ab\" }}", &d),
+        "t:1: error calling regexMatch: error parsing regexp: repetition operator missing expression: `*`"
+    );
+    assert_eq!(
+        render_err("{{ regexSplit \"a\" \"b\" }}", &d),
+        "t:1: error calling regexSplit: wrong number of args for regexSplit: want 3 got 2"
+    );
+    assert_eq!(
+        render_err("{{ regexFindAll \"a\" \"b\" \"all\" }}", &d),
+        "t:1: error calling regexFindAll: regexFindAll: expected an integer, got string"
+    );
+}

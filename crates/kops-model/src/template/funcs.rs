@@ -1,5 +1,6 @@
 //! The functions templates call: text/template's builtins, the Sprig subset and kOps'
-//! `indent`. `and`, `or` and `include` are in `exec`, which they need.
+//! `indent`. `and`, `or` and `include` are in `exec`, which they need; the regex
+//! functions in `re`.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -31,7 +32,7 @@ impl From<String> for FnError {
     }
 }
 
-type R = Result<Value, FnError>;
+pub(super) type R = Result<Value, FnError>;
 
 /// The longest string `repeat` makes (a guard against a typo's huge count).
 const MAX_STRING: usize = 64 << 20;
@@ -39,7 +40,7 @@ const MAX_STRING: usize = 64 << 20;
 /// The longest list `until` and `untilStep` make.
 const MAX_LIST: i64 = 1_000_000;
 
-fn fail<T>(m: impl Into<String>) -> Result<T, FnError> {
+pub(super) fn fail<T>(m: impl Into<String>) -> Result<T, FnError> {
     Err(FnError::Failed(m.into()))
 }
 
@@ -163,7 +164,7 @@ fn strval(v: &Value) -> String {
 }
 
 /// A string parameter: strings, numbers and booleans.
-fn string_arg(f: &str, v: &Value) -> Result<String, FnError> {
+pub(super) fn string_arg(f: &str, v: &Value) -> Result<String, FnError> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Number(_) | Value::Bool(_) => Ok(fmt_v(v)),
@@ -200,7 +201,7 @@ fn to_f64(v: &Value) -> f64 {
 }
 
 /// An integer parameter (a count, a width, an index).
-fn int_arg(f: &str, v: &Value) -> Result<i64, FnError> {
+pub(super) fn int_arg(f: &str, v: &Value) -> Result<i64, FnError> {
     match v {
         Value::Number(_) => Ok(to_i64(v)),
         other => fail(format!(
@@ -233,7 +234,7 @@ fn map_arg<'a>(f: &str, v: &'a Value) -> Result<&'a Map<String, Value>, FnError>
     }
 }
 
-fn want(f: &str, args: &[Value], n: usize) -> Result<(), FnError> {
+pub(super) fn want(f: &str, args: &[Value], n: usize) -> Result<(), FnError> {
     if args.len() != n {
         return fail(format!(
             "wrong number of args for {f}: want {n} got {}",
@@ -941,6 +942,20 @@ pub(super) fn call(name: &str, mut args: Vec<Value>) -> R {
             let t = string_arg(name, &a[0])?;
             serde_json::from_str(&t).map_err(|e| FnError::Failed(format!("invalid JSON: {e}")))
         }
+        // Sprig: regular expressions.
+        "regexMatch"
+        | "mustRegexMatch"
+        | "regexFind"
+        | "mustRegexFind"
+        | "regexFindAll"
+        | "mustRegexFindAll"
+        | "regexReplaceAll"
+        | "mustRegexReplaceAll"
+        | "regexReplaceAllLiteral"
+        | "mustRegexReplaceAllLiteral"
+        | "regexSplit"
+        | "mustRegexSplit"
+        | "regexQuoteMeta" => super::re::call(name, a),
         // Sprig: integer arithmetic.
         "add" | "mul" | "max" | "min" => {
             want_at_least(name, a, 1)?;

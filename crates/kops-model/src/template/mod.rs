@@ -9,6 +9,13 @@
 //! keys are errors unless [`Templater::fail_on_missing`] is turned off, when they print
 //! `<no value>`.
 //!
+//! Sprig's regex functions (`regexMatch`, `regexFind`, `regexFindAll`,
+//! `regexReplaceAll` with `$1`/`${name}`, `regexReplaceAllLiteral`, `regexSplit`,
+//! `regexQuoteMeta` and the `must*` forms) take Go's RE2 syntax with Go's meaning: `\d`,
+//! `\w`, `\s` and `\b` are ASCII, `\Q...\E` quotes, a `{` that starts no repetition is
+//! literal. A bad regex fails the template in both forms (Sprig panics in the plain
+//! ones, and its `regexMatch` answers false).
+//!
 //! Callers add their own functions with [`Templater::with_function`]; the built-in
 //! functions win over one of the same name.
 //!
@@ -27,6 +34,7 @@
 mod exec;
 mod funcs;
 mod parse;
+mod re;
 mod values;
 
 use std::collections::BTreeMap;
