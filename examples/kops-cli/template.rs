@@ -169,21 +169,34 @@ fn recommended_upgrade(channel: &Channel, args: &[Value]) -> Result<Value, Strin
     }))
 }
 
-/// `ChannelRecommendedKopsKubernetesVersion`: kOps answers from the channel's
-/// `kopsVersions` for the running release; this kops answers the newest
-/// `recommendedVersion` of the channel's `kubernetesVersions`, and fails when there is
-/// none.
+/// `ChannelRecommendedKopsKubernetesVersion`: the Kubernetes version the channel gives
+/// new clusters of the kOps release this kops emulates ([`kops_model::DEFAULT_KOPS_RELEASE`],
+/// which `kops version` prints): the `kubernetesVersion` of the first `spec.kopsVersions`
+/// entry whose range holds the release, as kOps' `RecommendedKubernetesVersion` answers
+/// (its template prints the version without a leading `v`). It fails where kOps' would
+/// panic: no entry holds the release, or the entry names no Kubernetes version that
+/// parses.
 fn recommended_kops_kubernetes(channel: &Channel, args: &[Value]) -> Result<Value, String> {
     want_args(args, &[0])?;
+    let release = kops_model::DEFAULT_KOPS_RELEASE;
+    let kops = parse_kubernetes_version(release)
+        .ok_or_else(|| format!("the kOps release {release:?} is not a version"))?;
     channel
-        .spec
-        .kubernetes_versions
-        .iter()
-        .filter_map(|k| k.recommended_version.as_deref())
-        .filter_map(parse_kubernetes_version)
-        .max()
+        .recommended_kubernetes_version(&kops)
         .map(|v| Value::String(v.to_string()))
-        .ok_or_else(|| "the channel recommends no Kubernetes version".to_string())
+        .ok_or_else(|| {
+            let Some(spec) = channel.kops_version_spec(&kops) else {
+                return format!("the channel's kopsVersions have no entry for kOps {release}");
+            };
+            let entry = format!(
+                "the channel's kopsVersions entry for kOps {release} (range {:?})",
+                spec.range
+            );
+            match &spec.kubernetes_version {
+                None => format!("{entry} has no kubernetesVersion"),
+                Some(k) => format!("{entry} has kubernetesVersion {k:?}, which is not a version"),
+            }
+        })
 }
 
 /// `ChannelRecommendedImage CLOUD KUBERNETES_VERSION [ARCHITECTURE]`: the name of the

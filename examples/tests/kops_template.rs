@@ -309,6 +309,27 @@ fn a_missing_key_names_the_template_and_the_key() {
     );
 }
 
+/// A channel whose `kopsVersions` entry for the kOps release this kops emulates names
+/// Kubernetes v1.33.4, which is not the newest recommendation (1.33.5): entries for a
+/// newer kOps and with a bad range come first, one for any release last.
+fn test_channel() -> String {
+    let release = kops_model::DEFAULT_KOPS_RELEASE;
+    format!(
+        r#"{TEST_CHANNEL}  kopsVersions:
+  - range: ">{release}"
+    recommendedVersion: "9.0.0"
+    kubernetesVersion: 1.99.0
+  - range: "not a range"
+    kubernetesVersion: 1.98.0
+  - range: ">={release}"
+    recommendedVersion: "{release}"
+    kubernetesVersion: v1.33.4
+  - range: ""
+    kubernetesVersion: 1.20.0
+"#
+    )
+}
+
 const TEST_CHANNEL: &str = r#"spec:
   images:
   - name: owner/image-amd64
@@ -332,7 +353,7 @@ const TEST_CHANNEL: &str = r#"spec:
 fn channel_functions_read_the_channel_file() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write(d, "channel.yaml", TEST_CHANNEL);
+    write(d, "channel.yaml", &test_channel());
     write(
         d,
         "t.yaml",
@@ -364,7 +385,7 @@ two: {{ ChannelRecommendedImage "aws" (ChannelRecommendedKopsKubernetesVersion) 
 upv: 1.33.5
 same: 1.33.7
 none: v1.20.0
-kops: 1.33.5
+kops: 1.33.4
 amd: owner/image-amd64
 arm: owner/image-arm64
 two: owner/image-amd64
@@ -386,14 +407,14 @@ two: owner/image-amd64
         ],
     );
     ok(&r);
-    assert_eq!(r.stdout, "1.33.5\n");
+    assert_eq!(r.stdout, "1.33.4\n");
 }
 
 #[test]
 fn channel_function_errors_name_the_function_and_the_value() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write(d, "channel.yaml", TEST_CHANNEL);
+    write(d, "channel.yaml", &test_channel());
     let run = |text: &str| {
         write(d, "t.yaml", text);
         kops(
@@ -445,9 +466,38 @@ fn channel_function_errors_name_the_function_and_the_value() {
         ],
     );
     assert_ne!(r.code, 0);
+    let release = kops_model::DEFAULT_KOPS_RELEASE;
     assert!(
+        r.stderr.contains(&format!(
+            "error calling ChannelRecommendedKopsKubernetesVersion: the channel's kopsVersions have no entry for kOps {release}"
+        )),
+        "{}",
         r.stderr
-            .contains("error calling ChannelRecommendedKopsKubernetesVersion:"),
+    );
+    // The entry for the release names no Kubernetes version: kOps takes no other entry.
+    write(
+        d,
+        "nok8s.yaml",
+        &format!(
+            "{TEST_CHANNEL}  kopsVersions:\n  - range: \">={release}\"\n    recommendedVersion: \"{release}\"\n  - range: \"\"\n    kubernetesVersion: 1.20.0\n"
+        ),
+    );
+    let r = kops(
+        d,
+        &[
+            "toolbox",
+            "template",
+            "--channel",
+            "nok8s.yaml",
+            "--template",
+            "k.yaml",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains(&format!(
+            "error calling ChannelRecommendedKopsKubernetesVersion: the channel's kopsVersions entry for kOps {release} (range \">={release}\") has no kubernetesVersion"
+        )),
         "{}",
         r.stderr
     );

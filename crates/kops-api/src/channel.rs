@@ -1,9 +1,13 @@
 //! Channels: kOps' published lists of images and Kubernetes versions.
 //!
 //! A channel file is YAML (`spec.images`, `spec.kubernetesVersions`,
-//! `spec.cluster`, ...). The caller reads the file and passes its text to
-//! [`Channel::parse`]; this crate does no I/O. Fields this crate does not use
+//! `spec.kopsVersions`, `spec.cluster`, ...). The caller reads the file and passes its
+//! text to [`Channel::parse`]; this crate does no I/O. Fields this crate does not use
 //! are ignored, so newer channel files still load.
+//!
+//! Lookups by version take the first entry whose range holds the version, as kOps'
+//! `FindKubernetesVersionSpec` and `FindKopsVersionSpec` do: an entry without a range
+//! holds every version, and one whose range does not parse is skipped.
 //!
 //! ```
 //! use kops_api::channel::{Architecture, Channel};
@@ -45,6 +49,10 @@ pub struct ChannelSpec {
     /// Recommended and required Kubernetes versions per range.
     #[serde(default, rename = "kubernetesVersions")]
     pub kubernetes_versions: Vec<KubernetesVersionSpec>,
+    /// Recommended and required kOps versions, and the Kubernetes version each kOps
+    /// release creates clusters with, per range of kOps versions.
+    #[serde(default, rename = "kopsVersions")]
+    pub kops_versions: Vec<KopsVersionSpec>,
 }
 
 /// One image entry of a channel.
@@ -76,6 +84,25 @@ pub struct KubernetesVersionSpec {
     /// Minimum version required for this range.
     #[serde(default, rename = "requiredVersion")]
     pub required_version: Option<String>,
+}
+
+/// kOps version recommendations for a range of kOps versions (an entry of
+/// `spec.kopsVersions`).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct KopsVersionSpec {
+    /// The range of kOps versions the entry applies to (`">=1.34.0-alpha.1"`); empty
+    /// matches any.
+    #[serde(default)]
+    pub range: String,
+    /// The kOps version recommended to users of this range.
+    #[serde(default, rename = "recommendedVersion")]
+    pub recommended_version: Option<String>,
+    /// The kOps version users of this range must upgrade to.
+    #[serde(default, rename = "requiredVersion")]
+    pub required_version: Option<String>,
+    /// The Kubernetes version these kOps releases give new clusters.
+    #[serde(default, rename = "kubernetesVersion")]
+    pub kubernetes_version: Option<String>,
 }
 
 /// A CPU architecture.
@@ -151,7 +178,8 @@ impl Channel {
         })
     }
 
-    /// The entry of `spec.kubernetesVersions` whose range matches `version`.
+    /// The first entry of `spec.kubernetesVersions` whose range holds `version` (kOps'
+    /// `FindKubernetesVersionSpec`).
     pub fn kubernetes_version_spec(
         &self,
         version: &semver::Version,
@@ -159,8 +187,51 @@ impl Channel {
         self.spec
             .kubernetes_versions
             .iter()
-            .find(|k| VersionRange::parse(&k.range).is_ok_and(|r| r.matches(version)))
+            .find(|k| range_holds(&k.range, version))
     }
+
+    /// The first entry of `spec.kopsVersions` whose range holds the kOps version
+    /// `kops_version` (kOps' `FindKopsVersionSpec`).
+    pub fn kops_version_spec(&self, kops_version: &semver::Version) -> Option<&KopsVersionSpec> {
+        self.spec
+            .kops_versions
+            .iter()
+            .find(|k| range_holds(&k.range, kops_version))
+    }
+
+    /// The Kubernetes version kOps `kops_version` gives new clusters: the
+    /// `kubernetesVersion` of its [`kops_version_spec`](Self::kops_version_spec), as kOps'
+    /// `RecommendedKubernetesVersion` answers. `None` when no entry holds the release,
+    /// the entry names no Kubernetes version, or it does not parse.
+    ///
+    /// ```
+    /// use kops_api::channel::Channel;
+    /// let channel = Channel::parse(r#"
+    /// spec:
+    ///   kopsVersions:
+    ///   - range: ">=1.35.0-alpha.1"
+    ///     kubernetesVersion: 1.35.7
+    ///   - range: ">=1.34.0-alpha.1"
+    ///     kubernetesVersion: v1.34.10
+    /// "#).unwrap();
+    /// let kops = semver::Version::parse("1.34.0-beta.1").unwrap();
+    /// let k8s = channel.recommended_kubernetes_version(&kops).unwrap();
+    /// assert_eq!(k8s.to_string(), "1.34.10");
+    /// ```
+    pub fn recommended_kubernetes_version(
+        &self,
+        kops_version: &semver::Version,
+    ) -> Option<semver::Version> {
+        self.kops_version_spec(kops_version)
+            .and_then(|k| k.kubernetes_version.as_deref())
+            .and_then(crate::version::parse_kubernetes_version)
+    }
+}
+
+/// Whether a channel entry's `range` holds `version`: an empty range holds every
+/// version, one that does not parse none.
+fn range_holds(range: &str, version: &semver::Version) -> bool {
+    range.is_empty() || VersionRange::parse(range).is_ok_and(|r| r.matches(version))
 }
 
 /// A version range as kOps writes it: comparators separated by spaces must
@@ -300,6 +371,114 @@ spec:
         assert_eq!(find("aws", "1.26.0", Architecture::Amd64), None);
         assert_eq!(find("gce", "1.34.0", Architecture::Arm64), Some("g/any"));
         assert_eq!(find("azure", "1.34.0", Architecture::Amd64), None);
+    }
+
+    /// An excerpt of kOps' channels/stable, with entries this crate must not trip on.
+    const KOPS_VERSIONS: &str = r#"
+apiVersion: kops.k8s.io/v1alpha2
+kind: Channel
+metadata:
+  name: stable
+spec:
+  kubernetesVersions:
+  - range: ">=1.35.0"
+    recommendedVersion: 1.35.7
+    requiredVersion: 1.35.0
+  - range: ">=1.34.0"
+    recommendedVersion: 1.34.10
+    requiredVersion: 1.34.0
+  kopsVersions:
+  - range: ">=1.36.0-alpha.1"
+    recommendedVersion: "1.36.0-beta.1"
+    #requiredVersion: 1.36.0
+    kubernetesVersion: 1.36.3
+  - range: ">=1.35.0-alpha.1"
+    recommendedVersion: "1.35.1"
+    kubernetesVersion: 1.35.7
+  - range: "not a range"
+    kubernetesVersion: 9.9.9
+  - range: ">=1.34.0-alpha.1"
+    recommendedVersion: "1.35.1"
+    requiredVersion: 1.34.0
+    kubernetesVersion: v1.34.10
+    futureField: ignored
+  - range: ">=1.33.0-alpha.1"
+    recommendedVersion: "1.35.1"
+  - range: ">=1.32.0-alpha.1"
+    kubernetesVersion: not-a-version
+  - range: ""
+    kubernetesVersion: 1.31.14
+"#;
+
+    #[test]
+    fn parses_kops_versions() {
+        let c = Channel::parse(KOPS_VERSIONS).unwrap();
+        assert_eq!(c.spec.kops_versions.len(), 7);
+        assert_eq!(
+            c.spec.kops_versions[3],
+            KopsVersionSpec {
+                range: ">=1.34.0-alpha.1".into(),
+                recommended_version: Some("1.35.1".into()),
+                required_version: Some("1.34.0".into()),
+                kubernetes_version: Some("v1.34.10".into()),
+            }
+        );
+        assert_eq!(c.spec.kops_versions[4].kubernetes_version, None);
+        // What parsed before still does.
+        assert_eq!(c.spec.kubernetes_versions.len(), 2);
+        assert_eq!(
+            c.spec.kubernetes_versions[1].recommended_version.as_deref(),
+            Some("1.34.10")
+        );
+        assert_eq!(
+            Channel::parse(CHANNEL).unwrap().spec.kops_versions,
+            Vec::new()
+        );
+    }
+
+    #[test]
+    fn finds_the_first_kops_versions_entry_holding_the_release() {
+        let c = Channel::parse(KOPS_VERSIONS).unwrap();
+        let k8s = |kops: &str| {
+            c.recommended_kubernetes_version(&v(kops))
+                .map(|k| k.to_string())
+        };
+        let range = |kops: &str| c.kops_version_spec(&v(kops)).map(|k| k.range.as_str());
+        assert_eq!(k8s("1.36.1"), Some("1.36.3".into()));
+        assert_eq!(k8s("1.36.0-alpha.1"), Some("1.36.3".into()));
+        assert_eq!(k8s("1.35.2"), Some("1.35.7".into()));
+        // 1.35.0-alpha.0 sorts before 1.35.0-alpha.1: the 1.34 entry holds it, the
+        // entry with a bad range between them is skipped.
+        assert_eq!(range("1.35.0-alpha.0"), Some(">=1.34.0-alpha.1"));
+        assert_eq!(k8s("1.34.0-beta.1"), Some("1.34.10".into()));
+        // The entry holding 1.33 names no Kubernetes version, 1.32's none that parses:
+        // no answer, not the next entry's.
+        assert_eq!(range("1.33.4"), Some(">=1.33.0-alpha.1"));
+        assert_eq!(k8s("1.33.4"), None);
+        assert_eq!(k8s("1.32.0"), None);
+        // An empty range holds every version.
+        assert_eq!(range("1.20.0"), Some(""));
+        assert_eq!(k8s("1.20.0"), Some("1.31.14".into()));
+        assert_eq!(
+            Channel::parse(CHANNEL)
+                .unwrap()
+                .recommended_kubernetes_version(&v("1.34.0")),
+            None
+        );
+    }
+
+    #[test]
+    fn kubernetes_versions_entries_without_a_range_hold_every_version() {
+        let c = Channel::parse(
+            "spec:\n  kubernetesVersions:\n  - range: \">=1.34.0\"\n    recommendedVersion: 1.34.10\n  - range: \"bad\"\n    recommendedVersion: 9.9.9\n  - recommendedVersion: 1.33.13\n",
+        )
+        .unwrap();
+        let rec = |k: &str| {
+            c.kubernetes_version_spec(&v(k))
+                .and_then(|s| s.recommended_version.as_deref())
+        };
+        assert_eq!(rec("1.34.2"), Some("1.34.10"));
+        assert_eq!(rec("1.30.0"), Some("1.33.13"));
     }
 
     #[test]
