@@ -408,6 +408,11 @@ two: owner/image-amd64
     );
     ok(&r);
     assert_eq!(r.stdout, "1.33.4\n");
+
+    // Without --channel, the embedded channel answers for this kops' kOps release.
+    let r = kops(d, &["toolbox", "template", "--template", "k.yaml"]);
+    ok(&r);
+    assert_eq!(r.stdout, "1.34.2\n");
 }
 
 #[test]
