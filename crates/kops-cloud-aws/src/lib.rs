@@ -25,9 +25,11 @@
 //!
 //! Deleting a whole cluster is `kops_model::aws::delete_cluster`, over any `AwsCloud`.
 //!
-//! With `sdk` the crate also depends on `kops-statestore` (its `s3` feature) for one
-//! thing: the credentials rules every AWS client of kops-rs shares
-//! (`kops_statestore::aws`). Missing or rejected credentials are then
+//! With `sdk` the crate also depends on `kops-statestore` (its `s3` feature) for what
+//! every AWS client of kops-rs shares (`kops_statestore::aws`): the SDK's environment
+//! loaded once, [`AwsEnv`] (re-exported here), from which the `s3://` state store and
+//! [`AwsBackendBuilder::from_aws_env`] share one credentials provider and identity cache,
+//! and the credentials rules. Missing or rejected credentials are then
 //! [`CloudError::PermissionDenied`](cloud::CloudError::PermissionDenied) whose source is
 //! that module's `CredentialsError`, worded as the S3 state store words it.
 //!
@@ -138,5 +140,7 @@ pub use idempotent::Idempotent;
 pub use backend::AwsBackend;
 #[cfg(feature = "sdk")]
 pub use error::{Error, Result};
+#[cfg(feature = "sdk")]
+pub use kops_statestore::aws::AwsEnv;
 #[cfg(feature = "sdk")]
 pub use options::{AwsBackendBuilder, StaticCredentials};

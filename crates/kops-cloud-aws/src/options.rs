@@ -1,5 +1,6 @@
 //! Building an [`AwsBackend`]: region, endpoint, credentials, retries and rate limits, all
-//! given explicitly (or read from the environment only by [`AwsBackendBuilder::from_env`]).
+//! given explicitly (or read from the environment only by [`AwsBackendBuilder::from_env`],
+//! or taken from a loaded [`AwsEnv`] by [`AwsBackendBuilder::from_aws_env`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 use crate::cloud::Service;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_ec2::config::{Credentials, SharedCredentialsProvider};
+use kops_statestore::aws::AwsEnv;
 
 use crate::backend::AwsBackend;
 use crate::error::{Error, Result};
@@ -55,7 +57,10 @@ impl fmt::Debug for StaticCredentials {
 /// and limits as plain values, so no aws-sdk type appears in this crate's API and the SDK
 /// can be upgraded without breaking callers. [`AwsBackendBuilder::new`] reads nothing from
 /// the environment; [`AwsBackendBuilder::from_env`] resolves region and credentials with
-/// the SDK's default chain (environment, profile, instance metadata).
+/// the SDK's default chain (environment, profile, instance metadata);
+/// [`AwsBackendBuilder::from_aws_env`] takes them from an [`AwsEnv`] loaded once and
+/// shared with the caller's other AWS clients (the `s3://` state store), so credentials
+/// are fetched once for all of them.
 #[derive(Debug)]
 pub struct AwsBackendBuilder {
     region: Option<String>,
@@ -67,6 +72,8 @@ pub struct AwsBackendBuilder {
     env: Option<SdkConfig>,
     /// Where [`AwsBackendBuilder::from_env`]'s chain takes credentials from, for errors.
     env_origin: Option<String>,
+    /// An [`AwsEnv`] was given whose configuration is not this crate's aws-config's.
+    foreign_env: bool,
 }
 
 impl Default for AwsBackendBuilder {
@@ -87,6 +94,7 @@ impl AwsBackendBuilder {
             clock: Arc::new(SystemClock::default()),
             env: None,
             env_origin: None,
+            foreign_env: false,
         }
     }
 
@@ -94,7 +102,7 @@ impl AwsBackendBuilder {
     /// (environment variables, shared config files, instance metadata); the setters
     /// override them.
     pub async fn from_env() -> Self {
-        Self::from_loader(aws_config::defaults(BehaviorVersion::latest())).await
+        Self::from_aws_env(&AwsEnv::from_env().await)
     }
 
     /// [`AwsBackendBuilder::from_env`] for a known region: credentials come from the
@@ -102,19 +110,28 @@ impl AwsBackendBuilder {
     /// configured does not wait for the instance metadata service to answer (or time
     /// out) for a region that would be replaced anyway.
     pub async fn from_env_in(region: impl Into<String>) -> Self {
-        let loader =
-            aws_config::defaults(BehaviorVersion::latest()).region(Region::new(region.into()));
-        Self::from_loader(loader).await
+        Self::from_aws_env(&AwsEnv::from_env_in(region).await)
     }
 
-    async fn from_loader(loader: aws_config::ConfigLoader) -> Self {
-        let cfg = loader.load().await;
+    /// A builder whose region, endpoint and credentials come from `env`, an AWS
+    /// environment loaded once (`AwsEnv::from_env`) and shared with the caller's other
+    /// AWS clients: the backend keeps `env`'s credentials provider and identity cache
+    /// when the setters override the region (or anything else but the credentials), so
+    /// credentials the state store already fetched are not fetched again, and the other
+    /// way round. Reads nothing from the environment itself.
+    pub fn from_aws_env(env: &AwsEnv) -> Self {
+        // The configuration is type-erased in kops-statestore's API; both crates are built
+        // with the workspace's aws-config, so this is its `SdkConfig`.
+        let Some(cfg) = env.sdk_config().downcast_ref::<SdkConfig>() else {
+            return AwsBackendBuilder {
+                foreign_env: true,
+                ..AwsBackendBuilder::new()
+            };
+        };
         AwsBackendBuilder {
-            region: cfg.region().map(ToString::to_string),
-            env: Some(cfg),
-            env_origin: Some(kops_statestore::aws::credentials_origin(|k| {
-                std::env::var(k).ok()
-            })),
+            region: env.region().map(str::to_string),
+            env: Some(cfg.clone()),
+            env_origin: Some(env.credentials_origin().to_string()),
             ..AwsBackendBuilder::new()
         }
     }
@@ -161,12 +178,20 @@ impl AwsBackendBuilder {
     /// Builds the backend. Fails when no region is set, or when no credentials are set on
     /// a builder made with [`AwsBackendBuilder::new`].
     pub fn build(self) -> Result<AwsBackend> {
+        if self.foreign_env {
+            return Err(Error::Invalid {
+                option: "aws env",
+                message: "the AwsEnv was loaded by a kops-statestore built with another aws-config than kops-cloud-aws".into(),
+            });
+        }
         let Some(region) = self.region.clone().filter(|r| !r.is_empty()) else {
             return Err(Error::Invalid {
                 option: "region",
                 message: "a region is required".into(),
             });
         };
+        // From the environment's configuration: `to_builder` keeps its credentials provider
+        // and identity cache (shared, not copied) while the region and the rest change.
         let mut b = match &self.env {
             Some(env) => env.to_builder(),
             None => SdkConfig::builder().behavior_version(BehaviorVersion::latest()),
@@ -226,5 +251,23 @@ mod tests {
             .map(|r| r.to_string());
         assert_eq!(loaded.as_deref(), Some("eu-south-2"));
         assert!(b.env_origin.is_some());
+    }
+
+    /// A builder from a shared environment takes its configuration (with the identity
+    /// cache its clients share) and origin, and the region set on the builder wins.
+    #[tokio::test]
+    async fn a_builder_from_a_shared_environment_keeps_it_in_another_region() {
+        let env = AwsEnv::from_env_in("eu-south-2").await;
+        let b = AwsBackendBuilder::from_aws_env(&env);
+        assert_eq!(b.region.as_deref(), Some("eu-south-2"));
+        assert_eq!(b.env_origin.as_deref(), Some(env.credentials_origin()));
+        assert!(b.env.as_ref().is_some_and(|c| c.identity_cache().is_some()));
+        let backend = b.region("ap-east-1").build();
+        assert!(backend.is_ok(), "{backend:?}");
+        assert_eq!(
+            env.region(),
+            Some("eu-south-2"),
+            "the environment is not changed"
+        );
     }
 }

@@ -1,14 +1,113 @@
-//! What every AWS client of kops-rs reads the same way: where the SDK's default chain
-//! takes its credentials from, and which failures mean that the credentials, not the
-//! request, are the problem (none could be loaded, or AWS rejected them).
+//! What every AWS client of kops-rs shares: the SDK's environment, loaded once
+//! ([`AwsEnv`]), where its default chain takes credentials from, and which failures mean
+//! that the credentials, not the request, are the problem (none could be loaded, or AWS
+//! rejected them).
 //!
 //! The S3 store of this crate and the AWS cloud backend (`kops-cloud-aws`, which depends
-//! on this crate for it) classify their SDK errors with [`CredentialsError::classify`],
-//! so a user reads the same line whichever client met the problem. No SDK type appears
-//! in this module's API: the SDK error is passed in as any [`std::error::Error`], and the
-//! SDK's own credentials error is looked for in its source chain.
+//! on this crate for it) can be built from one [`AwsEnv`], so they share one credentials
+//! provider and one identity cache: credentials are fetched once, not once per client.
+//! Both classify their SDK errors with [`CredentialsError::classify`], so a user reads
+//! the same line whichever client met the problem. No SDK type appears in this module's
+//! API: the SDK error is passed in as any [`std::error::Error`], and the SDK's own
+//! credentials error is looked for in its source chain.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
 
 use aws_credential_types::provider::error::CredentialsError as SdkCredentialsError;
+
+/// The AWS SDK's environment, loaded once: the region, the endpoint (`AWS_ENDPOINT_URL`)
+/// and the default credentials chain (environment keys, `AWS_PROFILE` and the shared
+/// config files, SSO, web identity, assume-role, container and instance roles), with
+/// the identity cache that keeps the credentials the chain resolves.
+///
+/// Every client built from one `AwsEnv` (or a clone: clones share everything) uses the
+/// same credentials provider and the same identity cache, also when it overrides the
+/// region: the credentials are fetched by the first request that needs them and reused
+/// by every client until they near expiry. So one command that reads an `s3://` state
+/// store and drives the AWS cloud asks SSO, STS (an MFA prompt), the container or the
+/// instance metadata service once, not once per client. Loading runs no credentials
+/// provider; only the region chain runs (see [`AwsEnv::from_env_in`] to skip it).
+///
+/// Give it to [`S3Config::with_aws_env`](crate::s3::S3Config::with_aws_env) or
+/// [`StoreOptions::from_env_for_sharing`](crate::StoreOptions::from_env_for_sharing)
+/// for the state store, and to kops-cloud-aws' `AwsBackendBuilder::from_aws_env` for
+/// the cloud. `Debug` shows the region and where credentials come from, never a secret.
+#[derive(Clone)]
+pub struct AwsEnv {
+    sdk: Arc<aws_config::SdkConfig>,
+    origin: String,
+}
+
+impl fmt::Debug for AwsEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AwsEnv")
+            .field("region", &self.region())
+            .field("endpoint", &self.sdk.endpoint_url())
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AwsEnv {
+    /// Loads the SDK's defaults from the environment, as the AWS CLI finds them: the
+    /// region (`AWS_REGION`, the profile, else the instance metadata service), the
+    /// endpoint and the credentials chain.
+    pub async fn from_env() -> AwsEnv {
+        let loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+        AwsEnv::from_loader(loader).await
+    }
+
+    /// [`AwsEnv::from_env`] for a known region: the region chain is not run, so a machine
+    /// with no region configured does not wait for the instance metadata service to
+    /// answer (or time out) for a region that would be replaced anyway.
+    pub async fn from_env_in(region: impl Into<String>) -> AwsEnv {
+        let loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .region(aws_config::Region::new(region.into()));
+        AwsEnv::from_loader(loader).await
+    }
+
+    async fn from_loader(loader: aws_config::ConfigLoader) -> AwsEnv {
+        AwsEnv {
+            sdk: Arc::new(loader.load().await),
+            origin: credentials_origin(|k| std::env::var(k).ok()),
+        }
+    }
+
+    /// An environment over an SDK configuration built in this crate's tests.
+    #[cfg(test)]
+    pub(crate) fn from_sdk(sdk: aws_config::SdkConfig, origin: &str) -> AwsEnv {
+        AwsEnv {
+            sdk: Arc::new(sdk),
+            origin: origin.to_string(),
+        }
+    }
+
+    /// The region the environment names, if any.
+    pub fn region(&self) -> Option<&str> {
+        self.sdk.region().map(|r| r.as_ref())
+    }
+
+    /// Where the credentials chain takes credentials from ([`credentials_origin`]), for
+    /// error messages.
+    pub fn credentials_origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The loaded configuration (`aws_config::SdkConfig`), type-erased so that no SDK type
+    /// is part of this crate's API. For the AWS clients of other kops-rs crates, built
+    /// with the same aws-config: they downcast it. Not a stable API.
+    #[doc(hidden)]
+    pub fn sdk_config(&self) -> &(dyn Any + Send + Sync) {
+        &*self.sdk
+    }
+
+    /// The loaded configuration, for this crate's S3 client.
+    pub(crate) fn sdk(&self) -> &aws_config::SdkConfig {
+        &self.sdk
+    }
+}
 
 /// Error codes AWS services answer with when they do not accept a request's credentials
 /// at all (unknown or malformed key, bad signature, expired session), as opposed to

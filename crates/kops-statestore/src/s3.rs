@@ -13,7 +13,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::BucketVersioningStatus;
 use bytes::Bytes;
 
-use crate::aws::CredentialsError;
+use crate::aws::{AwsEnv, CredentialsError};
 use crate::error::{BoxError, Error, Result};
 use crate::store::{
     DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning,
@@ -44,8 +44,9 @@ impl fmt::Debug for StaticKeys {
 /// How to reach S3: region, endpoint, addressing style and credentials.
 ///
 /// Built from [`Default`] and `with_*` setters (nothing is read from the
-/// environment), or from [`S3Config::from_env`], which runs the AWS SDK's
-/// standard provider chain (environment, profile, instance metadata).
+/// environment; [`S3Config::with_aws_env`] takes a loaded [`AwsEnv`]), or from
+/// [`S3Config::from_env`], which runs the AWS SDK's standard provider chain
+/// (environment, profile, instance metadata).
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct S3Config {
@@ -53,7 +54,7 @@ pub struct S3Config {
     endpoint: Option<String>,
     force_path_style: bool,
     keys: Option<StaticKeys>,
-    sdk: Option<aws_config::SdkConfig>,
+    sdk: Option<AwsEnv>,
     /// Where the credentials come from, for error messages.
     origin: Option<String>,
 }
@@ -90,13 +91,30 @@ impl S3Config {
     /// variables, `AWS_PROFILE` and the shared config files, SSO, web
     /// identity, container and instance roles).
     pub async fn from_env() -> Result<Self> {
-        Self::from_vars(|k| std::env::var(k).ok()).await
+        Self::from_env_sharing(AwsEnv::from_env).await
     }
 
-    /// [`S3Config::from_env`] over a variable lookup (`var(name)`), so it can
-    /// be tested without touching the process environment. The SDK chain
+    /// [`S3Config::from_env`], with the AWS SDK's environment (used without
+    /// `S3_ENDPOINT`) from `aws`, which is called only then: give it one that
+    /// hands out the [`AwsEnv`] the caller's other AWS clients use (loading it
+    /// at most once), and the store shares their credentials provider and
+    /// identity cache, so credentials are fetched once for all of them.
+    pub async fn from_env_sharing<F, Fut>(aws: F) -> Result<Self>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = AwsEnv>,
+    {
+        Self::from_vars(|k| std::env::var(k).ok(), aws).await
+    }
+
+    /// [`S3Config::from_env_sharing`] over a variable lookup (`var(name)`), so
+    /// it can be tested without touching the process environment. The SDK chain
     /// used without `S3_ENDPOINT` still reads the real environment.
-    async fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+    async fn from_vars<F, Fut>(var: impl Fn(&str) -> Option<String>, aws: F) -> Result<Self>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = AwsEnv>,
+    {
         let get = |k: &str| var(k).filter(|v| !v.is_empty());
         if let Some(endpoint) = get(S3_ENDPOINT) {
             let missing = |k: &str| Error::Unauthenticated {
@@ -117,14 +135,16 @@ impl S3Config {
             c.origin = Some(format!("{S3_ACCESS_KEY_ID} (for {S3_ENDPOINT}={endpoint})"));
             return Ok(c);
         }
-        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .load()
-            .await;
-        Ok(S3Config {
-            sdk: Some(sdk),
-            origin: Some(crate::aws::credentials_origin(&var)),
-            ..Default::default()
-        })
+        Ok(S3Config::default().with_aws_env(&aws().await))
+    }
+
+    /// Takes the region, the endpoint and the credentials from `env`, sharing its
+    /// credentials provider and identity cache with every other client built from
+    /// it. The other setters override it (static keys replace its credentials).
+    pub fn with_aws_env(mut self, env: &AwsEnv) -> Self {
+        self.origin = Some(env.credentials_origin().to_string());
+        self.sdk = Some(env.clone());
+        self
     }
 
     /// Sets the region (default `us-east-1` when nothing else provides one).
@@ -161,8 +181,10 @@ impl S3Config {
     }
 
     fn client(&self) -> aws_sdk_s3::Client {
+        // From the environment's configuration: its credentials provider and its
+        // identity cache are shared (not copied) with every client built from it.
         let mut b = match &self.sdk {
-            Some(sdk) => aws_sdk_s3::config::Builder::from(sdk),
+            Some(env) => aws_sdk_s3::config::Builder::from(env.sdk()),
             None => aws_sdk_s3::config::Builder::new(),
         };
         b = b.behavior_version(aws_sdk_s3::config::BehaviorVersion::latest());
@@ -531,6 +553,11 @@ impl Store for S3Store {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use aws_credential_types::provider::{self, ProvideCredentials};
+
     use super::*;
 
     fn f(code: Option<&str>, status: Option<u16>) -> Failure {
@@ -594,14 +621,22 @@ mod tests {
         assert!(!f(Some("NoSuchKey"), Some(404)).is_precondition());
     }
 
+    /// For `S3_ENDPOINT`'s static-key mode, which must not load the SDK's environment.
+    async fn no_aws_env() -> AwsEnv {
+        panic!("the SDK's environment is loaded for an S3_ENDPOINT store")
+    }
+
     #[tokio::test]
     async fn s3_endpoint_means_kops_compatible_store() {
         let vars = crate::aws::lookup;
-        let c = S3Config::from_vars(vars(&[
-            ("S3_ENDPOINT", "http://minio.local:9000"),
-            ("S3_ACCESS_KEY_ID", "AK"),
-            ("S3_SECRET_ACCESS_KEY", "SK"),
-        ]))
+        let c = S3Config::from_vars(
+            vars(&[
+                ("S3_ENDPOINT", "http://minio.local:9000"),
+                ("S3_ACCESS_KEY_ID", "AK"),
+                ("S3_SECRET_ACCESS_KEY", "SK"),
+            ]),
+            no_aws_env,
+        )
         .await
         .unwrap();
         assert_eq!(c.endpoint.as_deref(), Some("http://minio.local:9000"));
@@ -617,12 +652,15 @@ mod tests {
                 .as_deref()
                 .is_some_and(|o| o.contains("S3_ACCESS_KEY_ID"))
         );
-        let c = S3Config::from_vars(vars(&[
-            ("S3_ENDPOINT", "http://minio.local:9000"),
-            ("S3_REGION", "eu-central-1"),
-            ("S3_ACCESS_KEY_ID", "AK"),
-            ("S3_SECRET_ACCESS_KEY", "SK"),
-        ]))
+        let c = S3Config::from_vars(
+            vars(&[
+                ("S3_ENDPOINT", "http://minio.local:9000"),
+                ("S3_REGION", "eu-central-1"),
+                ("S3_ACCESS_KEY_ID", "AK"),
+                ("S3_SECRET_ACCESS_KEY", "SK"),
+            ]),
+            no_aws_env,
+        )
         .await
         .unwrap();
         assert_eq!(c.region.as_deref(), Some("eu-central-1"));
@@ -640,7 +678,7 @@ mod tests {
                 ]),
             ),
         ] {
-            let e = S3Config::from_vars(vars).await.unwrap_err();
+            let e = S3Config::from_vars(vars, no_aws_env).await.unwrap_err();
             assert!(
                 matches!(&e, Error::Unauthenticated { service: "S3", .. }),
                 "{e:?}"
@@ -662,5 +700,66 @@ mod tests {
             !d.contains("wJalrXUtnFEMI") && !d.contains("session-token-value"),
             "{d}"
         );
+    }
+
+    /// A credentials provider counting how often it is asked.
+    #[derive(Debug, Clone, Default)]
+    struct Counting(Arc<AtomicUsize>);
+
+    impl ProvideCredentials for Counting {
+        fn provide_credentials<'a>(&'a self) -> provider::future::ProvideCredentials<'a>
+        where
+            Self: 'a,
+        {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            provider::future::ProvideCredentials::ready(Ok(aws_credential_types::Credentials::new(
+                "AK", "SK", None, None, "counting",
+            )))
+        }
+    }
+
+    /// The SDK's defaults with `provider`, sending to a closed loopback port (a request
+    /// resolves and signs with its credentials before it connects) without retries.
+    async fn sdk_with(provider: &Counting) -> aws_config::SdkConfig {
+        aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .credentials_provider(provider.clone())
+            .region(aws_config::Region::new("eu-west-1"))
+            .endpoint_url("http://127.0.0.1:9")
+            .retry_config(aws_config::retry::RetryConfig::disabled())
+            .load()
+            .await
+    }
+
+    /// Stores configured from one loaded environment (one in another region, one through
+    /// `from_env_sharing`) ask its credentials provider once: they share its identity
+    /// cache. Stores from two loaded environments ask once each.
+    #[tokio::test]
+    async fn stores_from_one_aws_env_fetch_credentials_once() {
+        let provider = Counting::default();
+        let env = AwsEnv::from_sdk(sdk_with(&provider).await, "a test provider");
+        let shared = S3Config::from_vars(crate::aws::lookup(&[]), || async { env.clone() })
+            .await
+            .unwrap();
+        let stores = [
+            S3Store::new("a", &S3Config::default().with_aws_env(&env)),
+            S3Store::new(
+                "b",
+                &S3Config::default()
+                    .with_aws_env(&env.clone())
+                    .with_region("us-west-2"),
+            ),
+            S3Store::new("c", &shared),
+        ];
+        for s in &stores {
+            assert!(s.get("k").await.is_err(), "nothing listens on the endpoint");
+        }
+        assert_eq!(provider.0.load(Ordering::SeqCst), 1);
+        assert_eq!(stores[2].origin, "a test provider");
+
+        let other = AwsEnv::from_sdk(sdk_with(&provider).await, "a test provider");
+        let _ = S3Store::new("d", &S3Config::default().with_aws_env(&other))
+            .get("k")
+            .await;
+        assert_eq!(provider.0.load(Ordering::SeqCst), 2);
     }
 }

@@ -42,6 +42,28 @@ impl StoreOptions {
         }
     }
 
+    /// [`StoreOptions::from_env_for`], with the AWS SDK's environment of an `s3://` store
+    /// from `aws`, which is called only when `url` needs it (an `s3://` URL without
+    /// kOps' `S3_ENDPOINT`): give it one that hands out the
+    /// [`AwsEnv`](crate::aws::AwsEnv) the caller's other AWS clients use (loading it at
+    /// most once), and the store shares their credentials provider and identity cache,
+    /// so credentials are fetched once for all of them
+    /// ([`S3Config::from_env_sharing`](crate::s3::S3Config::from_env_sharing)).
+    #[cfg(feature = "s3")]
+    pub async fn from_env_for_sharing<F, Fut>(url: &str, aws: F) -> Result<Self>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = crate::aws::AwsEnv>,
+    {
+        match StoreUrl::parse(url)? {
+            StoreUrl::S3 { .. } => Ok(StoreOptions {
+                s3: crate::s3::S3Config::from_env_sharing(aws).await?,
+                ..StoreOptions::default()
+            }),
+            _ => Self::from_env_for(url).await,
+        }
+    }
+
     #[allow(unused_variables, unused_mut)]
     async fn configure(s3: bool, gcs: bool) -> Result<Self> {
         let mut o = StoreOptions::default();
@@ -254,5 +276,18 @@ mod tests {
             .err()
             .map(|e| e.to_string());
         assert!(msg.is_some_and(|m| m.contains("unknown scheme \"azureblob\"")));
+    }
+
+    /// Local stores never load the AWS SDK's environment.
+    #[cfg(feature = "s3")]
+    #[tokio::test]
+    async fn local_stores_load_no_aws_env() {
+        for url in ["memfs://x", "file:///tmp/kops-state"] {
+            let o = StoreOptions::from_env_for_sharing(url, || async {
+                panic!("{url} loaded the AWS SDK's environment")
+            })
+            .await;
+            assert!(o.is_ok(), "{url}: {o:?}");
+        }
     }
 }
