@@ -110,6 +110,14 @@ impl ClusterContext {
         body
     }
 
+    /// The region of the bucket the managed files go to, as the config store reports
+    /// it ([`Store::region`]: an S3 bucket's); `None` for a store without one. kOps
+    /// names the bucket's region in Terraform's files provider, which may differ from
+    /// the cluster's.
+    pub(crate) fn files_region(&self) -> Option<String> {
+        self.config_store.as_ref().and_then(|s| s.region())
+    }
+
     /// A context for a completed cluster and its groups in `region`.
     pub fn new(cluster: Cluster, groups: Vec<InstanceGroup>, region: impl Into<String>) -> Self {
         ClusterContext {

@@ -234,6 +234,66 @@ async fn terraform_provider_blocks_carry_the_specs_extra_config() {
     );
 }
 
+/// A memory store that says its objects live in a region, as an S3 bucket's store does.
+#[derive(Debug)]
+struct InRegion(MemoryStore, &'static str);
+
+#[async_trait::async_trait]
+impl Store for InRegion {
+    async fn get(&self, path: &str) -> kops_statestore::Result<kops_statestore::GetResult> {
+        self.0.get(path).await
+    }
+    async fn put(
+        &self,
+        path: &str,
+        data: bytes::Bytes,
+        options: kops_statestore::PutOptions,
+    ) -> kops_statestore::Result<kops_statestore::Version> {
+        self.0.put(path, data, options).await
+    }
+    async fn delete_opts(
+        &self,
+        path: &str,
+        options: kops_statestore::DeleteOptions,
+    ) -> kops_statestore::Result<()> {
+        self.0.delete_opts(path, options).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+    ) -> kops_statestore::Result<Vec<kops_statestore::ObjectMeta>> {
+        self.0.list(prefix).await
+    }
+    fn url(&self) -> String {
+        self.0.url()
+    }
+    fn region(&self) -> Option<String> {
+        Some(self.1.to_owned())
+    }
+}
+
+/// The managed files' provider names the region of the store's bucket, as kOps does,
+/// not the cluster's: a state bucket often lives in another region.
+#[tokio::test]
+async fn terraform_files_provider_names_the_buckets_region() {
+    let (cluster, groups) = spec();
+    let store: Arc<dyn Store> = Arc::new(InRegion(MemoryStore::new(), "eu-central-1"));
+    let cloud = mock();
+    let opts = DiscoverOptions::default().with_state_store(store, STORE);
+    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let update = UpdateCluster::new(ctx, UpdateOptions::default()).unwrap();
+    let tf = update.render_terraform().await.unwrap();
+    let main = String::from_utf8_lossy(&tf.files["kubernetes.tf"]).into_owned();
+    assert!(
+        main.contains("provider \"aws\" {\n  region = \"us-test-1\"\n}"),
+        "{main}"
+    );
+    assert!(
+        main.contains("provider \"aws\" {\n  alias  = \"files\"\n  region = \"eu-central-1\"\n}"),
+        "{main}"
+    );
+}
+
 #[tokio::test]
 async fn static_pods_name_the_kops_release_images() {
     let (_cloud, _store, update) = setup(true).await;

@@ -103,6 +103,10 @@ impl Store for PrefixStore {
         }
     }
 
+    fn region(&self) -> Option<String> {
+        self.inner.region()
+    }
+
     async fn warnings(&self) -> Result<Vec<Warning>> {
         self.inner.warnings().await
     }

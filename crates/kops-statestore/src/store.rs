@@ -202,6 +202,14 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// A URL naming this store's root, for messages (`s3://bucket/prefix`).
     fn url(&self) -> String;
 
+    /// The cloud region the store's objects live in, when the store has one: an S3
+    /// bucket's region, which a Terraform configuration writing files into the store
+    /// must name in its provider. The default has none (local and memory stores, GCS,
+    /// whose buckets need no region in requests).
+    fn region(&self) -> Option<String> {
+        None
+    }
+
     /// Problems with the store's configuration that the caller should show
     /// the user (for example a bucket without versioning). The default has none.
     async fn warnings(&self) -> Result<Vec<Warning>> {
@@ -225,6 +233,9 @@ impl<T: Store + ?Sized> Store for Arc<T> {
     }
     fn url(&self) -> String {
         (**self).url()
+    }
+    fn region(&self) -> Option<String> {
+        (**self).region()
     }
     async fn warnings(&self) -> Result<Vec<Warning>> {
         (**self).warnings().await

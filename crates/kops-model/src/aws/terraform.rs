@@ -41,9 +41,16 @@ pub fn render(
             OutputValue::ListItem(e) => w.output_list_item(name, e),
         }
     }
-    let region = || Body::new().attr("region", ctx.region.as_str());
-    w.provider("aws", ctx.terraform_provider(region(), false));
-    w.provider_alias("aws", "files", ctx.terraform_provider(region(), true));
+    let region = |r: &str| Body::new().attr("region", r);
+    w.provider("aws", ctx.terraform_provider(region(&ctx.region), false));
+    // The files go to the state store's bucket, in the bucket's region (the cluster's
+    // for a store without one).
+    let files_region = ctx.files_region().unwrap_or_else(|| ctx.region.clone());
+    w.provider_alias(
+        "aws",
+        "files",
+        ctx.terraform_provider(region(&files_region), true),
+    );
     w.required_version(">= 0.15.0");
     w.required_provider("aws", "hashicorp/aws", ">= 5.0.0");
     Ok(w.finish()?)
