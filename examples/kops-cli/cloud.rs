@@ -175,8 +175,11 @@ impl Cloud {
     }
 
     async fn open_aws(region: &str) -> anyhow::Result<Cloud> {
-        let builder = kops_cloud_aws::AwsBackendBuilder::from_env_in(region).await;
-        let backend = builder
+        // The command's AWS environment, shared with the state store (and with any other
+        // cloud this command opens): credentials are fetched once per command.
+        let env = crate::state::aws_env(Some(region)).await;
+        let backend = kops_cloud_aws::AwsBackendBuilder::from_aws_env(&env)
+            .region(region)
             .build()
             .with_context(|| format!("configuring the AWS client for region {region}"))?;
         // The first request: missing or rejected credentials show here, as one line.

@@ -5,9 +5,36 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
+use kops_statestore::aws::AwsEnv;
 use kops_statestore::{Lock, LockRequest, Registry, Store, StoreOptions, SystemClock};
 
 use crate::cli::Global;
+
+/// The AWS SDK's environment of this command (one process runs one command).
+static AWS_ENV: tokio::sync::OnceCell<AwsEnv> = tokio::sync::OnceCell::const_new();
+
+/// The AWS SDK's environment of this command, loaded when first asked for and then
+/// shared: the `s3://` state store, the stores assets are copied to and every AWS cloud
+/// the command opens are built from it, so they share one credentials provider and one
+/// identity cache, and credentials (SSO, assume-role with its MFA prompt, container or
+/// instance roles) are fetched once per command. Nothing asks for it on a `file://` or
+/// `memfs://` store with the mock cloud, so the SDK probes nothing there.
+///
+/// The first caller's `region` (the cloud's, when it comes first) spares the SDK's
+/// region chain; without one the chain runs (`AWS_REGION`, the profile, instance
+/// metadata). The state store is opened before the cloud, so it never gets the cloud's
+/// region in place of the configured one.
+pub async fn aws_env(region: Option<&str>) -> AwsEnv {
+    AWS_ENV
+        .get_or_init(|| async {
+            match region {
+                Some(r) => AwsEnv::from_env_in(r).await,
+                None => AwsEnv::from_env().await,
+            }
+        })
+        .await
+        .clone()
+}
 
 /// An opened state store.
 pub struct State {
@@ -27,8 +54,9 @@ impl State {
         };
         let url = url.trim_end_matches('/').to_string();
         // Only cloud stores need client configuration; reading it for a local store
-        // would make the SDK probe for a region (instance metadata) for nothing.
-        let options = StoreOptions::from_env_for(&url)
+        // would make the SDK probe for a region (instance metadata) for nothing. An
+        // `s3://` store takes the command's AWS environment, which the cloud shares.
+        let options = StoreOptions::from_env_for_sharing(&url, || aws_env(None))
             .await
             .with_context(|| format!("opening state store {url}"))?;
         let store = kops_statestore::open(&url, &options)

@@ -934,6 +934,119 @@ fn rejected_aws_credentials_are_named() {
         ]);
 }
 
+/// One command on an `s3://` store and the AWS cloud resolves the SDK's credentials once:
+/// the store and the cloud are built from one loaded AWS environment (one credentials
+/// provider, one identity cache), so SSO, assume-role (with MFA: one prompt), container
+/// and instance-metadata credentials are fetched once per command, not once per client.
+/// The credentials come from the real SDK chain, a container-credentials endpoint on
+/// loopback that counts its requests. A `file://` store on the mock cloud loads no AWS
+/// environment at all: not even the instance metadata service is asked for a region.
+#[test]
+fn one_command_fetches_aws_credentials_once() {
+    let Some(ep) = moto() else { return };
+    let (region, bucket, cluster) = (
+        "ca-central-1",
+        "kops-cli-real-credentials-once",
+        "once.cli-real.example",
+    );
+    prepare_moto(&ep, bucket);
+    let credentials = Fake::start(
+        "200 OK",
+        "application/json",
+        json!({
+            "AccessKeyId": "testing",
+            "SecretAccessKey": "testing",
+            "Token": "container-session",
+            "Expiration": "2099-01-01T00:00:00Z",
+        })
+        .to_string(),
+    );
+    let credentials_uri = format!("{}/v2/credentials/kops", credentials.url);
+    let mut env = Env::bare();
+    env.set("AWS_ENDPOINT_URL", &ep);
+    env.set("AWS_REGION", region);
+    env.set("AWS_CONTAINER_CREDENTIALS_FULL_URI", &credentials_uri);
+    let state = format!("s3://{bucket}");
+    fresh(&env, &state, cluster);
+    // The credentials endpoint's requests during `run`.
+    let fetches = |run: &dyn Fn() -> Run| {
+        let before = credentials.requests().len();
+        run();
+        credentials.requests()[before..].to_vec()
+    };
+    let create = fetches(&|| {
+        env.kops(&[
+            "--state",
+            &state,
+            "create",
+            "cluster",
+            cluster,
+            "--zones",
+            "ca-central-1a",
+            "--image",
+            MOTO_AMI,
+        ])
+        .expect(0)
+    });
+    assert_eq!(create.len(), 1, "create (the store only): {create:?}");
+    let plan = fetches(&|| {
+        let r = env
+            .kops(&["--state", &state, "update", "cluster", cluster])
+            .expect(2);
+        assert!(r.stdout.contains("VPC/"), "{}", r.stdout);
+        r
+    });
+    assert_eq!(
+        plan.len(),
+        1,
+        "update (the store and the cloud) fetched credentials {} times: {plan:?}",
+        plan.len()
+    );
+    assert!(plan[0].starts_with("GET /v2/credentials/kops "), "{plan:?}");
+    let delete = fetches(&|| {
+        env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
+            .expect(0)
+    });
+    assert_eq!(
+        delete.len(),
+        1,
+        "delete (the store and the cloud): {delete:?}"
+    );
+    assert!(objects(&ep, bucket, cluster).is_empty());
+
+    // A file:// store on the mock cloud: nothing asks the SDK for anything. The instance
+    // metadata service (the region chain's last resort) is a counting fake here.
+    let imds = Fake::start("404 Not Found", "text/plain", String::new());
+    let mut env = Env::bare();
+    env.unset("AWS_EC2_METADATA_DISABLED");
+    env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", &imds.url);
+    env.set("AWS_CONTAINER_CREDENTIALS_FULL_URI", &credentials_uri);
+    let local = format!("file://{}", env.path("state").display());
+    let before = credentials.requests().len();
+    for args in [
+        &[
+            "create",
+            "cluster",
+            "lazy.example.com",
+            "--zones",
+            "us-east-1a",
+        ][..],
+        &["update", "cluster", "lazy.example.com", "--yes"],
+        &["delete", "cluster", "lazy.example.com", "--yes"],
+    ] {
+        let mut a = vec!["--state", local.as_str(), "--mock-cloud"];
+        a.extend_from_slice(args);
+        env.kops(&a).expect(0);
+    }
+    assert_eq!(imds.requests(), Vec::<String>::new());
+    assert_eq!(credentials.requests().len(), before);
+    // The control: an s3:// store loads the environment, and with no region configured
+    // the region chain asks the instance metadata service.
+    env.set("AWS_ENDPOINT_URL", &ep);
+    env.kops(&["--state", &state, "get", "clusters"]);
+    assert!(!imds.requests().is_empty(), "the fake IMDS is not asked");
+}
+
 #[test]
 fn a_bucket_that_does_not_exist_or_is_not_ours() {
     let Some(ep) = moto() else { return };
