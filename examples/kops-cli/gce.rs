@@ -16,11 +16,12 @@ use anyhow::{Context as _, anyhow};
 use kops_api::v1alpha2;
 use kops_cloud_gce::cache::ListCache;
 use kops_cloud_gce::cloud::{
-    CloudResult, GceCloud, GceResourceType, ManagedInstance, ManagedZone, ProjectInfo,
+    CloudError, CloudResult, GceCloud, GceResourceType, ManagedInstance, ManagedZone, ProjectInfo,
 };
-use kops_cloud_gce::rest::{RestConfig, RestGce};
+use kops_cloud_gce::rest::{RestConfig, RestGce, TokenSource};
 use kops_model::gce::{self, ApplyOptions, GceModelContext, UpdateCluster, UpdateOptions};
 use kops_statestore::StoreUrl;
+use kops_statestore::gcs::{GcsTokenSource as _, GoogleCredentials};
 use kops_tasks::ExecutorOptions;
 use serde::{Deserialize, Serialize};
 
@@ -120,8 +121,13 @@ impl GceCloudHandle {
         if mock {
             return Self::open_mock(st, project, region).await;
         }
-        let mut cfg = RestConfig::from_env(project, region)
+        // The command's Google credentials, shared with a `gs://` state store: a token
+        // is fetched once per command.
+        let mut cfg = RestConfig::from_env_sharing(project, region, shared_google_token)
             .with_context(|| format!("configuring the GCE client for project {project}"))?;
+        if crate::state::endpoint_credentials() {
+            cfg = cfg.with_token_source(shared_google_token()?);
+        }
         if let Ok(StoreUrl::Gcs { bucket, .. }) = StoreUrl::parse(&st.url) {
             cfg = cfg.with_buckets([bucket]);
         }
@@ -168,6 +174,35 @@ impl GceCloudHandle {
             Some(journal) => MockJournal::save(journal, &self.api).await,
             None => Ok(()),
         }
+    }
+}
+
+/// The command's Google credentials ([`crate::state::google_credentials`]) as the REST
+/// backend's token source.
+fn shared_google_token() -> CloudResult<Arc<dyn TokenSource>> {
+    match crate::state::google_credentials() {
+        Ok(c) => Ok(Arc::new(SharedGoogleToken(c))),
+        Err(e) => Err(CloudError::PermissionDenied {
+            operation: "loading Google application-default credentials".into(),
+            source: Some(Box::new(e)),
+        }),
+    }
+}
+
+/// The state store's Google credentials serving the REST backend's tokens.
+#[derive(Debug)]
+struct SharedGoogleToken(Arc<GoogleCredentials>);
+
+#[async_trait::async_trait]
+impl TokenSource for SharedGoogleToken {
+    async fn token(&self) -> CloudResult<String> {
+        self.0
+            .token()
+            .await
+            .map_err(|e| CloudError::PermissionDenied {
+                operation: "getting a Google access token".into(),
+                source: Some(Box::new(e)),
+            })
     }
 }
 

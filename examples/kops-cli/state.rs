@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
 use kops_statestore::aws::AwsEnv;
-use kops_statestore::{Lock, LockRequest, Registry, Store, StoreOptions, SystemClock};
+use kops_statestore::gcs::{CLOUD_PLATFORM_SCOPE, GcsConfig, GcsTokenSource, GoogleCredentials};
+use kops_statestore::{Lock, LockRequest, Registry, Store, StoreOptions, StoreUrl, SystemClock};
 
 use crate::cli::Global;
 
@@ -36,6 +37,61 @@ pub async fn aws_env(region: Option<&str>) -> AwsEnv {
         .clone()
 }
 
+/// The Google credentials of this command (one process runs one command), once built.
+static GOOGLE: std::sync::Mutex<Option<Arc<GoogleCredentials>>> = std::sync::Mutex::new(None);
+
+/// With `KOPS_GCE_ENDPOINT` or `STORAGE_EMULATOR_HOST`, whose requests otherwise go
+/// unauthenticated, this variable (any non-empty value) makes them carry tokens from the
+/// application-default credentials too: an endpoint that checks them (a proxy, a fake
+/// counting token fetches in tests). `GOOGLE_OAUTH_ACCESS_TOKEN` still comes first for
+/// the store.
+pub const ENDPOINT_CREDENTIALS_ENV: &str = "KOPS_GCE_ENDPOINT_CREDENTIALS";
+
+/// Whether [`ENDPOINT_CREDENTIALS_ENV`] is set.
+pub fn endpoint_credentials() -> bool {
+    std::env::var_os(ENDPOINT_CREDENTIALS_ENV).is_some_and(|v| !v.is_empty())
+}
+
+/// The Google application-default credentials of this command, built when first asked
+/// for and then shared: the `gs://` state store (and asset stores) and every GCE cloud
+/// the command opens take their tokens from them, so a token (the metadata server's,
+/// gcloud's refresh-token exchange, a service-account key's) is fetched once per command.
+/// They carry the cloud-platform scope, which covers storage. google-cloud-auth starts
+/// fetching a token as soon as credentials are built, so nothing builds them on a
+/// `file://` or `memfs://` store with the mock cloud, nor with a fixed token or the
+/// endpoints of fakes.
+pub fn google_credentials() -> kops_statestore::Result<Arc<GoogleCredentials>> {
+    let mut google = GOOGLE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = google.as_ref() {
+        return Ok(c.clone());
+    }
+    let c = Arc::new(GoogleCredentials::from_env_with_scopes([
+        CLOUD_PLATFORM_SCOPE,
+    ])?);
+    *google = Some(c.clone());
+    Ok(c)
+}
+
+/// The options opening `url` needs, from the environment (see
+/// [`StoreOptions::from_env_for`]), with the command's shared credentials: an `s3://`
+/// store takes the command's AWS environment ([`aws_env`]), a `gs://` one its Google
+/// credentials ([`google_credentials`]); a local store reads nothing.
+pub async fn store_options(url: &str) -> kops_statestore::Result<StoreOptions> {
+    if let StoreUrl::Gcs { .. } = StoreUrl::parse(url)? {
+        let shared =
+            || -> kops_statestore::Result<Arc<dyn GcsTokenSource>> { Ok(google_credentials()?) };
+        let mut gcs = GcsConfig::from_env_sharing(shared)?;
+        if endpoint_credentials()
+            && std::env::var_os("STORAGE_EMULATOR_HOST").is_some()
+            && std::env::var_os("GOOGLE_OAUTH_ACCESS_TOKEN").is_none()
+        {
+            gcs = gcs.with_token_source(shared()?);
+        }
+        return Ok(StoreOptions::default().with_gcs(gcs));
+    }
+    StoreOptions::from_env_for_sharing(url, || aws_env(None)).await
+}
+
 /// An opened state store.
 pub struct State {
     /// The URL it was opened from.
@@ -55,8 +111,9 @@ impl State {
         let url = url.trim_end_matches('/').to_string();
         // Only cloud stores need client configuration; reading it for a local store
         // would make the SDK probe for a region (instance metadata) for nothing. An
-        // `s3://` store takes the command's AWS environment, which the cloud shares.
-        let options = StoreOptions::from_env_for_sharing(&url, || aws_env(None))
+        // `s3://` store takes the command's AWS environment, a `gs://` one its Google
+        // credentials, which the cloud shares.
+        let options = store_options(&url)
             .await
             .with_context(|| format!("opening state store {url}"))?;
         let store = kops_statestore::open(&url, &options)

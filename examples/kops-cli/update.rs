@@ -359,11 +359,9 @@ async fn copy_assets(
                 repo.trim_end_matches('/')
             ))
             .map_err(|e| anyhow::anyhow!("spec.assets.fileRepository: {e}"))?;
-            kops_statestore::StoreOptions::from_env_for_sharing(&store_url, || {
-                crate::state::aws_env(None)
-            })
-            .await
-            .with_context(|| format!("configuring access to {store_url}"))?
+            crate::state::store_options(&store_url)
+                .await
+                .with_context(|| format!("configuring access to {store_url}"))?
         }
         None => kops_statestore::StoreOptions::default(),
     };

@@ -695,3 +695,159 @@ fn additional_objects_shape_a_gce_clusters_scheduler() {
         "{path}:\n{config}"
     );
 }
+
+/// A fake OAuth2 token endpoint on loopback (`POST /token`, a refresh-token exchange as
+/// gcloud's ADC file asks for), counting the tokens it hands out.
+struct TokenEndpoint {
+    url: String,
+    fetches: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl TokenEndpoint {
+    fn start() -> TokenEndpoint {
+        use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let fetches = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = fetches.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let mut length = 0usize;
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                    if let Some((k, v)) = h.split_once(':')
+                        && k.eq_ignore_ascii_case("content-length")
+                    {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let answer = if line.starts_with("POST /token") {
+                    count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    r#"{"access_token": "ya29.counted", "expires_in": 3600, "token_type": "Bearer"}"#
+                } else {
+                    r#"{"error": "not_found"}"#
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+        });
+        TokenEndpoint { url, fetches }
+    }
+
+    fn fetches(&self) -> usize {
+        self.fetches.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// One command fetches one Google token, shared by the `gs://` state store and the GCE
+/// cloud (each opened once): gcloud's ADC file (`GOOGLE_APPLICATION_CREDENTIALS`) whose
+/// refresh token the fake token endpoint on loopback exchanges, with the store on the GCS
+/// emulator and the cloud on the fake Compute API, both sent tokens
+/// (`KOPS_GCE_ENDPOINT_CREDENTIALS`). A local store on the mock cloud builds none.
+#[test]
+fn one_command_fetches_a_google_token_once() {
+    let Some(gcs) = gcs_emulator() else { return };
+    let rt = runtime();
+    let fake = fake_gce(&rt);
+    let token = TokenEndpoint::start();
+    let env = Env::new(Some(fake.url())).with_gcs(&gcs, "gs://kops-test/kops-gce-token");
+    let home = env.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let adc = env.dir.path().join("adc.json");
+    std::fs::write(
+        &adc,
+        serde_json::json!({"type": "authorized_user", "client_id": "c", "client_secret": "s",
+            "refresh_token": "r", "token_uri": format!("{}/token", token.url)})
+        .to_string(),
+    )
+    .unwrap();
+    let vars = [
+        ("GOOGLE_APPLICATION_CREDENTIALS", adc.to_str().unwrap()),
+        ("KOPS_GCE_ENDPOINT_CREDENTIALS", "1"),
+        ("HOME", home.to_str().unwrap()),
+        (
+            "KUBECONFIG",
+            home.join("kubeconfig").to_str().unwrap().to_owned().leak(),
+        ),
+        // Nothing else answers: no metadata server.
+        ("GCE_METADATA_HOST", "127.0.0.1:9"),
+    ];
+    let run = |args: &[&str], code: i32| {
+        let before = token.fetches();
+        let gets = fake
+            .calls()
+            .get("compute.projects.get")
+            .copied()
+            .unwrap_or(0);
+        env.kops_env(args, &vars).expect(code);
+        (
+            token.fetches() - before,
+            fake.calls()
+                .get("compute.projects.get")
+                .copied()
+                .unwrap_or(0)
+                - gets,
+        )
+    };
+    let _ = env.kops_env(&["delete", "cluster", CLUSTER, "--yes"], &vars);
+    let create = [
+        "create",
+        "cluster",
+        CLUSTER,
+        "--cloud",
+        "gce",
+        "--project",
+        "testproject",
+        "--zones",
+        "us-test1-a",
+    ];
+    let fetched = [
+        run(&create, 0).0,
+        run(&["update", "cluster", CLUSTER], 2).0,
+        run(&["update", "cluster", CLUSTER, "--yes"], 0).0,
+        run(&["delete", "cluster", CLUSTER, "--yes"], 0).0,
+    ];
+    // With credentials of their own for the store and each cloud opened (the code before
+    // one object served the command): [1, 3, 4, 2].
+    assert_eq!(
+        fetched, [1; 4],
+        "tokens fetched by create, update, update --yes, delete"
+    );
+
+    // A local store on the mock cloud builds no credentials: nothing is fetched.
+    let local = Env::new(None);
+    let before = token.fetches();
+    local
+        .kops_env(
+            &[
+                "create",
+                "cluster",
+                CLUSTER,
+                "--cloud",
+                "gce",
+                "--project",
+                "testproject",
+                "--zones",
+                "us-test1-a",
+            ],
+            &vars,
+        )
+        .expect(0);
+    local
+        .kops_env(&["update", "cluster", CLUSTER, "--yes"], &vars)
+        .expect(0);
+    assert_eq!(token.fetches(), before, "a local store on the mock cloud");
+    drop(fake);
+}

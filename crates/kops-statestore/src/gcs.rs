@@ -67,8 +67,13 @@ pub trait GcsTokenSource: Send + Sync + fmt::Debug + 'static {
     }
 }
 
-/// The OAuth scope of the tokens [`GoogleCredentials`] asks for.
-const STORAGE_SCOPE: &str = "https://www.googleapis.com/auth/devstorage.read_write";
+/// The OAuth scope of the tokens [`GoogleCredentials::from_env`] asks for.
+pub const STORAGE_SCOPE: &str = "https://www.googleapis.com/auth/devstorage.read_write";
+
+/// The OAuth scope of every Google Cloud API, storage included: credentials shared by a
+/// `gs://` store and other Google clients ask for it
+/// ([`GoogleCredentials::from_env_with_scopes`]).
+pub const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
 /// Reads of metadata then media, when the server sends no generation header,
 /// before a get gives up on an object that keeps changing in between.
@@ -115,8 +120,24 @@ impl GoogleCredentials {
     /// find them: the file named by `GOOGLE_APPLICATION_CREDENTIALS`, else
     /// gcloud's `application_default_credentials.json` (under
     /// `$HOME/.config/gcloud`), else the metadata server (`GCE_METADATA_HOST`
-    /// overrides its address).
+    /// overrides its address). Tokens carry the storage scope.
+    ///
+    /// The credentials start fetching their first token when built (google-cloud-auth
+    /// refreshes in the background): build them only when a request will need one, and
+    /// once per process when several clients need one
+    /// ([`GcsConfig::from_env_sharing`]).
     pub fn from_env() -> Result<Self> {
+        Self::from_env_with_scopes([STORAGE_SCOPE])
+    }
+
+    /// [`GoogleCredentials::from_env`] with tokens for `scopes` (for example
+    /// [`CLOUD_PLATFORM_SCOPE`], which covers storage, when the same credentials serve
+    /// other Google APIs too).
+    pub fn from_env_with_scopes<I, S>(scopes: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
         let origin = match std::env::var_os("GOOGLE_APPLICATION_CREDENTIALS") {
             Some(p) => format!(
                 "GOOGLE_APPLICATION_CREDENTIALS={}",
@@ -134,7 +155,7 @@ impl GoogleCredentials {
             }
         };
         let inner = google_cloud_auth::credentials::Builder::default()
-            .with_scopes([STORAGE_SCOPE])
+            .with_scopes(scopes)
             .build_access_token_credentials()
             .map_err(|e| Error::Unauthenticated {
                 service: "GCS",
@@ -327,6 +348,19 @@ impl GcsConfig {
     /// `GOOGLE_OAUTH_ACCESS_TOKEN` (a fixed token); without either, the
     /// application-default credentials ([`GoogleCredentials::from_env`]).
     pub fn from_env() -> Result<Self> {
+        Self::from_env_sharing(|| Ok(Arc::new(GoogleCredentials::from_env()?)))
+    }
+
+    /// [`GcsConfig::from_env`], with the application-default credentials from `google`,
+    /// which is called only when they are needed (neither `STORAGE_EMULATOR_HOST` nor
+    /// `GOOGLE_OAUTH_ACCESS_TOKEN` is set): give it one that hands out the credentials
+    /// the caller's other Google clients use (built at most once, with a scope covering
+    /// storage such as [`CLOUD_PLATFORM_SCOPE`]), and a token is fetched once for all of
+    /// them.
+    pub fn from_env_sharing<F>(google: F) -> Result<Self>
+    where
+        F: FnOnce() -> Result<Arc<dyn GcsTokenSource>>,
+    {
         let mut c = GcsConfig::default();
         if let Ok(host) = std::env::var("STORAGE_EMULATOR_HOST") {
             let host = if host.starts_with("http://") || host.starts_with("https://") {
@@ -339,7 +373,7 @@ impl GcsConfig {
         if let Ok(t) = std::env::var("GOOGLE_OAUTH_ACCESS_TOKEN") {
             c = c.with_token_source(Arc::new(StaticToken::new(t)));
         } else if c.endpoint.is_none() {
-            c = c.with_token_source(Arc::new(GoogleCredentials::from_env()?));
+            c = c.with_token_source(google()?);
         }
         Ok(c)
     }

@@ -131,10 +131,29 @@ impl RestConfig {
     /// (a local fake); otherwise Google's endpoints with application-default
     /// credentials ([`GoogleCredentials::from_env`]).
     pub fn from_env(project: impl Into<String>, region: impl Into<String>) -> CloudResult<Self> {
+        Self::from_env_sharing(project, region, || {
+            Ok(Arc::new(GoogleCredentials::from_env()?))
+        })
+    }
+
+    /// [`RestConfig::from_env`], with the application-default credentials from
+    /// `google`, which is called only when they are needed (`KOPS_GCE_ENDPOINT` is not
+    /// set): give it one that hands out the credentials the caller's other Google
+    /// clients use (built at most once, with the [`CLOUD_PLATFORM_SCOPE`]), and a token
+    /// is fetched once for all of them. (google-cloud-auth's credentials start fetching
+    /// a token as soon as they are built.)
+    pub fn from_env_sharing<F>(
+        project: impl Into<String>,
+        region: impl Into<String>,
+        google: F,
+    ) -> CloudResult<Self>
+    where
+        F: FnOnce() -> CloudResult<Arc<dyn TokenSource>>,
+    {
         let c = RestConfig::new(project, region);
         match std::env::var(ENDPOINT_ENV) {
             Ok(root) if !root.is_empty() => Ok(c.with_endpoint(root)),
-            _ => Ok(c.with_token_source(Arc::new(GoogleCredentials::from_env()?))),
+            _ => Ok(c.with_token_source(google()?)),
         }
     }
 }
