@@ -22,6 +22,7 @@
 //!
 //! Deleting the journal object resets the mock cloud to its seed.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
@@ -125,6 +126,38 @@ impl AwsCloud for JournaledCloud {
     }
 }
 
+/// The AWS backends opened within a [`ReuseOpened`] scope, by region; `None` outside one.
+static AWS_OPENED: Mutex<Option<BTreeMap<String, Arc<dyn AwsCloud>>>> = Mutex::new(None);
+
+/// While it lives, opening the real cloud again reuses the backend or client opened
+/// first (for the same region, or project and region), with its checked account or
+/// project, and the AWS backend's discovery cache, which is kept for one run: one
+/// `update cluster` asks the running control plane's version, plans, applies and looks
+/// up the API's load balancer through one backend (one STS `GetCallerIdentity`). The
+/// mock is opened afresh each time (its state is the journal in the store). Dropping it
+/// forgets them, so the steps of `reconcile cluster` (updates and rolling updates in
+/// turn) each discover the cloud afresh.
+pub struct ReuseOpened(());
+
+/// Starts a [`ReuseOpened`] scope.
+pub fn reuse_opened() -> ReuseOpened {
+    *lock(&AWS_OPENED) = Some(BTreeMap::new());
+    crate::gce::reuse_opened(true);
+    ReuseOpened(())
+}
+
+impl Drop for ReuseOpened {
+    fn drop(&mut self) {
+        *lock(&AWS_OPENED) = None;
+        crate::gce::reuse_opened(false);
+    }
+}
+
+/// `m`, locked (a panic elsewhere while it was held leaves a usable map).
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The cloud of one command.
 pub struct Cloud {
     /// The cloud, as the model and the delete code see it.
@@ -175,6 +208,17 @@ impl Cloud {
     }
 
     async fn open_aws(region: &str) -> anyhow::Result<Cloud> {
+        // The backend opened already in this scope, if any (see [`ReuseOpened`]).
+        let reused = lock(&AWS_OPENED)
+            .as_ref()
+            .and_then(|m| m.get(region).cloned());
+        if let Some(backend) = reused {
+            return Ok(Cloud {
+                api: Arc::new(JournaledCloud::new(backend)),
+                description: format!("AWS (region {region})"),
+                mock: None,
+            });
+        }
         // The command's AWS environment, shared with the state store (and with any other
         // cloud this command opens): credentials are fetched once per command.
         let env = crate::state::aws_env(Some(region)).await;
@@ -186,8 +230,12 @@ impl Cloud {
         if let Err(e) = backend.account().await {
             return Err(crate::errors::aws_account_error(e, region));
         }
+        let backend: Arc<dyn AwsCloud> = Arc::new(backend);
+        if let Some(opened) = lock(&AWS_OPENED).as_mut() {
+            opened.insert(region.to_owned(), backend.clone());
+        }
         Ok(Cloud {
-            api: Arc::new(JournaledCloud::new(Arc::new(backend))),
+            api: Arc::new(JournaledCloud::new(backend)),
             description: format!("AWS (region {region})"),
             mock: None,
         })

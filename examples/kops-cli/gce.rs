@@ -9,6 +9,7 @@
 //! of successful mutations at [`JOURNAL_PATH`] in the state store, replayed into a fresh
 //! mock on each run and written back with compare-and-swap.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -100,6 +101,20 @@ impl GceCloud for JournaledGce {
     }
 }
 
+/// What a GCE client is opened for: project, region and state store URL (whose bucket
+/// the client covers).
+type ClientKey = (String, String, String);
+
+/// The GCE clients opened within a [`crate::cloud::ReuseOpened`] scope; `None` outside
+/// one.
+static GCE_OPENED: Mutex<Option<BTreeMap<ClientKey, Arc<dyn GceCloud>>>> = Mutex::new(None);
+
+/// Starts (`true`) or ends a scope reusing the GCE clients opened in it
+/// ([`crate::cloud::reuse_opened`]).
+pub fn reuse_opened(on: bool) {
+    *crate::cloud::lock(&GCE_OPENED) = on.then(BTreeMap::new);
+}
+
 /// The GCE cloud of one command.
 pub struct GceCloudHandle {
     /// The cloud.
@@ -121,6 +136,20 @@ impl GceCloudHandle {
         if mock {
             return Self::open_mock(st, project, region).await;
         }
+        let description = format!("GCE (project {project}, region {region})");
+        // The client opened already in this scope, if any (see
+        // [`crate::cloud::ReuseOpened`]).
+        let key = (project.to_owned(), region.to_owned(), st.url.clone());
+        let reused = crate::cloud::lock(&GCE_OPENED)
+            .as_ref()
+            .and_then(|m| m.get(&key).cloned());
+        if let Some(rest) = reused {
+            return Ok(GceCloudHandle {
+                api: Arc::new(JournaledGce::new(rest)),
+                mock: None,
+                description,
+            });
+        }
         // The command's Google credentials, shared with a `gs://` state store: a token
         // is fetched once per command.
         let mut cfg = RestConfig::from_env_sharing(project, region, shared_google_token)
@@ -133,12 +162,15 @@ impl GceCloudHandle {
         }
         let rest = RestGce::new(cfg)
             .with_context(|| format!("configuring the GCE client for project {project}"))?;
-        let description = format!("GCE (project {project}, region {region})");
         rest.project()
             .await
             .with_context(|| format!("reaching {description}"))?;
+        let rest: Arc<dyn GceCloud> = Arc::new(rest);
+        if let Some(opened) = crate::cloud::lock(&GCE_OPENED).as_mut() {
+            opened.insert(key, rest.clone());
+        }
         Ok(GceCloudHandle {
-            api: Arc::new(JournaledGce::new(Arc::new(rest))),
+            api: Arc::new(JournaledGce::new(rest)),
             mock: None,
             description,
         })

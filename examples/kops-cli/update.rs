@@ -134,6 +134,9 @@ pub fn update_options(global: &Global, args: &UpdateClusterArgs) -> anyhow::Resu
 /// apply and saving the mock cloud, so two concurrent runs never plan against the same
 /// cloud: the second exits 1 naming the holder.
 pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow::Result<u8> {
+    // One run, one cloud client: asking the control plane's version, the plan, the apply
+    // and the kubeconfig's load balancer share the first one opened.
+    let _reuse = crate::cloud::reuse_opened();
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
     if args.yes && args.target == Target::Direct {

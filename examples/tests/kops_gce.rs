@@ -755,7 +755,8 @@ impl TokenEndpoint {
 /// cloud (each opened once): gcloud's ADC file (`GOOGLE_APPLICATION_CREDENTIALS`) whose
 /// refresh token the fake token endpoint on loopback exchanges, with the store on the GCS
 /// emulator and the cloud on the fake Compute API, both sent tokens
-/// (`KOPS_GCE_ENDPOINT_CREDENTIALS`). A local store on the mock cloud builds none.
+/// (`KOPS_GCE_ENDPOINT_CREDENTIALS`). Each command opens at most one GCE client. A local store on
+/// the mock cloud builds no credentials.
 #[test]
 fn one_command_fetches_a_google_token_once() {
     let Some(gcs) = gcs_emulator() else { return };
@@ -813,17 +814,29 @@ fn one_command_fetches_a_google_token_once() {
         "--zones",
         "us-test1-a",
     ];
-    let fetched = [
-        run(&create, 0).0,
-        run(&["update", "cluster", CLUSTER], 2).0,
-        run(&["update", "cluster", CLUSTER, "--yes"], 0).0,
-        run(&["delete", "cluster", CLUSTER, "--yes"], 0).0,
+    let runs = [
+        run(&create, 0),
+        run(&["update", "cluster", CLUSTER], 2),
+        run(&["update", "cluster", CLUSTER, "--yes"], 0),
+        run(&["delete", "cluster", CLUSTER, "--yes"], 0),
     ];
+    let fetched = runs.map(|(fetched, _)| fetched);
     // With credentials of their own for the store and each cloud opened (the code before
     // one object served the command): [1, 3, 4, 2].
     assert_eq!(
         fetched, [1; 4],
         "tokens fetched by create, update, update --yes, delete"
+    );
+
+    // Each command opens at most one GCE client, which checks the project once (`create
+    // cluster` none): `update cluster` opened one to ask the control plane's version and
+    // another to plan, and after `--yes` a third to find the API's load balancer
+    // ([0, 2, 3, 1] before).
+    let opened = runs.map(|(_, opened)| opened);
+    assert_eq!(
+        opened,
+        [0, 1, 1, 1],
+        "projects.get by create, update, update --yes, delete"
     );
 
     // A local store on the mock cloud builds no credentials: nothing is fetched.
