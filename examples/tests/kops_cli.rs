@@ -88,7 +88,11 @@ impl Env {
         ] {
             c.env_remove(v);
         }
-        c.env("NO_COLOR", "1").current_dir(self.dir.path());
+        // A home and a kubeconfig of the test's own, never the user's.
+        c.env("NO_COLOR", "1")
+            .env("HOME", self.dir.path().join("home"))
+            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
+            .current_dir(self.dir.path());
         c
     }
 

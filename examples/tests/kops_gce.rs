@@ -108,7 +108,12 @@ impl Env {
         ] {
             c.env_remove(v);
         }
-        c.env("NO_COLOR", "1").current_dir(self.dir.path());
+        // A home and a kubeconfig of the test's own: `update --yes` writes the cluster's
+        // context, and Google's credentials chain reads the home's gcloud files.
+        c.env("NO_COLOR", "1")
+            .env("HOME", self.dir.path().join("home"))
+            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
+            .current_dir(self.dir.path());
         match &self.gcs {
             None => {
                 c.arg("--state").arg(format!(
