@@ -1265,3 +1265,81 @@ fn gcs_credentials_problems_are_named() {
         token.requests()
     );
 }
+
+/// A state bucket in another region than the cluster (and than `AWS_REGION`): the store
+/// finds the bucket's region (GetBucketLocation) and talks to it there, and the Terraform
+/// target writes the state files with a provider in the bucket's region, as kOps does.
+/// The store is reached through `AWS_ENDPOINT_URL` (the AWS SDK's environment), not
+/// `S3_ENDPOINT`, whose S3-compatible mode probes nothing.
+#[test]
+fn a_state_bucket_in_another_region() {
+    let Some(ep) = moto() else { return };
+    let (region, bucket_region, bucket, cluster) = (
+        "eu-west-2",
+        "eu-central-1",
+        "kops-cli-real-frankfurt",
+        "elsewhere.cli-real.example",
+    );
+    prepare_moto(&ep, "kops-cli-real-lifecycle");
+    boto(
+        &ep,
+        r#"
+s3 = client("s3", args[1])
+try:
+    s3.create_bucket(Bucket=args[0], CreateBucketConfiguration={"LocationConstraint": args[1]})
+except s3.exceptions.BucketAlreadyOwnedByYou:
+    pass
+print(json.dumps(s3.get_bucket_location(Bucket=args[0])))
+"#,
+        &[bucket, bucket_region],
+    );
+    let mut env = Env::bare();
+    env.set("AWS_ENDPOINT_URL", &ep);
+    env.set("AWS_ACCESS_KEY_ID", "testing");
+    env.set("AWS_SECRET_ACCESS_KEY", "testing");
+    env.set("AWS_REGION", region);
+    let state = format!("s3://{bucket}/clusters");
+    fresh(&env, &state, cluster);
+    let k = |args: &[&str]| {
+        let mut a = vec!["--state", state.as_str()];
+        a.extend_from_slice(args);
+        env.kops(&a)
+    };
+    k(&[
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        "eu-west-2a",
+        "--image",
+        MOTO_AMI,
+    ])
+    .expect(0);
+    assert!(
+        objects(&ep, bucket, &format!("clusters/{cluster}/"))
+            .contains_key(&format!("clusters/{cluster}/config"))
+    );
+    let out = env.path("tf");
+    k(&[
+        "update",
+        "cluster",
+        cluster,
+        "--target",
+        "terraform",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .expect(0);
+    let tf = std::fs::read_to_string(out.join("kubernetes.tf")).unwrap();
+    assert!(
+        tf.contains(&format!(
+            "provider \"aws\" {{\n  alias  = \"files\"\n  region = \"{bucket_region}\"\n}}"
+        )),
+        "{tf}"
+    );
+    assert!(
+        tf.contains(&format!("provider \"aws\" {{\n  region = \"{region}\"\n}}")),
+        "{tf}"
+    );
+    k(&["delete", "cluster", cluster, "--yes"]).expect(0);
+}

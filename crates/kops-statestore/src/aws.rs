@@ -27,7 +27,8 @@ use aws_credential_types::provider::error::CredentialsError as SdkCredentialsErr
 /// region: the credentials are fetched by the first request that needs them and reused
 /// by every client until they near expiry. So one command that reads an `s3://` state
 /// store and drives the AWS cloud asks SSO, STS (an MFA prompt), the container or the
-/// instance metadata service once, not once per client. Loading runs no credentials
+/// instance metadata service once, not once per client (the S3 store overrides the
+/// region with its bucket's, keeping them). Loading runs no credentials
 /// provider; only the region chain runs (see [`AwsEnv::from_env_in`] to skip it).
 ///
 /// Give it to [`S3Config::with_aws_env`](crate::s3::S3Config::with_aws_env) or

@@ -19,8 +19,10 @@
 //! # Modules
 //! * [`store`]: the [`Store`] trait, [`StoreExt`] conveniences, value types.
 //! * [`memory`], [`local`], [`s3`], [`gcs`]: the backends.
-//! * [`aws`] (feature `s3`): the credentials rules every AWS client of kops-rs shares
-//!   (where they come from; when a failure means missing or rejected credentials).
+//! * [`aws`] (feature `s3`): what every AWS client of kops-rs shares: the SDK's
+//!   environment loaded once ([`aws::AwsEnv`]: region, endpoint, one credentials
+//!   provider and identity cache), where credentials come from, and when a failure
+//!   means missing or rejected credentials.
 //! * [`prefix`]: [`PrefixStore`], a decorator rooting a store under a prefix.
 //! * [`url`]: [`open`] and [`StoreUrl`].
 //! * [`lock`]: the advisory [`Lock`] object and the injected [`Clock`].
@@ -42,7 +44,9 @@
 //! only what one URL needs): kOps' `S3_ENDPOINT`, `S3_REGION`,
 //! `S3_ACCESS_KEY_ID` and `S3_SECRET_ACCESS_KEY` for an S3-compatible store,
 //! else the AWS SDK's chain; `STORAGE_EMULATOR_HOST`, else Google's
-//! application-default credentials. Missing or rejected credentials are
+//! application-default credentials. An S3 store talks to its bucket in the
+//! bucket's region, found on first use as kOps finds it (see [`s3`]), and
+//! [`Store::region`] names it. Missing or rejected credentials are
 //! [`Error::Unauthenticated`], a missing bucket [`Error::BucketNotFound`].
 //!
 //! # Example

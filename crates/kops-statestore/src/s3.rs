@@ -4,14 +4,29 @@
 //! `If-Match: <etag>` (update-if-version-matches) on `PutObject`; versions
 //! are ETags. No AWS SDK type appears in this module's public API: the
 //! client is configured from an [`S3Config`].
+//!
+//! # The bucket's region
+//!
+//! S3 answers a request sent to another region than the bucket's with a 301
+//! (`PermanentRedirect`), so, as kOps does, the store finds its bucket's region
+//! before its first request and sends every request there (see
+//! [`S3Config::with_region`] for when nothing is probed). The probe runs once per
+//! store, on first use ([`S3Store::bucket_region`] runs it on demand); concurrent
+//! first uses wait for the one probe. `GetBucketLocation` is asked first, from
+//! the environment's region (else `us-east-1`): an empty location means
+//! `us-east-1`, `EU` means `eu-west-1`. When it fails (no
+//! `s3:GetBucketLocation` permission), `HeadBucket`, whose answer, success or
+//! failure (a 301 from another region), carries the `x-amz-bucket-region` header.
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::BucketVersioningStatus;
 use bytes::Bytes;
+use tokio::sync::OnceCell;
 
 use crate::aws::{AwsEnv, CredentialsError};
 use crate::error::{BoxError, Error, Result};
@@ -147,7 +162,11 @@ impl S3Config {
         self
     }
 
-    /// Sets the region (default `us-east-1` when nothing else provides one).
+    /// Sends every request to `region`, the bucket's: nothing is probed. Without it,
+    /// the store finds its bucket's region on first use (see the [module](self)
+    /// docs) and sends its requests there, starting from the environment's region
+    /// (else `us-east-1`). `S3_ENDPOINT`'s S3-compatible mode sets it (`S3_REGION`,
+    /// default `us-east-1`), as kOps probes nothing there.
     pub fn with_region(mut self, region: impl Into<String>) -> Self {
         self.region = Some(region.into());
         self
@@ -180,7 +199,14 @@ impl S3Config {
         self
     }
 
+    /// The client of the configured region (else the environment's, else `us-east-1`).
     fn client(&self) -> aws_sdk_s3::Client {
+        self.client_in(None)
+    }
+
+    /// The client sending to `region` when given, with the same credentials provider
+    /// and identity cache.
+    fn client_in(&self, region: Option<&str>) -> aws_sdk_s3::Client {
         // From the environment's configuration: its credentials provider and its
         // identity cache are shared (not copied) with every client built from it.
         let mut b = match &self.sdk {
@@ -188,8 +214,8 @@ impl S3Config {
             None => aws_sdk_s3::config::Builder::new(),
         };
         b = b.behavior_version(aws_sdk_s3::config::BehaviorVersion::latest());
-        if let Some(r) = &self.region {
-            b = b.region(aws_sdk_s3::config::Region::new(r.clone()));
+        if let Some(r) = region.or(self.region.as_deref()) {
+            b = b.region(aws_sdk_s3::config::Region::new(r.to_string()));
         } else if self.sdk.as_ref().and_then(|s| s.region()).is_none() {
             b = b.region(aws_sdk_s3::config::Region::from_static("us-east-1"));
         }
@@ -216,9 +242,41 @@ impl S3Config {
 /// [`PrefixStore`](crate::PrefixStore) for a key prefix.
 #[derive(Clone)]
 pub struct S3Store {
+    /// The client of the configured or the environment's region: it probes the
+    /// bucket's region, and creates the bucket.
     client: aws_sdk_s3::Client,
     bucket: String,
     origin: String,
+    config: S3Config,
+    /// The bucket's region and the client sending there, found once (shared by clones).
+    located: Arc<OnceCell<Located>>,
+}
+
+/// Where the bucket lives, and the client sending there.
+#[derive(Clone)]
+struct Located {
+    region: String,
+    client: aws_sdk_s3::Client,
+}
+
+/// The region a `GetBucketLocation` answer names: no constraint is `us-east-1`, and
+/// the legacy `EU` is `eu-west-1`.
+fn location_region(constraint: Option<&str>) -> String {
+    match constraint.unwrap_or("") {
+        "" => "us-east-1".to_string(),
+        "EU" => "eu-west-1".to_string(),
+        r => r.to_string(),
+    }
+}
+
+/// The `x-amz-bucket-region` header of a `HeadBucket` answer, if it carries one.
+fn bucket_region_header(headers: &aws_sdk_s3::config::http::HttpResponse) -> Option<String> {
+    headers
+        .headers()
+        .get("x-amz-bucket-region")
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_string)
 }
 
 impl fmt::Debug for S3Store {
@@ -330,16 +388,111 @@ impl S3Store {
         f.into_error(self, op, path)
     }
 
-    /// A store over `bucket`, reached as `config` says.
+    /// A store over `bucket`, reached as `config` says. Nothing is sent: the bucket's
+    /// region is found on first use, unless `config` names it
+    /// ([`S3Config::with_region`]).
     pub fn new(bucket: impl Into<String>, config: &S3Config) -> Self {
+        let client = config.client();
+        let located = match &config.region {
+            Some(region) => OnceCell::new_with(Some(Located {
+                region: region.clone(),
+                client: client.clone(),
+            })),
+            None => OnceCell::new(),
+        };
         S3Store {
-            client: config.client(),
+            client,
             bucket: bucket.into(),
             origin: config
                 .origin
                 .clone()
                 .unwrap_or_else(|| "the configured credentials".to_string()),
+            config: config.clone(),
+            located: Arc::new(located),
         }
+    }
+
+    /// The bucket's region: the configured one ([`S3Config::with_region`]), else found
+    /// by asking S3 once (see the [module](self) docs); later calls, and every request,
+    /// reuse it. Fails, naming the bucket, when neither `GetBucketLocation` nor
+    /// `HeadBucket` tells it (a missing bucket, no permission for either).
+    pub async fn bucket_region(&self) -> Result<String> {
+        Ok(self.located().await?.region.clone())
+    }
+
+    /// Where the bucket lives, found on first use.
+    async fn located(&self) -> Result<&Located> {
+        self.located
+            .get_or_try_init(|| async {
+                let region = self.probe_region().await?;
+                let client = self.config.client_in(Some(&region));
+                Ok(Located { region, client })
+            })
+            .await
+    }
+
+    /// Asks S3 for the bucket's region: `GetBucketLocation`, else `HeadBucket` (whose
+    /// answer carries it even when it fails with a redirect).
+    async fn probe_region(&self) -> Result<String> {
+        let location = match self
+            .client
+            .get_bucket_location()
+            .bucket(&self.bucket)
+            .send()
+            .await
+        {
+            Ok(out) => {
+                return Ok(location_region(
+                    out.location_constraint().map(|c| c.as_str()),
+                ));
+            }
+            Err(e) => self.failure(e),
+        };
+        if location.code.as_deref() == Some("NoSuchBucket") {
+            return Err(Error::BucketNotFound {
+                bucket: self.bucket.clone(),
+                url: self.url(),
+            });
+        }
+        if let Source::Credentials(_) = location.source {
+            return Err(self.error(location, "find the region of S3 bucket", &self.bucket));
+        }
+        let head = match self.client.head_bucket().bucket(&self.bucket).send().await {
+            Ok(out) => match out.bucket_region() {
+                Some(r) if !r.is_empty() => return Ok(r.to_string()),
+                _ => None,
+            },
+            Err(e) => {
+                if let Some(r) = e.raw_response().and_then(bucket_region_header) {
+                    return Ok(r);
+                }
+                Some(self.failure(e))
+            }
+        };
+        // Neither said: report the more telling failure (HeadBucket's has no code).
+        let f = match head {
+            Some(h) if h.status == Some(404) => {
+                return Err(Error::BucketNotFound {
+                    bucket: self.bucket.clone(),
+                    url: self.url(),
+                });
+            }
+            Some(h) if matches!(h.source, Source::Credentials(_)) => h,
+            _ => location,
+        };
+        Err(
+            match self.error(f, "find the region of S3 bucket", &self.bucket) {
+                Error::PermissionDenied { source, .. } => Error::PermissionDenied {
+                    operation: "find the region of S3 bucket",
+                    path: format!(
+                        "{} (GetBucketLocation and HeadBucket were refused: grant s3:GetBucketLocation or s3:ListBucket on it, or give the store its region)",
+                        self.bucket
+                    ),
+                    source,
+                },
+                other => other,
+            },
+        )
     }
 
     /// The bucket name.
@@ -347,16 +500,21 @@ impl S3Store {
         &self.bucket
     }
 
-    /// Creates the bucket (for tests and bootstrapping); an existing bucket
-    /// owned by the caller is not an error.
+    /// Creates the bucket (for tests and bootstrapping), in the configured region
+    /// ([`S3Config::with_region`]; else the environment's region's client creates it
+    /// without a location, in `us-east-1`); an existing bucket owned by the caller is
+    /// not an error.
     pub async fn create_bucket(&self) -> Result<()> {
-        match self
-            .client
-            .create_bucket()
-            .bucket(&self.bucket)
-            .send()
-            .await
-        {
+        use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
+        let mut req = self.client.create_bucket().bucket(&self.bucket);
+        if let Some(r) = self.config.region.as_deref().filter(|r| *r != "us-east-1") {
+            req = req.create_bucket_configuration(
+                CreateBucketConfiguration::builder()
+                    .location_constraint(BucketLocationConstraint::from(r))
+                    .build(),
+            );
+        }
+        match req.send().await {
             Ok(_) => Ok(()),
             Err(e) => {
                 let f = self.failure(e);
@@ -375,6 +533,8 @@ impl Store for S3Store {
     async fn get(&self, path: &str) -> Result<GetResult> {
         validate_path(path)?;
         let out = self
+            .located()
+            .await?
             .client
             .get_object()
             .bucket(&self.bucket)
@@ -401,6 +561,8 @@ impl Store for S3Store {
     async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version> {
         validate_path(path)?;
         let mut req = self
+            .located()
+            .await?
             .client
             .put_object()
             .bucket(&self.bucket)
@@ -441,7 +603,13 @@ impl Store for S3Store {
 
     async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
         validate_path(path)?;
-        let mut req = self.client.delete_object().bucket(&self.bucket).key(path);
+        let mut req = self
+            .located()
+            .await?
+            .client
+            .delete_object()
+            .bucket(&self.bucket)
+            .key(path);
         if let Some(v) = &options.if_version {
             req = req.if_match(v.as_str());
         }
@@ -473,9 +641,9 @@ impl Store for S3Store {
         validate_prefix(prefix)?;
         let mut out = Vec::new();
         let mut token: Option<String> = None;
+        let client = &self.located().await?.client;
         loop {
-            let page = self
-                .client
+            let page = client
                 .list_objects_v2()
                 .bucket(&self.bucket)
                 .prefix(prefix)
@@ -508,8 +676,16 @@ impl Store for S3Store {
         format!("s3://{}", self.bucket)
     }
 
+    /// The bucket's region once known: the configured one, or the one found on the
+    /// store's first use (or by [`S3Store::bucket_region`]); `None` before that.
+    fn region(&self) -> Option<String> {
+        self.located.get().map(|l| l.region.clone())
+    }
+
     async fn warnings(&self) -> Result<Vec<Warning>> {
         let enabled = match self
+            .located()
+            .await?
             .client
             .get_bucket_versioning()
             .bucket(&self.bucket)
@@ -619,6 +795,109 @@ mod tests {
         assert!(f(Some("ConditionalRequestConflict"), Some(409)).is_precondition());
         assert!(f(None, Some(412)).is_precondition());
         assert!(!f(Some("NoSuchKey"), Some(404)).is_precondition());
+    }
+
+    /// kOps' reading of `GetBucketLocation`: no constraint is us-east-1, `EU` eu-west-1.
+    #[test]
+    fn location_constraints_name_regions() {
+        assert_eq!(location_region(None), "us-east-1");
+        assert_eq!(location_region(Some("")), "us-east-1");
+        assert_eq!(location_region(Some("EU")), "eu-west-1");
+        assert_eq!(location_region(Some("eu-central-1")), "eu-central-1");
+    }
+
+    /// `HeadBucket`'s failure from another region (a 301) still names the bucket's.
+    #[test]
+    fn head_bucket_redirect_names_the_region() {
+        use aws_sdk_s3::config::http::HttpResponse;
+        use aws_sdk_s3::primitives::SdkBody;
+        let mut moved = HttpResponse::new(301u16.try_into().unwrap(), SdkBody::empty());
+        moved
+            .headers_mut()
+            .insert("x-amz-bucket-region", "ap-southeast-2");
+        assert_eq!(
+            bucket_region_header(&moved).as_deref(),
+            Some("ap-southeast-2")
+        );
+        let bare = HttpResponse::new(403u16.try_into().unwrap(), SdkBody::empty());
+        assert_eq!(bucket_region_header(&bare), None);
+    }
+
+    /// A configured region is the bucket's: known at once, nothing probed. Without one
+    /// the region is unknown until the store's first use.
+    #[test]
+    fn a_configured_region_is_not_probed() {
+        let keys = S3Config::default().with_static_credentials("AK", "SK", None);
+        let s = S3Store::new("b", &keys.clone().with_region("eu-north-1"));
+        assert_eq!(s.region().as_deref(), Some("eu-north-1"));
+        assert_eq!(S3Store::new("b", &keys).region(), None);
+    }
+
+    /// A loopback S3 answering every request with a `GetBucketLocation` body naming
+    /// eu-central-1 (and an ETag, so a get succeeds); it records each request's line and
+    /// `Authorization` header.
+    async fn located_in_frankfurt() -> (String, Arc<std::sync::Mutex<Vec<(String, String)>>>) {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((conn, _)) = listener.accept().await {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    let mut r = BufReader::new(conn);
+                    let (mut line, mut auth, mut h) = (String::new(), String::new(), String::new());
+                    r.read_line(&mut line).await.unwrap();
+                    while r.read_line(&mut h).await.unwrap() > 0 && h != "\r\n" {
+                        if h.to_ascii_lowercase().starts_with("authorization:") {
+                            auth = h.clone();
+                        }
+                        h.clear();
+                    }
+                    log.lock().unwrap().push((line, auth));
+                    let body = r#"<?xml version="1.0" encoding="UTF-8"?><LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">eu-central-1</LocationConstraint>"#;
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nETag: \"e\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = r.get_mut().write_all(resp.as_bytes()).await;
+                });
+            }
+        });
+        (url, seen)
+    }
+
+    /// Concurrent first uses of a store (and its clones) wait for one probe, asked from
+    /// the environment's region; every request then goes to the bucket's region.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_bucket_region_is_probed_once() {
+        let (url, seen) = located_in_frankfurt().await;
+        let store = S3Store::new(
+            "b",
+            &S3Config::default()
+                .with_endpoint(url)
+                .with_force_path_style(true)
+                .with_static_credentials("AK", "SK", None),
+        );
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..8 {
+            let s = store.clone();
+            tasks.spawn(async move { s.get(&format!("k{i}")).await.map(|_| ()) });
+        }
+        while let Some(r) = tasks.join_next().await {
+            r.unwrap().unwrap();
+        }
+        assert_eq!(store.region().as_deref(), Some("eu-central-1"));
+        let seen = seen.lock().unwrap().clone();
+        let (probes, requests): (Vec<_>, Vec<_>) =
+            seen.iter().partition(|(line, _)| line.contains("location"));
+        assert_eq!(probes.len(), 1, "{seen:?}");
+        assert!(probes[0].1.contains("/us-east-1/s3/"), "{probes:?}");
+        assert_eq!(requests.len(), 8, "{seen:?}");
+        for (line, auth) in requests {
+            assert!(auth.contains("/eu-central-1/s3/"), "{line} signed {auth}");
+        }
     }
 
     /// For `S3_ENDPOINT`'s static-key mode, which must not load the SDK's environment.

@@ -196,7 +196,9 @@ fn with_prefix(store: Arc<dyn Store>, prefix: &str) -> Result<Arc<dyn Store>> {
 }
 
 /// Opens the store named by `url`: `memfs://`, `file://`, `s3://` (feature
-/// `s3`) or `gs://` (feature `gcs`).
+/// `s3`) or `gs://` (feature `gcs`). Nothing is sent: an `s3://` store finds its
+/// bucket's region on its first request (unless the options name it), so its
+/// [`Store::region`] is known once it has been used (a cluster read, say).
 pub fn open(url: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
     match StoreUrl::parse(url)? {
         StoreUrl::Memory { prefix } => {

@@ -293,6 +293,62 @@ async fn gcs_versioning_warning() {
     assert!(w[0].message.contains("versioning"), "{}", w[0]);
 }
 
+/// A store given no region finds its bucket's (GetBucketLocation, asked from us-east-1)
+/// and works there: a bucket created in eu-central-1, and one created without a location
+/// (us-east-1). Moto does not enforce regions, so only the region found is checked.
+#[cfg(feature = "s3")]
+#[tokio::test]
+async fn s3_store_finds_its_buckets_region() {
+    use kops_statestore::s3::S3Store;
+    use kops_statestore::{PutOptions, Store};
+    let Some(ep) = common::emulator("KOPS_TEST_S3_ENDPOINT", "s3_bucket_region") else {
+        return;
+    };
+    let probing = || {
+        kops_statestore::s3::S3Config::default()
+            .with_endpoint(&ep)
+            .with_force_path_style(true)
+            .with_static_credentials("testing", "testing", None)
+    };
+    for (tag, created_in, expected) in [
+        ("frankfurt", "eu-central-1", "eu-central-1"),
+        ("virginia", "us-east-1", "us-east-1"),
+    ] {
+        let bucket = common::unique(tag).to_lowercase();
+        S3Store::new(&bucket, &common::s3::config(&ep).with_region(created_in))
+            .create_bucket()
+            .await
+            .unwrap();
+        let s = S3Store::new(&bucket, &probing());
+        assert_eq!(s.region(), None, "{tag}: not probed before first use");
+        s.put("c/config", bytes::Bytes::from("x"), PutOptions::create())
+            .await
+            .unwrap();
+        assert_eq!(s.region().as_deref(), Some(expected), "{tag}");
+        assert_eq!(&s.get("c/config").await.unwrap().data[..], b"x");
+        assert_eq!(s.list("c/").await.unwrap().len(), 1);
+
+        // Opened from a URL, behind a prefix, asked on demand.
+        let opened = S3Store::new(&bucket, &probing());
+        assert_eq!(opened.bucket_region().await.unwrap(), expected);
+        let url = format!("s3://{bucket}/c");
+        let o = kops_statestore::open(
+            &url,
+            &kops_statestore::StoreOptions::default().with_s3(probing()),
+        )
+        .unwrap();
+        assert_eq!(&o.get("config").await.unwrap().data[..], b"x");
+        assert_eq!(o.region().as_deref(), Some(expected), "{url}");
+    }
+    // A missing bucket has no region: the first use says so.
+    let s = S3Store::new(common::unique("nowhere").to_lowercase(), &probing());
+    let err = s.get("c/config").await.unwrap_err();
+    assert!(
+        matches!(err, kops_statestore::Error::BucketNotFound { .. }),
+        "{err:?}"
+    );
+}
+
 #[cfg(feature = "s3")]
 #[tokio::test]
 async fn s3_missing_bucket_is_not_a_missing_object() {
