@@ -540,3 +540,29 @@ fn channel_functions_default_to_the_embedded_stable_channel() {
         "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20250610\n"
     );
 }
+
+/// Sprig's regex functions through the binary: Go's `${1}` expansion, and a bad regex is
+/// an error naming the template, the line and the function, with exit 1.
+#[test]
+fn regex_functions_render_and_a_bad_regex_names_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |text: &str| {
+        write(d, "t.yaml", text);
+        kops(d, &["toolbox", "template", "--template", "t.yaml"])
+    };
+    let r = run(
+        "{{ regexReplaceAll \"a(x*)b\" \"-ab-axxb-\" \"${1}W\" }} {{ regexMatch \"^[0-9]+$\" \"123\" }}",
+    );
+    ok(&r);
+    assert_eq!(r.stdout, "-W-xxW- true\n");
+    let r = run("a\n{{ regexFind \"a(b\" \"ab\" }}");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--template t.yaml: line 2: error calling regexFind:")
+            && r.stderr.contains("a(b"),
+        "{}",
+        r.stderr
+    );
+}
