@@ -336,8 +336,10 @@ impl Executor {
         // The context of each task's first attempt, in the order the tasks start: it must
         // outlive the task's lookup, which may be kept among the tasks in flight. Filled
         // one after another, so the contexts of tasks started together lie together.
-        let first_contexts: Vec<OnceLock<Context<'_, C>>> =
-            (0..total).map(|_| OnceLock::new()).collect();
+        // Made when the first task starts this way: a plan whose rounds answer every task
+        // never writes (nor faults in) them.
+        let first_contexts: std::cell::OnceCell<Vec<OnceLock<Context<'_, C>>>> =
+            std::cell::OnceCell::new();
         let mut started = 0usize;
         let mut in_flight = FuturesUnordered::new();
         let mut tally = Tally::new(graph);
@@ -351,6 +353,9 @@ impl Executor {
         let mut round = Round::new(if rounds { total } else { 0 });
         let mut answers: Vec<Now> = Vec::new();
         let mut outputs: Vec<Vec<u8>> = Vec::new();
+        // Room a round's thread reserves per task for the outputs it writes, learnt from
+        // the round before (a buffer grown by doubling copies what it holds).
+        let mut output_bytes_per_task = 64;
 
         let release = |i: usize, pending: &mut Vec<u32>, ready: &mut Ready| {
             for &d in graph.dependents(i) {
@@ -379,16 +384,27 @@ impl Executor {
                 }
                 round.close(&pending, &mut ready);
                 if !round.tasks.is_empty() {
-                    self.answer_now(graph, cloud, results, &round, &mut answers, &mut outputs);
-                    results.insert_node_bytes(
+                    self.answer_now(
                         graph,
+                        cloud,
+                        results,
+                        &round,
+                        (&mut answers, &mut outputs),
+                        output_bytes_per_task,
+                    );
+                    let written: usize = outputs.iter().map(Vec::len).sum();
+                    output_bytes_per_task = written / round.tasks.len().max(1) + 8;
+                    // The threads' buffers become the results' own: nothing is copied.
+                    results.adopt_node_buffers(
+                        graph,
+                        &mut outputs,
                         round
                             .tasks
                             .iter()
                             .zip(&answers)
                             .filter_map(|(&i, a)| match a {
                                 Now::Done(_, Some((part, range))) => {
-                                    Some((i, outputs.get(*part)?.get(range.clone())?))
+                                    Some((i, *part, range.clone()))
                                 }
                                 _ => None,
                             }),
@@ -455,16 +471,19 @@ impl Executor {
                 // The first attempt's lookup is polled once here; a task it finishes is
                 // settled at once, without a future of its own. Only a task that has to
                 // wait, apply, or retry becomes a future among those in flight.
-                let cx = first_contexts.get(started).map(|slot| {
-                    slot.get_or_init(|| Context {
-                        cloud,
-                        key: node.key(),
-                        results,
-                        clock: self.opts.clock.as_ref(),
-                        attempt: 1,
-                        resolver: None,
-                    })
-                });
+                let cx = first_contexts
+                    .get_or_init(|| (0..total).map(|_| OnceLock::new()).collect())
+                    .get(started)
+                    .map(|slot| {
+                        slot.get_or_init(|| Context {
+                            cloud,
+                            key: node.key(),
+                            results,
+                            clock: self.opts.clock.as_ref(),
+                            attempt: 1,
+                            resolver: None,
+                        })
+                    });
                 started += 1;
                 let Some(cx) = cx else { continue };
                 let mut first = node.task().find(cx);
@@ -512,15 +531,16 @@ impl Executor {
     /// [`ExecutorOptions::plan_threads`] threads, and judges the objects found: `answers`
     /// gets one answer per task of `round`, in its order, and `outputs` one buffer per
     /// thread, holding the outputs of its tasks one after another (written by the thread
-    /// that found them, while they are at hand).
+    /// that found them, while they are at hand; each buffer reserves
+    /// `output_bytes_per_task` per task of its thread first).
     fn answer_now<C: ?Sized + Sync>(
         &self,
         graph: &TaskGraph<C>,
         cloud: &C,
         results: &Results,
         round: &Round,
-        answers: &mut Vec<Now>,
-        outputs: &mut Vec<Vec<u8>>,
+        (answers, outputs): (&mut Vec<Now>, &mut Vec<Vec<u8>>),
+        output_bytes_per_task: usize,
     ) {
         let tasks = &round.tasks;
         answers.clear();
@@ -532,12 +552,13 @@ impl Executor {
             },
         ));
         let threads = (tasks.len() / MIN_TASKS_PER_THREAD).clamp(1, self.opts.plan_threads.max(1));
+        // Each thread takes a run of neighbouring tasks, whose data lies together.
+        let per_thread = tasks.len().div_ceil(threads);
         outputs.resize_with(threads, Vec::new);
         for buffer in outputs.iter_mut() {
             buffer.clear();
+            buffer.reserve(per_thread.saturating_mul(output_bytes_per_task));
         }
-        // Each thread takes a run of neighbouring tasks, whose data lies together.
-        let per_thread = tasks.len().div_ceil(threads);
         let answer_all = |part: usize, answers: &mut [Now], buffer: &mut Vec<u8>| {
             // Nothing is recorded while a round is asked: the results are read once.
             let recorded = results.read();

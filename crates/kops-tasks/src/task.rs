@@ -204,26 +204,73 @@ const OUTPUT_BYTES_PER_TASK: usize = 128;
 struct RunOutputs {
     /// The graph's key identities and keys, by node.
     table: Arc<KeyTable>,
-    /// Where node `i`'s outputs lie in `bytes`, once it recorded some.
-    slots: Vec<Option<(usize, usize)>>,
+    /// Where node `i`'s outputs lie in `chunks`, once it recorded some.
+    slots: Vec<Slot>,
     /// Every node's outputs ([`Outputs::as_bytes`]), one after another in the order they
-    /// were recorded: one buffer for the run instead of an allocation per task, written
-    /// in order and freed at once.
-    bytes: Vec<u8>,
+    /// were recorded, in a few buffers instead of an allocation per task, freed at once:
+    /// the first is written here ([`RunOutputs::put`]); the others are the buffers a plan's
+    /// rounds wrote while finding the objects, kept as they are
+    /// ([`Results::adopt_node_buffers`]) rather than copied.
+    chunks: Vec<Vec<u8>>,
+}
+
+/// Where a node's outputs lie in [`RunOutputs::chunks`] (`chunk == Slot::NONE`: none).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    start: usize,
+    len: u32,
+    chunk: u32,
+}
+
+impl Slot {
+    const NONE: u32 = u32::MAX;
+    const EMPTY: Slot = Slot {
+        start: 0,
+        len: 0,
+        chunk: Slot::NONE,
+    };
+
+    /// The slot of `range` of chunk `chunk`, when both fit its fields.
+    fn of(chunk: usize, range: std::ops::Range<usize>) -> Option<Slot> {
+        Some(Slot {
+            start: range.start,
+            len: u32::try_from(range.end.checked_sub(range.start)?).ok()?,
+            chunk: u32::try_from(chunk).ok().filter(|&c| c != Slot::NONE)?,
+        })
+    }
+
+    fn is_none(self) -> bool {
+        self.chunk == Slot::NONE
+    }
 }
 
 impl RunOutputs {
     fn slot(&self, node: usize) -> Option<OutputsView<'_>> {
-        let (start, end) = (*self.slots.get(node)?)?;
-        self.bytes.get(start..end).map(OutputsView)
+        let slot = *self.slots.get(node)?;
+        if slot.is_none() {
+            return None;
+        }
+        let chunk = self.chunks.get(slot.chunk as usize)?;
+        chunk
+            .get(slot.start..slot.start + slot.len as usize)
+            .map(OutputsView)
     }
 
-    /// Sets node `node`'s outputs (in range) to `outputs`.
+    /// Whether node `node` is in range and has no outputs yet.
+    fn is_unset(&self, node: usize) -> bool {
+        self.slots.get(node).is_some_and(|s| s.is_none())
+    }
+
+    /// Sets node `node`'s outputs (in range) to `outputs`, copied into the first chunk.
     fn put(&mut self, node: usize, outputs: &[u8]) {
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(outputs);
-        if let Some(slot) = self.slots.get_mut(node) {
-            *slot = Some((start, self.bytes.len()));
+        let Some(own) = self.chunks.first_mut() else {
+            return;
+        };
+        let start = own.len();
+        own.extend_from_slice(outputs);
+        let slot = Slot::of(0, start..own.len());
+        if let (Some(s), Some(slot)) = (self.slots.get_mut(node), slot) {
+            *s = slot;
         }
     }
 }
@@ -280,7 +327,7 @@ impl Recorded {
     fn record_bytes(&mut self, node: usize, key: &TaskKey, bytes: &[u8]) {
         if self.map.is_empty()
             && let Some(run) = self.run.as_mut()
-            && run.slots.get(node).is_some_and(Option::is_none)
+            && run.is_unset(node)
         {
             run.put(node, bytes);
             return;
@@ -296,6 +343,11 @@ impl Recorded {
             }
         }
     }
+}
+
+/// Bytes `range` of buffer `part` of `buffers`, if it has them.
+fn bytes_of(buffers: &[Vec<u8>], part: usize, range: std::ops::Range<usize>) -> Option<&[u8]> {
+    buffers.get(part).and_then(|b| b.get(range))
 }
 
 impl Results {
@@ -365,6 +417,56 @@ impl Results {
         }
     }
 
+    /// Records the outputs of nodes of `graph` written into `buffers` (by a plan's round,
+    /// one buffer per thread): each entry names a node, its buffer and where its outputs
+    /// lie there. When this map follows the run of `graph` and holds nothing by key, the
+    /// buffers are kept as they are, `buffers` is left empty and nothing is copied;
+    /// otherwise each node's outputs are recorded as [`Results::insert_node_bytes`] does and
+    /// `buffers` is left as it was.
+    pub(crate) fn adopt_node_buffers<C: ?Sized + Sync>(
+        &self,
+        graph: &TaskGraph<C>,
+        buffers: &mut Vec<Vec<u8>>,
+        entries: impl IntoIterator<Item = (usize, usize, std::ops::Range<usize>)>,
+    ) {
+        let mut r = self.write();
+        let adopt = r.map.is_empty()
+            && r.run
+                .as_ref()
+                .is_some_and(|run| Arc::ptr_eq(&run.table, graph.key_table()));
+        let Some(run) = r.run.as_mut().filter(|_| adopt) else {
+            drop(r);
+            let buffers = &*buffers;
+            return self.insert_node_bytes(
+                graph,
+                entries.into_iter().filter_map(|(node, part, range)| {
+                    Some((node, bytes_of(buffers, part, range)?))
+                }),
+            );
+        };
+        let base = run.chunks.len();
+        // A node recorded before (whose outputs are merged) is recorded the usual way.
+        let mut again = Vec::new();
+        for (node, part, range) in entries {
+            let slot = Slot::of(base + part, range.clone())
+                .filter(|_| bytes_of(buffers, part, range.clone()).is_some());
+            match (run.slots.get_mut(node), slot) {
+                (Some(s), Some(slot)) if s.is_none() => *s = slot,
+                _ => again.push((node, part, range)),
+            }
+        }
+        for (node, part, range) in again {
+            let (Some(bytes), Some(node_ref)) = (bytes_of(buffers, part, range), graph.node(node))
+            else {
+                continue;
+            };
+            r.record(node, node_ref.key(), Outputs::from_view(OutputsView(bytes)));
+        }
+        if let Some(run) = r.run.as_mut() {
+            run.chunks.append(buffers);
+        }
+    }
+
     /// Prepares for a run on `graph`: an earlier run's outputs move into the map, and
     /// outputs recorded under the keys of `graph`'s tasks move to their nodes.
     pub(crate) fn start_run<C: ?Sized + Sync>(&self, graph: &TaskGraph<C>) {
@@ -378,10 +480,10 @@ impl Results {
         }
         let mut run = RunOutputs {
             table: graph.key_table().clone(),
-            slots: vec![None; graph.len()],
+            slots: vec![Slot::EMPTY; graph.len()],
             // Room for typical outputs (an ID, an ARN, a name): pages are only taken as
             // they are written, and the buffer is not copied over as it grows.
-            bytes: Vec::with_capacity(graph.len() * OUTPUT_BYTES_PER_TASK),
+            chunks: vec![Vec::with_capacity(graph.len() * OUTPUT_BYTES_PER_TASK)],
         };
         let mut map = std::mem::take(&mut r.map);
         if !map.is_empty() {

@@ -401,3 +401,58 @@ fn a_failure_in_a_chain_skips_exactly_the_items_under_it() {
         assert_eq!(report.plan.items.len() + expected, n - 1);
     }
 }
+
+/// Plans `tasks` on `threads` threads into `results`, for the plan's items.
+fn plan_into(
+    tasks: Vec<Box<dyn Task<Cloud>>>,
+    cloud: &Cloud,
+    threads: usize,
+    results: &kops_tasks::Results,
+) -> Vec<(TaskKey, Action, Vec<String>)> {
+    let graph = TaskGraph::build(tasks).unwrap();
+    let (exec, clock) = executor(threads);
+    let report = clock
+        .block_on(exec.run(&graph, cloud, kops_tasks::Mode::Plan, results))
+        .unwrap();
+    report
+        .plan
+        .items
+        .iter()
+        .map(|i| {
+            let fields = i.changes.iter().map(|c| c.field.clone()).collect();
+            (i.key.clone(), i.action, fields)
+        })
+        .collect()
+}
+
+#[test]
+fn outputs_found_in_rounds_are_kept_whatever_the_results_held_before() {
+    let (through_find, _) = plan_of(300, 500, 1, |_| Now::Never);
+    let net = TaskKey::new("Network", "net-00007");
+    let subnet = TaskKey::new("Subnet", "subnet-00042");
+    for threads in [1, 2] {
+        // A fresh map keeps the rounds' buffers as they are.
+        let results = kops_tasks::Results::new();
+        let (tasks, cloud) = workload(300, 500, |_| Now::Answer);
+        assert_eq!(plan_into(tasks, &cloud, threads, &results), through_find);
+        assert_eq!(results.get(&net, "id").as_deref(), Some("vpc-7"));
+        assert_eq!(results.get(&subnet, "id").as_deref(), Some("subnet-42"));
+        // A second run on the same map (the first run's outputs move to its keys) and a
+        // map given outputs by key beforehand both copy each node's outputs instead.
+        let (tasks, cloud) = workload(300, 500, |_| Now::Answer);
+        assert_eq!(plan_into(tasks, &cloud, threads, &results), through_find);
+        assert_eq!(results.get(&subnet, "id").as_deref(), Some("subnet-42"));
+        let seeded = kops_tasks::Results::new();
+        seeded.insert(
+            TaskKey::new("Elsewhere", "x"),
+            Outputs::id("elsewhere-1".to_owned()),
+        );
+        let (tasks, cloud) = workload(300, 500, |_| Now::Answer);
+        assert_eq!(plan_into(tasks, &cloud, threads, &seeded), through_find);
+        assert_eq!(seeded.get(&net, "id").as_deref(), Some("vpc-7"));
+        assert_eq!(
+            seeded.get(&TaskKey::new("Elsewhere", "x"), "id").as_deref(),
+            Some("elsewhere-1")
+        );
+    }
+}
