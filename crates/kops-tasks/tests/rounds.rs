@@ -443,10 +443,7 @@ fn outputs_found_in_rounds_are_kept_whatever_the_results_held_before() {
         assert_eq!(plan_into(tasks, &cloud, threads, &results), through_find);
         assert_eq!(results.get(&subnet, "id").as_deref(), Some("subnet-42"));
         let seeded = kops_tasks::Results::new();
-        seeded.insert(
-            TaskKey::new("Elsewhere", "x"),
-            Outputs::id("elsewhere-1".to_owned()),
-        );
+        seeded.insert(TaskKey::new("Elsewhere", "x"), Outputs::id("elsewhere-1"));
         let (tasks, cloud) = workload(300, 500, |_| Now::Answer);
         assert_eq!(plan_into(tasks, &cloud, threads, &seeded), through_find);
         assert_eq!(seeded.get(&net, "id").as_deref(), Some("vpc-7"));
