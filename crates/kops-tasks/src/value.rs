@@ -813,16 +813,6 @@ impl Outputs {
         Outputs(StrMap::with_capacity(text))
     }
 
-    /// Sets output `attr`, whose name the caller knows sorts after every output held: as
-    /// [`Outputs::insert`] does, without looking for its place.
-    pub(crate) fn push_in_order(&mut self, attr: &str, value: &str) {
-        debug_assert!(
-            self.0.iter().all(|(k, _)| k < attr),
-            "output {attr} pushed out of order"
-        );
-        self.0.push(attr, value);
-    }
-
     /// Builder form of [`Outputs::insert`].
     pub fn with(mut self, attr: impl AsRef<str>, value: impl AsRef<str>) -> Self {
         self.insert(attr, value);

@@ -642,41 +642,18 @@ impl<K: ResourceKind> ResourceTask<K> {
                 text += k.len() + s.len() + 4;
             }
         }
-        // The outputs in name order, each appended once: the object's ID, ARN and name
-        // merged into its text attributes (already in name order); an attribute named as
-        // one of the three is the value kept.
-        let mut fixed = [
-            ("arn", r.arn.as_deref()),
-            (TaskRef::ID, Some(r.id.as_str())),
-            ("name", name.map(String::as_str)),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| Some((k, v?)))
-        .peekable();
-        let mut attrs = r
-            .attrs
-            .iter()
-            .filter_map(|(k, v)| match v {
-                Json::String(s) => Some((k, s.as_str())),
-                _ => None,
-            })
-            .peekable();
         let mut o = Outputs::with_capacity(text);
-        loop {
-            let next = match (fixed.peek(), attrs.peek()) {
-                (Some(f), Some(a)) => match f.0.cmp(a.0) {
-                    std::cmp::Ordering::Less => fixed.next(),
-                    std::cmp::Ordering::Equal => {
-                        fixed.next();
-                        attrs.next()
-                    }
-                    std::cmp::Ordering::Greater => attrs.next(),
-                },
-                (Some(_), None) => fixed.next(),
-                (None, _) => attrs.next(),
-            };
-            let Some((k, v)) = next else { break };
-            o.push_in_order(k, v);
+        o.insert(TaskRef::ID, r.id.as_str());
+        if let Some(a) = &r.arn {
+            o.insert("arn", a.as_str());
+        }
+        if let Some(n) = name {
+            o.insert("name", n.as_str());
+        }
+        for (k, v) in &r.attrs {
+            if let Json::String(s) = v {
+                o.insert(k, s.as_str());
+            }
         }
         o
     }
@@ -1534,51 +1511,5 @@ mod tests {
         let main = out.main_tf();
         assert!(main.contains("resource \"toy_network\" \"main\""), "{main}");
         assert!(main.contains("labels = {"), "{main}");
-    }
-
-    /// The outputs of a found object, built in one pass in name order, are what setting
-    /// them one by one gives: the ID, ARN and name, then every text attribute, an
-    /// attribute named as one of the three taking its place.
-    #[test]
-    fn outputs_are_merged_in_name_order() {
-        let task = net("10.0.0.0/16", true);
-        let by_insert = |r: &Resource<Kind>, name: Option<&str>| {
-            let mut o = Outputs::new();
-            o.insert("id", &r.id);
-            if let Some(a) = &r.arn {
-                o.insert("arn", a);
-            }
-            if let Some(n) = r.name.as_deref().or(name) {
-                o.insert("name", n);
-            }
-            for (k, v) in &r.attrs {
-                if let Json::String(s) = v {
-                    o.insert(k, s);
-                }
-            }
-            o
-        };
-        let objects = [
-            Resource::new(Kind::Net, "net-1"),
-            Resource::new(Kind::Net, "net-1")
-                .with_arn("arn:toy:net-1")
-                .with_name("main")
-                .with_attr("aaa", "first")
-                .with_attr("cidr", "10.0.0.0/16")
-                .with_attr("dns", true)
-                .with_attr("zzz", "last"),
-            Resource::new(Kind::Net, "net-1")
-                .with_attr("arn", "from-attr")
-                .with_attr("id", "id-attr")
-                .with_attr("name", "name-attr")
-                .with_attr("m", "between"),
-        ];
-        for r in &objects {
-            let merged = task.outputs_of(r);
-            assert_eq!(merged, by_insert(r, task.name.as_deref()), "{r:?}");
-            assert!(merged.get("id").is_some());
-        }
-        assert_eq!(task.outputs_of(&objects[2]).get("id"), Some("id-attr"));
-        assert_eq!(task.outputs_of(&objects[1]).get("dns"), None);
     }
 }
