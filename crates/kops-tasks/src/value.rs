@@ -389,6 +389,16 @@ impl From<Str> for FieldName {
     }
 }
 
+/// A borrowed name stays borrowed; an owned one is copied.
+impl From<&Cow<'static, str>> for FieldName {
+    fn from(s: &Cow<'static, str>) -> Self {
+        match s {
+            Cow::Borrowed(s) => FieldName::from(*s),
+            Cow::Owned(s) => FieldName::from(s),
+        }
+    }
+}
+
 impl From<Cow<'static, str>> for FieldName {
     fn from(s: Cow<'static, str>) -> Self {
         match s {

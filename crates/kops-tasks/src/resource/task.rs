@@ -6,6 +6,7 @@
 //! `ResourceTask` with its kind in the [`TaskKey`] and its resource type `K`; the model's
 //! builders decide names, attributes and tags.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -306,15 +307,21 @@ pub enum FindBy {
 pub struct ResourceTask<K> {
     key: TaskKey,
     resource_type: K,
-    tf_type: String,
-    tf_name: String,
+    /// The resource type's own unless set otherwise: no allocation of its own.
+    tf_type: Cow<'static, str>,
+    /// `None`: the task's name.
+    tf_name: Option<String>,
     name: Option<String>,
-    attrs: Vec<(String, Attr)>,
+    /// Names the model writes as literals are borrowed, not allocated per task.
+    attrs: Vec<(Cow<'static, str>, Attr)>,
     /// In one buffer: a find compares them with every listed object's.
     tags: Option<StrMap>,
     tags_attr: &'static str,
-    cluster: String,
-    find_by: FindBy,
+    /// Shared by the tasks made from one `Arc` (a model's context passes its own).
+    cluster: Arc<str>,
+    /// `None`: by the name tags of the task's name ([`FindBy::NameTag`]), without a copy
+    /// of the name.
+    find_by: Option<FindBy>,
     shared_id: Option<String>,
     lifecycle: Lifecycle,
     deps: Vec<TaskKey>,
@@ -330,20 +337,20 @@ impl<K: ResourceKind> ResourceTask<K> {
         kind: &str,
         name: impl Into<String>,
         resource_type: K,
-        cluster: impl Into<String>,
+        cluster: impl Into<Arc<str>>,
     ) -> Self {
         let name = name.into();
         ResourceTask {
             key: TaskKey::new(kind, &name),
             resource_type,
-            tf_type: resource_type.terraform_type().to_owned(),
-            tf_name: name.clone(),
+            tf_type: Cow::Borrowed(resource_type.terraform_type()),
+            tf_name: None,
             name: None,
             attrs: Vec::new(),
             tags: None,
             tags_attr: resource_type.tags_attr(),
             cluster: cluster.into(),
-            find_by: FindBy::NameTag(name),
+            find_by: None,
             shared_id: None,
             lifecycle: Lifecycle::Sync,
             deps: Vec::new(),
@@ -373,23 +380,27 @@ impl<K: ResourceKind> ResourceTask<K> {
     }
 
     /// Sets an attribute (replacing an earlier one with the same name).
-    pub fn attr(mut self, name: &str, value: impl Into<Attr>) -> Self {
+    pub fn attr(mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Attr>) -> Self {
         self.set(name, value);
         self
     }
 
     /// Sets an attribute in place.
-    pub fn set(&mut self, name: &str, value: impl Into<Attr>) {
-        let value = value.into();
-        if let Some(slot) = self.attrs.iter_mut().find(|(k, _)| k == name) {
+    pub fn set(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Attr>) {
+        let (name, value) = (name.into(), value.into());
+        if let Some(slot) = self.attrs.iter_mut().find(|(k, _)| *k == name) {
             slot.1 = value;
         } else {
-            self.attrs.push((name.to_owned(), value));
+            self.attrs.push((name, value));
         }
     }
 
     /// Sets an attribute when `value` is `Some`.
-    pub fn attr_opt(self, name: &str, value: Option<impl Into<Attr>>) -> Self {
+    pub fn attr_opt(
+        self,
+        name: impl Into<Cow<'static, str>>,
+        value: Option<impl Into<Attr>>,
+    ) -> Self {
         match value {
             Some(v) => self.attr(name, v),
             None => self,
@@ -410,26 +421,26 @@ impl<K: ResourceKind> ResourceTask<K> {
     /// Sets the object's cloud name ([`Resource::name`]) and finds it by that name.
     pub fn named(mut self, name: impl Into<String>) -> Self {
         let name = name.into();
-        self.find_by = FindBy::Name(name.clone());
+        self.find_by = Some(FindBy::Name(name.clone()));
         self.name = Some(name);
         self
     }
 
     /// Sets the Terraform resource name (default: the task name).
     pub fn tf_name(mut self, name: impl Into<String>) -> Self {
-        self.tf_name = name.into();
+        self.tf_name = Some(name.into());
         self
     }
 
     /// Sets the Terraform resource type (default: the resource type's).
     pub fn tf_type(mut self, t: &str) -> Self {
-        self.tf_type = t.to_owned();
+        self.tf_type = Cow::Owned(t.to_owned());
         self
     }
 
     /// Sets how the object is found.
     pub fn find_by(mut self, f: FindBy) -> Self {
-        self.find_by = f;
+        self.find_by = Some(f);
         self
     }
 
@@ -437,7 +448,7 @@ impl<K: ResourceKind> ResourceTask<K> {
     /// references to it render as the literal `id`, and nothing is rendered.
     pub fn shared(mut self, id: impl Into<String>) -> Self {
         let id = id.into();
-        self.find_by = FindBy::Id(id.clone());
+        self.find_by = Some(FindBy::Id(id.clone()));
         self.shared_id = Some(id);
         self.lifecycle = Lifecycle::ExistsAndWarnIfChanges;
         self
@@ -468,6 +479,11 @@ impl<K: ResourceKind> ResourceTask<K> {
         self
     }
 
+    /// The Terraform resource name: [`ResourceTask::tf_name`]'s, or the task's name.
+    fn terraform_name(&self) -> &str {
+        self.tf_name.as_deref().unwrap_or(self.key.name())
+    }
+
     fn cloud_tags(&self) -> BTreeMap<String, String> {
         self.tags.as_ref().map(StrMap::to_map).unwrap_or_default()
     }
@@ -478,7 +494,15 @@ impl<K: ResourceKind> ResourceTask<K> {
     {
         let cloud = cx.cloud();
         let rt = self.resource_type;
-        match &self.find_by {
+        let by_name_tag;
+        let find_by = match &self.find_by {
+            Some(f) => f,
+            None => {
+                by_name_tag = FindBy::NameTag(self.key.name().to_owned());
+                &by_name_tag
+            }
+        };
+        match find_by {
             FindBy::Id(id) => Ok(cloud
                 .list_shared(&ListQuery::new(rt).with_ids([id.clone()]))
                 .await?),
@@ -611,7 +635,7 @@ impl<K: ResourceKind> ResourceTask<K> {
             }
             let actual = Self::actual_value(r, k, &expected);
             if values_equal_with(&expected, Some(&actual), resolver)
-                || (self.resource_type.unordered_attrs().contains(&k.as_str())
+                || (self.resource_type.unordered_attrs().contains(&&**k)
                     && same_elements(&expected, &actual, resolver))
             {
                 continue;
@@ -804,8 +828,10 @@ where
     /// Answers a find by name tag when the cloud holds the kind's listing
     /// ([`ResourceCloud::first_tagged_now`]).
     fn find_now(&self, cx: &Context<'_, C>) -> Option<Result<Option<Found>>> {
-        let FindBy::NameTag(n) = &self.find_by else {
-            return None;
+        let n = match &self.find_by {
+            None => self.key.name(),
+            Some(FindBy::NameTag(n)) => n.as_str(),
+            Some(_) => return None,
         };
         let tags = K::name_tags(&self.cluster, n);
         match cx
@@ -865,10 +891,10 @@ where
             if change.kind == ChangeKind::Update && !change.changed(k) {
                 continue;
             }
-            attrs.insert(k.clone(), v.to_json(cx)?);
+            attrs.insert(k.to_string(), v.to_json(cx)?);
         }
         let parent = match &self.find_by {
-            FindBy::Parent { parent_attr, .. } => attrs
+            Some(FindBy::Parent { parent_attr, .. }) => attrs
                 .get(parent_attr)
                 .and_then(Json::as_str)
                 .map(str::to_owned)
@@ -917,15 +943,17 @@ where
         {
             body = body.attr("name", n.as_str());
         }
-        for (k, v) in self.attrs.iter().chain(&self.render_only) {
-            body = add_attr(body, k, v, w, &self.tf_type, &self.tf_name);
+        let attrs = self.attrs.iter().map(|(k, v)| (&**k, v));
+        let render_only = self.render_only.iter().map(|(k, v)| (k.as_str(), v));
+        for (k, v) in attrs.chain(render_only) {
+            body = add_attr(body, k, v, w, &self.tf_type, self.terraform_name());
         }
         if let Some(t) = &self.tags
             && !t.is_empty()
         {
             body = body.attr(self.tags_attr, Expr::string_map(t.iter()));
         }
-        w.resource(&self.tf_type, &self.tf_name, body)
+        w.resource(&self.tf_type, self.terraform_name(), body)
     }
 }
 

@@ -515,7 +515,7 @@ fn route(
     name: &str,
     rt: &TaskKey,
     cidr: &str,
-    target_attr: &str,
+    target_attr: &'static str,
     target: &TaskKey,
 ) -> crate::aws::task::AwsTask {
     route_attr(ctx, name, rt, cidr).attr(target_attr, Attr::id(target))
