@@ -59,10 +59,7 @@ impl ResourceKind for BenchType {
 
     // As AWS' VPC networking objects: the cluster tag and the `Name` tag.
     fn name_tags<'a>(cluster: &'a str, name: &'a str) -> NameTags<'a> {
-        NameTags {
-            cluster: ("KubernetesCluster", cluster.into()),
-            name: ("Name", name.into()),
-        }
+        NameTags::new(("KubernetesCluster", cluster.into()), ("Name", name.into()))
     }
 }
 

@@ -225,14 +225,16 @@ impl fmt::Debug for KeysetItem {
 mod b64_opt {
     use super::*;
 
-    pub fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
         match v {
             Some(b) => s.serialize_str(&B64.encode(b)),
             None => s.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<u8>>, D::Error> {
         let s: Option<String> = Option::deserialize(d)?;
         s.map(|s| B64.decode(s.trim()).map_err(serde::de::Error::custom))
             .transpose()

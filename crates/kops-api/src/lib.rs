@@ -84,10 +84,14 @@
 //!
 //! # Stability
 //!
-//! Pre-1.0 (0.x): the public API may change between minor versions. The
-//! wire format is kOps' `kops.k8s.io/v1alpha2` and changes only as kOps'
-//! schema does; [`Error`] and option structs are `#[non_exhaustive]` so they
-//! can grow without breaking callers.
+//! Semver as the workspace README describes (pre-1.0: a breaking change bumps
+//! the minor version). The wire format is kOps' `kops.k8s.io/v1alpha2` and
+//! changes only as kOps' schema does; [`Error`] and option structs are
+//! `#[non_exhaustive]` so they can grow without breaking callers. The schema
+//! types are not yet `#[non_exhaustive]` (a field kOps adds is a minor
+//! version bump until they are).
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(unreachable_pub)]
 #![forbid(unsafe_code)]
 
 pub mod channel;

@@ -741,10 +741,7 @@ impl ResourceKind for ResourceType {
     /// kOps finds VPC networking objects and volumes by their `Name` tag among the objects
     /// tagged `KubernetesCluster=<cluster>`.
     fn name_tags<'a>(cluster: &'a str, name: &'a str) -> resource::NameTags<'a> {
-        resource::NameTags {
-            cluster: ("KubernetesCluster", cluster.into()),
-            name: ("Name", name.into()),
-        }
+        resource::NameTags::new(("KubernetesCluster", cluster.into()), ("Name", name.into()))
     }
 
     /// S3 lists objects with their MD5 (the ETag of a single-part upload) as

@@ -102,6 +102,8 @@
 //! Pre-1.0: the builder and `api_calls` may change. The vocabulary's
 //! data types are `#[non_exhaustive]` so they can grow without breaking callers.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(unreachable_pub)]
 pub mod classify;
 pub mod cloud;
 #[cfg(feature = "conformance")]

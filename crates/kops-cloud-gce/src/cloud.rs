@@ -483,10 +483,10 @@ impl ResourceKind for GceResourceType {
     /// A cluster's object found by labels: the cluster label and, for instance templates
     /// (whose real names carry a timestamp), the instance-group label naming `name`.
     fn name_tags<'a>(cluster: &'a str, name: &'a str) -> resource::NameTags<'a> {
-        resource::NameTags {
-            cluster: (CLUSTER_LABEL, safe_cluster_name(cluster).into()),
-            name: (INSTANCE_GROUP_LABEL, name.into()),
-        }
+        resource::NameTags::new(
+            (CLUSTER_LABEL, safe_cluster_name(cluster).into()),
+            (INSTANCE_GROUP_LABEL, name.into()),
+        )
     }
 }
 

@@ -65,6 +65,8 @@
 //! Pre-1.0. The vocabulary's data types are `#[non_exhaustive]` so they can grow without
 //! breaking callers.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(unreachable_pub)]
 pub mod cache;
 pub mod cloud;
 #[cfg(feature = "conformance")]

@@ -126,6 +126,15 @@ pub fn to_cloud_error(e: Error) -> CloudError {
             operation: format!("{operation} ({code})"),
             source: None,
         },
+        Error::PermissionDenied { operation, code } => CloudError::PermissionDenied {
+            operation: format!("{operation} ({code})"),
+            source: None,
+        },
+        Error::Quota { operation, code } => CloudError::Quota {
+            operation,
+            limit: code,
+            source: None,
+        },
         other => CloudError::Other {
             operation: "kops-mock".into(),
             source: Some(Box::new(other)),

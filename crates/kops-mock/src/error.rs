@@ -69,6 +69,22 @@ pub enum Error {
         /// The AWS error code, e.g. `ServiceUnavailable`.
         code: String,
     },
+    /// The caller lacks permission for the call (injected by a [`crate::FaultPlan`]).
+    #[error("{operation}: not authorized ({code})")]
+    PermissionDenied {
+        /// The operation.
+        operation: String,
+        /// The AWS error code, e.g. `UnauthorizedOperation`.
+        code: String,
+    },
+    /// An account quota or service limit was reached (injected by a [`crate::FaultPlan`]).
+    #[error("{operation}: limit reached ({code})")]
+    Quota {
+        /// The operation.
+        operation: String,
+        /// The AWS error code naming the limit, e.g. `VpcLimitExceeded`.
+        code: String,
+    },
     /// The fixture file could not be read.
     #[error("cannot read fixture {path}")]
     FixtureIo {
@@ -98,7 +114,10 @@ impl Error {
             Error::AlreadyExists { kind, .. } => already_exists_code(kind).to_owned(),
             Error::Conflict { kind, .. } => conflict_code(kind).to_owned(),
             Error::Invalid { .. } => "InvalidParameterValue".to_owned(),
-            Error::Throttled { code, .. } | Error::Unavailable { code, .. } => code.clone(),
+            Error::Throttled { code, .. }
+            | Error::Unavailable { code, .. }
+            | Error::PermissionDenied { code, .. }
+            | Error::Quota { code, .. } => code.clone(),
             Error::FixtureIo { .. } | Error::Fixture { .. } => "Fixture".to_owned(),
         }
     }

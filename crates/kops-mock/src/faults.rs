@@ -20,6 +20,16 @@ pub enum FaultKind {
     Throttle,
     /// [`Error::Unavailable`] (`ServiceUnavailable`).
     Unavailable,
+    /// [`Error::PermissionDenied`] with the service's code (`UnauthorizedOperation` for
+    /// EC2, `AccessDenied` elsewhere).
+    PermissionDenied,
+    /// [`Error::Quota`] naming the limit, e.g. `VpcLimitExceeded`.
+    Quota(String),
+    /// [`Error::Invalid`] naming the request parameter, e.g. `CidrBlock`.
+    Invalid(String),
+    /// [`Error::NotFound`] of an object of this kind (`vpc`, `role`, ...), as when the
+    /// object a call names was removed behind the caller's back.
+    NotFound(&'static str),
 }
 
 /// How often a rule fires.
@@ -224,6 +234,20 @@ fn fault_error(operation: &str, kind: &FaultKind) -> Error {
             operation: operation.to_owned(),
             code: "ServiceUnavailable".to_owned(),
         },
+        FaultKind::PermissionDenied => Error::PermissionDenied {
+            operation: operation.to_owned(),
+            code: match service {
+                "ec2" => "UnauthorizedOperation",
+                _ => "AccessDenied",
+            }
+            .to_owned(),
+        },
+        FaultKind::Quota(limit) => Error::Quota {
+            operation: operation.to_owned(),
+            code: limit.clone(),
+        },
+        FaultKind::Invalid(field) => Error::invalid(operation, field.clone(), "injected fault"),
+        FaultKind::NotFound(kind) => Error::not_found(operation, kind, "(injected)"),
     }
 }
 

@@ -62,6 +62,8 @@
 //!
 //! Experimental (0.x): the resource types and method set grow as the model needs them.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(unreachable_pub)]
 pub mod asg;
 pub mod chaos;
 pub mod cloud;

@@ -49,15 +49,20 @@ pub enum Error {
         #[source]
         source: kops_statestore::Error,
     },
-    /// Applying the cluster left tasks failed: each with its error chain.
+    /// Applying the cluster left tasks failed: each with its typed error.
+    ///
+    /// Match on each failure's [`TaskFailure::kind`] (permission, quota, throttling,
+    /// invalid value, not found, ...) or on the cloud's own error
+    /// ([`TaskFailure::cloud_error`]: the quota's limit, the invalid field, the backend's
+    /// error as its source).
     #[error("applying cluster {cluster}: {} task(s) failed: {}{}", failed.len(),
-        failed.iter().map(|(k, e)| format!("{k}: {e}")).collect::<Vec<_>>().join("; "),
+        failed.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
         if *skipped > 0 { format!(" ({skipped} task(s) not run because a dependency failed)") } else { String::new() })]
     Apply {
         /// The cluster.
         cluster: String,
-        /// Each failed task with its error and causes, one line.
-        failed: Vec<(TaskKey, String)>,
+        /// Each failed task with its error.
+        failed: Vec<TaskFailure>,
         /// How many tasks were not run because a dependency failed.
         skipped: usize,
     },
@@ -83,6 +88,40 @@ pub enum Error {
     /// The cluster API layer failed (converting, completing or validating the spec).
     #[error("cluster API")]
     Api(#[from] kops_api::Error),
+}
+
+/// One task an apply could not complete, with its typed error (shown with its causes on one
+/// line: `task: error: cause`).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct TaskFailure {
+    /// The task: its kind and name (`RouteTable/main.example.com`).
+    pub task: TaskKey,
+    /// Why it failed, as the task engine and the cloud reported it.
+    pub error: kops_tasks::Error,
+}
+
+impl TaskFailure {
+    /// A failure of `task` with `error`.
+    pub fn new(task: TaskKey, error: kops_tasks::Error) -> Self {
+        TaskFailure { task, error }
+    }
+
+    /// What kind of failure it is, through every wrapper (see [`kops_tasks::ErrorKind`]).
+    pub fn kind(&self) -> kops_tasks::ErrorKind {
+        self.error.kind()
+    }
+
+    /// The cloud's typed error, when the task failed in a cloud call.
+    pub fn cloud_error(&self) -> Option<&kops_tasks::resource::CloudError> {
+        self.error.cloud_error()
+    }
+}
+
+impl std::fmt::Display for TaskFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.task, chain(&self.error))
+    }
 }
 
 pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Error {

@@ -89,6 +89,7 @@
 //! Pre-1.0: the API may change between minor versions. Options and the cloud trait's data
 //! types are `#[non_exhaustive]` so they can grow without breaking callers.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(unreachable_pub)]
 
 mod addons;
@@ -112,12 +113,22 @@ pub mod template;
 mod update;
 pub mod upgrade;
 
+// The kops-rs crates this crate's public signatures name, re-exported so that `kops-model`
+// is the one dependency an embedder needs (at matching versions by construction).
+pub use kops_api as api;
+pub use kops_cloud_aws as cloud_aws;
+pub use kops_cloud_gce as cloud_gce;
+#[cfg(feature = "mock")]
+pub use kops_mock as mock;
+pub use kops_statestore as statestore;
+pub use kops_tasks as tasks;
+
 pub use cluster::{ClusterContext, DEFAULT_KOPS_RELEASE};
 pub use complete::complete;
 pub use create::{
     Authorization, Cloud, DnsType, GroupRole, InstanceManager, LoadBalancerType, NewClusterOptions,
     NewInstanceGroupOptions, Topology, new_cluster, new_instance_group, perform_assignments,
 };
-pub use error::{Error, Result};
+pub use error::{Error, Result, TaskFailure};
 pub use ingress::ApiIngress;
 pub use update::{ApplyOptions, Phase, UpdateOptions, UpdatePlan};

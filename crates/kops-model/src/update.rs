@@ -9,7 +9,7 @@ use kops_statestore::{Lock, LockRequest, Registry, StoreUrl};
 use kops_tasks::{ExecutorOptions, Lifecycle, LifecycleOverrides, OwnedObject, Plan, Report};
 
 use crate::cluster::ClusterContext;
-use crate::error::{Error, Result, chain, invalid, store};
+use crate::error::{Error, Result, TaskFailure, invalid, store};
 
 /// A part of the model an update can be limited to (kOps' `update cluster --phase`), for
 /// clusters whose network or security objects are changed in a step of their own.
@@ -464,12 +464,12 @@ pub(crate) fn applied(name: &str, report: Report) -> Result<Plan> {
     }
     Err(Error::Apply {
         cluster: name.to_owned(),
+        skipped: report.skipped.len(),
         failed: report
             .failed
-            .iter()
-            .map(|(k, e)| (k.clone(), chain(e)))
+            .into_iter()
+            .map(|(k, e)| TaskFailure::new(k, e))
             .collect(),
-        skipped: report.skipped.len(),
     })
 }
 

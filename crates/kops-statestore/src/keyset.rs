@@ -30,11 +30,11 @@ impl fmt::Debug for Secret {
 mod b64 {
     use super::*;
 
-    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&B64.encode(v))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         // Go writes a nil byte slice as `null`.
         let s: Option<String> = Option::deserialize(d)?;
         B64.decode(s.unwrap_or_default().trim())

@@ -71,6 +71,8 @@
 //! registry (kOps' layout) are meant to stay; helper types may change.
 //! Option structs and error enums are `#[non_exhaustive]`.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(unreachable_pub)]
 pub mod error;
 pub mod keyset;
 pub mod local;

@@ -87,6 +87,7 @@ pub const CLUSTER_LABEL: &str = "kops.k8s.io/cluster";
 /// A value read from the store with the version it was read at; pass the
 /// version back to update it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Versioned<T> {
     /// The value.
     pub value: T,

@@ -46,6 +46,7 @@ impl fmt::Display for Version {
 /// `Debug` shows the length of the content, never the content: objects
 /// include private keys (`pki/private/...`) and secrets (`secrets/...`).
 #[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GetResult {
     /// The object's content.
     pub data: Bytes,

@@ -16,6 +16,7 @@ use crate::value::{Fields, Outputs, Value};
 
 /// One changed field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FieldChange {
     /// The field name.
     pub field: String,

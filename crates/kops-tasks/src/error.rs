@@ -161,7 +161,79 @@ pub enum Error {
     },
 }
 
+/// What kind of failure an [`Error`] is, whatever layer it came through: the question a
+/// caller asks of a failed task (retry later, fix a permission, raise a quota, fix the spec).
+///
+/// [`Error::kind`] answers it for the task engine's own variants and for the cloud's
+/// [`CloudError`] inside [`Error::CloudCall`]; the details (the limit of a quota, the field
+/// of an invalid value, the cloud's own error as the source) are on the error itself, and
+/// [`Error::cloud_error`] reaches the cloud's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// An object that had to exist does not.
+    NotFound,
+    /// An object with the same identity already exists.
+    AlreadyExists,
+    /// The object is in use or changing concurrently.
+    Conflict,
+    /// The caller lacks a permission.
+    PermissionDenied,
+    /// The cloud asked the caller to slow down.
+    Throttled,
+    /// An account quota or service limit was reached ([`CloudError::Quota`] names it).
+    Quota,
+    /// A value was rejected (the field is named).
+    Invalid,
+    /// A transient failure: the service was unavailable or not yet consistent.
+    Unavailable,
+    /// A task did not finish within its deadline.
+    Timeout,
+    /// The operation is not implemented by the task kind or backend.
+    NotImplemented,
+    /// The task graph itself is wrong (a duplicate task, a cycle, an unknown reference, an
+    /// unresolved output, a lifecycle rule).
+    Graph,
+    /// Anything else (an I/O error while rendering, an unclassified cloud failure).
+    Other,
+}
+
 impl Error {
+    /// What kind of failure this is, looking through [`Error::Task`] wrappers and into the
+    /// cloud's [`CloudError`]. [`Error::Failed`] (many failures) is [`ErrorKind::Other`]:
+    /// ask each of its failures.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::DuplicateTask { .. }
+            | Error::UnknownReference { .. }
+            | Error::Cycle { .. }
+            | Error::UnresolvedReference { .. }
+            | Error::Lifecycle { .. } => ErrorKind::Graph,
+            Error::Throttled { .. } => ErrorKind::Throttled,
+            Error::Retryable { .. } => ErrorKind::Unavailable,
+            Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::PermissionDenied { .. } => ErrorKind::PermissionDenied,
+            Error::Invalid { .. } => ErrorKind::Invalid,
+            Error::DeadlineExceeded { .. } => ErrorKind::Timeout,
+            Error::Task { source, .. } => source.kind(),
+            Error::CloudCall(e) => e.kind(),
+            Error::NotImplemented { .. } => ErrorKind::NotImplemented,
+            Error::Failed { .. } | Error::Cloud { .. } | Error::Io { .. } => ErrorKind::Other,
+        }
+    }
+
+    /// The cloud's typed error when this failure came from a cloud call through the resource
+    /// layer, looking through [`Error::Task`] wrappers: match on it for the details
+    /// ([`CloudError::Quota`]'s limit, [`CloudError::Invalid`]'s field, the backend's error
+    /// as its source).
+    pub fn cloud_error(&self) -> Option<&CloudError> {
+        match self {
+            Error::CloudCall(e) => Some(e),
+            Error::Task { source, .. } => source.cloud_error(),
+            _ => None,
+        }
+    }
+
     /// Whether the executor should retry the operation that produced this error
     /// ([`Error::Throttled`], [`Error::Retryable`] and retryable [`Error::CloudCall`]s, also
     /// when wrapped in [`Error::Task`]).

@@ -141,6 +141,8 @@
 //! Pre-1.0: the API may change between minor versions. Option and enum types are
 //! `#[non_exhaustive]`; the JSON form of [`Plan`] is intended to stay backward compatible.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(unreachable_pub)]
 pub mod clock;
 pub mod diff;
 mod error;
@@ -156,7 +158,7 @@ pub mod terraform;
 pub mod value;
 
 pub use clock::{Clock, ManualClock, TokioClock};
-pub use error::{BoxError, Error, Result};
+pub use error::{BoxError, Error, ErrorKind, Result};
 pub use executor::{Event, Executor, ExecutorOptions, Mode, Report};
 pub use graph::TaskGraph;
 pub use key::{TaskKey, TaskRef};

@@ -58,6 +58,7 @@ impl Action {
 
 /// The plan for one task or owned object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PlanItem {
     /// The task (or, for a deletion, the key of the owned object).
     pub key: TaskKey,
@@ -99,6 +100,7 @@ impl PlanItem {
 
 /// Counts of each action in a plan.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Summary {
     /// Objects to create.
     pub create: usize,
@@ -116,6 +118,7 @@ pub struct Summary {
 
 /// The plan for a whole graph: one item per task (sorted by key) plus deletions.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Plan {
     /// Every item, sorted by key (deletions last).
     pub items: Vec<PlanItem>,

@@ -241,7 +241,7 @@ impl Ctx {
     }
 
     /// The collection URL path (after `projects/<p>/`) of `rt`, in `zone` for zonal types.
-    pub fn collection(&self, rt: GceResourceType, zone: Option<&str>) -> String {
+    pub(super) fn collection(&self, rt: GceResourceType, zone: Option<&str>) -> String {
         let coll = rt.facts().collection;
         match rt.scope() {
             Scope::Regional => format!("regions/{}/{coll}", self.region),
@@ -251,7 +251,7 @@ impl Ctx {
     }
 
     /// The object path of an ID (`<zone>/<name>` for zonal types).
-    pub fn object(&self, rt: GceResourceType, id: &str) -> String {
+    pub(super) fn object(&self, rt: GceResourceType, id: &str) -> String {
         match (rt.scope(), id.split_once('/')) {
             (Scope::Zonal, Some((zone, name))) => {
                 format!("{}/{name}", self.collection(rt, Some(zone)))
@@ -261,7 +261,7 @@ impl Ctx {
     }
 
     /// The REST body of an object of `rt` named `name` with these attributes and labels.
-    pub fn to_rest(
+    pub(super) fn to_rest(
         &self,
         rt: GceResourceType,
         name: &str,
@@ -376,7 +376,7 @@ impl Ctx {
     }
 
     /// The vocabulary's object for a REST answer of `rt`.
-    pub fn read_rest(&self, rt: GceResourceType, j: &Json) -> Resource {
+    pub(super) fn read_rest(&self, rt: GceResourceType, j: &Json) -> Resource {
         if rt == R::InstanceTemplate {
             return self.read_template(j);
         }
@@ -695,7 +695,7 @@ impl Ctx {
     }
 
     /// The router NATs of a router answer, as `RouterNat` objects.
-    pub fn nats_from_router(&self, router: &Json) -> Vec<Resource> {
+    pub(super) fn nats_from_router(&self, router: &Json) -> Vec<Resource> {
         let rname = router.get("name").and_then(str_of).unwrap_or_default();
         let link = router.get("selfLink").cloned().unwrap_or(Json::Null);
         let region = router
@@ -748,7 +748,7 @@ impl Ctx {
     }
 
     /// A router NAT's entry in its router's `nats`.
-    pub fn nat_to_rest(&self, name: &str, attrs: &BTreeMap<String, Json>) -> Json {
+    pub(super) fn nat_to_rest(&self, name: &str, attrs: &BTreeMap<String, Json>) -> Json {
         let mut n = Map::new();
         n.insert("name".into(), json!(name));
         for (k, v) in attrs {
@@ -778,7 +778,7 @@ impl Ctx {
     }
 
     /// The zone of a zonal attribute set, checked against the region.
-    pub fn zone_of<'a>(&self, attrs: &'a BTreeMap<String, Json>) -> Option<&'a str> {
+    pub(super) fn zone_of<'a>(&self, attrs: &'a BTreeMap<String, Json>) -> Option<&'a str> {
         attrs
             .get("zone")
             .and_then(str_of)

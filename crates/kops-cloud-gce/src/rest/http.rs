@@ -169,7 +169,7 @@ impl ApiError {
     }
 
     /// The [`CloudError`] a caller acts on (the crate's `cloud` module docs).
-    pub fn into_cloud(self, operation: &str, what: &str) -> CloudError {
+    pub(super) fn into_cloud(self, operation: &str, what: &str) -> CloudError {
         let operation = operation.to_owned();
         let reason = self.reason.to_ascii_lowercase();
         let boxed = |e: ApiError| -> Option<kops_tasks::BoxError> { Some(Box::new(e)) };
@@ -239,7 +239,10 @@ impl fmt::Debug for Http {
 }
 
 impl Http {
-    pub fn new(token: Option<Arc<dyn TokenSource>>, retry: RetryPolicy) -> CloudResult<Self> {
+    pub(super) fn new(
+        token: Option<Arc<dyn TokenSource>>,
+        retry: RetryPolicy,
+    ) -> CloudResult<Self> {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(120))
             .build()
@@ -256,7 +259,7 @@ impl Http {
 
     /// One call, retried while Google answers throttled or unavailable. `operation` and
     /// `what` name the call and the object in errors.
-    pub async fn call(
+    pub(super) async fn call(
         &self,
         method: Method,
         url: &str,
@@ -328,7 +331,7 @@ impl Http {
 
     /// Every item of a paginated list (`items`, or `key` for other APIs), following
     /// `nextPageToken`.
-    pub async fn list_pages(
+    pub(super) async fn list_pages(
         &self,
         url: &str,
         query: &[(&str, String)],

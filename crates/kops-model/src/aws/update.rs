@@ -15,7 +15,7 @@ use super::builders::{self, ModelContext};
 use super::cloud::AwsCloud;
 use super::orphans::{self, Claims, OrphanDeleter};
 use super::terraform::{RenderOptions, render};
-use crate::error::{Error, Result, chain, cloud, invalid};
+use crate::error::{Error, Result, TaskFailure, cloud, invalid};
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
 use crate::update::{
     applied, check_all_groups, check_config_base, check_lock, holding_lock, left_groups, renew,
@@ -161,7 +161,10 @@ impl UpdateCluster {
         if !failed.is_empty() {
             return Err(Error::Apply {
                 cluster: name,
-                failed: failed.iter().map(|(k, e)| (k.clone(), chain(e))).collect(),
+                failed: failed
+                    .into_iter()
+                    .map(|(k, e)| TaskFailure::new(k, e))
+                    .collect(),
                 skipped: 0,
             });
         }

@@ -130,6 +130,24 @@ impl CloudError {
         )
     }
 
+    /// The kind of failure, as the task engine classifies every error
+    /// ([`crate::Error::kind`]).
+    pub fn kind(&self) -> crate::ErrorKind {
+        use crate::ErrorKind;
+        match self {
+            CloudError::NotFound { .. } => ErrorKind::NotFound,
+            CloudError::AlreadyExists { .. } => ErrorKind::AlreadyExists,
+            CloudError::Conflict { .. } => ErrorKind::Conflict,
+            CloudError::PermissionDenied { .. } => ErrorKind::PermissionDenied,
+            CloudError::Throttled { .. } => ErrorKind::Throttled,
+            CloudError::Quota { .. } => ErrorKind::Quota,
+            CloudError::Invalid { .. } => ErrorKind::Invalid,
+            CloudError::Unavailable { .. } => ErrorKind::Unavailable,
+            CloudError::NotImplemented { .. } => ErrorKind::NotImplemented,
+            CloudError::Other { .. } => ErrorKind::Other,
+        }
+    }
+
     /// Whether this is [`CloudError::NotFound`].
     pub fn is_not_found(&self) -> bool {
         matches!(self, CloudError::NotFound { .. })

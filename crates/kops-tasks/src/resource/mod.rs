@@ -237,6 +237,7 @@ impl TagFilter {
 /// ([`ResourceKind::name_tags`]): the one naming the cluster and the one naming the
 /// object, each a key and a value.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NameTags<'a> {
     /// The tag naming the cluster.
     pub cluster: (&'static str, Cow<'a, str>),
@@ -244,7 +245,12 @@ pub struct NameTags<'a> {
     pub name: (&'static str, Cow<'a, str>),
 }
 
-impl NameTags<'_> {
+impl<'a> NameTags<'a> {
+    /// The tag `cluster` naming the cluster and the tag `name` naming the object.
+    pub fn new(cluster: (&'static str, Cow<'a, str>), name: (&'static str, Cow<'a, str>)) -> Self {
+        NameTags { cluster, name }
+    }
+
     /// Both pairs, the cluster's first and the object's name last: a lookup by tag pairs
     /// ([`ResourceIndex::tagged`]) tries the last pair first.
     pub fn pairs(&self) -> [(&str, &str); 2] {

@@ -66,6 +66,7 @@ struct Provider {
 
 /// The rendered configuration: `kubernetes.tf` and the `data/` files, by relative path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TerraformOutput {
     /// Every file by path relative to the output directory (`kubernetes.tf`, `data/...`).
     pub files: BTreeMap<String, Vec<u8>>,
