@@ -361,7 +361,7 @@ async fn a_subnet_associated_with_a_foreign_route_table_is_moved_back_body() {
     // The foreign table is not the cluster's: left alone.
     assert!(
         e.mock
-            .describe_route_tables(&[foreign.clone()], &[])
+            .describe_route_tables(std::slice::from_ref(&foreign), &[])
             .is_ok_and(|t| t.len() == 1)
     );
 }

@@ -126,7 +126,7 @@ impl MockGce {
 
     fn answer_lost(s: &mut State, op: String) -> Option<CloudError> {
         s.writes += 1;
-        if s.lose_every == 0 || s.writes % s.lose_every != 0 {
+        if s.lose_every == 0 || !s.writes.is_multiple_of(s.lose_every) {
             return None;
         }
         s.lost += 1;
