@@ -361,7 +361,9 @@ impl ResourceType {
                 terraform_type: "aws_route_table_association",
                 service: Service::Ec2,
                 taggable: false,
-                immutable: &["route_table_id", "subnet_id"],
+                // A subnet associated with another table is moved
+                // (ReplaceRouteTableAssociation), not re-created.
+                immutable: &["subnet_id"],
                 unordered: &[],
                 attrs: &["route_table_id", "subnet_id"],
             },

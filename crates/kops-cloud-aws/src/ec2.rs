@@ -1874,6 +1874,33 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             )
             .await?;
         }
+        R::RouteTableAssociation => {
+            // A subnet associated with another table than the model's is moved there;
+            // the moved association gets a new ID, the one read back.
+            if let Some(rtb) = s(&a, "route_table_id") {
+                a.remove("route_table_id");
+                if !a.is_empty() {
+                    return Err(immutable(rt, &a));
+                }
+                if old.attr_str("route_table_id") != Some(rtb.as_str()) {
+                    let o = be
+                        .call(
+                            EC2,
+                            "ReplaceRouteTableAssociation",
+                            id,
+                            ec2.replace_route_table_association()
+                                .association_id(id)
+                                .route_table_id(&rtb)
+                                .send(),
+                        )
+                        .await?;
+                    let new_id = o.new_association_id().unwrap_or(id).to_owned();
+                    return be.reread(rt, &new_id).await;
+                }
+            } else if !a.is_empty() {
+                return Err(immutable(rt, &a));
+            }
+        }
         R::Volume => {
             let mut r = ec2.modify_volume().volume_id(id);
             if let Some(v) = i32_(&a, "size") {

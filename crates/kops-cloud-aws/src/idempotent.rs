@@ -21,6 +21,24 @@
 //! tokens for a day or more, and a deleted cluster made again must get new objects);
 //! across a crash, the next run finds what the dead one made by its tags, as any run
 //! does.
+//!
+//! # The rule of each kind
+//!
+//! [`create_rule`] says how a lost answer to each kind's create is recovered without a
+//! second object ([`CreateRule`]):
+//!
+//! | rule | kinds |
+//! | --- | --- |
+//! | [`CreateRule::ClientToken`]: AWS answers a repeat with the first object | launch template, NAT gateway, EBS volume, instance |
+//! | [`CreateRule::UniqueName`]: AWS refuses a second object of the name (`AlreadyExists`), the retry's find then finds the first; a create left untagged is found by name | IAM role, instance profile, security group (per VPC), autoscaling group, load balancer, target group, SQS queue, EventBridge rule, key pair, IAM OIDC provider (per URL), hosted zone records |
+//! | [`CreateRule::NaturalKey`]: AWS refuses a second object of the key (the subnet of an association, a route's destination, a rule's permission, a role's policy name), or the create is a put that overwrites | route, route-table association, security-group rule, IAM role policy and attachment, DHCP options association, VPC CIDR blocks, lifecycle hook, warm pool, listener, EventBridge target, S3 object, Route 53 record |
+//! | [`CreateRule::TagLookup`]: nothing in AWS stops a second object; the create writes the object's unique name tags (`Name` and the cluster's) in the same call (`TagSpecifications`), and after an answer that may have been lost the next create looks the object up by those tags, listing until it is seen or the look-up's bound has passed ([`Idempotent::with_retry`]: the retry policy's delays on its clock, and at least [`Idempotent::with_lookups`] answered listings), before creating again | VPC, subnet, route table, internet gateway, egress-only internet gateway, elastic IP, DHCP options |
+//!
+//! What a look-up cannot see in time (a process that died between the create and its
+//! answer, a listing lagging beyond the bound) leaves a second object of one name: the
+//! plan finds it (two objects the cluster owns under one task's name), keeps the one the
+//! model's references use and deletes the other after moving what points at it (see
+//! `kops_model::aws::orphans`).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -32,6 +50,7 @@ use crate::cloud::{
     ResourceType, TagFilter, UpdateRequest,
 };
 use crate::decorator::Decorator;
+use kops_tasks::RetryPolicy;
 
 /// The attribute a create request carries its client token in.
 pub const CLIENT_TOKEN_ATTR: &str = "client_token";
@@ -45,6 +64,44 @@ pub fn takes_client_token(rt: ResourceType) -> bool {
             | ResourceType::Volume
             | ResourceType::Instance
     )
+}
+
+/// How a create of a kind is kept from making a second object when its answer is lost
+/// (see the module docs for the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CreateRule {
+    /// The API takes a `ClientToken`: a repeat returns the first object.
+    ClientToken,
+    /// The name is unique (per account and region, or per VPC): a repeat is refused.
+    UniqueName,
+    /// The object's identifying attributes are unique (or the create overwrites): a
+    /// repeat is refused or harmless.
+    NaturalKey,
+    /// Nothing stops a second object: the create writes unique name tags in the same
+    /// call, and a create after an uncertain one first looks for the object by them.
+    TagLookup,
+}
+
+/// The [`CreateRule`] of `rt`'s create.
+pub fn create_rule(rt: ResourceType) -> CreateRule {
+    use ResourceType as R;
+    if takes_client_token(rt) {
+        return CreateRule::ClientToken;
+    }
+    if is_named(rt) || matches!(rt, R::IamOidcProvider | R::HostedZone) {
+        return CreateRule::UniqueName;
+    }
+    match rt {
+        R::Vpc
+        | R::Subnet
+        | R::RouteTable
+        | R::InternetGateway
+        | R::EgressOnlyInternetGateway
+        | R::ElasticIp
+        | R::DhcpOptions => CreateRule::TagLookup,
+        _ => CreateRule::NaturalKey,
+    }
 }
 
 /// Types found by their name (unique per account and region, or per VPC).
@@ -92,6 +149,7 @@ pub struct Idempotent {
     inner: Arc<dyn AwsCloud>,
     salt: u128,
     lookups: u32,
+    retry: Option<RetryPolicy>,
     uncertain: Mutex<HashSet<u128>>,
 }
 
@@ -108,13 +166,27 @@ impl Idempotent {
             inner,
             salt,
             lookups: 8,
+            retry: None,
             uncertain: Mutex::new(HashSet::new()),
         }
     }
 
-    /// How many listings a look-before-create makes at most (at least 1).
+    /// How many answered listings a look-before-create makes at least before it
+    /// concludes the object was not made (at least 1; 8 unless set). Listings that
+    /// fail (throttled, unavailable) do not count: they are retried.
     pub fn with_lookups(mut self, n: u32) -> Self {
         self.lookups = n.max(1);
+        self
+    }
+
+    /// Waits out the listings' delay with `policy`: between two listings of a
+    /// look-before-create it sleeps the policy's delay on the policy's clock, and it
+    /// keeps listing until the object is seen, or both [`Idempotent::with_lookups`]
+    /// answered listings were made and the policy's attempts are used up (failed
+    /// listings are bounded by the policy's attempts too). Without a policy the
+    /// listings follow each other at once.
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
         self
     }
 
@@ -150,24 +222,54 @@ impl Idempotent {
                 query = query.with_tag(TagFilter::equals(k.clone(), v.clone()));
             }
         }
-        for _ in 0..self.lookups {
-            let found = match self.inner.list(&query).await {
-                Ok(v) => v,
-                Err(e) if e.is_retryable() => continue,
-                Err(e) => return Err(e),
-            };
-            let hit = found.into_iter().find(|r| {
-                if by_name {
-                    r.name == request.name
-                } else {
-                    request.tags.iter().all(|(k, v)| r.tags.get(k) == Some(v))
+        // Answered listings that did not show it, failed listings, and the attempts the
+        // policy allows (answered and failed) before the look-up gives up.
+        let (mut answered, mut failed, mut tries) = (0u32, 0u32, 0u32);
+        let max_failed = self
+            .retry
+            .as_ref()
+            .and_then(|p| p.max_attempts)
+            .unwrap_or(8)
+            .max(self.lookups);
+        let salt = u64::try_from(fingerprint(request) & u128::from(u64::MAX)).unwrap_or(0);
+        loop {
+            tries += 1;
+            match self.inner.list(&query).await {
+                Ok(found) => {
+                    let hit = found.into_iter().find(|r| {
+                        if by_name {
+                            r.name == request.name
+                        } else {
+                            request.tags.iter().all(|(k, v)| r.tags.get(k) == Some(v))
+                        }
+                    });
+                    if hit.is_some() {
+                        return Ok(hit);
+                    }
+                    answered += 1;
                 }
-            });
-            if hit.is_some() {
-                return Ok(hit);
+                Err(e) if e.is_retryable() => {
+                    failed += 1;
+                    if failed >= max_failed {
+                        return Err(e);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            let policy_done = match &self.retry {
+                Some(p) if p.max_attempts.is_some() => !p.allows(tries),
+                _ => true,
+            };
+            if answered >= self.lookups && policy_done {
+                return Ok(None);
+            }
+            if let Some(p) = &self.retry {
+                let delay = p.delay(tries.min(30), salt);
+                if !delay.is_zero() {
+                    p.clock.sleep(delay).await;
+                }
             }
         }
-        Ok(None)
     }
 }
 

@@ -3,8 +3,12 @@
 //!
 //! ```text
 //! cargo run --release -p kops-mock --example chaos -- --seed S --runs N \
-//!     [--throttle 0.3] [--delayed-visibility 0.2] [--lost-responses 0.1] [--crash 0.2]
+//!     [--seeds A..B] [--throttle 0.3] [--delayed-visibility 0.2] [--lost-responses 0.1] \
+//!     [--crash 0.2] [--verbose]
 //! ```
+//!
+//! `--seeds A..B` runs `--runs` runs for each seed from A up to B (B excluded) in place
+//! of the one `--seed`; `scripts/chaos-sweep` runs 10,000 runs over 20 seeds this way.
 //!
 //! It lives in kops-mock (not kops-examples) because it runs on the mock only: a release
 //! build of it compiles no aws-sdk crate.
@@ -34,9 +38,16 @@
 //! - **unconverged**: clusters whose plan was not empty after the attempts allowed, or
 //!   whose delete left something.
 //!
+//! Each finding is named as it is found, on standard error, whether or not `--verbose`
+//! is given: `finding: seed S run R <cluster>: duplicate <kind> <name> x2`, `... leaked
+//! <id>`, `... unconverged (<why>)`, followed by the faults injected in that cluster's
+//! attempts before it (lost answers, hidden and lingering objects, half-done creates,
+//! the crash; throttling left out), so a finding can be traced and replayed with
+//! `--seed S` and enough `--runs`.
+//!
 //! The line before the last says how many runs were drawn to crash and how many crashes
-//! fired; the last line is exactly `N runs, D duplicates, L leaks, F unconverged`. The
-//! exit code is 0 when all three are 0.
+//! fired; the last line is exactly `N runs, D duplicates, L leaks, F unconverged` (N
+//! counts the runs of every seed). The exit code is 0 when all three are 0.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
@@ -69,6 +80,9 @@ const CRASH_WINDOW: u64 = 150;
 pub struct Args {
     /// `--seed`.
     pub seed: u64,
+    /// `--seeds A..B`: the seeds A up to B (excluded), each with `runs` runs, in place of
+    /// `seed`.
+    pub seeds: Option<(u64, u64)>,
     /// `--runs`.
     pub runs: u64,
     /// `--throttle`: fraction of calls throttled.
@@ -87,6 +101,7 @@ pub struct Args {
 pub fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<Args> {
     let mut a = Args {
         seed: 1,
+        seeds: None,
         runs: 10,
         throttle: 0.3,
         visibility: 0.2,
@@ -114,13 +129,28 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<Args
         };
         match flag.as_str() {
             "--seed" => a.seed = value.parse().with_context(|| format!("--seed {value}"))?,
+            "--seeds" => {
+                let (from, to) = value
+                    .split_once("..")
+                    .with_context(|| format!("--seeds {value}: expected A..B"))?;
+                let from: u64 = from
+                    .parse()
+                    .with_context(|| format!("--seeds {value}: {from:?} is not a seed"))?;
+                let to: u64 = to
+                    .parse()
+                    .with_context(|| format!("--seeds {value}: {to:?} is not a seed"))?;
+                if to <= from {
+                    bail!("--seeds {value}: the range is empty (B is excluded)");
+                }
+                a.seeds = Some((from, to));
+            }
             "--runs" => a.runs = value.parse().with_context(|| format!("--runs {value}"))?,
             "--throttle" => a.throttle = frac(&value)?,
             "--delayed-visibility" => a.visibility = frac(&value)?,
             "--lost-responses" => a.lost = frac(&value)?,
             "--crash" => a.crash = frac(&value)?,
             other => bail!(
-                "unknown flag {other} (known: --seed, --runs, --throttle, --delayed-visibility, --lost-responses, --crash, --verbose)"
+                "unknown flag {other} (known: --seed, --seeds, --runs, --throttle, --delayed-visibility, --lost-responses, --crash, --verbose)"
             ),
         }
     }
@@ -155,8 +185,12 @@ fn unit(x: u64) -> f64 {
 }
 
 /// What the runs counted.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Tally {
+    /// Runs made (of every seed).
+    pub runs: u64,
+    /// Each duplicate, leak and unconverged cluster, named (see the module docs).
+    pub findings: Vec<String>,
     /// Objects owned twice under one kind and name.
     pub duplicates: u64,
     /// Objects left after the deletes.
@@ -371,13 +405,32 @@ impl CrashPoint {
     }
 }
 
+/// Records a finding: counted by the caller, named here (with the faults before it).
+fn finding(tally: &mut Tally, label: &str, what: String, faults: &[String]) {
+    const SHOWN: usize = 16;
+    let mut line = format!("finding: {label}: {what}");
+    if faults.is_empty() {
+        line.push_str("; no fault other than throttling was injected before it");
+    } else {
+        let skip = faults.len().saturating_sub(SHOWN);
+        line.push_str("; after faults: ");
+        if skip > 0 {
+            line.push_str(&format!("({skip} earlier) "));
+        }
+        line.push_str(&faults[skip..].join("; "));
+    }
+    eprintln!("{line}");
+    tally.findings.push(line);
+}
+
 async fn one_run(
     args: &Args,
+    base_seed: u64,
     run: u64,
     tally: &mut Tally,
     keysets: &mut Option<Keysets>,
 ) -> anyhow::Result<()> {
-    let seed = mix(args.seed, run);
+    let seed = mix(base_seed, run);
     let mock = kops_mock::fixture::Fixture::parse(FIXTURE, "chaos fixture")?.build()?;
     let before = mock.resource_ids();
     let server: Arc<dyn AwsCloud> = Arc::new(ClientTokens::new(Arc::new(mock.clone())));
@@ -398,7 +451,17 @@ async fn one_run(
         ))
     };
     // What an attempt's decorator saw: the faults it injected, and whether it crashed.
-    let record = |chaos: &ChaosCloud, crash: &mut CrashPoint, tally: &mut Tally| {
+    let record = |chaos: &ChaosCloud,
+                  crash: &mut CrashPoint,
+                  tally: &mut Tally,
+                  log: &mut Vec<String>,
+                  attempt: &str| {
+        log.extend(
+            chaos
+                .fault_log()
+                .into_iter()
+                .map(|f| format!("[{attempt}] {f}")),
+        );
         let st = chaos.stats();
         tally.faults += st.throttled + st.lost + st.hidden + st.lingering + st.half_created;
         crash.after(st.mutations, st.crashed);
@@ -411,16 +474,27 @@ async fn one_run(
         st.crashed
     };
 
+    // The faults each cluster's attempts saw, for naming findings.
+    let mut logs: Vec<Vec<String>> = vec![Vec::new(); all.len()];
+    let label = |c: &Cluster| format!("seed {base_seed} run {run} {}", c.name);
     for (ci, c) in all.iter().enumerate() {
         if let Some(k) = keysets.as_ref() {
             give_keysets(&store, &c.name, k).await?;
         }
         let mut done = false;
+        let mut last_error = String::from("no attempt answered");
         for n in 0..ATTEMPTS {
             let chaos = chaos_of(100 + (ci as u64) * 31 + u64::from(n), &crash);
-            let api = Idempotent::new(chaos.clone());
+            let api = Idempotent::new(chaos.clone()).with_retry(retry());
             let result = attempt(&api, c, &store, &registry).await;
-            if record(&chaos, &mut crash, tally) {
+            if record(
+                &chaos,
+                &mut crash,
+                tally,
+                &mut logs[ci],
+                &format!("apply {n}"),
+            ) {
+                last_error = format!("attempt {n} crashed");
                 continue;
             }
             match result {
@@ -428,26 +502,38 @@ async fn one_run(
                     done = true;
                     break;
                 }
-                Ok(false) => {}
+                Ok(false) => last_error = format!("attempt {n} applied changes"),
                 Err(e) => {
                     if args.verbose {
                         eprintln!("run {run} {} attempt {n}: {e:#}", c.name);
                     }
+                    last_error = format!("attempt {n}: {e:#}");
                 }
             }
         }
-        let ok = done && converged(raw, c, &store).await?;
+        let ok = if done {
+            let clean = converged(raw, c, &store).await?;
+            if !clean {
+                last_error = "a fault-free plan still has changes".into();
+            }
+            clean
+        } else {
+            false
+        };
         if !ok {
             tally.unconverged += 1;
-            if args.verbose {
-                eprintln!("run {run} {}: not converged", c.name);
-            }
+            finding(
+                tally,
+                &label(c),
+                format!("unconverged after {ATTEMPTS} attempts ({last_error})"),
+                &logs[ci],
+            );
         } else if keysets.is_none() {
             *keysets = Some(save_keysets(&store, &c.name).await?);
         }
         let dups = duplicates(raw, &c.name).await?;
-        if args.verbose && !dups.is_empty() {
-            eprintln!("run {run} {}: duplicates {dups:?}", c.name);
+        for d in &dups {
+            finding(tally, &label(c), format!("duplicate {d}"), &logs[ci]);
         }
         tally.duplicates += dups.len() as u64;
     }
@@ -456,13 +542,19 @@ async fn one_run(
         let mut clean = false;
         for n in 0..ATTEMPTS {
             let chaos = chaos_of(900 + (ci as u64) * 31 + u64::from(n), &crash);
-            let api = Idempotent::new(chaos.clone());
+            let api = Idempotent::new(chaos.clone()).with_retry(retry());
             let opts = DeleteOptions::default()
                 .with_max_rounds(30)
                 .with_retry_delay(Duration::ZERO)
                 .with_retry(retry());
             let result = delete_cluster(&api, &c.name, &opts).await;
-            record(&chaos, &mut crash, tally);
+            record(
+                &chaos,
+                &mut crash,
+                tally,
+                &mut logs[ci],
+                &format!("delete {n}"),
+            );
             match result {
                 Ok(report) if report.is_complete() => {}
                 Ok(report) => {
@@ -483,10 +575,20 @@ async fn one_run(
         }
         if !clean {
             tally.unconverged += 1;
-            if args.verbose {
-                let left = remaining(raw, &c.name).await?;
-                eprintln!("run {run} {}: delete left objects {left:?}", c.name);
-            }
+            let left: Vec<String> = remaining(raw, &c.name)
+                .await?
+                .into_iter()
+                .map(|r| format!("{} {}", r.resource_type.terraform_type(), r.id))
+                .collect();
+            finding(
+                tally,
+                &label(c),
+                format!(
+                    "delete unconverged after {ATTEMPTS} attempts, left: {}",
+                    left.join(", ")
+                ),
+                &logs[ci],
+            );
         }
     }
     if crash.next().is_some() && args.verbose {
@@ -498,11 +600,26 @@ async fn one_run(
         .into_iter()
         .filter(|id| !before.contains(id) && !gone.contains(id))
         .collect();
-    if args.verbose && !left.is_empty() {
-        eprintln!("run {run}: left behind {left:?}");
+    if !left.is_empty() {
+        let all_faults: Vec<String> = logs.concat();
+        finding(
+            tally,
+            &format!("seed {base_seed} run {run}"),
+            format!("leaked {}", left.join(", ")),
+            &all_faults,
+        );
     }
     tally.leaks += left.len() as u64;
+    tally.runs += 1;
     Ok(())
+}
+
+/// The seeds `args` asks for.
+pub fn seeds(args: &Args) -> Vec<u64> {
+    match args.seeds {
+        Some((from, to)) => (from..to).collect(),
+        None => vec![args.seed],
+    }
 }
 
 /// Runs `args.runs` runs and sums what they counted.
@@ -514,23 +631,27 @@ pub fn run_all(args: &Args) -> anyhow::Result<Tally> {
     let mut tally = Tally::default();
     let mut keysets = None;
     let started = std::time::Instant::now();
-    for run in 0..args.runs {
-        if let Err(e) = runtime.block_on(one_run(args, run, &mut tally, &mut keysets)) {
-            eprintln!("error: run {run}: {e:#}");
-            tally.unconverged += 1;
-        }
-        if args.verbose || (run + 1) % 50 == 0 {
-            eprintln!(
-                "after {} runs ({:.0?}): {} duplicates, {} leaks, {} unconverged, {} crashes in {} runs drawn to crash, {} other faults injected",
-                run + 1,
-                started.elapsed(),
-                tally.duplicates,
-                tally.leaks,
-                tally.unconverged,
-                tally.crashes,
-                tally.crash_runs,
-                tally.faults
-            );
+    for seed in seeds(args) {
+        for run in 0..args.runs {
+            if let Err(e) = runtime.block_on(one_run(args, seed, run, &mut tally, &mut keysets)) {
+                let what = format!("error: {e:#}");
+                finding(&mut tally, &format!("seed {seed} run {run}"), what, &[]);
+                tally.unconverged += 1;
+                tally.runs += 1;
+            }
+            if args.verbose || tally.runs % 50 == 0 {
+                eprintln!(
+                    "after {} runs ({:.0?}, seed {seed}): {} duplicates, {} leaks, {} unconverged, {} crashes in {} runs drawn to crash, {} other faults injected",
+                    tally.runs,
+                    started.elapsed(),
+                    tally.duplicates,
+                    tally.leaks,
+                    tally.unconverged,
+                    tally.crashes,
+                    tally.crash_runs,
+                    tally.faults
+                );
+            }
         }
     }
     Ok(tally)
@@ -546,13 +667,22 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let list = seeds(&args);
+    println!(
+        "seeds: {} ({} runs each)",
+        list.iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(" "),
+        args.runs
+    );
     println!(
         "faults injected: {} crashes ({} runs drawn to crash), {} others (throttled calls, lost answers, hidden or lingering objects, half-done creates)",
         tally.crashes, tally.crash_runs, tally.faults
     );
     println!(
         "{} runs, {} duplicates, {} leaks, {} unconverged",
-        args.runs, tally.duplicates, tally.leaks, tally.unconverged
+        tally.runs, tally.duplicates, tally.leaks, tally.unconverged
     );
     if tally.duplicates + tally.leaks + tally.unconverged == 0 {
         ExitCode::SUCCESS

@@ -20,7 +20,27 @@
 //!   state store only, with a new decorator ([`ChaosCloud::restart`]).
 //!
 //! Visibility is modelled per process: a restarted run sees what the cloud holds (a
-//! restart takes longer than the describe lag). [`ChaosStats`] counts what was injected.
+//! restart takes longer than the describe lag). [`ChaosStats`] counts what was injected,
+//! and [`ChaosCloud::fault_log`] names each fault other than throttling.
+//!
+//! # The 10,000-run figure
+//!
+//! `scripts/chaos-sweep` (20 seeds chosen at random by the script, 500 runs each of the
+//! chaos example, release build, the default mix: 30% throttling, 20% delayed
+//! visibility, 10% lost answers, 5% half-done creates, 20% of runs crashing), on
+//! 2026-12-06 with the no-second-create rule, the association repair and the duplicate
+//! deletion of issue 42, two seeds at a time on a 2-core machine shared with other
+//! builds:
+//!
+//! ```text
+//! sweep: seeds 1481628063 2917450746 315287266 3711231454 2013533738 1651131941
+//!   1918809589 3469472185 757494243 2987221004 3417626472 1204132211 384081004
+//!   4169748096 239323169 2628927895 869640336 2122407173 1000697455 2073166027
+//! sweep: 10000 runs over 20 seeds, 0 duplicates, 0 leaks, 0 unconverged (wall 1006 s)
+//! ```
+//!
+//! The runs injected 2,000 crashes (every run drawn to crash crashed) and 5,105,888
+//! other faults. Any seed replays with `--seed S --runs 500`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -131,6 +151,8 @@ struct State {
     /// Deleted objects still listed until the call count passes the value.
     lingering: Vec<(Resource, u64)>,
     stats: ChaosStats,
+    /// The faults injected other than throttling, in order, for humans.
+    log: Vec<String>,
 }
 
 /// The decorator (see the module docs).
@@ -179,6 +201,7 @@ impl ChaosCloud {
                 hidden: BTreeMap::new(),
                 lingering: Vec::new(),
                 stats: ChaosStats::default(),
+                log: Vec::new(),
             }),
             inner,
             plan,
@@ -194,6 +217,18 @@ impl ChaosCloud {
     /// What was injected so far.
     pub fn stats(&self) -> ChaosStats {
         self.lock().stats
+    }
+
+    /// The faults injected so far other than throttling, in the order they were,
+    /// each naming the operation and the object (`lost answer: CreateRouteTable
+    /// rtb-3`, `hidden from listings for 5 calls: rtb-3`, ...): what preceded a
+    /// duplicate or a leak.
+    pub fn fault_log(&self) -> Vec<String> {
+        self.lock().log.clone()
+    }
+
+    fn note(&self, what: String) {
+        self.lock().log.push(what);
     }
 
     /// The cloud behind the faults.
@@ -216,8 +251,10 @@ impl ChaosCloud {
         if mutation {
             st.mutations += 1;
             st.stats.mutations += 1;
-            if self.plan.crash_at.is_some_and(|k| st.mutations >= k) {
+            if !st.stats.crashed && self.plan.crash_at.is_some_and(|k| st.mutations >= k) {
                 st.stats.crashed = true;
+                let what = format!("crash at {operation} (mutation {})", st.mutations);
+                st.log.push(what);
             }
         }
         if st.stats.crashed {
@@ -297,8 +334,9 @@ impl ResourceCloud<ResourceType> for ChaosCloud {
         if is_named(rt) && self.chance(self.plan.half_create) {
             let mut first = request.clone();
             first.tags.clear();
-            self.inner.create(&first).await?;
+            let made = self.inner.create(&first).await?;
             self.lock().stats.half_created += 1;
+            self.note(format!("half-done create (untagged): {op} {}", made.id));
             return Err(CloudError::Unavailable {
                 operation: format!("{op}: tagging the new object failed (injected)"),
                 source: None,
@@ -310,8 +348,14 @@ impl ResourceCloud<ResourceType> for ChaosCloud {
             let until = st.calls + self.plan.visibility_lag;
             st.hidden.insert(r.id.clone(), until);
             st.stats.hidden += 1;
+            let what = format!(
+                "hidden from listings for {} calls: {op} {}",
+                self.plan.visibility_lag, r.id
+            );
+            st.log.push(what);
         }
         if self.chance(self.plan.lost_response) {
+            self.note(format!("lost answer: {op} {}", r.id));
             return Err(self.lost(&op));
         }
         Ok(r)
@@ -322,6 +366,7 @@ impl ResourceCloud<ResourceType> for ChaosCloud {
         self.enter(&op, true)?;
         let r = self.inner.update(request).await?;
         if self.chance(self.plan.lost_response) {
+            self.note(format!("lost answer: {op} {}", request.id));
             return Err(self.lost(&op));
         }
         Ok(r)
@@ -346,10 +391,16 @@ impl ResourceCloud<ResourceType> for ChaosCloud {
         {
             let mut st = self.lock();
             let until = st.calls + self.plan.visibility_lag;
+            let what = format!(
+                "still listed for {} calls after delete: {op} {id}",
+                self.plan.visibility_lag
+            );
             st.lingering.push((r, until));
             st.stats.lingering += 1;
+            st.log.push(what);
         }
         if self.chance(self.plan.lost_response) {
+            self.note(format!("lost answer: {op} {id}"));
             return Err(self.lost(&op));
         }
         Ok(())

@@ -2307,6 +2307,18 @@ impl MockAws {
                 let route = route_from(&merged);
                 self.replace_route(rtb, route).into_cloud()?;
             }
+            R::RouteTableAssociation => {
+                // ReplaceRouteTableAssociation: the subnet moves to the other table under
+                // a new association id (the one answered).
+                if changed("route_table_id")
+                    && let Some(rtb) = a_str(a, "route_table_id")
+                {
+                    let new_id = self
+                        .replace_route_table_association(id, &rtb)
+                        .into_cloud()?;
+                    return self.one(rt, &new_id);
+                }
+            }
             R::SecurityGroup => {}
             R::SecurityGroupRule => {
                 // Only the description of a rule can change in place.
@@ -2526,7 +2538,6 @@ impl MockAws {
             | R::DhcpOptions
             | R::EgressOnlyInternetGateway
             | R::RouteTable
-            | R::RouteTableAssociation
             | R::ElasticIp
             | R::NatGateway
             | R::IamRolePolicyAttachment

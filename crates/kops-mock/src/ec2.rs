@@ -1773,6 +1773,53 @@ impl MockAws {
         })
     }
 
+    /// `ReplaceRouteTableAssociation`: moves an explicit association to another route
+    /// table of the same VPC; returns the new association id (AWS gives the moved
+    /// association a new one).
+    pub fn replace_route_table_association(
+        &self,
+        association_id: &str,
+        route_table_id: &str,
+    ) -> Result<String> {
+        self.call("ec2:ReplaceRouteTableAssociation", |st, op| {
+            let target_vpc = st
+                .ec2
+                .route_tables
+                .get(route_table_id)
+                .ok_or_else(|| Error::not_found(op, "route-table", route_table_id))?
+                .vpc_id
+                .clone();
+            let Some((from, i)) = st.ec2.route_tables.values().find_map(|rt| {
+                rt.associations
+                    .iter()
+                    .position(|a| a.id == association_id)
+                    .map(|i| (rt.id.clone(), i))
+            }) else {
+                return Err(Error::not_found(
+                    op,
+                    "route-table-association",
+                    association_id,
+                ));
+            };
+            let mut assoc = match st.ec2.route_tables.get_mut(&from) {
+                Some(rt) if rt.vpc_id == target_vpc => rt.associations.remove(i),
+                _ => {
+                    return Err(Error::invalid(
+                        op,
+                        "RouteTableId",
+                        format!("{route_table_id} is not in the VPC of {from}"),
+                    ));
+                }
+            };
+            assoc.id = st.ids.next("rtbassoc");
+            let id = assoc.id.clone();
+            if let Some(rt) = st.ec2.route_tables.get_mut(route_table_id) {
+                rt.associations.push(assoc);
+            }
+            Ok(id)
+        })
+    }
+
     /// `CreateRoute`: fails if the destination already has a route; the target must exist.
     pub fn create_route(&self, route_table_id: &str, route: Route) -> Result<()> {
         self.call("ec2:CreateRoute", |st, op| {

@@ -1013,3 +1013,58 @@ async fn terraform_provider_blocks_carry_the_specs_extra_config() -> anyhow::Res
     );
     Ok(())
 }
+
+/// Objects of each type in the mock project (instance templates are named by the mock
+/// from a serial, so types are counted, not names compared).
+fn counts(m: &MockGce) -> std::collections::BTreeMap<String, usize> {
+    let mut c = std::collections::BTreeMap::new();
+    for r in m.objects() {
+        *c.entry(format!("{:?}", r.resource_type)).or_default() += 1;
+    }
+    c
+}
+
+async fn lost_answers_converge(topology: &str) -> anyhow::Result<()> {
+    let name = format!("lost-{topology}.example.com");
+    let text = spec(&name, topology, 1);
+    let none = LifecycleOverrides::new();
+    // What a run without faults makes.
+    let clean = Run::mock();
+    let ctx = clean.ctx(&text, None).await?;
+    gce::apply(&clean.cached(&name), &ctx, &none).await?;
+    let Backend::Mock(clean_mock) = &clean.backend else {
+        unreachable!()
+    };
+    let want = counts(clean_mock);
+
+    // Every third insert's answer lost: each attempt is a fresh process (a new list
+    // cache) that re-plans from the cloud, until a plan is empty.
+    let mock = Arc::new(MockGce::new("testproject", "us-test1"));
+    mock.lose_answers(3);
+    let run = Run {
+        backend: Backend::Mock(mock.clone()),
+        store: Arc::new(MemoryStore::new()),
+    };
+    let ctx = run.ctx(&text, None).await?;
+    let mut converged = false;
+    for _ in 0..8 {
+        let _ = gce::apply(&run.cached(&name), &ctx, &none).await;
+        if !gce::plan(&run.cached(&name), &ctx, &none)
+            .await?
+            .has_changes()
+        {
+            converged = true;
+            break;
+        }
+    }
+    assert!(mock.lost_answers() > 3, "{}", mock.lost_answers());
+    assert!(converged, "{name}: no empty plan after 8 attempts");
+    assert_eq!(counts(&mock), want, "{name}: a second object was made");
+    Ok(())
+}
+
+#[tokio::test]
+async fn lost_insert_answers_converge_without_a_second_object() -> anyhow::Result<()> {
+    Box::pin(lost_answers_converge("public")).await?;
+    Box::pin(lost_answers_converge("private")).await
+}

@@ -73,6 +73,12 @@ struct State {
     instance_serial: u64,
     /// Each instance's private address, by its name.
     addresses: BTreeMap<String, String>,
+    /// Every this many inserts the answer is lost (0: none).
+    lose_every: u64,
+    /// Inserts made, for `lose_every`.
+    writes: u64,
+    /// Answers lost.
+    lost: u64,
 }
 
 /// An in-memory GCE project in one region (module docs).
@@ -101,6 +107,33 @@ impl MockGce {
                 ..State::default()
             }),
         }
+    }
+
+    /// Loses the answer of every `n`-th insert (0: none): the operation
+    /// happens, and the caller gets [`CloudError::Unavailable`], as when the connection
+    /// resets before the operation's answer arrives. A retry must find what was made
+    /// rather than make it again: GCE refuses a second object of one name
+    /// (`AlreadyExists`), and an instance template, named by the mock from its
+    /// `name_prefix`, is found by the task's find before a create is repeated.
+    pub fn lose_answers(&self, n: u64) {
+        self.lock().lose_every = n;
+    }
+
+    /// How many answers [`MockGce::lose_answers`] lost so far.
+    pub fn lost_answers(&self) -> u64 {
+        self.lock().lost
+    }
+
+    fn answer_lost(s: &mut State, op: String) -> Option<CloudError> {
+        s.writes += 1;
+        if s.lose_every == 0 || !s.writes.is_multiple_of(s.lose_every) {
+            return None;
+        }
+        s.lost += 1;
+        Some(CloudError::Unavailable {
+            operation: format!("{op} (answer lost, injected)"),
+            source: None,
+        })
     }
 
     /// Replaces the project's Cloud DNS managed zones.
@@ -500,6 +533,9 @@ impl ResourceCloud<GceResourceType> for MockGce {
         s.objects.insert((rt, id.clone()), r.clone());
         if rt == R::InstanceGroupManager {
             Self::sync_instances(&mut s, &id);
+        }
+        if let Some(e) = Self::answer_lost(&mut s, format!("inserting {rt} {id}")) {
+            return Err(e);
         }
         Ok(r)
     }

@@ -28,8 +28,17 @@
 //!   (the cloud controller's);
 //! - objects of a kind whose tasks are not all `Sync` (a lifecycle override such as
 //!   `IAMRole=ExistsAndWarnIfChanges` or `Ignore` means the model does not look after
-//!   that kind), and objects whose key a task of the graph has (a second object under a
-//!   task's name is a duplicate to look at, not something to delete unasked).
+//!   that kind), and objects whose key a task of the graph has while that task found
+//!   nothing (the object may be the task's own, not yet listed by the find).
+//!
+//! **Duplicates**: a second object the cluster owns under a task's kind and name, while
+//! the task found another one (a create whose answer was lost and whose object the
+//! retry's look-up did not see in time), is planned for deletion too, with the reason:
+//! the object the task found is the one the model's references use and is kept, the
+//! other goes in its kind's wave, after the tasks have moved what pointed at it (a
+//! subnet's route-table association is moved by its task). Its plan key is the task's
+//! name followed by ` (duplicate <id>)`. EBS volumes are never deleted as duplicates
+//! (one may hold etcd's data).
 //!
 //! ```
 //! use kops_model::aws::orphans::{DELETION_WAVES, wave_of};
@@ -136,6 +145,8 @@ pub struct Claims {
     /// Task kinds the model does not fully manage (a task of the kind is not `Sync`).
     unmanaged: BTreeSet<String>,
     keys: HashSet<TaskKey>,
+    /// The ID each task's find found, by the task's key.
+    found: std::collections::HashMap<TaskKey, String>,
     /// Instance groups whose objects are kept although no task found them: groups an
     /// update leaves alone.
     kept_groups: BTreeSet<String>,
@@ -160,6 +171,9 @@ impl Claims {
                     if let Some(v) = o.get(attr).filter(|v| !v.is_empty()) {
                         c.ids.insert(v.to_owned());
                     }
+                }
+                if let Some(id) = o.get("id").filter(|v| !v.is_empty()) {
+                    c.found.insert(key.clone(), id.to_owned());
                 }
             }
         }
@@ -311,6 +325,25 @@ pub async fn find_orphans(
             }
             let key = TaskKey::new(kind, display_name(&r));
             if claims.keys.contains(&key) {
+                // A duplicate when the task found another object of the name.
+                match claims.found.get(&key) {
+                    Some(kept) if *kept != r.id && rt != R::Volume => {
+                        out.push(OwnedObject {
+                            key: TaskKey::new(
+                                kind,
+                                format!("{} (duplicate {})", key.name(), r.id),
+                            ),
+                            id: r.id.clone(),
+                            description: format!(
+                                "{}: a second object named {:?}, a duplicate of {kept} which the model uses (kept)",
+                                describe(&r, rt),
+                                key.name()
+                            ),
+                            deferred,
+                        });
+                    }
+                    _ => {}
+                }
                 continue;
             }
             out.push(OwnedObject {

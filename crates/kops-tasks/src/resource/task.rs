@@ -297,6 +297,18 @@ pub enum FindBy {
         /// Attributes that identify the object under the parent.
         match_attrs: Vec<String>,
     },
+    /// Like [`FindBy::Parent`], but among the objects of every parent: the one matching
+    /// the listed attributes wherever it is. For association-like kinds whose object
+    /// exists at most once per matched attributes (a subnet's route-table association):
+    /// one found under another parent than the task's is a change of the parent
+    /// attribute, which an update makes (the association is moved), instead of a create
+    /// the cloud refuses.
+    AnyParent {
+        /// The attribute holding the parent's ID the object should be under.
+        parent_attr: String,
+        /// Attributes that identify the object among all of its type.
+        match_attrs: Vec<String>,
+    },
 }
 
 /// One cloud object the model manages, of resource type `K`.
@@ -544,6 +556,36 @@ impl<K: ResourceKind> ResourceTask<K> {
                     .filter(|r| want.iter().all(|(k, v)| r.attrs.get(k) == Some(v)))
                     .map(Arc::new)
                     .collect())
+            }
+            FindBy::AnyParent { match_attrs, .. } => {
+                let mut want = BTreeMap::new();
+                for a in match_attrs {
+                    let Some(v) = self.get(a) else {
+                        return Err(Error::invalid(
+                            format!("{}.{a}", self.key),
+                            "attribute to find the object by is not set",
+                        ));
+                    };
+                    match v.to_json(cx) {
+                        Ok(Json::Null) | Err(_) => return Ok(Vec::new()),
+                        // What it refers to does not exist yet: neither does this object.
+                        Ok(j) => {
+                            want.insert(a.as_str(), j);
+                        }
+                    }
+                }
+                let all = cloud.list_shared(&ListQuery::new(rt)).await?;
+                let mut found: Vec<Arc<Resource<K>>> = all
+                    .into_iter()
+                    .filter(|r| want.iter().all(|(k, v)| r.attrs.get(k) == Some(v)))
+                    .collect();
+                // One under the task's own parent first, when there are several.
+                if let FindBy::AnyParent { parent_attr, .. } = find_by
+                    && let Some(Ok(Json::String(p))) = self.get(parent_attr).map(|v| v.to_json(cx))
+                {
+                    found.sort_by_key(|r| r.parent.as_deref() != Some(p.as_str()));
+                }
+                Ok(found)
             }
         }
     }
@@ -894,14 +936,16 @@ where
             attrs.insert(k.to_string(), v.to_json(cx)?);
         }
         let parent = match &self.find_by {
-            Some(FindBy::Parent { parent_attr, .. }) => attrs
-                .get(parent_attr)
-                .and_then(Json::as_str)
-                .map(str::to_owned)
-                .or(match self.get(parent_attr) {
-                    Some(a) => a.to_json(cx)?.as_str().map(str::to_owned),
-                    None => None,
-                }),
+            Some(FindBy::Parent { parent_attr, .. } | FindBy::AnyParent { parent_attr, .. }) => {
+                attrs
+                    .get(parent_attr)
+                    .and_then(Json::as_str)
+                    .map(str::to_owned)
+                    .or(match self.get(parent_attr) {
+                        Some(a) => a.to_json(cx)?.as_str().map(str::to_owned),
+                        None => None,
+                    })
+            }
             _ => None,
         };
         let r = match (change.kind, change.actual) {

@@ -329,7 +329,9 @@ pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             )
             .attr("route_table_id", Attr::id(&rt))
             .attr("subnet_id", Attr::id(&key))
-            .find_by(FindBy::Parent {
+            // Found by its subnet in whichever table: one in another table (a duplicate
+            // or a foreign one) is moved to the model's (ReplaceRouteTableAssociation).
+            .find_by(FindBy::AnyParent {
                 parent_attr: "route_table_id".into(),
                 match_attrs: vec!["subnet_id".into()],
             }),
