@@ -1173,3 +1173,68 @@ async fn irsa_roles_follow_the_addons_that_run() {
         );
     }
 }
+
+/// Hubble: the agent serves it with its certificate, the relay runs beside the agents
+/// with its own, both issued by cert-manager from the addon's PKI issuer (the cluster
+/// CA); the spec plans, applies on the mock and renders Terraform.
+#[tokio::test]
+async fn cilium_hubble_applies_as_a_set() {
+    let yaml = cluster_yaml(
+        "hubble.example.org",
+        "cilium: {hubble: {enabled: true, metrics: [dns, drop, flow]}}",
+        "  certManager: {enabled: true}\n",
+    );
+    let m = on_the_mock("hubble", &yaml).await;
+    let text = &m.files["networking.cilium.io-k8s-1.16"];
+    for want in [
+        "enable-hubble: \"true\"",
+        "hubble-metrics: dns drop flow",
+        "hubble-listen-address: :4244",
+        "image: quay.io/cilium/hubble-relay:v1.18.12",
+        "name: hubble-peer",
+        "name: hubble-metrics",
+        "containerPort: 4244",
+        "secretName: hubble-server-certs",
+        "'*.hubble-example-org.hubble-grpc.cilium.io'",
+        "name: networking.cilium.io",
+    ] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
+    // The channel gives the addon its PKI issuer.
+    assert!(
+        m.files["bootstrap"].contains("needsPKI: true"),
+        "{}",
+        m.files["bootstrap"]
+    );
+    // The agent mounts the server certificate from the secret the Certificate fills.
+    let objects = kops_api::yaml::from_str_multi(text).unwrap();
+    let agent = objects
+        .iter()
+        .find(|o| s(o, "/kind") == Some("DaemonSet") && s(o, "/metadata/name") == Some("cilium"))
+        .unwrap();
+    let volumes = agent
+        .pointer("/spec/template/spec/volumes")
+        .unwrap()
+        .to_string();
+    assert!(volumes.contains("hubble-server-certs"), "{volumes}");
+
+    // Without cert-manager kOps refuses Hubble, naming the field.
+    let (cluster, groups) = populated(&cluster_yaml(
+        "hubble-nocm.example.org",
+        "cilium: {hubble: {enabled: true}}",
+        "",
+    ));
+    let mut ctx = ModelContext::new(cluster, groups, "eu-west-9").with_account(AccountInfo::new(
+        "111111111111",
+        "aws",
+        "eu-west-9",
+    ));
+    ctx.cluster_context
+        .ensure_keysets(std::time::SystemTime::now())
+        .unwrap();
+    let err = builders::build(&ctx).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        err.contains("spec.networking.cilium.hubble.enabled"),
+        "{err}"
+    );
+}
