@@ -1025,3 +1025,216 @@ fn karpenter_applies_as_a_set() {
         == serde_json::json!(["ec2:DeleteLaunchTemplate", "ec2:TerminateInstances"])
         && st["Condition"]["StringEquals"]["aws:ResourceTag/KubernetesCluster"] == name.as_str()));
 }
+
+/// The outcome of [`on_the_mock`]: the cluster name, the roles on the mock after apply,
+/// the Terraform main file and the addon files of the Terraform render.
+struct OnTheMock {
+    name: String,
+    roles: BTreeSet<String>,
+    terraform: String,
+    files: BTreeMap<String, String>,
+}
+
+/// Plans the cluster of `yaml` (built by [`cluster_yaml`]) on a new mock cloud, applies
+/// the plan, checks the next plan is empty, and renders Terraform; its addon manifests
+/// must apply as a set.
+async fn on_the_mock(label: &str, yaml: &str) -> OnTheMock {
+    use kops_model::aws::cloud::{AwsCloud, ListQuery, ResourceType};
+    use kops_model::aws::{ApplyOptions, DiscoverOptions, UpdateCluster, UpdateOptions, discover};
+    use kops_statestore::{MemoryStore, Registry, Store, SystemClock};
+    use std::sync::Arc;
+
+    let mut cluster = None;
+    let mut groups = Vec::new();
+    for o in manifest::parse(yaml.as_bytes(), "cluster.yaml").unwrap() {
+        match o {
+            Object::Cluster(c) => cluster = Some(c),
+            Object::InstanceGroup(ig) => groups.push(ig),
+            _ => {}
+        }
+    }
+    let cluster = cluster.unwrap();
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let cloud = kops_mock::fixture::Fixture::parse(
+        "aws:\n  region: eu-west-9\n  zones: [eu-west-9a]\n  route53:\n    hostedZones:\n    - {id: /hostedzone/ZADDONS, name: example.org., private: false}\n  ec2:\n    images:\n    - {imageId: ami-0000aaaa, name: addons-image, ownerId: '111111111111', rootDeviceName: /dev/sda1, architecture: x86_64}\n",
+        label,
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    // The IRSA discovery documents' bucket.
+    cloud.create_bucket("addons-oidc").unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let opts = DiscoverOptions::default().with_state_store(store.clone(), "s3://addons-state");
+    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let update = UpdateCluster::new(
+        ctx,
+        UpdateOptions::default()
+            .with_lock_holder(label)
+            .with_unreadable_config_base(true),
+    )
+    .unwrap();
+    let api: &dyn AwsCloud = &cloud;
+    let plan = update.plan(api).await.unwrap();
+    let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
+    update
+        .apply(api, &registry, &plan, ApplyOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{label}: apply on the mock: {e:?}"));
+    let again = update.plan(api).await.unwrap();
+    assert!(
+        !again.plan.has_changes(),
+        "{label}: changes after apply:\n{}",
+        again.plan.render_text()
+    );
+    let roles = api
+        .list(&ListQuery::new(ResourceType::IamRole))
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| r.name.clone())
+        .collect();
+    let tf = update.render_terraform().await.unwrap();
+    let terraform = String::from_utf8_lossy(&tf.files["kubernetes.tf"]).into_owned();
+    let data: BTreeMap<String, String> = tf
+        .files
+        .iter()
+        .filter_map(|(k, v)| {
+            let key = k.strip_prefix("data/")?.to_owned();
+            Some((key, String::from_utf8(v.clone()).unwrap()))
+        })
+        .collect();
+    let files = addons_of(&name, &data);
+    check_set(label, &files);
+    OnTheMock {
+        name,
+        roles,
+        terraform,
+        files,
+    }
+}
+
+/// kOps' IRSA rule follows the addons: external-dns (not dns-controller) and the
+/// node-termination-handler in IMDS mode get their roles and policies, the roles exist on
+/// the mock after apply, Terraform has them, and the pods carry the roles' tokens.
+#[tokio::test]
+async fn irsa_roles_follow_the_addons_that_run() {
+    let extra = "  externalDns: {provider: external-dns}
+  nodeTerminationHandler: {enabled: true, enableSQSTerminationDraining: false}
+  iam: {useServiceAccountExternalPermissions: true, permissionsBoundary: arn:aws:iam::111111111111:policy/boundary}
+  serviceAccountIssuerDiscovery: {discoveryStore: s3://addons-oidc/disc, enableAWSOIDCProvider: true}
+";
+    let yaml = cluster_yaml("irsa.example.org", "cni: {}", extra);
+    let m = on_the_mock("irsa-rule", &yaml).await;
+    let name = &m.name;
+    for sa in [
+        "external-dns",
+        "aws-node-termination-handler",
+        "aws-cloud-controller-manager",
+        "ebs-csi-controller-sa",
+    ] {
+        let role = format!("{sa}.kube-system.sa.{name}");
+        assert!(
+            m.roles.contains(&role),
+            "no role {role} on the mock: {:?}",
+            m.roles
+        );
+        let tf_role = format!("resource \"aws_iam_role\" \"{}\"", role.replace('.', "-"));
+        assert!(m.terraform.contains(&tf_role), "no {tf_role} in Terraform");
+        assert!(
+            m.terraform.contains(&format!(
+                "resource \"aws_iam_role_policy\" \"{}\"",
+                role.replace('.', "-")
+            )),
+            "no policy of {role} in Terraform"
+        );
+    }
+    let dns_role = format!("dns-controller.kube-system.sa.{name}");
+    assert!(
+        !m.roles.contains(&dns_role),
+        "{dns_role} made for external-dns"
+    );
+    assert!(
+        m.terraform
+            .contains("permissions_boundary = \"arn:aws:iam::111111111111:policy/boundary\"")
+    );
+    for (key, sa) in [
+        ("external-dns.addons.k8s.io-k8s-1.19", "external-dns"),
+        (
+            "node-termination-handler.aws-k8s-1.11",
+            "aws-node-termination-handler",
+        ),
+    ] {
+        let arn = format!(":role/{sa}.kube-system.sa.{name}");
+        assert!(
+            m.files[key].contains(&arn),
+            "{key}: no {arn}\n{}",
+            m.files[key]
+        );
+    }
+}
+
+/// Hubble: the agent serves it with its certificate, the relay runs beside the agents
+/// with its own, both issued by cert-manager from the addon's PKI issuer (the cluster
+/// CA); the spec plans, applies on the mock and renders Terraform.
+#[tokio::test]
+async fn cilium_hubble_applies_as_a_set() {
+    let yaml = cluster_yaml(
+        "hubble.example.org",
+        "cilium: {hubble: {enabled: true, metrics: [dns, drop, flow]}}",
+        "  certManager: {enabled: true}\n",
+    );
+    let m = on_the_mock("hubble", &yaml).await;
+    let text = &m.files["networking.cilium.io-k8s-1.16"];
+    for want in [
+        "enable-hubble: \"true\"",
+        "hubble-metrics: dns drop flow",
+        "hubble-listen-address: :4244",
+        "image: quay.io/cilium/hubble-relay:v1.18.12",
+        "name: hubble-peer",
+        "name: hubble-metrics",
+        "containerPort: 4244",
+        "secretName: hubble-server-certs",
+        "'*.hubble-example-org.hubble-grpc.cilium.io'",
+        "name: networking.cilium.io",
+    ] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
+    // The channel gives the addon its PKI issuer.
+    assert!(
+        m.files["bootstrap"].contains("needsPKI: true"),
+        "{}",
+        m.files["bootstrap"]
+    );
+    // The agent mounts the server certificate from the secret the Certificate fills.
+    let objects = kops_api::yaml::from_str_multi(text).unwrap();
+    let agent = objects
+        .iter()
+        .find(|o| s(o, "/kind") == Some("DaemonSet") && s(o, "/metadata/name") == Some("cilium"))
+        .unwrap();
+    let volumes = agent
+        .pointer("/spec/template/spec/volumes")
+        .unwrap()
+        .to_string();
+    assert!(volumes.contains("hubble-server-certs"), "{volumes}");
+
+    // Without cert-manager kOps refuses Hubble, naming the field.
+    let (cluster, groups) = populated(&cluster_yaml(
+        "hubble-nocm.example.org",
+        "cilium: {hubble: {enabled: true}}",
+        "",
+    ));
+    let mut ctx = ModelContext::new(cluster, groups, "eu-west-9").with_account(AccountInfo::new(
+        "111111111111",
+        "aws",
+        "eu-west-9",
+    ));
+    ctx.cluster_context
+        .ensure_keysets(std::time::SystemTime::now())
+        .unwrap();
+    let err = builders::build(&ctx).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        err.contains("spec.networking.cilium.hubble.enabled"),
+        "{err}"
+    );
+}

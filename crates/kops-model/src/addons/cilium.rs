@@ -2,9 +2,11 @@
 //! control plane, configured through the `cilium-config` ConfigMap.
 //!
 //! Built: the agent, the operator, their RBAC, kvstore (etcd) mode, ENI IPAM, node-port
-//! (kube-proxy replacement), the Prometheus endpoints and the debug monitor. Hubble,
-//! Cilium's ingress controller, the Gateway API and IPsec/WireGuard encryption are not
-//! generated yet and are refused with an error naming the field.
+//! (kube-proxy replacement), the Prometheus endpoints, the debug monitor, and Hubble (the
+//! agent's server, its peer and metrics services, the relay, and their certificates,
+//! which cert-manager issues from the cluster CA through the addon's PKI issuer, as kOps
+//! has it). Cilium's ingress controller, the Gateway API and IPsec/WireGuard encryption
+//! are not generated yet and are refused with an error naming the field.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +15,8 @@ use serde_json::{Value, json};
 use super::k8s::{binding, host_path_volume, named_rule, role, rule, sa_subject};
 use crate::cluster::ClusterContext;
 use crate::error::{Result, invalid};
+
+mod hubble;
 
 const NS: &str = "kube-system";
 
@@ -78,12 +82,19 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         .clone()
         .ok_or_else(|| invalid("spec.networking.cilium", "not set"))?;
     let on = |b: Option<bool>| b == Some(true);
-    if on(c.hubble.as_ref().and_then(|h| h.enabled)) {
+    let hubble = on(c.hubble.as_ref().and_then(|h| h.enabled));
+    // As kOps validates: the Hubble certificates are cert-manager's to issue.
+    if hubble && !on(spec.cert_manager.as_ref().and_then(|m| m.enabled)) {
         return Err(invalid(
             "spec.networking.cilium.hubble.enabled",
-            "Hubble's manifests are not generated yet",
+            "Hubble requires that cert manager is enabled (spec.certManager.enabled)",
         ));
     }
+    let hubble_metrics: Vec<String> = c
+        .hubble
+        .as_ref()
+        .and_then(|h| h.metrics.clone())
+        .unwrap_or_default();
     if on(c.ingress.as_ref().and_then(|i| i.enabled)) {
         return Err(invalid(
             "spec.networking.cilium.ingress.enabled",
@@ -374,6 +385,31 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
     ] {
         set(k, v);
     }
+    if hubble {
+        set("enable-hubble", "true");
+        set("hubble-socket-path", "/var/run/cilium/hubble.sock");
+        if !hubble_metrics.is_empty() {
+            set("hubble-metrics-server", ":9965");
+            set("hubble-metrics-server-enable-tls", "false");
+            set("enable-hubble-open-metrics", "false");
+            set("hubble-metrics", &hubble_metrics.join(" "));
+        }
+        set("hubble-network-policy-correlation-enabled", "true");
+        set("hubble-listen-address", ":4244");
+        set("hubble-disable-tls", "false");
+        set(
+            "hubble-tls-cert-file",
+            "/var/lib/cilium/tls/hubble/server.crt",
+        );
+        set(
+            "hubble-tls-key-file",
+            "/var/lib/cilium/tls/hubble/server.key",
+        );
+        set(
+            "hubble-tls-client-ca-files",
+            "/var/lib/cilium/tls/hubble/client-ca.crt",
+        );
+    }
     for (k, v) in c.extra_config.iter().flatten() {
         set(k, v);
     }
@@ -422,6 +458,13 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             vec![sa_subject("cilium", NS)],
         )),
     ];
+    if hubble {
+        // kOps' order: the relay's account after the other accounts, its configuration
+        // after the agent's, the services before the agent.
+        out.insert(3, hubble::service_account());
+        out.insert(5, hubble::relay_config(ctx.name()));
+        out.extend(hubble::services(!hubble_metrics.is_empty()));
+    }
 
     // The agent.
     let api_env = [
@@ -438,10 +481,20 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             "fi\necho 'Done!'\n",
         )] } });
     }
-    let ports = if prometheus {
-        json!([{ "containerPort": prom_port, "name": "prometheus", "protocol": "TCP" }])
-    } else {
+    let mut ports = Vec::new();
+    if hubble {
+        ports.push(json!({ "name": "peer-service", "containerPort": 4244, "hostPort": 4244, "protocol": "TCP" }));
+        if !hubble_metrics.is_empty() {
+            ports.push(json!({ "name": "hubble-metrics", "containerPort": 9965, "hostPort": 9965, "protocol": "TCP" }));
+        }
+    }
+    if prometheus {
+        ports.push(json!({ "containerPort": prom_port, "name": "prometheus", "protocol": "TCP" }));
+    }
+    let ports = if ports.is_empty() {
         Value::Null
+    } else {
+        Value::Array(ports)
     };
     let mut agent_mounts = vec![
         json!({ "mountPath": "/host/proc/sys/net", "name": "host-proc-sys-net" }),
@@ -460,8 +513,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         mount_ro("clustermesh-secrets", "/var/lib/cilium/clustermesh"),
         mount_ro("lib-modules", "/lib/modules"),
         json!({ "name": "xtables-lock", "mountPath": "/run/xtables.lock" }),
-        json!({ "name": "tmp", "mountPath": "/tmp" }),
     ]);
+    if hubble {
+        agent_mounts.push(mount_ro("hubble-tls", "/var/lib/cilium/tls/hubble"));
+    }
+    agent_mounts.push(json!({ "name": "tmp", "mountPath": "/tmp" }));
     let mut agent_env = vec![
         env_pod("K8S_NODE_NAME", "spec.nodeName"),
         env_pod("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
@@ -646,6 +702,9 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         "/proc/sys/kernel",
         "Directory",
     ));
+    if hubble {
+        volumes.push(hubble::agent_tls_volume());
+    }
 
     let mut agent_annotations: BTreeMap<String, String> = BTreeMap::new();
     if prometheus {
@@ -797,6 +856,9 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             },
         },
     }));
+    if hubble {
+        out.extend(hubble::relay(ctx.name(), &registry, &version, debug));
+    }
     Ok(out)
 }
 

@@ -496,36 +496,94 @@ struct Built {
     objects: Vec<Value>,
 }
 
-/// The service accounts of an addon that get an IAM role of their own under IRSA, as
-/// (namespace, name).
-fn irsa_service_accounts(ctx: &ClusterContext, addon: &Addon) -> Vec<(&'static str, &'static str)> {
-    match addon.name {
-        "aws-cloud-controller.addons.k8s.io" => {
-            vec![("kube-system", "aws-cloud-controller-manager")]
-        }
-        "aws-ebs-csi-driver.addons.k8s.io" => vec![("kube-system", "ebs-csi-controller-sa")],
-        "node-termination-handler.aws" => vec![("kube-system", "aws-node-termination-handler")],
-        "aws-load-balancer-controller.addons.k8s.io" => {
-            vec![("kube-system", "aws-load-balancer-controller")]
-        }
-        "cluster-autoscaler.addons.k8s.io" => vec![("kube-system", "cluster-autoscaler")],
-        "external-dns.addons.k8s.io" => vec![("kube-system", "external-dns")],
-        "karpenter.sh" => vec![("kube-system", "karpenter")],
-        "certmanager.io"
-            if ctx
-                .cluster
-                .spec
-                .cert_manager
-                .as_ref()
-                .is_some_and(|c| c.hosted_zone_ids.as_ref().is_some_and(|z| !z.is_empty())) =>
-        {
-            vec![("kube-system", "cert-manager")]
-        }
-        "dns-controller.addons.k8s.io" if !ctx.cluster.uses_none_dns() => {
-            vec![("kube-system", "dns-controller")]
-        }
-        _ => Vec::new(),
+/// An addon's service account that gets an IAM role of its own under IRSA: kOps' `Subject`
+/// of each addon (`pkg/model/components/addonmanifests/*/iam.go`), one per addon the
+/// bootstrap channel lists with a role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IrsaSubject {
+    /// dns-controller, when the cluster publishes DNS records.
+    DnsController,
+    /// external-dns (`externalDns.provider: external-dns`).
+    ExternalDns,
+    /// The cluster autoscaler.
+    ClusterAutoscaler,
+    /// cert-manager, when it solves DNS-01 challenges in `certManager.hostedZoneIDs`.
+    CertManager,
+    /// The node-termination-handler, in either processing mode.
+    NodeTerminationHandler,
+    /// The AWS load balancer controller.
+    LoadBalancerController,
+    /// kube-router (it turns off the instances' source/destination check).
+    KubeRouter,
+    /// The AWS cloud controller manager.
+    CloudControllerManager,
+    /// The EBS CSI driver's controller.
+    EbsCsiDriver,
+    /// Karpenter.
+    Karpenter,
+}
+
+impl IrsaSubject {
+    /// The service account, as (namespace, name).
+    pub(crate) fn service_account(self) -> (&'static str, &'static str) {
+        let name = match self {
+            IrsaSubject::DnsController => "dns-controller",
+            IrsaSubject::ExternalDns => "external-dns",
+            IrsaSubject::ClusterAutoscaler => "cluster-autoscaler",
+            IrsaSubject::CertManager => "cert-manager",
+            IrsaSubject::NodeTerminationHandler => "aws-node-termination-handler",
+            IrsaSubject::LoadBalancerController => "aws-load-balancer-controller",
+            IrsaSubject::KubeRouter => "kube-router",
+            IrsaSubject::CloudControllerManager => "aws-cloud-controller-manager",
+            IrsaSubject::EbsCsiDriver => "ebs-csi-controller-sa",
+            IrsaSubject::Karpenter => "karpenter",
+        };
+        ("kube-system", name)
     }
+
+    /// The subject an addon of the channel brings, if any.
+    fn of(ctx: &ClusterContext, addon: &Addon) -> Option<IrsaSubject> {
+        if addon.empty {
+            return None;
+        }
+        Some(match addon.name {
+            "dns-controller.addons.k8s.io" if !ctx.dns_none() => IrsaSubject::DnsController,
+            "external-dns.addons.k8s.io" => IrsaSubject::ExternalDns,
+            "cluster-autoscaler.addons.k8s.io" => IrsaSubject::ClusterAutoscaler,
+            "certmanager.io"
+                if ctx
+                    .cluster
+                    .spec
+                    .cert_manager
+                    .as_ref()
+                    .and_then(|c| c.hosted_zone_ids.as_ref())
+                    .is_some_and(|z| !z.is_empty()) =>
+            {
+                IrsaSubject::CertManager
+            }
+            "node-termination-handler.aws" => IrsaSubject::NodeTerminationHandler,
+            "aws-load-balancer-controller.addons.k8s.io" => IrsaSubject::LoadBalancerController,
+            "networking.kuberouter" => IrsaSubject::KubeRouter,
+            "aws-cloud-controller.addons.k8s.io" => IrsaSubject::CloudControllerManager,
+            "aws-ebs-csi-driver.addons.k8s.io" => IrsaSubject::EbsCsiDriver,
+            "karpenter.sh" => IrsaSubject::Karpenter,
+            _ => return None,
+        })
+    }
+}
+
+/// kOps' general IRSA rule: with `iam.useServiceAccountExternalPermissions` on AWS, every
+/// addon the channel lists that has a subject gets a role for that subject's service
+/// account (and its pods the web-identity token). The IAM model builds the roles from
+/// this list, the manifest pipeline injects the tokens from it: the two cannot disagree.
+pub(crate) fn irsa_subjects(ctx: &ClusterContext) -> Vec<IrsaSubject> {
+    if !irsa(ctx) || ctx.cluster.spec.cloud_provider.aws.is_none() {
+        return Vec::new();
+    }
+    addons(ctx)
+        .iter()
+        .filter_map(|a| IrsaSubject::of(ctx, a))
+        .collect()
 }
 
 /// kOps' `AddServiceAccountRole` on AWS: the pod gets a projected web-identity token, and
@@ -578,7 +636,11 @@ fn inject_irsa(ctx: &ClusterContext, addon: &Addon, objects: &mut [Value]) {
     if !irsa(ctx) {
         return;
     }
-    let accounts = irsa_service_accounts(ctx, addon);
+    let accounts: Vec<(&str, &str)> = irsa_subjects(ctx)
+        .into_iter()
+        .filter(|&s| IrsaSubject::of(ctx, addon) == Some(s))
+        .map(IrsaSubject::service_account)
+        .collect();
     for o in objects.iter_mut() {
         let workload = o.get("apiVersion").and_then(Value::as_str) == Some("apps/v1")
             && matches!(

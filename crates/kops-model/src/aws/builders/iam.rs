@@ -638,15 +638,20 @@ fn karpenter_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
 /// node-termination-handler in queue mode: the queue and lifecycle hooks.
 fn nth_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
     if ctx.nth_queue_mode() {
-        p.any.extend([
-            "autoscaling:DescribeAutoScalingInstances",
-            "autoscaling:DescribeTags",
-            "ec2:DescribeInstances",
-            "sqs:DeleteMessage",
-            "sqs:ReceiveMessage",
-        ]);
-        p.tagged.insert("autoscaling:CompleteLifecycleAction");
+        nth_sqs_permissions(p);
     }
+}
+
+/// The node-termination-handler's queue and lifecycle-hook permissions.
+fn nth_sqs_permissions(p: &mut PolicyParts) {
+    p.any.extend([
+        "autoscaling:DescribeAutoScalingInstances",
+        "autoscaling:DescribeTags",
+        "ec2:DescribeInstances",
+        "sqs:DeleteMessage",
+        "sqs:ReceiveMessage",
+    ]);
+    p.tagged.insert("autoscaling:CompleteLifecycleAction");
 }
 
 /// The control-plane policy, as kOps builds it for the masters role: etcd-manager,
@@ -1010,42 +1015,85 @@ fn service_account_trust_policy(
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
-/// The service accounts of kOps-managed addons that get their own IAM role when
-/// `iam.useServiceAccountExternalPermissions` is set, with their permissions.
+/// The service accounts of the channel's addons that get their own IAM role when
+/// `iam.useServiceAccountExternalPermissions` is set (kOps' general rule, see
+/// [`crate::addons::irsa_subjects`]), with each one's permissions (kOps' `BuildAWSPolicy`
+/// of that addon's subject).
 fn addon_service_accounts(ctx: &ModelContext) -> Vec<(&'static str, Policy)> {
-    let spec = &ctx.cluster.spec;
-    let aws = spec.cloud_provider.aws.as_ref();
+    use crate::addons::IrsaSubject as S;
     let policy = |add: fn(&ModelContext, &mut PolicyParts)| {
         let mut p = PolicyParts::default();
         add(ctx, &mut p);
         p.into_policy(&ctx.account.partition, ctx.name(), &ctx.region)
     };
-    let mut out = Vec::new();
-    if !ctx.dns_none() {
-        out.push(("dns-controller", policy(dns_controller_permissions)));
-    }
-    out.push(("aws-cloud-controller-manager", policy(ccm_permissions)));
-    out.push(("ebs-csi-controller-sa", policy(ebs_csi_permissions)));
-    if ctx.nth_queue_mode() {
-        out.push(("aws-node-termination-handler", policy(nth_permissions)));
-    }
-    if aws
-        .and_then(|a| a.load_balancer_controller.as_ref())
-        .and_then(|l| l.enabled)
-        == Some(true)
-    {
-        out.push((
-            "aws-load-balancer-controller",
-            policy(lb_controller_permissions),
-        ));
-    }
-    if spec.cluster_autoscaler.as_ref().and_then(|c| c.enabled) == Some(true) {
-        out.push(("cluster-autoscaler", policy(cluster_autoscaler_permissions)));
-    }
-    if spec.karpenter.as_ref().and_then(|k| k.enabled) == Some(true) {
-        out.push(("karpenter", policy(karpenter_permissions)));
-    }
-    out
+    crate::addons::irsa_subjects(ctx)
+        .into_iter()
+        .map(|s| {
+            let p = match s {
+                // external-dns is given dns-controller's permissions on the cluster's zone.
+                S::DnsController | S::ExternalDns => policy(dns_controller_permissions),
+                S::ClusterAutoscaler => policy(cluster_autoscaler_permissions),
+                S::CertManager => policy(cert_manager_permissions),
+                // The handler's role carries the queue permissions in IMDS mode too.
+                S::NodeTerminationHandler => policy(|_, p| nth_sqs_permissions(p)),
+                S::LoadBalancerController => policy(lb_controller_permissions),
+                S::KubeRouter => policy(|_, p| {
+                    p.tagged.insert("ec2:ModifyInstanceAttribute");
+                }),
+                S::CloudControllerManager => policy(ccm_permissions),
+                S::EbsCsiDriver => policy(ebs_csi_permissions),
+                S::Karpenter => policy(karpenter_permissions),
+            };
+            (s.service_account().1, p)
+        })
+        .collect()
+}
+
+/// cert-manager's DNS-01 solver: TXT `_acme-challenge` records in the zones of
+/// `certManager.hostedZoneIDs`.
+fn cert_manager_permissions(ctx: &ModelContext, p: &mut PolicyParts) {
+    let partition = ctx.account.partition.as_str();
+    let zones: BTreeSet<String> = ctx
+        .cluster
+        .spec
+        .cert_manager
+        .as_ref()
+        .and_then(|c| c.hosted_zone_ids.clone())
+        .unwrap_or_default()
+        .iter()
+        .map(|id| format!("arn:{partition}:route53:::hostedzone/{id}"))
+        .collect();
+    let one_or_list = |z: &BTreeSet<String>| -> Json {
+        if z.len() == 1 {
+            json!(z.iter().next())
+        } else {
+            json!(z)
+        }
+    };
+    p.written.push(json!({
+        "Action": "route53:ListResourceRecordSets",
+        "Effect": "Allow",
+        "Resource": one_or_list(&zones),
+    }));
+    p.written.push(json!({
+        "Action": "route53:ChangeResourceRecordSets",
+        "Condition": {
+            "ForAllValues:StringEquals": {"route53:ChangeResourceRecordSetsRecordTypes": ["TXT"]},
+            "ForAllValues:StringLike": {"route53:ChangeResourceRecordSetsNormalizedRecordNames": ["_acme-challenge.*"]},
+        },
+        "Effect": "Allow",
+        "Resource": one_or_list(&zones),
+    }));
+    p.written.push(json!({
+        "Action": ["route53:GetChange"],
+        "Effect": "Allow",
+        "Resource": [format!("arn:{partition}:route53:::change/*")],
+    }));
+    p.written.push(json!({
+        "Action": ["route53:ListHostedZonesByName"],
+        "Effect": "Allow",
+        "Resource": ["*"],
+    }));
 }
 
 fn add_service_account_role(
@@ -1074,6 +1122,15 @@ fn add_service_account_role(
                     "policy",
                     service_account_trust_policy(ctx, issuer, name, namespace),
                 ),
+            )
+            // kOps bounds every role it makes, service accounts' too.
+            .attr_opt(
+                "permissions_boundary",
+                ctx.cluster
+                    .spec
+                    .iam
+                    .as_ref()
+                    .and_then(|i| i.permissions_boundary.clone()),
             )
             .tags(tags),
     );
