@@ -250,6 +250,10 @@ pub struct CreateClusterArgs {
     /// Existing utility subnets to use, comma-separated (private topology)
     #[arg(long, value_delimiter = ',', value_name = "ID")]
     pub utility_subnets: Vec<String>,
+    /// Egress of the new subnets: a NAT gateway (`nat-...`), an instance (`i-...`) or
+    /// `External` (kOps' `NewClusterOptions.Egress`, which its command has no flag for)
+    #[arg(long, value_name = "EGRESS")]
+    pub egress: Option<String>,
     /// An IPv6 cluster (AWS)
     #[arg(long)]
     pub ipv6: bool,

@@ -8,7 +8,8 @@
 //! (outside every cluster's tree, so kOps and the registry ignore it):
 //!
 //! 1. every run starts a fresh mock from the embedded seed (`seed/mock-cloud.yaml`: DNS
-//!    zones and images) in the journal's region;
+//!    zones and images), or from the fixture file `KOPS_MOCK_CLOUD_FIXTURE` names, in the
+//!    journal's region;
 //! 2. it replays the journal: each successful `create`, `update` and `delete` made
 //!    through the [`AwsCloud`] trait, and each instance a rolling update detached or
 //!    terminated (the groups launch the same replacements again), in order. The mock gives sequential ids, so a
@@ -36,6 +37,10 @@ use crate::state::State;
 
 /// Where the mock cloud's journal lives in the state store.
 pub const JOURNAL_PATH: &str = "kops-rs-mock-cloud/journal.json";
+
+/// The environment variable naming a fixture file (the format of kops-mock's
+/// `Fixture`) the mock cloud starts from instead of the embedded seed.
+pub const FIXTURE_ENV: &str = "KOPS_MOCK_CLOUD_FIXTURE";
 
 /// The mock cloud's seed.
 const SEED: &str = include_str!("seed/mock-cloud.yaml");
@@ -124,6 +129,21 @@ impl AwsCloud for JournaledCloud {
     async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
         self.inner().deregister_instance(group, instance).await
     }
+    async fn instance_type_zones(
+        &self,
+        instance_type: &str,
+        zones: &[String],
+    ) -> CloudResult<Vec<String>> {
+        self.inner().instance_type_zones(instance_type, zones).await
+    }
+    async fn default_instance_type(
+        &self,
+        role: kops_model::aws::cloud::MachineRole,
+        zones: &[String],
+        arm64: bool,
+    ) -> CloudResult<String> {
+        self.inner().default_instance_type(role, zones, arm64).await
+    }
 }
 
 /// The AWS backends opened within a [`ReuseOpened`] scope, by region; `None` outside one.
@@ -188,8 +208,16 @@ impl Cloud {
             },
         )
         .await?;
-        let fixture = kops_mock::fixture::Fixture::parse(SEED, "kops-cli/seed/mock-cloud.yaml")
-            .context("reading the mock cloud's seed")?;
+        let fixture = match std::env::var_os(FIXTURE_ENV).filter(|p| !p.is_empty()) {
+            Some(path) => kops_mock::fixture::Fixture::from_file(&path).with_context(|| {
+                format!(
+                    "reading the mock cloud's fixture {} ({FIXTURE_ENV})",
+                    std::path::Path::new(&path).display()
+                )
+            })?,
+            None => kops_mock::fixture::Fixture::parse(SEED, "kops-cli/seed/mock-cloud.yaml")
+                .context("reading the mock cloud's seed")?,
+        };
         let options = kops_mock::MockOptions::default()
             .with_region(region)
             .with_zones(Vec::<String>::new());

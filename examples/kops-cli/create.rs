@@ -99,6 +99,7 @@ fn options(
     o.utility_subnet_ids = network.utility_subnets;
     o.subnet_cidrs = network.cidrs;
     o.ipv6 = args.ipv6;
+    o.egress = args.egress.clone().filter(|e| !e.trim().is_empty());
     o.disable_subnet_tags = args.disable_subnet_tags;
     o.node_image.clone_from(&args.node_image);
     o.control_plane_image.clone_from(&args.control_plane_image);
@@ -294,6 +295,77 @@ async fn shared_network(
     Ok(network)
 }
 
+/// Asks the cloud (the mock with `--mock-cloud`) for the machine type of each group that
+/// has none, as kOps' `create cluster` does on AWS: by the group's role, the zones of its
+/// subnets and its image's architecture (arm64 when the image names it; kOps' default
+/// images are amd64 unless a machine type was given).
+async fn default_machine_types(
+    global: &Global,
+    cluster: &v1alpha2::Cluster,
+    groups: &mut [v1alpha2::InstanceGroup],
+) -> anyhow::Result<()> {
+    use kops_model::aws::cloud::{AwsCloud as _, MachineRole};
+    if groups.iter().all(|g| g.spec.machine_type.is_some()) {
+        return Ok(());
+    }
+    let subnets = cluster.spec.subnets.as_deref().unwrap_or_default();
+    let region = kops_api::validation::region_of_zone(
+        subnets
+            .iter()
+            .find_map(|s| s.zone.as_deref())
+            .unwrap_or_default(),
+        Some(kops_api::internal::CloudProvider::Aws),
+    );
+    let st = State::open(global).await?;
+    let cloud = crate::cloud::Cloud::open(&st, global.mock_cloud, &region).await?;
+    for g in groups.iter_mut() {
+        if g.spec.machine_type.is_some() || g.spec.manager.as_deref() == Some("Karpenter") {
+            continue;
+        }
+        let role = match g.spec.role.as_deref() {
+            Some("Node") => MachineRole::Node,
+            Some("Bastion") => MachineRole::Bastion,
+            _ => MachineRole::ControlPlane,
+        };
+        let mut zones: Vec<String> = g
+            .spec
+            .subnets
+            .iter()
+            .flatten()
+            .filter_map(|n| subnets.iter().find(|s| s.name.as_ref() == Some(n)))
+            .filter_map(|s| s.zone.clone())
+            .collect();
+        zones.sort();
+        zones.dedup();
+        let arm64 = g.spec.image.as_deref().is_some_and(|i| i.contains("arm64"));
+        let machine_type = cloud
+            .api
+            .default_instance_type(role, &zones, arm64)
+            .await
+            .with_context(|| {
+                format!(
+                    "instance group {}: choosing its default machine type in {}",
+                    g.name(),
+                    cloud.description
+                )
+            })?;
+        g.spec.machine_type = Some(machine_type);
+    }
+    Ok(())
+}
+
+/// `--set`/`--unset` paths as kOps' `create cluster` takes them: a path may start with
+/// `cluster.` (`cluster.spec.x=y` is `spec.x=y`); only the key is changed, never the value.
+fn without_cluster_prefix(fields: &[String]) -> Vec<String> {
+    fields
+        .iter()
+        .map(|f| match f.strip_prefix("cluster.") {
+            Some(rest) if !rest.starts_with('=') && !rest.is_empty() => rest.to_owned(),
+            _ => f.clone(),
+        })
+        .collect()
+}
+
 /// Builds the Cluster and InstanceGroups `create cluster` stores.
 pub fn build_cluster(
     name: &str,
@@ -329,9 +401,10 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
         network,
     )?;
     // kOps' --unset and --set, on the cluster the flags made.
-    let mut cluster =
-        kops_api::fields::apply_fields(&cluster, &args.fields.sets, &args.fields.unsets)
-            .context("create cluster: --set/--unset")?;
+    let sets = without_cluster_prefix(&args.fields.sets);
+    let unsets = without_cluster_prefix(&args.fields.unsets);
+    let mut cluster = kops_api::fields::apply_fields(&cluster, &sets, &unsets)
+        .context("create cluster: --set/--unset")?;
     // Calico's eBPF data plane replaces kube-proxy (and takes its health port): kOps turns
     // kube-proxy off unless the spec says otherwise.
     let calico_bpf = cluster
@@ -346,6 +419,10 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
         if kube_proxy.enabled.is_none() {
             kube_proxy.enabled = Some(false);
         }
+    }
+    // kOps asks the cloud for the machine type of each AWS group given none.
+    if args.cloud == CloudArg::Aws {
+        default_machine_types(global, &cluster, &mut groups).await?;
     }
     let ssh_key = match &args.ssh_public_key {
         Some(p) => Some(read_ssh_key(p)?),

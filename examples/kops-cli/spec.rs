@@ -12,8 +12,27 @@ use kops_api::{internal, v1alpha2};
 /// The channel the CLI completes specs with (images and Kubernetes versions).
 pub const CHANNEL: &str = include_str!("seed/channel.yaml");
 
-/// The embedded channel, parsed.
+/// The environment variable naming a channel file to use instead of the embedded one.
+pub const CHANNEL_FILE_ENV: &str = "KOPS_CHANNEL_FILE";
+
+/// The channel in use, parsed: the file `KOPS_CHANNEL_FILE` names when it is set (kOps'
+/// channel format, as its `channels/stable`), else the embedded one.
 pub fn channel() -> anyhow::Result<Channel> {
+    if let Some(path) = std::env::var_os(CHANNEL_FILE_ENV).filter(|p| !p.is_empty()) {
+        let path = std::path::PathBuf::from(path);
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "reading channel file {} ({CHANNEL_FILE_ENV})",
+                path.display()
+            )
+        })?;
+        return Channel::parse(&text).with_context(|| {
+            format!(
+                "reading channel file {} ({CHANNEL_FILE_ENV})",
+                path.display()
+            )
+        });
+    }
     Channel::parse(CHANNEL).context("reading the embedded channel (kops-cli/seed/channel.yaml)")
 }
 

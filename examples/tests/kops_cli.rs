@@ -1947,3 +1947,172 @@ fn terraform_extra_provider_config_is_set_rendered_and_bad_keys_refused() {
     );
     check_terraform(&out);
 }
+
+/// The embedded channel's default images are kOps' stable channel's for Kubernetes 1.32
+/// and later as of kOps 1.35 (kubernetes/kops@268927e2, `channels/stable`), written as
+/// kOps writes them: owner-qualified on AWS.
+#[test]
+fn embedded_channel_images_match_kops_1_35_stable() {
+    let env = Env::new();
+    for (cloud, zone, extra, image) in [
+        (
+            "aws",
+            "us-test-1a",
+            &[][..],
+            "099720109477/ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20260714",
+        ),
+        (
+            "aws",
+            "us-test-1a",
+            &[
+                "--node-size",
+                "m6g.xlarge",
+                "--control-plane-size",
+                "m6g.xlarge",
+            ][..],
+            "099720109477/ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-arm64-server-20260714",
+        ),
+        (
+            "gce",
+            "us-test1-a",
+            &["--project", "testproject"][..],
+            "ubuntu-os-cloud/ubuntu-2404-noble-amd64-v20260615",
+        ),
+    ] {
+        let mut args = vec![
+            "create",
+            "cluster",
+            "c.example.com",
+            "--cloud",
+            cloud,
+            "--zones",
+            zone,
+            "--kubernetes-version",
+            "1.34.1",
+            "--dry-run",
+            "-o",
+            "yaml",
+        ];
+        args.extend_from_slice(extra);
+        let r = env.kops(&args).expect(0);
+        let images: Vec<&str> = r
+            .stdout
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("image: "))
+            .collect();
+        assert_eq!(images.len(), 2, "{}", r.stdout);
+        assert!(images.iter().all(|i| *i == image), "{cloud}: {images:?}");
+    }
+}
+
+/// `KOPS_CHANNEL_FILE` replaces the embedded channel: its image is the default one; a
+/// file that cannot be read is an error naming it.
+#[test]
+fn create_cluster_takes_images_from_the_channel_file() {
+    let env = Env::new();
+    let channel = env.path("stable");
+    std::fs::write(
+        &channel,
+        "spec:\n  images:\n  - name: 111122223333/my-image-2030\n    providerID: aws\n    architectureID: amd64\n    kubernetesVersion: \">=1.30.0\"\n  kubernetesVersions:\n  - range: \">=1.30.0\"\n    recommendedVersion: 1.34.1\n    requiredVersion: 1.30.0\n",
+    )
+    .unwrap();
+    let channel = channel.display().to_string();
+    let args = [
+        "create",
+        "cluster",
+        "c.example.com",
+        "--zones",
+        "us-test-1a",
+        "--kubernetes-version",
+        "1.34.1",
+        "--dry-run",
+        "-o",
+        "yaml",
+    ];
+    let r = env
+        .kops_env(&args, &[("KOPS_CHANNEL_FILE", &channel)])
+        .expect(0);
+    assert_eq!(
+        r.stdout
+            .matches("image: 111122223333/my-image-2030")
+            .count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    env.kops_env(&args, &[("KOPS_CHANNEL_FILE", "/nonexistent/stable")])
+        .expect_error("/nonexistent/stable");
+}
+
+/// The default machine types are the cloud's answer: the mock chooses as kOps' AWS cloud
+/// does (t3.medium, bastions t3.micro; arm64 images get t4g), and a fixture
+/// (`KOPS_MOCK_CLOUD_FIXTURE`) can fix the answers as kOps' test mock does. The fixture's
+/// VPC and subnets serve `--network-id` and `--subnets`; `--set cluster.spec...` takes
+/// kOps' optional `cluster.` prefix.
+#[test]
+fn create_cluster_asks_the_cloud_and_reads_the_fixture() {
+    let env = Env::new();
+    let base = [
+        "create",
+        "cluster",
+        "p.example.com",
+        "--zones",
+        "us-test-1a",
+        "--topology",
+        "private",
+        "--bastion",
+        "--networking",
+        "calico",
+        "--kubernetes-version",
+        "1.34.1",
+        "--dry-run",
+        "-o",
+        "yaml",
+    ];
+    let types = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter_map(|l| l.trim().strip_prefix("machineType: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let r = env.kops(&base).expect(0);
+    assert_eq!(types(&r.stdout), ["t3.medium", "t3.medium", "t3.micro"]);
+    let mut arm = base.to_vec();
+    arm.extend(["--image", "099720109477/ubuntu/images/x-arm64-server"]);
+    let r = env.kops(&arm).expect(0);
+    assert_eq!(types(&r.stdout), ["t4g.medium", "t4g.medium", "t4g.micro"]);
+
+    let fixture = env.path("mock-cloud.yaml");
+    std::fs::write(
+        &fixture,
+        "aws:\n  region: us-test-1\n  defaultInstanceTypes: {ControlPlane: m3.medium, Node: t2.medium, Bastion: t2.micro}\n  ec2:\n    vpcs:\n      - {id: vpc-12345678, cidrBlock: 10.0.0.0/12}\n    subnets:\n      - {id: subnet-1, vpcId: vpc-12345678, availabilityZone: us-test-1a, cidrBlock: 10.10.0.0/24}\n",
+    )
+    .unwrap();
+    let fixture = fixture.display().to_string();
+    let mut shared = base.to_vec();
+    shared.extend([
+        "--network-id",
+        "vpc-12345678",
+        "--subnets",
+        "subnet-1",
+        "--set",
+        "cluster.spec.networking.calico.bpfEnabled=true",
+    ]);
+    let r = env
+        .kops_env(&shared, &[("KOPS_MOCK_CLOUD_FIXTURE", &fixture)])
+        .expect(0);
+    assert_eq!(types(&r.stdout), ["m3.medium", "t2.medium", "t2.micro"]);
+    for needle in [
+        "networkID: vpc-12345678",
+        "networkCIDR: 10.0.0.0/12",
+        "id: subnet-1",
+        "cidr: 10.10.0.0/24",
+        "bpfEnabled: true",
+    ] {
+        assert!(r.stdout.contains(needle), "{needle}:\n{}", r.stdout);
+    }
+    // Without the fixture the mock has no such VPC.
+    env.kops(&shared).expect_error("subnet-1");
+    env.kops_env(&base, &[("KOPS_MOCK_CLOUD_FIXTURE", "/nonexistent/f.yaml")])
+        .expect_error("/nonexistent/f.yaml");
+}

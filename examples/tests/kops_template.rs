@@ -534,10 +534,10 @@ fn channel_functions_default_to_the_embedded_stable_channel() {
     );
     let r = kops(d, &["toolbox", "template", "--template", "t.yaml"]);
     ok(&r);
-    // The image examples/kops-cli/seed/channel.yaml names for aws amd64 >=1.30.0.
+    // The image examples/kops-cli/seed/channel.yaml names for aws amd64 >=1.32.0.
     assert_eq!(
         r.stdout,
-        "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20250610\n"
+        "099720109477/ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20260714\n"
     );
 }
 

@@ -682,6 +682,14 @@ impl AwsCloud for AwsBackend {
     async fn deregister_instance(&self, group: &str, instance: &str) -> Result<()> {
         crate::members::deregister_instance(self, group, instance).await
     }
+
+    async fn instance_type_zones(
+        &self,
+        instance_type: &str,
+        zones: &[String],
+    ) -> Result<Vec<String>> {
+        ec2::instance_type_zones(self, instance_type, zones).await
+    }
 }
 
 #[cfg(test)]

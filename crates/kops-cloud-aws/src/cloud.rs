@@ -1060,6 +1060,115 @@ pub trait AwsCloud: ResourceCloud<ResourceType> {
         let _ = (group, instance);
         Err(not_implemented("elbv2:DeregisterTargets"))
     }
+
+    /// Which of `zones` offer `instance_type`, sorted (`ec2:DescribeInstanceTypeOfferings`
+    /// by availability zone). Defaults to [`CloudError::NotImplemented`].
+    async fn instance_type_zones(
+        &self,
+        instance_type: &str,
+        zones: &[String],
+    ) -> CloudResult<Vec<String>> {
+        let _ = (instance_type, zones);
+        Err(not_implemented("ec2:DescribeInstanceTypeOfferings"))
+    }
+
+    /// The machine type a new instance group of `role` gets when none is given, as kOps'
+    /// `create cluster` chooses it: the first type of the role's preference list
+    /// ([`default_instance_candidates`]) that runs the image's architecture (`arm64`:
+    /// Graviton types only, else only the others) and is offered in every one of `zones`
+    /// ([`AwsCloud::instance_type_zones`]). [`CloudError::Invalid`] (field `machineType`)
+    /// when none is, saying why each was passed over.
+    async fn default_instance_type(
+        &self,
+        role: MachineRole,
+        zones: &[String],
+        arm64: bool,
+    ) -> CloudResult<String> {
+        choose_default_instance_type(self, role, zones, arm64).await
+    }
+}
+
+/// kOps' choice of a default machine type on `cloud` (see
+/// [`AwsCloud::default_instance_type`]), for implementations that override that method
+/// and fall back to the choice.
+pub async fn choose_default_instance_type<C: AwsCloud + ?Sized>(
+    cloud: &C,
+    role: MachineRole,
+    zones: &[String],
+    arm64: bool,
+) -> CloudResult<String> {
+    let mut reasons = Vec::new();
+    for candidate in default_instance_candidates(role) {
+        if is_graviton(candidate) != arm64 {
+            reasons.push(format!(
+                "{candidate} does not run {} images",
+                if arm64 { "arm64" } else { "amd64" }
+            ));
+            continue;
+        }
+        let offered = cloud.instance_type_zones(candidate, zones).await?;
+        let missing: Vec<&str> = zones
+            .iter()
+            .filter(|z| !offered.contains(z))
+            .map(String::as_str)
+            .collect();
+        if missing.is_empty() {
+            return Ok((*candidate).to_owned());
+        }
+        reasons.push(format!(
+            "{candidate} is not offered in {}",
+            missing.join(", ")
+        ));
+    }
+    Err(CloudError::Invalid {
+        field: "machineType".to_owned(),
+        message: format!(
+            "no default machine type for a {} group in {}: {}; give one",
+            role.as_str(),
+            zones.join(", "),
+            reasons.join("; ")
+        ),
+    })
+}
+
+/// The role of an instance group as the default machine type depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum MachineRole {
+    /// Control plane (and kOps' other control-plane roles: API server, etcd, ...).
+    ControlPlane,
+    /// Worker nodes.
+    Node,
+    /// SSH bastions.
+    Bastion,
+}
+
+impl MachineRole {
+    /// The role as kOps' instance groups name it (`ControlPlane`, `Node`, `Bastion`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MachineRole::ControlPlane => "ControlPlane",
+            MachineRole::Node => "Node",
+            MachineRole::Bastion => "Bastion",
+        }
+    }
+}
+
+/// kOps' preference list of default machine types for a role, best first: a burstable
+/// type with 4 GiB for nodes and the control plane (with compute-optimised ones where it
+/// is not offered, and its Graviton twin for arm64 images), a micro one for bastions.
+pub fn default_instance_candidates(role: MachineRole) -> &'static [&'static str] {
+    match role {
+        MachineRole::ControlPlane | MachineRole::Node => {
+            &["t3.medium", "c5.large", "c4.large", "t4g.medium"]
+        }
+        MachineRole::Bastion => &["t3.micro", "t2.micro", "t4g.micro"],
+    }
+}
+
+/// Whether a default candidate is a Graviton (arm64) type, as kOps tells them: `t4g`.
+fn is_graviton(instance_type: &str) -> bool {
+    instance_type.starts_with("t4g")
 }
 
 fn not_implemented(operation: &str) -> CloudError {

@@ -111,4 +111,26 @@ impl<T: Decorator> AwsCloud for T {
         self.before("elasticloadbalancing:DeregisterTargets", true)?;
         self.decorated().deregister_instance(group, instance).await
     }
+
+    async fn instance_type_zones(
+        &self,
+        instance_type: &str,
+        zones: &[String],
+    ) -> CloudResult<Vec<String>> {
+        self.before("ec2:DescribeInstanceTypeOfferings", false)?;
+        self.decorated()
+            .instance_type_zones(instance_type, zones)
+            .await
+    }
+
+    async fn default_instance_type(
+        &self,
+        role: crate::cloud::MachineRole,
+        zones: &[String],
+        arm64: bool,
+    ) -> CloudResult<String> {
+        self.decorated()
+            .default_instance_type(role, zones, arm64)
+            .await
+    }
 }

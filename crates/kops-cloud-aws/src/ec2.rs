@@ -176,6 +176,49 @@ pub(crate) async fn zones(be: &AwsBackend) -> Result<Vec<String>> {
     Ok(z)
 }
 
+/// Which of `zones` offer `instance_type` (`DescribeInstanceTypeOfferings` by availability
+/// zone, every page), sorted.
+pub(crate) async fn instance_type_zones(
+    be: &AwsBackend,
+    instance_type: &str,
+    wanted: &[String],
+) -> Result<Vec<String>> {
+    let mut zones = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let req = be
+            .inner
+            .ec2
+            .describe_instance_type_offerings()
+            .location_type(aws_sdk_ec2::types::LocationType::AvailabilityZone)
+            .filters(filter("instance-type", &[instance_type.to_owned()]))
+            .filters(filter("location", wanted))
+            .set_next_token(token.take());
+        let out = be
+            .call(
+                EC2,
+                "DescribeInstanceTypeOfferings",
+                "instance type offerings",
+                req.send(),
+            )
+            .await?;
+        zones.extend(
+            out.instance_type_offerings()
+                .iter()
+                .filter(|o| o.instance_type().map(|t| t.as_str()) == Some(instance_type))
+                .filter_map(|o| o.location().map(str::to_owned))
+                .filter(|z| wanted.contains(z)),
+        );
+        match out.next_token() {
+            Some(t) if !t.is_empty() => token = Some(t.to_owned()),
+            _ => break,
+        }
+    }
+    zones.sort();
+    zones.dedup();
+    Ok(zones)
+}
+
 pub(crate) async fn images(be: &AwsBackend, q: &ImageQuery) -> Result<Vec<Image>> {
     let mut req = be.inner.ec2.describe_images();
     match q {

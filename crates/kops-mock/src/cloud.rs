@@ -2949,6 +2949,27 @@ impl AwsCloud for MockAws {
         self.deregister_from_group_load_balancers(group, instance)
             .into_cloud()
     }
+
+    async fn instance_type_zones(
+        &self,
+        instance_type: &str,
+        zones: &[String],
+    ) -> CloudResult<Vec<String>> {
+        self.describe_instance_type_offerings(instance_type, zones)
+            .into_cloud()
+    }
+
+    async fn default_instance_type(
+        &self,
+        role: kops_cloud_aws::cloud::MachineRole,
+        zones: &[String],
+        arm64: bool,
+    ) -> CloudResult<String> {
+        if let Some(t) = self.fixed_default_instance_type(role) {
+            return Ok(t);
+        }
+        kops_cloud_aws::cloud::choose_default_instance_type(self, role, zones, arm64).await
+    }
 }
 
 /// A decorator that runs a [`crate::FaultPlan`] in front of any [`AwsCloud`]: each call is
@@ -3072,6 +3093,24 @@ impl<C: AwsCloud + ?Sized> AwsCloud for FaultyCloud<C> {
         self.check("elbv2", "DeregisterTargets")?;
         self.inner.deregister_instance(group, instance).await
     }
+
+    async fn instance_type_zones(
+        &self,
+        instance_type: &str,
+        zones: &[String],
+    ) -> CloudResult<Vec<String>> {
+        self.check("ec2", "DescribeInstanceTypeOfferings")?;
+        self.inner.instance_type_zones(instance_type, zones).await
+    }
+
+    async fn default_instance_type(
+        &self,
+        role: kops_cloud_aws::cloud::MachineRole,
+        zones: &[String],
+        arm64: bool,
+    ) -> CloudResult<String> {
+        self.inner.default_instance_type(role, zones, arm64).await
+    }
 }
 
 /// A decorator that counts calls per `<service>:<Verb><Type>` (the names
@@ -3185,5 +3224,23 @@ impl<C: AwsCloud + ?Sized> AwsCloud for CountingCloud<C> {
     async fn deregister_instance(&self, group: &str, instance: &str) -> CloudResult<()> {
         self.count("elbv2", "DeregisterTargets");
         self.inner.deregister_instance(group, instance).await
+    }
+
+    async fn instance_type_zones(
+        &self,
+        instance_type: &str,
+        zones: &[String],
+    ) -> CloudResult<Vec<String>> {
+        self.count("ec2", "DescribeInstanceTypeOfferings");
+        self.inner.instance_type_zones(instance_type, zones).await
+    }
+
+    async fn default_instance_type(
+        &self,
+        role: kops_cloud_aws::cloud::MachineRole,
+        zones: &[String],
+        arm64: bool,
+    ) -> CloudResult<String> {
+        self.inner.default_instance_type(role, zones, arm64).await
     }
 }

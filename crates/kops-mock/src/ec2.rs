@@ -614,6 +614,9 @@ pub(crate) struct Ec2State {
     pub(crate) launch_templates: BTreeMap<String, LaunchTemplate>,
     pub(crate) lt_versions: BTreeMap<(String, i64), LaunchTemplateVersion>,
     pub(crate) instances: BTreeMap<String, Instance>,
+    /// Fixed answers to `default_instance_type`, by role (see
+    /// [`MockAws::set_default_instance_type`]).
+    pub(crate) default_instance_types: BTreeMap<kops_cloud_aws::cloud::MachineRole, String>,
     next_ipv6: u32,
     next_public_ip: u32,
 }
@@ -2984,6 +2987,52 @@ impl MockAws {
     pub fn describe_availability_zones(&self) -> Result<Vec<String>> {
         let zones = self.options().zones.clone();
         self.call("ec2:DescribeAvailabilityZones", |_, _| Ok(zones))
+    }
+
+    /// `DescribeInstanceTypeOfferings` by zone: which of `zones` offer `instance_type`.
+    /// The mock offers every type in each of its zones (in any zone when it accepts any).
+    pub fn describe_instance_type_offerings(
+        &self,
+        instance_type: &str,
+        zones: &[String],
+    ) -> Result<Vec<String>> {
+        let _ = instance_type;
+        let known = self.options().zones.clone();
+        let mut offered: Vec<String> = zones
+            .iter()
+            .filter(|z| known.is_empty() || known.contains(z))
+            .cloned()
+            .collect();
+        offered.sort();
+        offered.dedup();
+        self.call("ec2:DescribeInstanceTypeOfferings", |_, _| Ok(offered))
+    }
+
+    /// Makes the mock answer `default_instance_type` for `role` with `instance_type`,
+    /// whatever the zones and architecture, as kOps' test mock answers it (fixed types
+    /// per role). Without one the mock chooses as kOps' AWS cloud does, from its offerings.
+    pub fn set_default_instance_type(
+        &self,
+        role: kops_cloud_aws::cloud::MachineRole,
+        instance_type: impl Into<String>,
+    ) {
+        let t = instance_type.into();
+        let _ = self.call("ec2:SetDefaultInstanceType", |st, _| {
+            st.ec2.default_instance_types.insert(role, t);
+            Ok(())
+        });
+    }
+
+    /// The fixed answer for `role`, if one was set.
+    pub(crate) fn fixed_default_instance_type(
+        &self,
+        role: kops_cloud_aws::cloud::MachineRole,
+    ) -> Option<String> {
+        self.call("ec2:DefaultInstanceType", |st, _| {
+            Ok(st.ec2.default_instance_types.get(&role).cloned())
+        })
+        .ok()
+        .flatten()
     }
 }
 

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::iam::{InstanceProfile, Role};
 use crate::route53::{HostedZone, ZoneVpc};
 use crate::{MockAws, MockOptions, Seed};
+use kops_cloud_aws::cloud::MachineRole;
 
 /// A parsed fixture: the region, its zones and the objects to seed, in dependency order.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +31,9 @@ pub struct Fixture {
     pub zones: Vec<String>,
     /// Objects, in an order in which they can be seeded.
     pub seeds: Vec<Seed>,
+    /// Fixed answers to `default_instance_type` by role (`defaultInstanceTypes`: keys
+    /// `ControlPlane` (or `Master`), `Node`, `Bastion`), as kOps' test mock answers it.
+    pub default_instance_types: BTreeMap<MachineRole, String>,
 }
 
 #[derive(Deserialize)]
@@ -41,6 +45,8 @@ struct File {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Aws {
     region: String,
+    #[serde(default)]
+    default_instance_types: BTreeMap<String, String>,
     #[serde(default)]
     zones: Vec<String>,
     #[serde(default)]
@@ -206,7 +212,24 @@ impl Fixture {
             location: format!("{source}: aws"),
             message: "the fixture has no aws section".into(),
         })?;
-        Ok(Fixture::from_aws(aws))
+        let mut default_instance_types = BTreeMap::new();
+        for (role, instance_type) in &aws.default_instance_types {
+            let r = match role.as_str() {
+                "ControlPlane" | "Master" => MachineRole::ControlPlane,
+                "Node" => MachineRole::Node,
+                "Bastion" => MachineRole::Bastion,
+                other => {
+                    return Err(Error::Fixture {
+                        location: format!("{source}: aws.defaultInstanceTypes.{other}"),
+                        message: "unknown role (ControlPlane, Node or Bastion)".into(),
+                    });
+                }
+            };
+            default_instance_types.insert(r, instance_type.clone());
+        }
+        let mut fixture = Fixture::from_aws(aws);
+        fixture.default_instance_types = default_instance_types;
+        Ok(fixture)
     }
 
     /// Reads and parses a fixture file.
@@ -240,6 +263,9 @@ impl Fixture {
                 location: format!("aws object #{i}"),
                 message: e.to_string(),
             })?;
+        }
+        for (role, instance_type) in &self.default_instance_types {
+            cloud.set_default_instance_type(*role, instance_type.clone());
         }
         Ok(())
     }
@@ -370,6 +396,7 @@ impl Fixture {
             region: aws.region,
             zones: aws.zones,
             seeds,
+            default_instance_types: BTreeMap::new(),
         }
     }
 }
