@@ -38,7 +38,8 @@ async fn main() -> anyhow::Result<()> {
         &NewClusterOptions::new("embed.example.com", &state)
             .with_zones([zone.as_str()])
             .with_dns(DnsType::None)
-            .with_image(Some(image)),
+            .with_image(Some(image))
+            .with_kubernetes_version("v1.34.1"),
     )?;
     // 2. Store them in the state store, kOps' layout, so `kops` itself can pick them up.
     let store = open(&state, &StoreOptions::from_env_for(&state).await?)?;

@@ -2085,7 +2085,7 @@ fn create_cluster_asks_the_cloud_and_reads_the_fixture() {
     let fixture = env.path("mock-cloud.yaml");
     std::fs::write(
         &fixture,
-        "aws:\n  region: us-test-1\n  defaultInstanceTypes: {ControlPlane: m3.medium, Node: t2.medium, Bastion: t2.micro}\n  ec2:\n    vpcs:\n      - {id: vpc-12345678, cidrBlock: 10.0.0.0/12}\n    subnets:\n      - {id: subnet-1, vpcId: vpc-12345678, availabilityZone: us-test-1a, cidrBlock: 10.10.0.0/24}\n",
+        "aws:\n  region: us-test-1\n  defaultInstanceTypes: {ControlPlane: m3.medium, Node: t2.medium, Bastion: t2.micro}\n  ec2:\n    vpcs:\n      - {id: vpc-12345678, cidrBlock: 10.0.0.0/12}\n    subnets:\n      - {id: subnet-1, vpcId: vpc-12345678, availabilityZone: us-test-1a, cidrBlock: 10.10.0.0/24}\n      - {id: subnet-2, vpcId: vpc-12345678, availabilityZone: us-test-1a, cidrBlock: 10.10.1.0/24}\n",
     )
     .unwrap();
     let fixture = fixture.display().to_string();
@@ -2095,6 +2095,8 @@ fn create_cluster_asks_the_cloud_and_reads_the_fixture() {
         "vpc-12345678",
         "--subnets",
         "subnet-1",
+        "--utility-subnets",
+        "subnet-2",
         "--set",
         "cluster.spec.networking.calico.bpfEnabled=true",
     ]);
