@@ -520,24 +520,9 @@ pub async fn create_instance_group(global: &Global, args: &CreateIgArgs) -> anyh
 }
 
 fn default_kubernetes_version() -> anyhow::Result<String> {
-    let channel = spec::channel()?;
-    channel
-        .spec
-        .kubernetes_versions
-        .iter()
-        .find_map(|k| k.recommended_version.clone())
-        .map(|v| {
-            if v.starts_with('v') {
-                v
-            } else {
-                format!("v{v}")
-            }
-        })
-        .ok_or_else(|| {
-            anyhow!(
-                "the embedded channel recommends no Kubernetes version; pass --kubernetes-version"
-            )
-        })
+    kops_model::channel::default_kubernetes_version(&spec::channel()?).ok_or_else(|| {
+        anyhow!("the channel recommends no Kubernetes version; pass --kubernetes-version")
+    })
 }
 
 fn read_ssh_key(path: &Path) -> anyhow::Result<String> {

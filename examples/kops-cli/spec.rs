@@ -10,7 +10,7 @@ use kops_api::manifest::{self, Object};
 use kops_api::{internal, v1alpha2};
 
 /// The channel the CLI completes specs with (images and Kubernetes versions).
-pub const CHANNEL: &str = include_str!("seed/channel.yaml");
+pub const CHANNEL: &str = kops_model::channel::STABLE_YAML;
 
 /// The environment variable naming a channel file to use instead of the embedded one.
 pub const CHANNEL_FILE_ENV: &str = "KOPS_CHANNEL_FILE";
@@ -33,7 +33,7 @@ pub fn channel() -> anyhow::Result<Channel> {
             )
         });
     }
-    Channel::parse(CHANNEL).context("reading the embedded channel (kops-cli/seed/channel.yaml)")
+    Channel::parse(CHANNEL).context("reading kops-model's default channel")
 }
 
 /// The objects of a manifest, split by kind.

@@ -997,10 +997,7 @@ fn upgrade_cluster_proposes_the_channels_versions_and_stores_them_with_yes() {
         &[("EDITOR", &editor)],
     )
     .expect(0);
-    let embedded = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("kops-cli/seed/channel.yaml"),
-    )
-    .unwrap();
+    let embedded = kops_model::channel::STABLE_YAML;
     let newer = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20251001";
     let file = env.path("channel.yaml");
     std::fs::write(

@@ -1128,12 +1128,44 @@ fn a_zone_the_region_does_not_have() {
     let Some(ep) = moto() else { return };
     let (bucket, cluster) = ("kops-cli-real-errors-zone", "zone.cli-real.example");
     let env = Env::aws(&ep, &ep, "eu-north-1");
+    // Choosing the default machine types already finds the zone missing.
+    let state = format!("s3://{bucket}");
+    prepare_moto(&ep, bucket);
+    fresh(&env, &state, cluster);
+    let create = [
+        "--state",
+        &state,
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        "eu-north-1z",
+    ];
+    let failed = env.kops(&create).expect(1);
+    assert!(
+        failed.stderr.contains(
+            "zone eu-north-1z does not exist in region eu-north-1 (its zones: eu-north-1a"
+        ),
+        "{}",
+        failed.stderr
+    );
+    assert!(objects(&ep, bucket, cluster).is_empty());
+    // With the machine types given, the update names it.
     let before = stored_cluster(
         &env,
         &ep,
         bucket,
         cluster,
-        &["--zones", "eu-north-1z", "--image", MOTO_AMI],
+        &[
+            "--zones",
+            "eu-north-1z",
+            "--image",
+            MOTO_AMI,
+            "--control-plane-size",
+            "t3.medium",
+            "--node-size",
+            "t3.medium",
+        ],
     );
     env.kops(&[
         "--state",

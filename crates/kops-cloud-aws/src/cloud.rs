@@ -1120,6 +1120,21 @@ pub async fn choose_default_instance_type<C: AwsCloud + ?Sized>(
             missing.join(", ")
         ));
     }
+    // No candidate offered: a zone the region does not have says so by its name.
+    let known = cloud.zones().await.unwrap_or_default();
+    if let Some(zone) = zones
+        .iter()
+        .find(|z| !known.is_empty() && !known.contains(z))
+    {
+        let region = cloud.account().await.map(|a| a.region).unwrap_or_default();
+        return Err(CloudError::Invalid {
+            field: "zones".to_owned(),
+            message: format!(
+                "zone {zone} does not exist in region {region} (its zones: {})",
+                known.join(", ")
+            ),
+        });
+    }
     Err(CloudError::Invalid {
         field: "machineType".to_owned(),
         message: format!(

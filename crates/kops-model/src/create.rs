@@ -139,7 +139,8 @@ pub struct NewClusterOptions {
     pub ipv6: bool,
     /// Leave the subnets untagged (`spec.DisableSubnetTags`).
     pub disable_subnet_tags: bool,
-    /// Kubernetes version (`v1.34.1`).
+    /// Kubernetes version (`v1.34.1`); default the recommendation of the shipped
+    /// channel ([`channel::default_kubernetes_version`](crate::channel::default_kubernetes_version)).
     pub kubernetes_version: Option<String>,
     /// The GCE project (`spec.project`); required for GCE.
     pub project: Option<String>,
@@ -790,7 +791,10 @@ pub fn new_cluster(
         s => s,
     };
     spec.kubernetes_api_access = Some(admin);
-    spec.kubernetes_version = o.kubernetes_version.clone();
+    spec.kubernetes_version = o
+        .kubernetes_version
+        .clone()
+        .or_else(|| crate::channel::default_kubernetes_version(&crate::channel::stable()));
     spec.networking = Some(networking);
     spec.ssh_access = Some(ssh);
     spec.subnets = Some(subnets.clone());

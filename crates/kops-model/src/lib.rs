@@ -95,6 +95,7 @@
 mod addons;
 pub mod assets;
 pub mod aws;
+pub mod channel;
 pub mod cluster;
 mod complete;
 mod create;

@@ -21,7 +21,9 @@ use crate::error::{Error, Result, cloud, invalid};
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct DiscoverOptions {
-    /// The channel the spec is completed with (images, Kubernetes versions).
+    /// The channel the spec is completed with (images, Kubernetes versions); default
+    /// the shipped [`channel::stable`](crate::channel::stable), `None` for no channel
+    /// (every group then names its image).
     pub channel: Option<Channel>,
     /// The admin SSH public key.
     pub ssh_public_key: Option<String>,
@@ -44,7 +46,7 @@ pub struct DiscoverOptions {
 impl Default for DiscoverOptions {
     fn default() -> Self {
         DiscoverOptions {
-            channel: None,
+            channel: Some(crate::channel::stable()),
             ssh_public_key: None,
             kops_release: DEFAULT_KOPS_RELEASE.to_owned(),
             state_store: None,
