@@ -191,14 +191,11 @@ pub async fn get_all(global: &Global, args: &GetAllArgs) -> anyhow::Result<()> {
         format => {
             let mut objects = vec![Object::Cluster(cluster)];
             objects.extend(groups.into_iter().map(Object::InstanceGroup));
-            objects.extend(additional.into_iter().map(|value| {
-                let text = |k: &str| value[k].as_str().unwrap_or_default().to_owned();
-                Object::Other(kops_api::manifest::OtherObject {
-                    api_version: text("apiVersion"),
-                    kind: text("kind"),
-                    value,
-                })
-            }));
+            objects.extend(
+                additional
+                    .into_iter()
+                    .map(|value| Object::Other(kops_api::manifest::OtherObject::new(value))),
+            );
             print!("{}", spec::render(&objects, format == GetFormat::Json)?);
         }
     }

@@ -34,6 +34,7 @@ use crate::{Error, Result};
 
 /// A parsed channel.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[non_exhaustive]
 pub struct Channel {
     /// The channel's contents.
     #[serde(default)]
@@ -42,6 +43,7 @@ pub struct Channel {
 
 /// The parts of a channel this crate uses.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[non_exhaustive]
 pub struct ChannelSpec {
     /// Machine images, in order of preference.
     #[serde(default)]
@@ -57,6 +59,7 @@ pub struct ChannelSpec {
 
 /// One image entry of a channel.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[non_exhaustive]
 pub struct ChannelImage {
     /// Image name (`owner/name` on AWS, `project/image` on GCE).
     #[serde(default)]
@@ -74,6 +77,7 @@ pub struct ChannelImage {
 
 /// Kubernetes version recommendations for a range of versions.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[non_exhaustive]
 pub struct KubernetesVersionSpec {
     /// The range the entry applies to.
     #[serde(default)]
@@ -89,6 +93,7 @@ pub struct KubernetesVersionSpec {
 /// kOps version recommendations for a range of kOps versions (an entry of
 /// `spec.kopsVersions`).
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[non_exhaustive]
 pub struct KopsVersionSpec {
     /// The range of kOps versions the entry applies to (`">=1.34.0-alpha.1"`); empty
     /// matches any.

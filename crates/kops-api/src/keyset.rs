@@ -21,6 +21,7 @@ pub const KEYSET_KIND: &str = "Keyset";
 /// A set of keypairs (or secret tokens) of one purpose, supporting rotation.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Keyset {
     /// `kops.k8s.io/v1alpha2`.
     #[serde(rename = "apiVersion")]
@@ -172,6 +173,7 @@ pub enum KeysetType {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 // Fields in alphabetical order of their wire names, the order kOps writes.
+#[non_exhaustive]
 pub struct KeysetSpec {
     /// The keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -187,6 +189,7 @@ pub struct KeysetSpec {
 /// One key of a keyset.
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct KeysetItem {
     /// When this key was distrusted (RFC 3339); absent while trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

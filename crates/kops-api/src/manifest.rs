@@ -43,6 +43,7 @@ pub enum Object {
 /// YAML scalars are typed the way YAML 1.2 reads them (`1.30` becomes a
 /// number), as any untyped YAML reader would.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct OtherObject {
     /// `apiVersion` as written.
     pub api_version: String,
@@ -50,6 +51,18 @@ pub struct OtherObject {
     pub kind: String,
     /// The whole object.
     pub value: serde_json::Value,
+}
+
+impl OtherObject {
+    /// The object `value`, its `apiVersion` and `kind` read from it (empty when absent).
+    pub fn new(value: serde_json::Value) -> Self {
+        let text = |k: &str| value[k].as_str().unwrap_or_default().to_owned();
+        OtherObject {
+            api_version: text("apiVersion"),
+            kind: text("kind"),
+            value,
+        }
+    }
 }
 
 impl Object {

@@ -31,6 +31,7 @@ use crate::version::{OLDEST_SUPPORTED_KUBERNETES_VERSION, parse_kubernetes_versi
 
 /// One validation problem: where and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ValidationError {
     /// The object the problem is in, when the list covers several objects
     /// (`InstanceGroup nodes`); `None` for the cluster.

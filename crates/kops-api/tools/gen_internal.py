@@ -63,6 +63,7 @@ def emit(text, vname, moved, new, iname):
         common.append((RENAME.get((vname, jname), ident), ident, qualify(ty), doc))
     print(f"/// Internal `{iname}`: see the field docs; shapes follow kOps' internal API.")
     print("#[derive(Debug, Clone, PartialEq, Default)]")
+    print("#[non_exhaustive]")
     print(f"pub struct {iname} {{")
     for ident, ty, doc in new:
         print(f"    /// {doc}")

@@ -177,6 +177,7 @@ def main():
         if name in BOXED_WIRE:
             print(f"#[serde(from = \"{name}Wire\")]")
         print("#[serde(deny_unknown_fields)]")
+        print("#[non_exhaustive]")
         print(f"pub struct {name} {{")
         seen = set()
         # Alphabetical by wire name: kOps writes YAML with sorted keys.

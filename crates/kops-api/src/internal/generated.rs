@@ -12,6 +12,7 @@ use crate::v1alpha2;
 
 /// Internal `ClusterSpec`: see the field docs; shapes follow kOps' internal API.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ClusterSpec {
     /// Where the cluster's state lives (`configBase`, `keyStore`, `secretStore` in v1alpha2).
     pub config_store: ConfigStoreSpec,
@@ -233,6 +234,7 @@ pub(crate) fn copy_clusterspec_to_v1alpha2(b: &ClusterSpec, a: &mut v1alpha2::Cl
 
 /// Internal `InstanceGroupSpec`: see the field docs; shapes follow kOps' internal API.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct InstanceGroupSpec {
     /// What the machines do (`Master` in v1alpha2 is `ControlPlane` here).
     pub role: Option<InstanceGroupRole>,

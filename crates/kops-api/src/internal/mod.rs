@@ -29,6 +29,7 @@ use crate::v1alpha2::{self, ObjectMeta};
 
 /// A cluster in the internal layout.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Cluster {
     /// Name (the cluster's DNS name), labels, annotations, creation time.
     pub metadata: ObjectMeta,
@@ -95,6 +96,7 @@ impl Cluster {
 
 /// An instance group in the internal layout.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct InstanceGroup {
     /// Name, labels (`kops.k8s.io/cluster`), creation time.
     pub metadata: ObjectMeta,
@@ -116,6 +118,7 @@ impl InstanceGroup {
 
 /// Where the cluster's state lives.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ConfigStoreSpec {
     /// Base path of the cluster in the state store (`s3://bucket/name`).
     pub base: Option<String>,
@@ -128,6 +131,7 @@ pub struct ConfigStoreSpec {
 /// The cloud a cluster runs on, as one member per provider; exactly one
 /// should be set.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct CloudProviderSpec {
     /// Amazon Web Services.
     pub aws: Option<AwsSpec>,
@@ -242,10 +246,12 @@ impl CloudProviderSpec {
 
 /// A provider without settings of its own in the internal layout.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct OtherCloudSpec {}
 
 /// AWS settings (moved from `cloudConfig` and top-level v1alpha2 fields).
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct AwsSpec {
     /// `cloudConfig.awsEBSCSIDriver`.
     pub ebs_csi_driver: Option<v1alpha2::EBSCSIDriverSpec>,
@@ -275,6 +281,7 @@ pub struct AwsSpec {
 
 /// GCE settings (moved from `project` and `cloudConfig`).
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct GceSpec {
     /// `project`.
     pub project: Option<String>,
@@ -294,6 +301,7 @@ pub struct GceSpec {
 
 /// Network layout and CNI (v1alpha2 keeps most of this at the top of the spec).
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct NetworkingSpec {
     /// Existing VPC/network to use (`networkID`).
     pub network_id: Option<String>,
@@ -375,6 +383,7 @@ impl NetworkingSpec {
 
 /// DNS and bastion topology.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct TopologySpec {
     /// DNS type: `Public`, `Private` or `None` (v1alpha2 `dns.type`).
     pub dns: Option<String>,
@@ -388,6 +397,7 @@ pub struct TopologySpec {
 
 /// How the Kubernetes API is reached.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct ApiSpec {
     /// Reach the API through DNS records of the control-plane nodes.
     pub dns: Option<v1alpha2::DNSAccessSpec>,
@@ -442,6 +452,7 @@ impl InstanceGroupRole {
 
 /// The root volume of each machine.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct InstanceRootVolumeSpec {
     /// Size in GB (`rootVolumeSize`).
     pub size: Option<i32>,

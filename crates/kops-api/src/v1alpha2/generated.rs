@@ -10,27 +10,32 @@ use super::scalars::{Affinity, CoreEnvVar, Duration, IntOrString, Quantity, Secr
 /// `KopeioAuthenticationSpec` of `kops.k8s.io/v1alpha2` (kopeio authentication spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KopeioAuthenticationSpec {}
 
 /// `RBACAuthorizationSpec` of `kops.k8s.io/v1alpha2` (rbac authorization spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RBACAuthorizationSpec {}
 
 /// `AlwaysAllowAuthorizationSpec` of `kops.k8s.io/v1alpha2` (always allow authorization spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AlwaysAllowAuthorizationSpec {}
 
 /// `DNSAccessSpec` of `kops.k8s.io/v1alpha2` (dns access spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DNSAccessSpec {}
 
 /// `ClusterSpec` of `kops.k8s.io/v1alpha2` (cluster spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(from = "ClusterSpecWire")]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ClusterSpec {
     /// Wire field `DisableSubnetTags` (disable subnet tags).
     #[serde(
@@ -728,6 +733,7 @@ impl From<ClusterSpecWire> for ClusterSpec {
 /// `PodIdentityWebhookSpec` of `kops.k8s.io/v1alpha2` (pod identity webhook spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct PodIdentityWebhookSpec {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -740,6 +746,7 @@ pub struct PodIdentityWebhookSpec {
 /// `KarpenterConfig` of `kops.k8s.io/v1alpha2` (karpenter config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KarpenterConfig {
     /// Wire field `cpuRequest` (cpu request).
     #[serde(
@@ -790,6 +797,7 @@ pub struct KarpenterConfig {
 /// `ServiceAccountIssuerDiscoveryConfig` of `kops.k8s.io/v1alpha2` (service account issuer discovery config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ServiceAccountIssuerDiscoveryConfig {
     /// Wire field `additionalAudiences` (additional audiences).
     #[serde(
@@ -824,6 +832,7 @@ pub struct ServiceAccountIssuerDiscoveryConfig {
 /// `DiscoveryServiceOptions` of `kops.k8s.io/v1alpha2` (discovery service options).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DiscoveryServiceOptions {
     /// Wire field `url` (url).
     #[serde(rename = "url", default, skip_serializing_if = "Option::is_none")]
@@ -833,6 +842,7 @@ pub struct DiscoveryServiceOptions {
 /// `ServiceAccountExternalPermission` of `kops.k8s.io/v1alpha2` (service account external permission).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ServiceAccountExternalPermission {
     /// Wire field `aws` (aws).
     #[serde(rename = "aws", default, skip_serializing_if = "Option::is_none")]
@@ -848,6 +858,7 @@ pub struct ServiceAccountExternalPermission {
 /// `AWSPermission` of `kops.k8s.io/v1alpha2` (aws permission).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AWSPermission {
     /// Wire field `inlinePolicy` (inline policy).
     #[serde(
@@ -868,6 +879,7 @@ pub struct AWSPermission {
 /// `NodeAuthorizationSpec` of `kops.k8s.io/v1alpha2` (node authorization spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NodeAuthorizationSpec {
     /// Wire field `nodeAuthorizer` (node authorizer).
     #[serde(
@@ -881,6 +893,7 @@ pub struct NodeAuthorizationSpec {
 /// `NodeAuthorizerSpec` of `kops.k8s.io/v1alpha2` (node authorizer spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NodeAuthorizerSpec {
     /// Wire field `authorizer` (authorizer).
     #[serde(
@@ -915,6 +928,7 @@ pub struct NodeAuthorizerSpec {
 /// `AddonSpec` of `kops.k8s.io/v1alpha2` (addon spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AddonSpec {
     /// Wire field `manifest` (manifest).
     #[serde(rename = "manifest", default, skip_serializing_if = "Option::is_none")]
@@ -924,6 +938,7 @@ pub struct AddonSpec {
 /// `FileAssetSpec` of `kops.k8s.io/v1alpha2` (file asset spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct FileAssetSpec {
     /// Wire field `content` (content).
     #[serde(rename = "content", default, skip_serializing_if = "Option::is_none")]
@@ -948,6 +963,7 @@ pub struct FileAssetSpec {
 /// `AssetsSpec` of `kops.k8s.io/v1alpha2` (assets spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AssetsSpec {
     /// Wire field `containerProxy` (container proxy).
     #[serde(
@@ -975,6 +991,7 @@ pub struct AssetsSpec {
 /// `IAMSpec` of `kops.k8s.io/v1alpha2` (iam spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct IAMSpec {
     /// Wire field `allowContainerRegistry` (allow container registry).
     #[serde(
@@ -1012,6 +1029,7 @@ pub struct IAMSpec {
 /// `HookSpec` of `kops.k8s.io/v1alpha2` (hook spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct HookSpec {
     /// Wire field `before` (before).
     #[serde(rename = "before", default, skip_serializing_if = "Option::is_none")]
@@ -1050,6 +1068,7 @@ pub struct HookSpec {
 /// `ExecContainerAction` of `kops.k8s.io/v1alpha2` (exec container action).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ExecContainerAction {
     /// Wire field `command` (command).
     #[serde(rename = "command", default, skip_serializing_if = "Option::is_none")]
@@ -1069,6 +1088,7 @@ pub struct ExecContainerAction {
 /// `AuthenticationSpec` of `kops.k8s.io/v1alpha2` (authentication spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AuthenticationSpec {
     /// Wire field `aws` (aws).
     #[serde(rename = "aws", default, skip_serializing_if = "Option::is_none")]
@@ -1081,6 +1101,7 @@ pub struct AuthenticationSpec {
 /// `AWSAuthenticationSpec` of `kops.k8s.io/v1alpha2` (aws authentication spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AWSAuthenticationSpec {
     /// Wire field `backendMode` (backend mode).
     #[serde(
@@ -1131,6 +1152,7 @@ pub struct AWSAuthenticationSpec {
 /// `AWSAuthenticationIdentityMappingSpec` of `kops.k8s.io/v1alpha2` (aws authentication identity mapping spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AWSAuthenticationIdentityMappingSpec {
     /// Wire field `arn` (arn).
     #[serde(rename = "arn", default, skip_serializing_if = "Option::is_none")]
@@ -1146,6 +1168,7 @@ pub struct AWSAuthenticationIdentityMappingSpec {
 /// `AuthorizationSpec` of `kops.k8s.io/v1alpha2` (authorization spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AuthorizationSpec {
     /// Wire field `alwaysAllow` (always allow).
     #[serde(
@@ -1162,6 +1185,7 @@ pub struct AuthorizationSpec {
 /// `APISpec` of `kops.k8s.io/v1alpha2` (api spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct APISpec {
     /// Wire field `dns` (dns).
     #[serde(rename = "dns", default, skip_serializing_if = "Option::is_none")]
@@ -1178,6 +1202,7 @@ pub struct APISpec {
 /// `AccessLogSpec` of `kops.k8s.io/v1alpha2` (access log spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AccessLogSpec {
     /// Wire field `bucket` (bucket).
     #[serde(rename = "bucket", default, skip_serializing_if = "Option::is_none")]
@@ -1197,6 +1222,7 @@ pub struct AccessLogSpec {
 /// `LoadBalancerSubnetSpec` of `kops.k8s.io/v1alpha2` (load balancer subnet spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LoadBalancerSubnetSpec {
     /// Wire field `allocationId` (allocation id).
     #[serde(
@@ -1220,6 +1246,7 @@ pub struct LoadBalancerSubnetSpec {
 /// `LoadBalancerAccessSpec` of `kops.k8s.io/v1alpha2` (load balancer access spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LoadBalancerAccessSpec {
     /// Wire field `accessLog` (access log).
     #[serde(rename = "accessLog", default, skip_serializing_if = "Option::is_none")]
@@ -1283,6 +1310,7 @@ pub struct LoadBalancerAccessSpec {
 /// `KubeDNSConfig` of `kops.k8s.io/v1alpha2` (kube dns config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KubeDNSConfig {
     /// Wire field `affinity` (affinity).
     #[serde(rename = "affinity", default, skip_serializing_if = "Option::is_none")]
@@ -1394,6 +1422,7 @@ pub struct KubeDNSConfig {
 /// `NodeLocalDNSConfig` of `kops.k8s.io/v1alpha2` (node local dns config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NodeLocalDNSConfig {
     /// Wire field `additionalConfig` (additional config).
     #[serde(
@@ -1451,6 +1480,7 @@ pub struct NodeLocalDNSConfig {
 /// `ExternalDNSConfig` of `kops.k8s.io/v1alpha2` (external dns config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ExternalDNSConfig {
     /// Wire field `disable` (disable).
     #[serde(rename = "disable", default, skip_serializing_if = "Option::is_none")]
@@ -1484,6 +1514,7 @@ pub struct ExternalDNSConfig {
 /// `EtcdClusterSpec` of `kops.k8s.io/v1alpha2` (etcd cluster spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EtcdClusterSpec {
     /// Wire field `backups` (backups).
     #[serde(rename = "backups", default, skip_serializing_if = "Option::is_none")]
@@ -1588,6 +1619,7 @@ pub struct EtcdClusterSpec {
 /// `EtcdBackupSpec` of `kops.k8s.io/v1alpha2` (etcd backup spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EtcdBackupSpec {
     /// Wire field `backupStore` (backup store).
     #[serde(
@@ -1604,6 +1636,7 @@ pub struct EtcdBackupSpec {
 /// `EtcdManagerSpec` of `kops.k8s.io/v1alpha2` (etcd manager spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EtcdManagerSpec {
     /// Wire field `backupInterval` (backup interval).
     #[serde(
@@ -1654,6 +1687,7 @@ pub struct EtcdManagerSpec {
 /// `EtcdMemberSpec` of `kops.k8s.io/v1alpha2` (etcd member spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EtcdMemberSpec {
     /// Wire field `encryptedVolume` (encrypted volume).
     #[serde(
@@ -1708,6 +1742,7 @@ pub struct EtcdMemberSpec {
 /// `ClusterSubnetSpec` of `kops.k8s.io/v1alpha2` (cluster subnet spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ClusterSubnetSpec {
     /// Wire field `additionalRoutes` (additional routes).
     #[serde(
@@ -1748,6 +1783,7 @@ pub struct ClusterSubnetSpec {
 /// `RouteSpec` of `kops.k8s.io/v1alpha2` (route spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RouteSpec {
     /// Wire field `cidr` (cidr).
     #[serde(rename = "cidr", default, skip_serializing_if = "Option::is_none")]
@@ -1760,6 +1796,7 @@ pub struct RouteSpec {
 /// `EgressProxySpec` of `kops.k8s.io/v1alpha2` (egress proxy spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EgressProxySpec {
     /// Wire field `excludes` (excludes).
     #[serde(rename = "excludes", default, skip_serializing_if = "Option::is_none")]
@@ -1772,6 +1809,7 @@ pub struct EgressProxySpec {
 /// `HTTPProxy` of `kops.k8s.io/v1alpha2` (http proxy).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct HTTPProxy {
     /// Wire field `host` (host).
     #[serde(rename = "host", default, skip_serializing_if = "Option::is_none")]
@@ -1784,6 +1822,7 @@ pub struct HTTPProxy {
 /// `TargetSpec` of `kops.k8s.io/v1alpha2` (target spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct TargetSpec {
     /// Wire field `terraform` (terraform).
     #[serde(rename = "terraform", default, skip_serializing_if = "Option::is_none")]
@@ -1793,6 +1832,7 @@ pub struct TargetSpec {
 /// `TerraformSpec` of `kops.k8s.io/v1alpha2` (terraform spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct TerraformSpec {
     /// Wire field `filesProviderExtraConfig` (files provider extra config).
     #[serde(
@@ -1813,6 +1853,7 @@ pub struct TerraformSpec {
 /// `EnvVar` of `kops.k8s.io/v1alpha2` (env var).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EnvVar {
     /// Wire field `name` (name).
     #[serde(rename = "name", default, skip_serializing_if = "Option::is_none")]
@@ -1825,6 +1866,7 @@ pub struct EnvVar {
 /// `GossipConfig` of `kops.k8s.io/v1alpha2` (gossip config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GossipConfig {
     /// Wire field `listen` (listen).
     #[serde(rename = "listen", default, skip_serializing_if = "Option::is_none")]
@@ -1843,6 +1885,7 @@ pub struct GossipConfig {
 /// `GossipConfigSecondary` of `kops.k8s.io/v1alpha2` (gossip config secondary).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GossipConfigSecondary {
     /// Wire field `listen` (listen).
     #[serde(rename = "listen", default, skip_serializing_if = "Option::is_none")]
@@ -1858,6 +1901,7 @@ pub struct GossipConfigSecondary {
 /// `DNSControllerGossipConfig` of `kops.k8s.io/v1alpha2` (dns controller gossip config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DNSControllerGossipConfig {
     /// Wire field `listen` (listen).
     #[serde(rename = "listen", default, skip_serializing_if = "Option::is_none")]
@@ -1879,6 +1923,7 @@ pub struct DNSControllerGossipConfig {
 /// `DNSControllerGossipConfigSecondary` of `kops.k8s.io/v1alpha2` (dns controller gossip config secondary).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DNSControllerGossipConfigSecondary {
     /// Wire field `listen` (listen).
     #[serde(rename = "listen", default, skip_serializing_if = "Option::is_none")]
@@ -1897,6 +1942,7 @@ pub struct DNSControllerGossipConfigSecondary {
 /// `RollingUpdate` of `kops.k8s.io/v1alpha2` (rolling update).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RollingUpdate {
     /// Wire field `drainAndTerminate` (drain and terminate).
     #[serde(
@@ -1920,6 +1966,7 @@ pub struct RollingUpdate {
 /// `PackagesConfig` of `kops.k8s.io/v1alpha2` (packages config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct PackagesConfig {
     /// Wire field `hashAmd64` (hash amd64).
     #[serde(rename = "hashAmd64", default, skip_serializing_if = "Option::is_none")]
@@ -1938,6 +1985,7 @@ pub struct PackagesConfig {
 /// `WarmPoolSpec` of `kops.k8s.io/v1alpha2` (warm pool spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct WarmPoolSpec {
     /// Wire field `additionalImages` (additional images).
     #[serde(
@@ -1971,6 +2019,7 @@ pub struct WarmPoolSpec {
 /// `KubeletConfigSpec` of `kops.k8s.io/v1alpha2` (kubelet config spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KubeletConfigSpec {
     /// Wire field `allowPrivileged` (allow privileged).
     #[serde(
@@ -2649,6 +2698,7 @@ pub struct KubeletConfigSpec {
 /// `KubeProxyConfig` of `kops.k8s.io/v1alpha2` (kube proxy config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KubeProxyConfig {
     /// Wire field `bindAddress` (bind address).
     #[serde(
@@ -2771,6 +2821,7 @@ pub struct KubeProxyConfig {
 /// `KubeAPIServerConfig` of `kops.k8s.io/v1alpha2` (kube api server config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KubeAPIServerConfig {
     /// Wire field `additionalServiceAccountIssuers` (additional service account issuers).
     #[serde(
@@ -3540,6 +3591,7 @@ pub struct KubeAPIServerConfig {
 /// `KubeControllerManagerConfig` of `kops.k8s.io/v1alpha2` (kube controller manager config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KubeControllerManagerConfig {
     /// Wire field `ClusterSigningDuration` (cluster signing duration).
     #[serde(
@@ -3967,6 +4019,7 @@ pub struct KubeControllerManagerConfig {
 /// `CloudControllerManagerConfig` of `kops.k8s.io/v1alpha2` (cloud controller manager config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CloudControllerManagerConfig {
     /// Wire field `allocateNodeCIDRs` (allocate node cid rs).
     #[serde(
@@ -4087,6 +4140,7 @@ pub struct CloudControllerManagerConfig {
 /// `KubeSchedulerConfig` of `kops.k8s.io/v1alpha2` (kube scheduler config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KubeSchedulerConfig {
     /// Wire field `authenticationKubeconfig` (authentication kubeconfig).
     #[serde(
@@ -4226,6 +4280,7 @@ pub struct KubeSchedulerConfig {
 /// `LeaderElectionConfiguration` of `kops.k8s.io/v1alpha2` (leader election configuration).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LeaderElectionConfiguration {
     /// Wire field `leaderElect` (leader elect).
     #[serde(
@@ -4281,6 +4336,7 @@ pub struct LeaderElectionConfiguration {
 /// `OpenstackLoadbalancerConfig` of `kops.k8s.io/v1alpha2` (openstack loadbalancer config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OpenstackLoadbalancerConfig {
     /// Wire field `enableIngressHostname` (enable ingress hostname).
     #[serde(
@@ -4348,6 +4404,7 @@ pub struct OpenstackLoadbalancerConfig {
 /// `OpenstackBlockStorageConfig` of `kops.k8s.io/v1alpha2` (openstack block storage config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OpenstackBlockStorageConfig {
     /// Wire field `bs-version` (bs-version).
     #[serde(
@@ -4417,6 +4474,7 @@ pub struct OpenstackBlockStorageConfig {
 /// `OpenstackMonitor` of `kops.k8s.io/v1alpha2` (openstack monitor).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OpenstackMonitor {
     /// Wire field `delay` (delay).
     #[serde(rename = "delay", default, skip_serializing_if = "Option::is_none")]
@@ -4436,6 +4494,7 @@ pub struct OpenstackMonitor {
 /// `OpenstackRouter` of `kops.k8s.io/v1alpha2` (openstack router).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OpenstackRouter {
     /// Wire field `availabilityZoneHints` (availability zone hints).
     #[serde(
@@ -4470,6 +4529,7 @@ pub struct OpenstackRouter {
 /// `OpenstackNetwork` of `kops.k8s.io/v1alpha2` (openstack network).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OpenstackNetwork {
     /// Wire field `addressSortOrder` (address sort order).
     #[serde(
@@ -4511,6 +4571,7 @@ pub struct OpenstackNetwork {
 /// `OpenstackMetadata` of `kops.k8s.io/v1alpha2` (openstack metadata).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OpenstackMetadata {
     /// Wire field `configDrive` (config drive).
     #[serde(
@@ -4524,6 +4585,7 @@ pub struct OpenstackMetadata {
 /// `OpenstackSpec` of `kops.k8s.io/v1alpha2` (openstack spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OpenstackSpec {
     /// Wire field `blockStorage` (block storage).
     #[serde(
@@ -4563,6 +4625,7 @@ pub struct OpenstackSpec {
 /// `AzureSpec` of `kops.k8s.io/v1alpha2` (azure spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AzureSpec {
     /// Wire field `adminUser` (admin user).
     #[serde(rename = "adminUser", default, skip_serializing_if = "Option::is_none")]
@@ -4603,6 +4666,7 @@ pub struct AzureSpec {
 /// `CloudConfiguration` of `kops.k8s.io/v1alpha2` (cloud configuration).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CloudConfiguration {
     /// Wire field `awsEBSCSIDriver` (aws ebscsi driver).
     #[serde(
@@ -4761,6 +4825,7 @@ pub struct CloudConfiguration {
 /// `EBSCSIDriverSpec` of `kops.k8s.io/v1alpha2` (ebscsi driver spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EBSCSIDriverSpec {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -4811,6 +4876,7 @@ pub struct EBSCSIDriverSpec {
 /// `PDCSIDriver` of `kops.k8s.io/v1alpha2` (pdcsi driver).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct PDCSIDriver {
     /// Wire field `defaultStorageClassName` (default storage class name).
     #[serde(
@@ -4830,6 +4896,7 @@ pub struct PDCSIDriver {
 /// `SnapshotControllerConfig` of `kops.k8s.io/v1alpha2` (snapshot controller config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SnapshotControllerConfig {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -4846,6 +4913,7 @@ pub struct SnapshotControllerConfig {
 /// `NodeTerminationHandlerSpec` of `kops.k8s.io/v1alpha2` (node termination handler spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NodeTerminationHandlerSpec {
     /// Wire field `cpuRequest` (cpu request).
     #[serde(
@@ -4973,6 +5041,7 @@ pub struct NodeTerminationHandlerSpec {
 /// `NodeProblemDetectorConfig` of `kops.k8s.io/v1alpha2` (node problem detector config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NodeProblemDetectorConfig {
     /// Wire field `cpuLimit` (cpu limit).
     #[serde(rename = "cpuLimit", default, skip_serializing_if = "Option::is_none")]
@@ -5009,6 +5078,7 @@ pub struct NodeProblemDetectorConfig {
 /// `ClusterAutoscalerConfig` of `kops.k8s.io/v1alpha2` (cluster autoscaler config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ClusterAutoscalerConfig {
     /// Wire field `awsUseStaticInstanceList` (aws use static instance list).
     #[serde(
@@ -5157,6 +5227,7 @@ pub struct ClusterAutoscalerConfig {
 /// `MetricsServerConfig` of `kops.k8s.io/v1alpha2` (metrics server config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct MetricsServerConfig {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -5172,6 +5243,7 @@ pub struct MetricsServerConfig {
 /// `CertManagerConfig` of `kops.k8s.io/v1alpha2` (cert manager config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CertManagerConfig {
     /// Wire field `defaultIssuer` (default issuer).
     #[serde(
@@ -5215,6 +5287,7 @@ pub struct CertManagerConfig {
 /// `LoadBalancerControllerSpec` of `kops.k8s.io/v1alpha2` (load balancer controller spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LoadBalancerControllerSpec {
     /// Wire field `cpuLimit` (cpu limit).
     #[serde(rename = "cpuLimit", default, skip_serializing_if = "Option::is_none")]
@@ -5268,32 +5341,38 @@ pub struct LoadBalancerControllerSpec {
 /// `ClassicNetworkingSpec` of `kops.k8s.io/v1alpha2` (classic networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ClassicNetworkingSpec {}
 
 /// `KubenetNetworkingSpec` of `kops.k8s.io/v1alpha2` (kubenet networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KubenetNetworkingSpec {}
 
 /// `ExternalNetworkingSpec` of `kops.k8s.io/v1alpha2` (external networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ExternalNetworkingSpec {}
 
 /// `KopeioNetworkingSpec` of `kops.k8s.io/v1alpha2` (kopeio networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KopeioNetworkingSpec {}
 
 /// `GCPNetworkingSpec` of `kops.k8s.io/v1alpha2` (gcp networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GCPNetworkingSpec {}
 
 /// `NetworkingSpec` of `kops.k8s.io/v1alpha2` (networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(from = "NetworkingSpecWire")]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NetworkingSpec {
     /// Wire field `amazonvpc` (amazonvpc).
     #[serde(rename = "amazonvpc", default, skip_serializing_if = "Option::is_none")]
@@ -5413,6 +5492,7 @@ impl From<NetworkingSpecWire> for NetworkingSpec {
 /// `CNINetworkingSpec` of `kops.k8s.io/v1alpha2` (cni networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CNINetworkingSpec {
     /// Wire field `usesSecondaryIP` (uses secondary ip).
     #[serde(
@@ -5426,6 +5506,7 @@ pub struct CNINetworkingSpec {
 /// `WeaveNetworkingSpec` of `kops.k8s.io/v1alpha2` (weave networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct WeaveNetworkingSpec {
     /// Wire field `connLimit` (conn limit).
     #[serde(rename = "connLimit", default, skip_serializing_if = "Option::is_none")]
@@ -5514,6 +5595,7 @@ pub struct WeaveNetworkingSpec {
 /// `FlannelNetworkingSpec` of `kops.k8s.io/v1alpha2` (flannel networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct FlannelNetworkingSpec {
     /// Wire field `backend` (backend).
     #[serde(rename = "backend", default, skip_serializing_if = "Option::is_none")]
@@ -5537,6 +5619,7 @@ pub struct FlannelNetworkingSpec {
 /// `CalicoNetworkingSpec` of `kops.k8s.io/v1alpha2` (calico networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CalicoNetworkingSpec {
     /// Wire field `allowIPForwarding` (allow ip forwarding).
     #[serde(
@@ -5726,6 +5809,7 @@ pub struct CalicoNetworkingSpec {
 /// `CanalNetworkingSpec` of `kops.k8s.io/v1alpha2` (canal networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CanalNetworkingSpec {
     /// Wire field `chainInsertMode` (chain insert mode).
     #[serde(
@@ -5833,6 +5917,7 @@ pub struct CanalNetworkingSpec {
 /// `KuberouterNetworkingSpec` of `kops.k8s.io/v1alpha2` (kuberouter networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KuberouterNetworkingSpec {
     /// Wire field `useNFTablesForNetpol` (use nf tables for netpol).
     #[serde(
@@ -5846,6 +5931,7 @@ pub struct KuberouterNetworkingSpec {
 /// `RomanaNetworkingSpec` of `kops.k8s.io/v1alpha2` (romana networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RomanaNetworkingSpec {
     /// Wire field `daemonServiceIP` (daemon service ip).
     #[serde(
@@ -5866,6 +5952,7 @@ pub struct RomanaNetworkingSpec {
 /// `AmazonVPCNetworkingSpec` of `kops.k8s.io/v1alpha2` (amazon vpc networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AmazonVPCNetworkingSpec {
     /// Wire field `env` (env).
     #[serde(rename = "env", default, skip_serializing_if = "Option::is_none")]
@@ -5892,6 +5979,7 @@ pub struct AmazonVPCNetworkingSpec {
 /// `CiliumNetworkingSpec` of `kops.k8s.io/v1alpha2` (cilium networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CiliumNetworkingSpec {
     /// Wire field `IPTablesRulesNoinstall` (ip tables rules noinstall).
     #[serde(
@@ -6553,6 +6641,7 @@ pub struct CiliumNetworkingSpec {
 /// `CiliumIngressSpec` of `kops.k8s.io/v1alpha2` (cilium ingress spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CiliumIngressSpec {
     /// Wire field `defaultLoadBalancerMode` (default load balancer mode).
     #[serde(
@@ -6597,6 +6686,7 @@ pub struct CiliumIngressSpec {
 /// `CiliumGatewayAPISpec` of `kops.k8s.io/v1alpha2` (cilium gateway api spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CiliumGatewayAPISpec {
     /// Wire field `enableSecretsSync` (enable secrets sync).
     #[serde(
@@ -6613,6 +6703,7 @@ pub struct CiliumGatewayAPISpec {
 /// `HubbleSpec` of `kops.k8s.io/v1alpha2` (hubble spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct HubbleSpec {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -6625,6 +6716,7 @@ pub struct HubbleSpec {
 /// `LyftVPCNetworkingSpec` of `kops.k8s.io/v1alpha2` (lyft vpc networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LyftVPCNetworkingSpec {
     /// Wire field `subnetTags` (subnet tags).
     #[serde(
@@ -6638,6 +6730,7 @@ pub struct LyftVPCNetworkingSpec {
 /// `KindnetNetworkingSpec` of `kops.k8s.io/v1alpha2` (kindnet networking spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KindnetNetworkingSpec {
     /// Wire field `adminNetworkPolicies` (admin network policies).
     #[serde(
@@ -6695,6 +6788,7 @@ pub struct KindnetNetworkingSpec {
 /// `KindnetMasqueradeSpec` of `kops.k8s.io/v1alpha2` (kindnet masquerade spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KindnetMasqueradeSpec {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -6712,6 +6806,7 @@ pub struct KindnetMasqueradeSpec {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(from = "InstanceGroupSpecWire")]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct InstanceGroupSpec {
     /// Wire field `additionalSecurityGroups` (additional security groups).
     #[serde(
@@ -7203,6 +7298,7 @@ impl From<InstanceGroupSpecWire> for InstanceGroupSpec {
 /// `InstanceMetadataOptions` of `kops.k8s.io/v1alpha2` (instance metadata options).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct InstanceMetadataOptions {
     /// Wire field `httpPutResponseHopLimit` (http put response hop limit).
     #[serde(
@@ -7223,6 +7319,7 @@ pub struct InstanceMetadataOptions {
 /// `MixedInstancesPolicySpec` of `kops.k8s.io/v1alpha2` (mixed instances policy spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct MixedInstancesPolicySpec {
     /// Wire field `instanceRequirements` (instance requirements).
     #[serde(
@@ -7274,6 +7371,7 @@ pub struct MixedInstancesPolicySpec {
 /// `InstanceRequirementsSpec` of `kops.k8s.io/v1alpha2` (instance requirements spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct InstanceRequirementsSpec {
     /// Wire field `cpu` (cpu).
     #[serde(rename = "cpu", default, skip_serializing_if = "Option::is_none")]
@@ -7293,6 +7391,7 @@ pub struct InstanceRequirementsSpec {
 /// `MinMaxSpec` of `kops.k8s.io/v1alpha2` (min max spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct MinMaxSpec {
     /// Wire field `max` (max).
     #[serde(rename = "max", default, skip_serializing_if = "Option::is_none")]
@@ -7305,6 +7404,7 @@ pub struct MinMaxSpec {
 /// `UserData` of `kops.k8s.io/v1alpha2` (user data).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct UserData {
     /// Wire field `content` (content).
     #[serde(rename = "content", default, skip_serializing_if = "Option::is_none")]
@@ -7320,6 +7420,7 @@ pub struct UserData {
 /// `VolumeSpec` of `kops.k8s.io/v1alpha2` (volume spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct VolumeSpec {
     /// Wire field `deleteOnTermination` (delete on termination).
     #[serde(
@@ -7358,6 +7459,7 @@ pub struct VolumeSpec {
 /// `VolumeMountSpec` of `kops.k8s.io/v1alpha2` (volume mount spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct VolumeMountSpec {
     /// Wire field `device` (device).
     #[serde(rename = "device", default, skip_serializing_if = "Option::is_none")]
@@ -7391,6 +7493,7 @@ pub struct VolumeMountSpec {
 /// `IAMProfileSpec` of `kops.k8s.io/v1alpha2` (iam profile spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct IAMProfileSpec {
     /// Wire field `profile` (profile).
     #[serde(rename = "profile", default, skip_serializing_if = "Option::is_none")]
@@ -7400,6 +7503,7 @@ pub struct IAMProfileSpec {
 /// `LoadBalancerSpec` of `kops.k8s.io/v1alpha2` (load balancer spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LoadBalancerSpec {
     /// Wire field `loadBalancerName` (load balancer name).
     #[serde(
@@ -7420,6 +7524,7 @@ pub struct LoadBalancerSpec {
 /// `AcceleratorConfig` of `kops.k8s.io/v1alpha2` (accelerator config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AcceleratorConfig {
     /// Wire field `acceleratorCount` (accelerator count).
     #[serde(
@@ -7440,6 +7545,7 @@ pub struct AcceleratorConfig {
 /// `ContainerdConfig` of `kops.k8s.io/v1alpha2` (containerd config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ContainerdConfig {
     /// Wire field `address` (address).
     #[serde(rename = "address", default, skip_serializing_if = "Option::is_none")]
@@ -7539,6 +7645,7 @@ pub struct ContainerdConfig {
 /// `NRIConfig` of `kops.k8s.io/v1alpha2` (nri config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NRIConfig {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -7562,6 +7669,7 @@ pub struct NRIConfig {
 /// `NvidiaGPUConfig` of `kops.k8s.io/v1alpha2` (nvidia gpu config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NvidiaGPUConfig {
     /// Wire field `dcgmExporter` (dcgm exporter).
     #[serde(
@@ -7584,6 +7692,7 @@ pub struct NvidiaGPUConfig {
 /// `DCGMExporterConfig` of `kops.k8s.io/v1alpha2` (dcgm exporter config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DCGMExporterConfig {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -7593,6 +7702,7 @@ pub struct DCGMExporterConfig {
 /// `Runc` of `kops.k8s.io/v1alpha2` (runc).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Runc {
     /// Wire field `packages` (packages).
     #[serde(rename = "packages", default, skip_serializing_if = "Option::is_none")]
@@ -7605,6 +7715,7 @@ pub struct Runc {
 /// `GVisorConfig` of `kops.k8s.io/v1alpha2` (g visor config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GVisorConfig {
     /// Wire field `enabled` (enabled).
     #[serde(rename = "enabled", default, skip_serializing_if = "Option::is_none")]
@@ -7617,6 +7728,7 @@ pub struct GVisorConfig {
 /// `TopologySpec` of `kops.k8s.io/v1alpha2` (topology spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct TopologySpec {
     /// Wire field `bastion` (bastion).
     #[serde(rename = "bastion", default, skip_serializing_if = "Option::is_none")]
@@ -7635,6 +7747,7 @@ pub struct TopologySpec {
 /// `DNSSpec` of `kops.k8s.io/v1alpha2` (dns spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DNSSpec {
     /// Wire field `type` (type).
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
@@ -7644,6 +7757,7 @@ pub struct DNSSpec {
 /// `BastionSpec` of `kops.k8s.io/v1alpha2` (bastion spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct BastionSpec {
     /// Wire field `bastionPublicName` (bastion public name).
     #[serde(
@@ -7671,6 +7785,7 @@ pub struct BastionSpec {
 /// `BastionLoadBalancerSpec` of `kops.k8s.io/v1alpha2` (bastion load balancer spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct BastionLoadBalancerSpec {
     /// Wire field `additionalSecurityGroups` (additional security groups).
     #[serde(
@@ -7687,6 +7802,7 @@ pub struct BastionLoadBalancerSpec {
 /// `SSHCredentialSpec` of `kops.k8s.io/v1alpha2` (ssh credential spec).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SSHCredentialSpec {
     /// Wire field `publicKey` (public key).
     #[serde(rename = "publicKey", default, skip_serializing_if = "Option::is_none")]
@@ -7696,6 +7812,7 @@ pub struct SSHCredentialSpec {
 /// `DockerConfig` of `kops.k8s.io/v1alpha2` (docker config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DockerConfig {
     /// Wire field `authorizationPlugins` (authorization plugins).
     #[serde(
@@ -7872,6 +7989,7 @@ pub struct DockerConfig {
 /// `NTPConfig` of `kops.k8s.io/v1alpha2` (ntp config).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NTPConfig {
     /// Wire field `managed` (managed).
     #[serde(rename = "managed", default, skip_serializing_if = "Option::is_none")]

@@ -149,6 +149,7 @@ top_level!(
 /// by conversion exactly as kOps ignores it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct IgnoredRootVolume {
     /// Size in GB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -185,6 +186,7 @@ pub struct IgnoredRootVolume {
 /// kept when written back, ignored by conversion.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct IgnoredServiceOidcProvider {
     /// Issuer URL.
     #[serde(rename = "issuerURL", default, skip_serializing_if = "Option::is_none")]

@@ -282,6 +282,7 @@ impl<'de> Deserialize<'de> for IntOrString {
 /// A pod toleration (Kubernetes `core/v1.Toleration`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Toleration {
     /// Taint key the toleration applies to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -303,6 +304,7 @@ pub struct Toleration {
 /// An environment variable (Kubernetes `core/v1.EnvVar`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CoreEnvVar {
     /// Variable name.
     #[serde(default)]
@@ -318,6 +320,7 @@ pub struct CoreEnvVar {
 /// Kubernetes object metadata (`metav1.ObjectMeta`), the fields kOps objects use.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ObjectMeta {
     /// Annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
