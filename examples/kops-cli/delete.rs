@@ -6,9 +6,7 @@
 
 use anyhow::{Context as _, bail};
 use kops_model::aws::cloud::AwsCloud;
-use kops_model::aws::delete::{
-    DeleteOptions, delete_cluster as delete_resources, find_cluster_resources,
-};
+use kops_model::aws::{DeleteOptions, delete_cluster as delete_resources, find_cluster_resources};
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -6,7 +6,7 @@
 use anyhow::Context as _;
 use kops_cloud_gce::{GceCloud as _, GceResourceType};
 use kops_model::aws::cloud::AwsCloud;
-use kops_model::aws::delete::find_cluster_resources;
+use kops_model::aws::find_cluster_resources;
 use serde_json::json;
 
 use crate::cli::{DumpArgs, Global, ManifestFormat};

@@ -82,14 +82,37 @@
 //! # Ok::<(), kops_api::Error>(())
 //! ```
 //!
+//! # Building a spec in code
+//!
+//! The schema types are `#[non_exhaustive]`, so that a field kOps adds to its schema is
+//! not a breaking change: outside this crate they are built from `Default` (or `new`),
+//! then their fields are set.
+//!
+//! ```
+//! use kops_api::v1alpha2::{Cluster, ClusterSubnetSpec, NetworkingSpec};
+//!
+//! let mut cluster = Cluster::new("demo.example.com");
+//! cluster.spec.cloud_provider = Some("aws".into());
+//! cluster.spec.kubernetes_version = Some("v1.34.2".into());
+//! let mut subnet = ClusterSubnetSpec::default();
+//! subnet.name = Some("us-east-1a".into());
+//! subnet.zone = Some("us-east-1a".into());
+//! subnet.type_ = Some("Public".into());
+//! cluster.spec.subnets = Some(vec![subnet]);
+//! let mut networking = NetworkingSpec::default();
+//! networking.cilium = Some(Default::default());
+//! cluster.spec.networking = Some(networking);
+//! let yaml = kops_api::manifest::to_yaml(&[kops_api::manifest::Object::Cluster(cluster)])?;
+//! assert!(yaml.contains("zone: us-east-1a"));
+//! # Ok::<(), kops_api::Error>(())
+//! ```
+//!
 //! # Stability
 //!
 //! Semver as the workspace README describes (pre-1.0: a breaking change bumps
 //! the minor version). The wire format is kOps' `kops.k8s.io/v1alpha2` and
-//! changes only as kOps' schema does; [`Error`] and option structs are
-//! `#[non_exhaustive]` so they can grow without breaking callers. The schema
-//! types are not yet `#[non_exhaustive]` (a field kOps adds is a minor
-//! version bump until they are).
+//! changes only as kOps' schema does; [`Error`], option structs and the schema
+//! types are `#[non_exhaustive]` so they can grow without breaking callers.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(unreachable_pub)]
 #![forbid(unsafe_code)]

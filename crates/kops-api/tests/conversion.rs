@@ -27,37 +27,43 @@ fn subnet() -> impl Strategy<Value = v::ClusterSubnetSpec> {
         option::of(name()),
         option::of("subnet-[0-9a-f]{4}"),
     )
-        .prop_map(|(n, cidr, ty, zone, id)| v::ClusterSubnetSpec {
-            name: Some(n),
-            cidr,
-            type_: ty,
-            zone,
-            id,
-            ..Default::default()
+        .prop_map(|(n, cidr, ty, zone, id)| {
+            let mut built = v::ClusterSubnetSpec::default();
+            built.name = Some(n);
+            built.cidr = cidr;
+            built.type_ = ty;
+            built.zone = zone;
+            built.id = id;
+            built
         })
 }
 
 fn networking() -> impl Strategy<Value = Option<v::NetworkingSpec>> {
     option::of(prop_oneof![
-        Just(v::NetworkingSpec {
-            cilium: Some(Default::default()),
-            ..Default::default()
+        Just({
+            let mut built = v::NetworkingSpec::default();
+            built.cilium = Some(Default::default());
+            built
         }),
-        Just(v::NetworkingSpec {
-            calico: Some(Default::default()),
-            ..Default::default()
+        Just({
+            let mut built = v::NetworkingSpec::default();
+            built.calico = Some(Default::default());
+            built
         }),
-        Just(v::NetworkingSpec {
-            cni: Some(Default::default()),
-            ..Default::default()
+        Just({
+            let mut built = v::NetworkingSpec::default();
+            built.cni = Some(Default::default());
+            built
         }),
-        Just(v::NetworkingSpec {
-            kubenet: Some(Default::default()),
-            ..Default::default()
+        Just({
+            let mut built = v::NetworkingSpec::default();
+            built.kubenet = Some(Default::default());
+            built
         }),
-        Just(v::NetworkingSpec {
-            gce: Some(Default::default()),
-            ..Default::default()
+        Just({
+            let mut built = v::NetworkingSpec::default();
+            built.gce = Some(Default::default());
+            built
         }),
     ])
 }
@@ -103,7 +109,7 @@ prop_compose! {
         let mut cloud_config: Option<v::CloudConfiguration> = None;
         if aws && knobs.0 {
             cloud_config.get_or_insert_with(Default::default).aws_ebscsi_driver =
-                Some(v::EBSCSIDriverSpec { enabled: Some(true), ..Default::default() });
+                Some({ let mut built = v::EBSCSIDriverSpec::default(); built.enabled = Some(true); built });
         }
         if gce && knobs.0 {
             cloud_config.get_or_insert_with(Default::default).gce_service_account = Some("sa@x".into());
@@ -111,47 +117,11 @@ prop_compose! {
         if knobs.1 {
             cloud_config.get_or_insert_with(Default::default).manage_storage_classes = Some(true);
         }
-        v::ClusterSpec {
-            cloud_provider: cloud.map(str::to_string),
-            project: if gce { project } else { None },
-            kubernetes_version: k8s,
-            config_base: base,
-            key_store: keys,
-            secret_store: secrets,
-            network_cidr,
-            network_id,
-            additional_network_cidrs: extra_cidrs,
-            subnets,
-            topology: if dns.is_some() || bastion {
-                Some(v::TopologySpec {
-                    dns: dns.map(|d| v::DNSSpec { type_: Some(d.to_string()) }),
-                    bastion: bastion.then(|| v::BastionSpec { bastion_public_name: Some("bastion.x".into()), ..Default::default() }),
-                    ..Default::default()
-                })
+        { let mut built = v::ClusterSpec::default(); built.cloud_provider = cloud.map(str::to_string); built.project = if gce { project } else { None }; built.kubernetes_version = k8s; built.config_base = base; built.key_store = keys; built.secret_store = secrets; built.network_cidr = network_cidr; built.network_id = network_id; built.additional_network_cidrs = extra_cidrs; built.subnets = subnets; built.topology = if dns.is_some() || bastion {
+                Some({ let mut built = v::TopologySpec::default(); built.dns = dns.map(|d| { let mut built = v::DNSSpec::default(); built.type_ = Some(d.to_string()); built }); built.bastion = bastion.then(|| { let mut built = v::BastionSpec::default(); built.bastion_public_name = Some("bastion.x".into()); built }); built })
             } else {
                 None
-            },
-            non_masquerade_cidr: nm,
-            pod_cidr: pod,
-            service_cluster_ip_range: svc,
-            isolate_masters: isolate,
-            disable_subnet_tags: disable_tags,
-            networking,
-            master_public_name: public_name,
-            additional_sans: sans,
-            kubernetes_api_access: access,
-            api: api_lb.map(|t| v::APISpec {
-                load_balancer: Some(v::LoadBalancerAccessSpec { type_: Some(t.to_string()), ..Default::default() }),
-                ..Default::default()
-            }),
-            external_policies,
-            cloud_config,
-            node_termination_handler: (aws && knobs.2).then(|| v::NodeTerminationHandlerSpec { enabled: Some(true), ..Default::default() }),
-            warm_pool: (aws && knobs.3).then(|| v::WarmPoolSpec { max_size: Some(3), ..Default::default() }),
-            ssh_access: ssh,
-            kubelet: knobs.3.then(|| v::KubeletConfigSpec { anonymous_auth: Some(false), ..Default::default() }),
-            ..Default::default()
-        }
+            }; built.non_masquerade_cidr = nm; built.pod_cidr = pod; built.service_cluster_ip_range = svc; built.isolate_masters = isolate; built.disable_subnet_tags = disable_tags; built.networking = networking; built.master_public_name = public_name; built.additional_sans = sans; built.kubernetes_api_access = access; built.api = api_lb.map(|t| { let mut built = v::APISpec::default(); built.load_balancer = Some({ let mut built = v::LoadBalancerAccessSpec::default(); built.type_ = Some(t.to_string()); built }); built }); built.external_policies = external_policies; built.cloud_config = cloud_config; built.node_termination_handler = (aws && knobs.2).then(|| { let mut built = v::NodeTerminationHandlerSpec::default(); built.enabled = Some(true); built }); built.warm_pool = (aws && knobs.3).then(|| { let mut built = v::WarmPoolSpec::default(); built.max_size = Some(3); built }); built.ssh_access = ssh; built.kubelet = knobs.3.then(|| { let mut built = v::KubeletConfigSpec::default(); built.anonymous_auth = Some(false); built }); built }
     }
 }
 
@@ -168,19 +138,7 @@ prop_compose! {
         subnets in option::of(proptest::collection::vec(name(), 0..3)),
         image in option::of("[a-z]{4}/[a-z0-9-]{6}"),
     ) -> v::InstanceGroupSpec {
-        v::InstanceGroupSpec {
-            role,
-            min_size: min,
-            max_size: max,
-            machine_type: machine,
-            root_volume_size: size,
-            root_volume_type: ty,
-            root_volume_iops: iops,
-            root_volume_encryption: enc,
-            subnets,
-            image,
-            ..Default::default()
-        }
+        { let mut built = v::InstanceGroupSpec::default(); built.role = role; built.min_size = min; built.max_size = max; built.machine_type = machine; built.root_volume_size = size; built.root_volume_type = ty; built.root_volume_iops = iops; built.root_volume_encryption = enc; built.subnets = subnets; built.image = image; built }
     }
 }
 
@@ -313,9 +271,10 @@ fn provider_specific_settings_for_another_cloud_are_rejected() {
 
     let mut c = v::Cluster::new("a.example.com");
     c.spec.cloud_provider = Some("aws".into());
-    c.spec.cloud_config = Some(v::CloudConfiguration {
-        gce_service_account: Some("x".into()),
-        ..Default::default()
+    c.spec.cloud_config = Some({
+        let mut built = v::CloudConfiguration::default();
+        built.gce_service_account = Some("x".into());
+        built
     });
     let err = internal::Cluster::try_from(&c).unwrap_err();
     assert!(
@@ -379,18 +338,20 @@ fn populate_and_validate_never_panic() {
             spec,
             ..Default::default()
         };
-        original.spec.etcd_clusters = Some(vec![v::EtcdClusterSpec {
-            name: Some("main".into()),
-            etcd_members: Some(
+        original.spec.etcd_clusters = Some(vec![{
+            let mut built = v::EtcdClusterSpec::default();
+            built.name = Some("main".into());
+            built.etcd_members = Some(
                 (0..members)
-                    .map(|i| v::EtcdMemberSpec {
-                        name: Some(format!("m{i}")),
-                        instance_group: Some(format!("cp-{i}")),
-                        ..Default::default()
+                    .map(|i| {
+                        let mut built = v::EtcdMemberSpec::default();
+                        built.name = Some(format!("m{i}"));
+                        built.instance_group = Some(format!("cp-{i}"));
+                        built
                     })
                     .collect(),
-            ),
-            ..Default::default()
+            );
+            built
         }]);
         let hub = internal::Cluster::try_from(&original).unwrap();
         let _ = kops_api::validation::validate_cluster(&hub);
@@ -408,10 +369,11 @@ fn populate_and_validate_never_panic() {
 fn cluster_helpers() {
     let mut c = v::Cluster::new("h.example.com");
     c.spec.cloud_provider = Some("aws".into());
-    c.spec.subnets = Some(vec![v::ClusterSubnetSpec {
-        name: Some("a".into()),
-        zone: Some("eu-west-2b".into()),
-        ..Default::default()
+    c.spec.subnets = Some(vec![{
+        let mut built = v::ClusterSubnetSpec::default();
+        built.name = Some("a".into());
+        built.zone = Some("eu-west-2b".into());
+        built
     }]);
     let hub = internal::Cluster::try_from(&c).unwrap();
     assert_eq!(hub.cloud_provider(), Some(CloudProvider::Aws));

@@ -81,10 +81,11 @@ fn etcd(s: &mut Spec, i: usize) -> &mut v::EtcdClusterSpec {
 }
 
 fn member(name: &str, ig: &str) -> v::EtcdMemberSpec {
-    v::EtcdMemberSpec {
-        name: Some(name.into()),
-        instance_group: Some(ig.into()),
-        ..Default::default()
+    {
+        let mut built = v::EtcdMemberSpec::default();
+        built.name = Some(name.into());
+        built.instance_group = Some(ig.into());
+        built
     }
 }
 
@@ -113,12 +114,17 @@ const fn case(
 }
 
 fn terraform_extra(s: &mut Spec, files: bool, key: &str) {
-    let tf = v::TerraformSpec {
-        provider_extra_config: (!files).then(|| [(key.to_owned(), "1".to_owned())].into()),
-        files_provider_extra_config: files.then(|| [(key.to_owned(), "1".to_owned())].into()),
+    let tf = {
+        let mut built = v::TerraformSpec::default();
+        built.provider_extra_config = (!files).then(|| [(key.to_owned(), "1".to_owned())].into());
+        built.files_provider_extra_config =
+            files.then(|| [(key.to_owned(), "1".to_owned())].into());
+        built
     };
-    s.0.spec.target = Some(v::TargetSpec {
-        terraform: Some(tf),
+    s.0.spec.target = Some({
+        let mut built = v::TargetSpec::default();
+        built.terraform = Some(tf);
+        built
     });
 }
 
@@ -441,9 +447,10 @@ fn cases() -> Vec<Case> {
         case(
             "AWS root volume type",
             |s| {
-                ig(s, "nodes").spec.root_volume = Some(internal::InstanceRootVolumeSpec {
-                    type_: Some("pd-ssd".into()),
-                    ..Default::default()
+                ig(s, "nodes").spec.root_volume = Some({
+                    let mut built = internal::InstanceRootVolumeSpec::default();
+                    built.type_ = Some("pd-ssd".into());
+                    built
                 })
             },
             Some("InstanceGroup nodes"),
@@ -460,9 +467,10 @@ fn cases() -> Vec<Case> {
         case(
             "metadata hop limit",
             |s| {
-                ig(s, "nodes").spec.instance_metadata = Some(v::InstanceMetadataOptions {
-                    http_put_response_hop_limit: Some(99),
-                    ..Default::default()
+                ig(s, "nodes").spec.instance_metadata = Some({
+                    let mut built = v::InstanceMetadataOptions::default();
+                    built.http_put_response_hop_limit = Some(99);
+                    built
                 })
             },
             Some("InstanceGroup nodes"),
@@ -472,11 +480,11 @@ fn cases() -> Vec<Case> {
         case(
             "API load balancer in an unknown subnet",
             |s| {
-                s.0.spec.api.load_balancer.as_mut().unwrap().subnets =
-                    Some(vec![v::LoadBalancerSubnetSpec {
-                        name: Some("nowhere".into()),
-                        ..Default::default()
-                    }])
+                s.0.spec.api.load_balancer.as_mut().unwrap().subnets = Some(vec![{
+                    let mut built = v::LoadBalancerSubnetSpec::default();
+                    built.name = Some("nowhere".into());
+                    built
+                }])
             },
             None,
             "spec.api.loadBalancer.subnets[0].name",
@@ -512,9 +520,10 @@ fn cases() -> Vec<Case> {
         case(
             "warm pool on the control plane",
             |s| {
-                ig(s, "cp-a").spec.warm_pool = Some(v::WarmPoolSpec {
-                    max_size: Some(2),
-                    ..Default::default()
+                ig(s, "cp-a").spec.warm_pool = Some({
+                    let mut built = v::WarmPoolSpec::default();
+                    built.max_size = Some(2);
+                    built
                 })
             },
             Some("InstanceGroup cp-a"),

@@ -23,8 +23,8 @@ use kops_cloud_aws::cloud::{
     AccountInfo, AwsCloud, CloudError, CloudResult, CreateRequest, HostedZone, Image, ImageQuery,
     ListQuery, Resource, ResourceCloud, ResourceType, UpdateRequest, ZoneQuery,
 };
-use kops_model::aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
-use kops_model::aws::{AwsTask, ModelContext, build_tasks, builders};
+use kops_model::aws::{AwsTask, ModelContext, build_model, build_tasks};
+use kops_model::aws::{DeleteOptions, delete_cluster, find_cluster_resources};
 use kops_tasks::{
     Context, Executor, ExecutorOptions, Plan, Results, TaskGraph, TokioClock, async_trait,
 };
@@ -230,7 +230,7 @@ fn minimal_aws_apply_plan_change_delete() {
         // Every task's object exists: a plan right after apply has nothing to do.
         let p = plan(cloud, &g).await;
         assert_converged(&p, "after apply");
-        let tasks = builders::build(&ctx).unwrap().tasks;
+        let tasks = build_model(&ctx).unwrap().tasks;
         let mut created = assert_named_and_tagged(cloud, &tasks, &g).await;
         be.clear_cache();
         be.reset_api_calls();
@@ -323,7 +323,7 @@ fn minimal_aws_apply_plan_change_delete() {
         apply(cloud, &g2).await;
         let p = plan(cloud, &g2).await;
         assert_converged(&p, "after the change");
-        let tasks2 = builders::build(&ctx2).unwrap().tasks;
+        let tasks2 = build_model(&ctx2).unwrap().tasks;
         created.extend(assert_named_and_tagged(cloud, &tasks2, &g2).await);
 
         // Delete: everything the cluster owns goes; shared objects stay.
@@ -673,7 +673,7 @@ async fn apply_check_delete(case_name: &str, region: &str, bucket: &str) {
     } = foreign_network(cloud, &name, region).await;
 
     let ctx = context(cloud, &case, region).await;
-    let tasks = builders::build(&ctx).unwrap().tasks;
+    let tasks = build_model(&ctx).unwrap().tasks;
     let g = graph(&ctx);
     apply(cloud, &g).await;
     be.clear_cache();

@@ -13,7 +13,7 @@ use kops_cloud_aws::cloud::{
     AwsCloudExt, CloudError, CreateRequest, ListQuery, Resource, ResourceCloud, ResourceType as R,
     TagFilter, UpdateRequest,
 };
-use kops_model::aws::delete::{DeleteOptions, delete_cluster, find_cluster_resources};
+use kops_model::aws::{DeleteOptions, delete_cluster, find_cluster_resources};
 use serde_json::{Value as Json, json};
 
 mod common;

@@ -841,10 +841,8 @@ pub fn new_cluster(
         let mut g = v1alpha2::InstanceGroup::new(ig_name);
         let mut labels = BTreeMap::new();
         labels.insert("kops.k8s.io/cluster".to_owned(), name.to_owned());
-        g.metadata = ObjectMeta {
-            labels: Some(labels),
-            ..ObjectMeta::named(ig_name)
-        };
+        g.metadata = ObjectMeta::named(ig_name);
+        g.metadata.labels = Some(labels);
         g.spec.role = Some(role.as_str().to_owned());
         g.spec.min_size = Some(i32::try_from(min).unwrap_or(i32::MAX));
         g.spec.max_size = Some(i32::try_from(max).unwrap_or(i32::MAX));
@@ -1182,10 +1180,8 @@ pub fn new_instance_group(
     let mut g = v1alpha2::InstanceGroup::new(name);
     let mut labels = BTreeMap::new();
     labels.insert("kops.k8s.io/cluster".to_owned(), cluster_name.to_owned());
-    g.metadata = ObjectMeta {
-        labels: Some(labels),
-        ..ObjectMeta::named(name)
-    };
+    g.metadata = ObjectMeta::named(name);
+    g.metadata.labels = Some(labels);
     g.spec.role = Some(options.role.as_str().to_owned());
     g.spec.subnets = (!subnets.is_empty()).then_some(subnets);
     g.spec.zones = (!zones.is_empty()).then_some(zones);

@@ -46,39 +46,52 @@
 //!
 //! # Example
 //!
-//! A spec, planned against the in-memory mock cloud, then rendered as Terraform:
+//! A cluster's whole life on the in-memory mock cloud (feature `mock`): create, store,
+//! plan, apply, plan again, Terraform, delete. `examples/embed.rs` is the same program
+//! against AWS as well.
 //!
 //! ```
+//! # #[cfg(feature = "mock")]
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use kops_model::aws::{DiscoverOptions, UpdateCluster, UpdateOptions, discover};
-//! use kops_model::{DnsType, NewClusterOptions, new_cluster};
+//! use std::sync::Arc;
+//! use kops_model::aws::{self, ApplyOptions, DeleteOptions, DiscoverOptions, UpdateCluster};
+//! use kops_model::statestore::{MemoryStore, Registry, SystemClock};
+//! use kops_model::{DnsType, NewClusterOptions, UpdateOptions, channel, new_cluster};
 //!
-//! // `kops create cluster`: the spec kOps would store.
-//! let (cluster, groups) = new_cluster(
-//!     &NewClusterOptions::new("demo.example.com", "memfs://clusters.example.com")
-//!         .with_zones(["us-test-1a"])
-//!         .with_dns(DnsType::None)
-//!         .with_image(Some("ami-00000001".into()))
-//!         .with_kubernetes_version("v1.34.1"),
-//! )?;
-//! // A mock cloud with the image.
-//! let mock = kops_mock::fixture::Fixture::parse(
-//!     "aws:\n  region: us-test-1\n  zones: [us-test-1a]\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: demo, ownerId: '1', rootDeviceName: /dev/xvda}\n",
-//!     "doc",
-//! )?
-//! .build()?;
-//! // The state store the cluster lives in: its files go to its config base there.
-//! let store = std::sync::Arc::new(kops_statestore::MemoryStore::new());
-//! let options = DiscoverOptions::default().with_state_store(store, "memfs://clusters.example.com");
-//! // `kops update cluster`: discover, plan, and the Terraform target.
-//! let ctx = discover(&mock, &cluster, &groups, &options).await?;
-//! let update = UpdateCluster::new(ctx, UpdateOptions::default())?;
-//! let plan = update.plan(&mock).await?;
+//! const NAME: &str = "demo.example.com";
+//! // A mock AWS account holding the default channel's images.
+//! let cloud = channel::mock_aws(Default::default(), &channel::stable())?;
+//! // `kops create cluster`: the spec kOps would store (the API behind its load balancer).
+//! let options = NewClusterOptions::new(NAME, "memfs://clusters.example.com")
+//!     .with_zones(["us-test-1a"])
+//!     .with_dns(DnsType::None);
+//! let (cluster, groups) = new_cluster(&options)?;
+//! // The state store, in kOps' layout.
+//! let store = Arc::new(MemoryStore::new());
+//! let registry = Registry::new(store.clone(), Arc::new(SystemClock));
+//! registry.create_cluster(&cluster).await?;
+//! for group in &groups {
+//!     registry.create_instance_group(NAME, group).await?;
+//! }
+//! // `kops update cluster`: discover, plan, apply; a second plan has nothing to do.
+//! let discover = DiscoverOptions::default().with_state_store(store, "memfs://clusters.example.com");
+//! let ctx = aws::discover(&cloud, &cluster, &groups, &discover).await?;
+//! let update = UpdateOptions::default().with_unreadable_config_base(true);
+//! let update = UpdateCluster::new(ctx, update)?;
+//! let plan = update.plan(&cloud).await?;
 //! assert!(plan.plan.has_changes());
+//! update.apply(&cloud, &registry, &plan, ApplyOptions::default()).await?;
+//! assert!(!update.plan(&cloud).await?.plan.has_changes());
+//! // The same cluster as Terraform.
 //! let terraform = update.render_terraform().await?;
 //! let main = String::from_utf8_lossy(&terraform.files["kubernetes.tf"]).into_owned();
 //! assert!(main.contains("resource \"aws_vpc\" \"demo-example-com\""));
+//! // `kops delete cluster`: the cloud's objects, then the state.
+//! let report = aws::delete_cluster(&cloud, NAME, &DeleteOptions::default()).await?;
+//! assert!(!report.deleted.is_empty());
+//! registry.delete_cluster(NAME).await?;
 //! # Ok(()) }
+//! # #[cfg(feature = "mock")]
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build()?.block_on(demo())
 //! #     .map_err(|e| e.to_string())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())

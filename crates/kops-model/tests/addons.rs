@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
-use kops_model::aws::builders::{self, ModelContext};
 use kops_model::aws::cloud::{AccountInfo, HostedZone, Image};
 use kops_model::aws::terraform::{RenderOptions, render};
+use kops_model::aws::{ModelContext, build_model};
 use kops_model::gce::GceModelContext;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -92,7 +92,7 @@ fn rendered_files(yaml: &str) -> (String, BTreeMap<String, String>) {
     ctx.cluster_context
         .ensure_keysets(std::time::SystemTime::now())
         .unwrap();
-    let model = builders::build(&ctx).unwrap();
+    let model = build_model(&ctx).unwrap();
     let files = render(&ctx, model, &RenderOptions::default())
         .unwrap()
         .files;
@@ -1232,7 +1232,7 @@ async fn cilium_hubble_applies_as_a_set() {
     ctx.cluster_context
         .ensure_keysets(std::time::SystemTime::now())
         .unwrap();
-    let err = builders::build(&ctx).map(|_| ()).unwrap_err().to_string();
+    let err = build_model(&ctx).map(|_| ()).unwrap_err().to_string();
     assert!(
         err.contains("spec.networking.cilium.hubble.enabled"),
         "{err}"

@@ -36,12 +36,14 @@ struct Rig {
 }
 
 fn ig(name: &str, role: InstanceGroupRole, size: i32) -> InstanceGroup {
-    let mut g = InstanceGroup {
-        metadata: v1alpha2::ObjectMeta {
-            name: Some(name.into()),
-            ..Default::default()
-        },
-        ..Default::default()
+    let mut g = {
+        let mut built = InstanceGroup::default();
+        built.metadata = {
+            let mut built = v1alpha2::ObjectMeta::default();
+            built.name = Some(name.into());
+            built
+        };
+        built
     };
     g.spec.role = Some(role);
     g.spec.min_size = Some(size);
@@ -93,12 +95,14 @@ async fn rig_of(groups: Vec<InstanceGroup>, ready: kops_mock::kube::kubelet::Rea
             ..Default::default()
         })
         .unwrap();
-    let cluster = Cluster {
-        metadata: v1alpha2::ObjectMeta {
-            name: Some(CLUSTER.into()),
-            ..Default::default()
-        },
-        ..Default::default()
+    let cluster = {
+        let mut built = Cluster::default();
+        built.metadata = {
+            let mut built = v1alpha2::ObjectMeta::default();
+            built.name = Some(CLUSTER.into());
+            built
+        };
+        built
     };
     let mut templates = BTreeMap::new();
     for g in &groups {
@@ -498,10 +502,11 @@ async fn a_changed_instance_type_replaces_every_node_within_surge_and_the_contro
 async fn surge_and_unavailable_bound_the_concurrency() {
     let mut rig = rig(1, 6, always()).await;
     let nodes = rig.groups.iter_mut().find(|g| g.name() == "nodes").unwrap();
-    nodes.spec.rolling_update = Some(v1alpha2::RollingUpdate {
-        max_surge: Some(v1alpha2::IntOrString::Int(2)),
-        max_unavailable: Some(v1alpha2::IntOrString::Int(1)),
-        ..Default::default()
+    nodes.spec.rolling_update = Some({
+        let mut built = v1alpha2::RollingUpdate::default();
+        built.max_surge = Some(v1alpha2::IntOrString::Int(2));
+        built.max_unavailable = Some(v1alpha2::IntOrString::Int(1));
+        built
     });
     rig.change_instance_type("nodes", "m5.large");
     let (events, sink) = recorder();
@@ -836,9 +841,10 @@ async fn control_plane_groups_roll_serially_and_never_surge() {
     }
     // Even a cluster-wide surge is ignored for the control plane.
     let mut cluster = rig.cluster.clone();
-    cluster.spec.rolling_update = Some(v1alpha2::RollingUpdate {
-        max_surge: Some(v1alpha2::IntOrString::Int(3)),
-        ..Default::default()
+    cluster.spec.rolling_update = Some({
+        let mut built = v1alpha2::RollingUpdate::default();
+        built.max_surge = Some(v1alpha2::IntOrString::Int(3));
+        built
     });
     let (events, sink) = recorder();
     let roll = RollingUpdate::new(rig.cloud_groups(), fast())

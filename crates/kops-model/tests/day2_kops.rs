@@ -270,24 +270,28 @@ async fn rig(spec: &[(&str, InstanceGroupRole, usize, usize)]) -> Rig {
                 members,
             },
         );
-        let mut ig = InstanceGroup {
-            metadata: v1alpha2::ObjectMeta {
-                name: Some(name.to_string()),
-                ..Default::default()
-            },
-            ..Default::default()
+        let mut ig = {
+            let mut built = InstanceGroup::default();
+            built.metadata = {
+                let mut built = v1alpha2::ObjectMeta::default();
+                built.name = Some(name.to_string());
+                built
+            };
+            built
         };
         ig.spec.role = Some(role.clone());
         ig.spec.min_size = Some(*count as i32);
         groups.push(ig);
     }
     let client = client_for(&kube.url());
-    let cluster = Cluster {
-        metadata: v1alpha2::ObjectMeta {
-            name: Some("test.k8s.local".into()),
-            ..Default::default()
-        },
-        ..Default::default()
+    let cluster = {
+        let mut built = Cluster::default();
+        built.metadata = {
+            let mut built = v1alpha2::ObjectMeta::default();
+            built.name = Some("test.k8s.local".into());
+            built
+        };
+        built
     };
     Rig {
         script,
@@ -335,10 +339,12 @@ fn cluster_settings(
     unavailable: Option<IntOrString>,
     drain: Option<bool>,
 ) {
-    rig.cluster.spec.rolling_update = Some(v1alpha2::RollingUpdate {
-        max_surge: surge,
-        max_unavailable: unavailable,
-        drain_and_terminate: drain,
+    rig.cluster.spec.rolling_update = Some({
+        let mut built = v1alpha2::RollingUpdate::default();
+        built.max_surge = surge;
+        built.max_unavailable = unavailable;
+        built.drain_and_terminate = drain;
+        built
     });
 }
 
@@ -1165,9 +1171,10 @@ async fn warm_pool_instances_go_before_joined_members() {
 async fn a_warm_pool_only_group_with_a_percentage_surge_rolls() {
     let mut rig = rig(&[("warm", InstanceGroupRole::Node, 0, 0)]).await;
     add_warm_pool(&rig, "warm", 1);
-    rig.groups[0].spec.rolling_update = Some(v1alpha2::RollingUpdate {
-        max_surge: Some(IntOrString::String("25%".into())),
-        ..Default::default()
+    rig.groups[0].spec.rolling_update = Some({
+        let mut built = v1alpha2::RollingUpdate::default();
+        built.max_surge = Some(IntOrString::String("25%".into()));
+        built
     });
     let (r, _) = rig.roll(opts(), Box::new(|_, _| ok())).await;
     r.unwrap();
@@ -1417,9 +1424,10 @@ mod settings {
     fn max_unavailable_rounds_down_to_at_least_one() {
         for (n, v, want) in [(1, "0", 0), (1, "0%", 1), (10, "39%", 3), (10, "100%", 10)] {
             let mut g = InstanceGroup::default();
-            g.spec.rolling_update = Some(v1alpha2::RollingUpdate {
-                max_unavailable: Some(pct_or_int(v)),
-                ..Default::default()
+            g.spec.rolling_update = Some({
+                let mut built = v1alpha2::RollingUpdate::default();
+                built.max_unavailable = Some(pct_or_int(v));
+                built
             });
             let (_, _, u) = resolve_settings(&Cluster::default(), &g, n, 0);
             assert_eq!(u, want, "{v} of {n}");
@@ -1432,9 +1440,10 @@ mod settings {
     fn max_surge_rounds_up_and_sets_the_unavailable_default() {
         for (n, v, want) in [(1, "0", 0), (1, "0%", 0), (10, "31%", 4), (10, "100%", 10)] {
             let mut g = InstanceGroup::default();
-            g.spec.rolling_update = Some(v1alpha2::RollingUpdate {
-                max_surge: Some(pct_or_int(v)),
-                ..Default::default()
+            g.spec.rolling_update = Some({
+                let mut built = v1alpha2::RollingUpdate::default();
+                built.max_surge = Some(pct_or_int(v));
+                built
             });
             let (_, s, u) = resolve_settings(&Cluster::default(), &g, n, 0);
             assert_eq!(s, want, "{v} of {n}");
@@ -1588,12 +1597,14 @@ mod validation {
         let mut cgs = Vec::new();
         let mut nodes = Vec::new();
         for gr in &groups {
-            let mut ig = InstanceGroup {
-                metadata: v1alpha2::ObjectMeta {
-                    name: Some(gr.name.into()),
-                    ..Default::default()
-                },
-                ..Default::default()
+            let mut ig = {
+                let mut built = InstanceGroup::default();
+                built.metadata = {
+                    let mut built = v1alpha2::ObjectMeta::default();
+                    built.name = Some(gr.name.into());
+                    built
+                };
+                built
             };
             ig.spec.role = Some(gr.role.clone());
             igs.push(ig);
@@ -1612,12 +1623,14 @@ mod validation {
             cgs.push(cg);
         }
         for name in missing {
-            let mut ig = InstanceGroup {
-                metadata: v1alpha2::ObjectMeta {
-                    name: Some(name.to_string()),
-                    ..Default::default()
-                },
-                ..Default::default()
+            let mut ig = {
+                let mut built = InstanceGroup::default();
+                built.metadata = {
+                    let mut built = v1alpha2::ObjectMeta::default();
+                    built.name = Some(name.to_string());
+                    built
+                };
+                built
             };
             ig.spec.role = Some(InstanceGroupRole::Node);
             igs.push(ig);

@@ -202,17 +202,22 @@ async fn direct_apply_refuses_a_config_base_nodes_cannot_read() {
 #[tokio::test]
 async fn terraform_provider_blocks_carry_the_specs_extra_config() {
     let (mut cluster, groups) = spec();
-    cluster.spec.target = Some(kops_api::v1alpha2::TargetSpec {
-        terraform: Some(kops_api::v1alpha2::TerraformSpec {
-            provider_extra_config: Some([("max_retries".to_owned(), "10".to_owned())].into()),
-            files_provider_extra_config: Some(
+    cluster.spec.target = Some({
+        let mut built = kops_api::v1alpha2::TargetSpec::default();
+        built.terraform = Some({
+            let mut built = kops_api::v1alpha2::TerraformSpec::default();
+            built.provider_extra_config =
+                Some([("max_retries".to_owned(), "10".to_owned())].into());
+            built.files_provider_extra_config = Some(
                 [
                     ("profile".to_owned(), "files".to_owned()),
                     ("region".to_owned(), "eu-west-1".to_owned()),
                 ]
                 .into(),
-            ),
-        }),
+            );
+            built
+        });
+        built
     });
     let (_cloud, _store, update) = setup_spec(&cluster, &groups, true).await;
     let tf = update.render_terraform().await.unwrap();

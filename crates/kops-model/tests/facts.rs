@@ -11,8 +11,8 @@ use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
 use kops_model::aws::AwsTask;
-use kops_model::aws::builders::{self, ModelContext};
 use kops_model::aws::cloud::{AccountInfo, AwsCloud, HostedZone, Image, ResourceType, TypeFacts};
+use kops_model::aws::{ModelContext, build_model};
 use kops_tasks::Task;
 
 fn cases() -> Vec<PathBuf> {
@@ -60,7 +60,7 @@ fn model_of(dir: &Path) -> Vec<AwsTask> {
     ctx.cluster_context
         .ensure_keysets(std::time::SystemTime::now())
         .unwrap();
-    builders::build(&ctx).unwrap().tasks
+    build_model(&ctx).unwrap().tasks
 }
 
 #[test]

@@ -11,9 +11,9 @@ use kops_api::defaults::{PopulateOptions, populate};
 use kops_api::internal;
 use kops_api::manifest::{self, Object};
 use kops_api::validation::validate_all;
-use kops_model::aws::builders::{self, ModelContext};
 use kops_model::aws::cloud::{AccountInfo, HostedZone, Image};
 use kops_model::aws::terraform::{RenderOptions, render};
+use kops_model::aws::{ModelContext, build_model};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -66,7 +66,7 @@ fn render_case(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             false,
         ));
     }
-    let model = builders::build(&ctx).unwrap();
+    let model = build_model(&ctx).unwrap();
     render(&ctx, model, &RenderOptions::default())
         .unwrap()
         .files

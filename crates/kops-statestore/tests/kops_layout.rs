@@ -97,23 +97,26 @@ fn expected_cluster() -> Cluster {
     let mut c = Cluster::new(NAME);
     c.metadata.creation_timestamp = Some("2016-12-10T22:42:27Z".into());
     c.metadata.generation = Some(3);
-    c.spec = ClusterSpec {
-        cloud_provider: Some("aws".into()),
-        config_base: Some("s3://state/minimal.example.com".into()),
-        kubernetes_version: Some("v1.34.0".into()),
-        network_cidr: Some("172.20.0.0/16".into()),
-        networking: Some(NetworkingSpec {
-            cni: Some(CNINetworkingSpec::default()),
-            ..Default::default()
-        }),
-        subnets: Some(vec![ClusterSubnetSpec {
-            cidr: Some("172.20.32.0/19".into()),
-            name: Some("us-test-1a".into()),
-            type_: Some("Public".into()),
-            zone: Some("us-test-1a".into()),
-            ..Default::default()
-        }]),
-        ..Default::default()
+    c.spec = {
+        let mut built = ClusterSpec::default();
+        built.cloud_provider = Some("aws".into());
+        built.config_base = Some("s3://state/minimal.example.com".into());
+        built.kubernetes_version = Some("v1.34.0".into());
+        built.network_cidr = Some("172.20.0.0/16".into());
+        built.networking = Some({
+            let mut built = NetworkingSpec::default();
+            built.cni = Some(CNINetworkingSpec::default());
+            built
+        });
+        built.subnets = Some(vec![{
+            let mut built = ClusterSubnetSpec::default();
+            built.cidr = Some("172.20.32.0/19".into());
+            built.name = Some("us-test-1a".into());
+            built.type_ = Some("Public".into());
+            built.zone = Some("us-test-1a".into());
+            built
+        }]);
+        built
     };
     c
 }
@@ -122,13 +125,14 @@ fn expected_ig(name: &str, role: &str, machine: &str, size: i32) -> InstanceGrou
     let mut g = InstanceGroup::new(name);
     g.metadata.creation_timestamp = Some("2016-12-10T22:42:28Z".into());
     g.metadata.labels = Some(BTreeMap::from([(CLUSTER_LABEL.into(), NAME.into())]));
-    g.spec = InstanceGroupSpec {
-        machine_type: Some(machine.into()),
-        max_size: Some(size),
-        min_size: Some(size),
-        role: Some(role.into()),
-        subnets: Some(vec!["us-test-1a".into()]),
-        ..Default::default()
+    g.spec = {
+        let mut built = InstanceGroupSpec::default();
+        built.machine_type = Some(machine.into());
+        built.max_size = Some(size);
+        built.min_size = Some(size);
+        built.role = Some(role.into());
+        built.subnets = Some(vec!["us-test-1a".into()]);
+        built
     };
     g
 }
@@ -310,11 +314,12 @@ async fn registry_writes_kops_paths_and_formats_body() {
     reg.create_instance_group(NAME, &nodes).await.unwrap();
     let mut ks = Keyset::new("kubernetes-ca", KeysetType::Keypair);
     ks.spec.primary_id = Some("6982820025135291416230495506".into());
-    ks.spec.keys.push(KeysetItem {
-        id: Some("6982820025135291416230495506".into()),
-        public_material: Some(CERT.as_bytes().to_vec()),
-        private_material: Some(KEY.as_bytes().to_vec()),
-        ..Default::default()
+    ks.spec.keys.push({
+        let mut built = KeysetItem::default();
+        built.id = Some("6982820025135291416230495506".into());
+        built.public_material = Some(CERT.as_bytes().to_vec());
+        built.private_material = Some(KEY.as_bytes().to_vec());
+        built
     });
     reg.put_keyset(NAME, &ks, PutOptions::create())
         .await

@@ -34,7 +34,7 @@ use super::reads::Reads;
 use ResourceType as R;
 
 /// Deletion order: dependents before what they depend on.
-pub const DELETE_ORDER: &[ResourceType] = &[
+pub(crate) const DELETE_ORDER: &[ResourceType] = &[
     R::AutoscalingGroup,
     R::Instance,
     R::LoadBalancer,
@@ -161,7 +161,7 @@ pub fn is_owned(r: &Resource, cluster: &str) -> bool {
 
 /// Whether a DNS record named `name` (with or without the trailing dot) is one kOps
 /// creates for `cluster`'s endpoints.
-pub fn is_cluster_record(name: &str, cluster: &str) -> bool {
+pub(crate) fn is_cluster_record(name: &str, cluster: &str) -> bool {
     let name = name.trim_end_matches('.');
     let cluster = cluster.trim_end_matches('.');
     let Some(prefix) = name.strip_suffix(cluster).and_then(|p| p.strip_suffix('.')) else {

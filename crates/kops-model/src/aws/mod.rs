@@ -2,33 +2,32 @@
 //!
 //! - [`cloud`]: the [`AwsCloud`] trait the AWS tasks talk to and its plain-data types
 //!   (re-exported from `kops-cloud-aws`).
-//! - [`task`]: [`AwsTask`], the task type every AWS task kind is an instance of (the
-//!   cloud-neutral `ResourceTask` over AWS' resource types).
-//! - [`builders`]: the [`ModelContext`] and [`AwsModel`]; kOps' AWS model builders
-//!   (spec -> tasks) are private modules behind [`builders::build`].
+//! - [`AwsTask`]: the task type every AWS task kind is an instance of (the cloud-neutral
+//!   `ResourceTask` over AWS' resource types).
+//! - [`ModelContext`] and [`build_model`]: kOps' AWS model builders, spec -> tasks
+//!   ([`AwsModel`]).
 //! - [`discover`](fn@discover): the cloud lookups that make a [`ModelContext`].
-//! - [`update`]: [`UpdateCluster`], plan / apply / Terraform.
-//! - [`delete`]: [`delete_cluster`], everything a cluster owns, in dependency order.
-//! - [`naming`]: kOps' name truncation and hashing, SSH key fingerprints.
-//! - [`orphans`]: objects the cluster owns that the spec no longer describes.
+//! - [`UpdateCluster`]: plan / apply / Terraform; objects the cluster owns that the spec
+//!   no longer describes are planned for deletion.
+//! - [`delete_cluster`]: everything a cluster owns, in dependency order.
 //! - [`terraform`]: rendering a model to a Terraform directory as kOps lays it out.
 
-pub mod builders;
+pub(crate) mod builders;
 pub mod cloud;
-pub mod delete;
+pub(crate) mod delete;
 mod discover;
-pub mod naming;
-pub mod orphans;
+pub(crate) mod naming;
+pub(crate) mod orphans;
 mod reads;
-pub mod task;
+pub(crate) mod task;
 pub mod terraform;
-pub mod update;
+pub(crate) mod update;
 
-pub use builders::{AwsModel, ModelContext};
+pub use builders::{AwsModel, ModelContext, OutputValue, build as build_model};
 pub use cloud::{AwsCloud, AwsCloudExt};
 pub use delete::{
-    DeleteOptions, DeleteReport, delete_cluster, find_cluster_resources,
-    find_cluster_resources_with,
+    DeleteOptions, DeleteReport, Undeleted, delete_cluster, find_cluster_resources,
+    find_cluster_resources_with, is_owned,
 };
 pub use discover::{DiscoverOptions, discover};
 pub use task::AwsTask;

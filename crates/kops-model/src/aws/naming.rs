@@ -5,7 +5,7 @@ use base64::Engine as _;
 use md5::{Digest as _, Md5};
 
 /// FNV-1a, 32 bits.
-pub fn fnv32(s: &str) -> u32 {
+pub(crate) fn fnv32(s: &str) -> u32 {
     s.bytes().fold(0x811c_9dc5u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     })
@@ -13,7 +13,7 @@ pub fn fnv32(s: &str) -> u32 {
 
 /// The first `len` characters of the lower-case base32 (extended hex alphabet) encoding
 /// of `s`'s FNV-1a hash.
-pub fn hash_string(s: &str, len: usize) -> String {
+pub(crate) fn hash_string(s: &str, len: usize) -> String {
     const ALPHABET: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
     // 32 bits -> seven 5-bit groups, the last padded with three zero bits.
     let bits = u64::from(fnv32(s)) << 3;
@@ -26,7 +26,7 @@ pub fn hash_string(s: &str, len: usize) -> String {
 
 /// kOps' `TruncateString`: `s` when it fits in `max` (and no hash is forced); otherwise
 /// its first characters, `-` and a 6-character hash of the whole string.
-pub fn truncate(s: &str, max: usize, always_hash: bool) -> String {
+pub(crate) fn truncate(s: &str, max: usize, always_hash: bool) -> String {
     if !always_hash && s.len() <= max {
         return s.to_owned();
     }
@@ -38,26 +38,26 @@ pub fn truncate(s: &str, max: usize, always_hash: bool) -> String {
 
 /// kOps' `GetResourceName32`: `<prefix>-<cluster with dashes>`, cut to 32 characters with
 /// a hash always appended (load balancers, target groups).
-pub fn resource_name_32(cluster: &str, prefix: &str) -> String {
+pub(crate) fn resource_name_32(cluster: &str, prefix: &str) -> String {
     truncate(&format!("{prefix}-{}", cluster.replace('.', "-")), 32, true)
 }
 
 /// The SQS queue name of node-termination-handler: `<cluster, dots to dashes>-nth`, the
 /// cluster part cut to 75 characters.
-pub fn nth_queue_name(cluster: &str) -> String {
+pub(crate) fn nth_queue_name(cluster: &str) -> String {
     let base = cluster.replace('.', "-");
     format!("{}-nth", truncate(&base, 75, false))
 }
 
 /// The EventBridge rule name: `<cluster cut to 40>-<event>`.
-pub fn event_rule_name(cluster: &str, event: &str) -> String {
+pub(crate) fn event_rule_name(cluster: &str, event: &str) -> String {
     format!("{}-{event}", truncate(cluster, 40, false))
 }
 
 /// The MD5 fingerprint of an OpenSSH public key line (`ssh-rsa AAAA... comment`) as
 /// colon-separated hex, as AWS shows for imported keys; `None` when the line has no
 /// decodable key.
-pub fn ssh_key_fingerprint(public_key: &str) -> Option<String> {
+pub(crate) fn ssh_key_fingerprint(public_key: &str) -> Option<String> {
     let b64 = public_key.split_whitespace().nth(1)?;
     let der = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
     let digest = Md5::digest(&der);
@@ -71,7 +71,7 @@ pub fn ssh_key_fingerprint(public_key: &str) -> Option<String> {
 }
 
 /// The default key-pair name: `kubernetes.<cluster>-<fingerprint>`.
-pub fn ssh_key_name(cluster: &str, fingerprint: &str) -> String {
+pub(crate) fn ssh_key_name(cluster: &str, fingerprint: &str) -> String {
     format!("kubernetes.{cluster}-{fingerprint}")
 }
 

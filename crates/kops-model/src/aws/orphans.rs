@@ -40,21 +40,13 @@
 //! name followed by ` (duplicate <id>)`. EBS volumes are never deleted as duplicates
 //! (one may hold etcd's data).
 //!
-//! ```
-//! use kops_model::aws::orphans::{DELETION_WAVES, wave_of};
-//! use kops_tasks::TaskKey;
-//!
-//! // Autoscaling groups go before the launch templates they use, subnets before the VPC.
-//! let asg = TaskKey::new("AutoscalingGroup", "old.example.com");
-//! let lt = TaskKey::new("LaunchTemplate", "old.example.com");
-//! assert!(wave_of(&asg) < wave_of(&lt));
-//! assert!(wave_of(&TaskKey::new("Subnet", "a")) < wave_of(&TaskKey::new("VPC", "a")));
-//! ```
+//! Autoscaling groups go before the launch templates they use, subnets before the VPC
+//! (`DELETION_WAVES`).
 
 use std::collections::{BTreeSet, HashSet};
 
 use kops_tasks::{
-    Context, Deleter, Error, Lifecycle, OwnedObject, Plan, Result, TaskGraph, TaskKey, async_trait,
+    Context, Deleter, Error, Lifecycle, OwnedObject, Result, TaskGraph, TaskKey, async_trait,
 };
 
 use super::cloud::{AwsCloud, CloudError, ListQuery, Resource, ResourceType};
@@ -65,12 +57,12 @@ use kops_tasks::retry::RetryPolicy;
 use ResourceType as R;
 
 /// The tag kOps puts on every object that belongs to one instance group.
-pub const INSTANCE_GROUP_TAG: &str = "kops.k8s.io/instancegroup";
+pub(crate) const INSTANCE_GROUP_TAG: &str = "kops.k8s.io/instancegroup";
 
 /// The kinds of orphans, in the order they must be deleted: each inner slice is one wave,
 /// and a wave starts only when the one before it is done. Kinds are the model's task
 /// kinds (`Subnet`, `SecurityGroupRule`, ...).
-pub const DELETION_WAVES: &[&[&str]] = &[
+pub(crate) const DELETION_WAVES: &[&[&str]] = &[
     &["AutoscalingGroup"],
     &["NetworkLoadBalancer"],
     &["TargetGroup"],
@@ -124,7 +116,8 @@ const KINDS: &[(ResourceType, &str, bool)] = &[
 
 /// The wave (index into [`DELETION_WAVES`]) that deletes objects of `key`'s kind;
 /// `None` for kinds this module never plans to delete.
-pub fn wave_of(key: &TaskKey) -> Option<usize> {
+#[cfg(test)]
+pub(crate) fn wave_of(key: &TaskKey) -> Option<usize> {
     DELETION_WAVES
         .iter()
         .position(|kinds| kinds.contains(&key.kind()))
@@ -140,7 +133,7 @@ fn resource_type(kind: &str) -> Option<ResourceType> {
 /// The cloud IDs (and ARNs) of the objects the tasks of a plan found: those objects are
 /// described by the spec, whatever else the cluster owns is not.
 #[derive(Clone, Debug, Default)]
-pub struct Claims {
+pub(crate) struct Claims {
     ids: HashSet<String>,
     /// Task kinds the model does not fully manage (a task of the kind is not `Sync`).
     unmanaged: BTreeSet<String>,
@@ -155,7 +148,7 @@ pub struct Claims {
 impl Claims {
     /// The claims of a planned `graph`: `outputs` gives the outputs each task's find
     /// recorded (see [`kops_tasks::Results`]).
-    pub fn from_graph<C: ?Sized + Sync>(
+    pub(crate) fn from_graph<C: ?Sized + Sync>(
         graph: &TaskGraph<C>,
         outputs: &kops_tasks::Results,
     ) -> Self {
@@ -180,15 +173,10 @@ impl Claims {
         c
     }
 
-    /// Adds an ID as claimed (for objects found outside the graph).
-    pub fn claim(&mut self, id: impl Into<String>) {
-        self.ids.insert(id.into());
-    }
-
     /// Keeps the objects of instance group `name` (tagged
     /// [`INSTANCE_GROUP_TAG`]`=name`) although no task found them: an update that builds
     /// some groups' machines only leaves the others' as they are.
-    pub fn keep_group(&mut self, name: impl Into<String>) {
+    pub(crate) fn keep_group(&mut self, name: impl Into<String>) {
         self.kept_groups.insert(name.into());
     }
 
@@ -199,7 +187,7 @@ impl Claims {
     }
 
     /// Whether a task found the object with this ID.
-    pub fn is_claimed(&self, id: &str) -> bool {
+    pub(crate) fn is_claimed(&self, id: &str) -> bool {
         self.ids.contains(id)
     }
 
@@ -288,7 +276,7 @@ fn rule_name(r: &Resource, group_name: &str, names: &[(String, String)]) -> Stri
 /// Every object `cluster` owns that no task of the plan found (see the module docs),
 /// keyed by the model's task kind and the object's name, in no particular order; delete
 /// them by [`DELETION_WAVES`].
-pub async fn find_orphans(
+pub(crate) async fn find_orphans(
     cloud: &dyn AwsCloud,
     cluster: &str,
     claims: &Claims,
@@ -391,7 +379,7 @@ pub async fn find_orphans(
 }
 
 /// The orphans of `plan` grouped by [`DELETION_WAVES`], for deleting one wave at a time.
-pub fn waves<'a>(owned: &'a [OwnedObject]) -> Vec<Vec<OwnedObject>> {
+pub(crate) fn waves<'a>(owned: &'a [OwnedObject]) -> Vec<Vec<OwnedObject>> {
     DELETION_WAVES
         .iter()
         .map(|kinds| {
@@ -404,23 +392,16 @@ pub fn waves<'a>(owned: &'a [OwnedObject]) -> Vec<Vec<OwnedObject>> {
         .collect()
 }
 
-/// Whether `plan` deletes anything now (not counting deferred deletions).
-pub fn has_undeferred_deletions(plan: &Plan) -> bool {
-    plan.items
-        .iter()
-        .any(|i| i.action == kops_tasks::Action::Delete && !i.deferred)
-}
-
 /// Deletes orphans found by [`find_orphans`] through the cloud's `delete`
 /// ([`kops_tasks::resource::ResourceCloud::delete`]); an object already gone counts as
 /// deleted.
 #[derive(Clone, Copy, Debug, Default)]
 #[non_exhaustive]
-pub struct OrphanDeleter;
+pub(crate) struct OrphanDeleter;
 
 impl OrphanDeleter {
     /// A deleter.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         OrphanDeleter
     }
 }

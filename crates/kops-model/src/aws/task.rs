@@ -10,7 +10,7 @@
 //! content by digest, create and update through the trait, and refusing in the plan a
 //! change of an attribute the type's facts list as immutable.
 
-pub use kops_tasks::resource::{Attr, FindBy};
+pub(crate) use kops_tasks::resource::{Attr, FindBy};
 
 use kops_tasks::resource::ResourceTask;
 

@@ -1648,28 +1648,21 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kops_api::v1alpha2::ObjectMeta;
     use kops_api::v1alpha2::RollingUpdate as Ru;
 
     fn ig(role: InstanceGroupRole, ru: Option<Ru>) -> InstanceGroup {
-        let mut g = InstanceGroup {
-            metadata: ObjectMeta {
-                name: Some("g".into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let mut g = InstanceGroup::default();
+        g.metadata.name = Some("g".into());
         g.spec.role = Some(role);
         g.spec.rolling_update = ru;
         g
     }
 
     fn ru(surge: Option<IntOrString>, unavailable: Option<IntOrString>) -> Ru {
-        Ru {
-            max_surge: surge,
-            max_unavailable: unavailable,
-            ..Default::default()
-        }
+        let mut r = Ru::default();
+        r.max_surge = surge;
+        r.max_unavailable = unavailable;
+        r
     }
 
     #[test]

@@ -58,7 +58,7 @@ fn suffixed_by_cluster(name: &str, cluster: &str) -> bool {
 }
 
 /// Whether `r` belongs to `cluster` (module docs).
-pub fn owned_by(r: &Resource, cluster: &str) -> bool {
+pub(crate) fn owned_by(r: &Resource, cluster: &str) -> bool {
     let rt = r.resource_type;
     let safe = safe_cluster_name(cluster);
     if rt.facts().labelled {

@@ -14,23 +14,22 @@
 //!   the state-store lock (then the completed spec and kOps release), or Terraform.
 //! - [`plan`] / [`apply`]: the direct target over any [`GceCloud`], one call each, with
 //!   no state store: no lock, nothing written but the cluster's managed files.
-//! - [`delete`]: [`delete_cluster`], everything the cluster owns by kOps' labels and
-//!   names, in dependency order; [`delete_group`], one instance group's objects.
-//! - [`naming`]: kOps' GCE names, hashes and label encoding.
+//! - [`delete_cluster`]: everything the cluster owns by kOps' labels and names, in
+//!   dependency order; [`delete_group`], one instance group's objects.
 //! - [`cloud`]: the GCE vocabulary of `kops-cloud-gce`, re-exported.
 
 pub mod cloud;
 pub(crate) mod compute;
-pub mod delete;
+pub(crate) mod delete;
 mod discover;
 mod files;
 mod firewall;
 mod iam;
 mod loadbalancer;
-pub mod naming;
+pub(crate) mod naming;
 mod network;
 mod terraform;
-pub mod update;
+pub(crate) mod update;
 
 use std::collections::BTreeMap;
 

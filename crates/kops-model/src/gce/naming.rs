@@ -9,20 +9,20 @@
 
 use kops_api::naming::truncate_with_hash;
 
-pub use kops_cloud_gce::cloud::safe_cluster_name;
+pub(crate) use kops_cloud_gce::cloud::safe_cluster_name;
 
 /// The longest GCE resource name.
-pub const MAX_NAME: usize = 63;
+pub(crate) const MAX_NAME: usize = 63;
 
 /// kOps' `TruncateString` with a 6-character hash: `s` when it fits in `max`, else its
 /// first `max - 7` characters, `-` and the hash of all of `s`.
-pub fn limited_length_name(s: &str, max: usize) -> String {
+pub(crate) fn limited_length_name(s: &str, max: usize) -> String {
     truncate_with_hash(s, max, false, 6)
 }
 
 /// `<object>-<cluster>`, the cluster part (dots as dashes) cut and hashed so the whole
 /// fits in `max`.
-pub fn cluster_suffixed_name(object: &str, cluster: &str, max: usize) -> String {
+pub(crate) fn cluster_suffixed_name(object: &str, cluster: &str, max: usize) -> String {
     let room = max.saturating_sub(object.len() + 1).max(10);
     format!(
         "{object}-{}",
@@ -31,28 +31,28 @@ pub fn cluster_suffixed_name(object: &str, cluster: &str, max: usize) -> String 
 }
 
 /// `<cluster>-<object>`, the cluster part cut and hashed so the whole fits in `max`.
-pub fn cluster_prefixed_name(object: &str, cluster: &str, max: usize) -> String {
+pub(crate) fn cluster_prefixed_name(object: &str, cluster: &str, max: usize) -> String {
     kops_api::naming::cluster_prefixed_name(object, cluster, max)
 }
 
 /// `<name>-<cluster>` with dots as dashes, not cut (a template's Terraform name).
-pub fn safe_object_name(name: &str, cluster: &str) -> String {
+pub(crate) fn safe_object_name(name: &str, cluster: &str) -> String {
     safe_cluster_name(&format!("{name}-{cluster}"))
 }
 
 /// The network of a cluster: its safe name, cut to 63.
-pub fn network_name(cluster: &str) -> String {
+pub(crate) fn network_name(cluster: &str) -> String {
     limited_length_name(&safe_cluster_name(cluster), MAX_NAME)
 }
 
 /// A per-cluster object (firewall rule, router, health check, address, subnet, disk...).
-pub fn suffixed(object: &str, cluster: &str) -> String {
+pub(crate) fn suffixed(object: &str, cluster: &str) -> String {
     cluster_suffixed_name(object, cluster, MAX_NAME)
 }
 
 /// The instance group manager of group `ig` in `zone`: `<zone letter>-<ig>-<cluster>`,
 /// cut and hashed as a whole.
-pub fn instance_group_manager_name(cluster: &str, ig: &str, zone: &str) -> String {
+pub(crate) fn instance_group_manager_name(cluster: &str, ig: &str, zone: &str) -> String {
     let short = zone.rsplit('-').next().unwrap_or(zone);
     limited_length_name(
         &safe_object_name(&format!("{short}.{ig}"), cluster),
@@ -62,18 +62,18 @@ pub fn instance_group_manager_name(cluster: &str, ig: &str, zone: &str) -> Strin
 
 /// The network tag of a role (`control-plane`, `master`, `node`, `bastion`,
 /// `apiserver`): `<cluster>-k8s-io-role-<role>`.
-pub fn tag_for_role(cluster: &str, role: &str) -> String {
+pub(crate) fn tag_for_role(cluster: &str, role: &str) -> String {
     cluster_prefixed_name(&format!("k8s-io-role-{role}"), cluster, MAX_NAME)
 }
 
 /// The account ID of a role's service account (30 characters at most).
-pub fn service_account_name(role: &str, cluster: &str) -> String {
+pub(crate) fn service_account_name(role: &str, cluster: &str) -> String {
     cluster_suffixed_name(role, cluster, 30)
 }
 
 /// kOps' `EncodeGCELabel`: `0-9` and `a-z` stay, every other byte becomes `-` and two
 /// lowercase hex digits (`a/a` -> `a-2fa`).
-pub fn encode_label(s: &str) -> String {
+pub(crate) fn encode_label(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_digit() || b.is_ascii_lowercase() {

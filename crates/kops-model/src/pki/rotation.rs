@@ -193,12 +193,11 @@ pub fn add_item(
         .spec
         .keys
         .retain(|k| k.id.as_deref() != Some(id.as_str()));
-    keyset.spec.keys.push(KeysetItem {
-        id: Some(id.clone()),
-        public_material: Some(cert.to_pem().into_bytes()),
-        private_material: private_key.map(|k| k.expose_pem().as_bytes().to_vec()),
-        distrust_timestamp: None,
-    });
+    let mut item = KeysetItem::default();
+    item.id = Some(id.clone());
+    item.public_material = Some(cert.to_pem().into_bytes());
+    item.private_material = private_key.map(|k| k.expose_pem().as_bytes().to_vec());
+    keyset.spec.keys.push(item);
     if primary {
         keyset.spec.primary_id = Some(id.clone());
     }
