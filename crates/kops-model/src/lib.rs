@@ -38,7 +38,7 @@
 //! - [`aws`]: the AWS model. [`aws::cloud`] re-exports the AWS vocabulary of
 //!   `kops-cloud-aws` (the [`aws::AwsCloud`] trait the AWS tasks use, implemented by
 //!   `kops-mock` and by `kops-cloud-aws`' SDK backend, and its plain-data resource types;
-//!   the model depends on it without the SDK); [`aws::task`] is the AWS instance of the
+//!   the model depends on it without the SDK); [`aws::AwsTask`] is the AWS instance of the
 //!   cloud-neutral `kops_tasks::resource::ResourceTask`; [`aws::terraform`] renders a model to a Terraform directory.
 //! - The cloud-neutral file contents (nodeup configs, etcd-manager manifests, addons and
 //!   the bootstrap channel) are private modules behind the managed-file task each cloud

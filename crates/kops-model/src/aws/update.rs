@@ -64,7 +64,8 @@ impl UpdateCluster {
     }
 
     /// Plans the update against `api`: every task, and the deletion of the objects the
-    /// cluster owns that no task found (see [`orphans`]).
+    /// cluster owns (by its tags) that no task found, and of duplicates a lost create
+    /// answer left, each with its reason.
     pub async fn plan(&self, api: &dyn AwsCloud) -> Result<UpdatePlan> {
         let name = self.ctx.name().to_owned();
         let executor = Executor::new(self.options.executor.clone());
