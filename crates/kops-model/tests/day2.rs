@@ -36,15 +36,8 @@ struct Rig {
 }
 
 fn ig(name: &str, role: InstanceGroupRole, size: i32) -> InstanceGroup {
-    let mut g = {
-        let mut built = InstanceGroup::default();
-        built.metadata = {
-            let mut built = v1alpha2::ObjectMeta::default();
-            built.name = Some(name.into());
-            built
-        };
-        built
-    };
+    let mut g = InstanceGroup::default();
+    g.metadata.name = Some(name.into());
     g.spec.role = Some(role);
     g.spec.min_size = Some(size);
     g.spec.max_size = Some(size);
@@ -95,15 +88,8 @@ async fn rig_of(groups: Vec<InstanceGroup>, ready: kops_mock::kube::kubelet::Rea
             ..Default::default()
         })
         .unwrap();
-    let cluster = {
-        let mut built = Cluster::default();
-        built.metadata = {
-            let mut built = v1alpha2::ObjectMeta::default();
-            built.name = Some(CLUSTER.into());
-            built
-        };
-        built
-    };
+    let mut cluster = Cluster::default();
+    cluster.metadata.name = Some(CLUSTER.into());
     let mut templates = BTreeMap::new();
     for g in &groups {
         let asg = kops_model::day2::groups::group_name(CLUSTER, g);

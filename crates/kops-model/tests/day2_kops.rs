@@ -270,29 +270,15 @@ async fn rig(spec: &[(&str, InstanceGroupRole, usize, usize)]) -> Rig {
                 members,
             },
         );
-        let mut ig = {
-            let mut built = InstanceGroup::default();
-            built.metadata = {
-                let mut built = v1alpha2::ObjectMeta::default();
-                built.name = Some(name.to_string());
-                built
-            };
-            built
-        };
+        let mut ig = InstanceGroup::default();
+        ig.metadata.name = Some(name.to_string());
         ig.spec.role = Some(role.clone());
         ig.spec.min_size = Some(*count as i32);
         groups.push(ig);
     }
     let client = client_for(&kube.url());
-    let cluster = {
-        let mut built = Cluster::default();
-        built.metadata = {
-            let mut built = v1alpha2::ObjectMeta::default();
-            built.name = Some("test.k8s.local".into());
-            built
-        };
-        built
-    };
+    let mut cluster = Cluster::default();
+    cluster.metadata.name = Some("test.k8s.local".into());
     Rig {
         script,
         kube,
@@ -1597,15 +1583,8 @@ mod validation {
         let mut cgs = Vec::new();
         let mut nodes = Vec::new();
         for gr in &groups {
-            let mut ig = {
-                let mut built = InstanceGroup::default();
-                built.metadata = {
-                    let mut built = v1alpha2::ObjectMeta::default();
-                    built.name = Some(gr.name.into());
-                    built
-                };
-                built
-            };
+            let mut ig = InstanceGroup::default();
+            ig.metadata.name = Some(gr.name.into());
             ig.spec.role = Some(gr.role.clone());
             igs.push(ig);
             let mut cg = CloudGroup::new(gr.name, gr.name, 0, 10, gr.target);
@@ -1623,15 +1602,8 @@ mod validation {
             cgs.push(cg);
         }
         for name in missing {
-            let mut ig = {
-                let mut built = InstanceGroup::default();
-                built.metadata = {
-                    let mut built = v1alpha2::ObjectMeta::default();
-                    built.name = Some(name.to_string());
-                    built
-                };
-                built
-            };
+            let mut ig = InstanceGroup::default();
+            ig.metadata.name = Some(name.to_string());
             ig.spec.role = Some(InstanceGroupRole::Node);
             igs.push(ig);
         }
