@@ -75,6 +75,8 @@ pub struct ClusterContext {
     pub(crate) updated_groups: Option<BTreeSet<String>>,
     /// The images and files the model names while it is built (see [`crate::assets`]).
     pub(crate) assets: crate::assets::AssetRecorder,
+    /// Each group's nodeup files while a model build is under way.
+    pub(crate) nodeup_memo: crate::nodeup::Memo,
     /// The Kubernetes version (`1.33.5`) of the machines that run no API server while the
     /// control plane runs an older one than the spec names, an upgrade under way (see
     /// [`ClusterContext::with_control_plane_version`]).
@@ -137,6 +139,7 @@ impl ClusterContext {
             additional_objects: Vec::new(),
             updated_groups: None,
             assets: Default::default(),
+            nodeup_memo: Default::default(),
             node_kubernetes_version: None,
         }
     }

@@ -5,6 +5,7 @@ use kops_tasks::terraform::{Body, TerraformOutput, TerraformWriter, render_graph
 use kops_tasks::{LifecycleOverrides, TaskGraph};
 
 use super::builders::{AwsModel, ModelContext, OutputValue};
+use super::cloud::AwsCloud;
 use crate::error::Result;
 
 /// Options for [`render`].
@@ -33,8 +34,17 @@ pub fn render(
     let outputs = std::mem::take(&mut model.outputs);
     let tasks = model.into_tasks();
     let graph = TaskGraph::build_with(tasks, &opts.lifecycle_overrides)?;
+    render_built(ctx, &graph, outputs)
+}
+
+/// Renders a model whose graph is built already, with its outputs.
+pub(crate) fn render_built(
+    ctx: &ModelContext,
+    graph: &TaskGraph<dyn AwsCloud>,
+    outputs: Vec<(String, OutputValue)>,
+) -> Result<TerraformOutput> {
     let mut w = TerraformWriter::new();
-    render_graph(&graph, &mut w)?;
+    render_graph(graph, &mut w)?;
     for (name, v) in outputs {
         match v {
             OutputValue::Single(e) => w.output(name, e),

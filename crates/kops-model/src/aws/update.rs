@@ -11,10 +11,11 @@ use kops_statestore::{Lock, Registry};
 use kops_tasks::terraform::TerraformOutput;
 use kops_tasks::{Executor, Mode, OwnedObject, Plan, Results, TaskGraph};
 
+use super::builders::OutputValue;
 use super::builders::{self, ModelContext};
 use super::cloud::AwsCloud;
 use super::orphans::{self, Claims, OrphanDeleter};
-use super::terraform::{RenderOptions, render};
+use super::terraform::render_built;
 use crate::error::{Error, Result, TaskFailure, cloud, invalid};
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
 use crate::update::{
@@ -28,13 +29,23 @@ pub struct UpdateCluster {
     ctx: ModelContext,
     graph: TaskGraph<dyn AwsCloud>,
     options: UpdateOptions,
+    /// The model's Terraform outputs, for [`render_terraform`](Self::render_terraform).
+    outputs: Vec<(String, OutputValue)>,
+    /// The managed files Terraform cannot write (a local config base).
+    unrendered: Vec<crate::files::ManagedFileTask>,
 }
 
 impl UpdateCluster {
     /// Builds the model and task graph of `ctx`.
     pub fn new(mut ctx: ModelContext, options: UpdateOptions) -> Result<Self> {
         options.select_groups(&mut ctx)?;
-        let model = builders::build(&ctx)?;
+        let mut model = builders::build(&ctx)?;
+        let outputs = std::mem::take(&mut model.outputs);
+        let unrendered = model
+            .files
+            .iter()
+            .filter_map(|f| f.unrendered().cloned())
+            .collect();
         let tasks = model.into_tasks();
         let kinds: std::collections::BTreeSet<String> =
             tasks.iter().map(|t| t.key().kind().to_owned()).collect();
@@ -44,6 +55,8 @@ impl UpdateCluster {
             ctx,
             graph,
             options,
+            outputs,
+            unrendered,
         })
     }
 
@@ -184,13 +197,10 @@ impl UpdateCluster {
     /// write (a local directory) are written straight into the config-base store, as kOps
     /// does; without a store that is an error naming the field.
     pub async fn render_terraform(&self) -> Result<TerraformOutput> {
+        // Every group and no phase (or an error): the graph `new` built is the one to
+        // render, its lifecycle overrides the options' own.
         check_all_groups(&self.ctx, &self.options)?;
-        let model = builders::build(&self.ctx)?;
-        let local: Vec<_> = model
-            .files
-            .iter()
-            .filter_map(|f| f.unrendered().cloned())
-            .collect();
+        let local = &self.unrendered;
         if !local.is_empty() {
             let Some(store) = &self.ctx.config_store else {
                 return Err(invalid(
@@ -198,13 +208,8 @@ impl UpdateCluster {
                     "a local config base needs its store to write the cluster's files to",
                 ));
             };
-            crate::files::write_all(store.as_ref(), &local).await?;
+            crate::files::write_all(store.as_ref(), local).await?;
         }
-        render(
-            &self.ctx,
-            model,
-            &RenderOptions::default()
-                .with_lifecycle_overrides(self.options.lifecycle_overrides.clone()),
-        )
+        render_built(&self.ctx, &self.graph, self.outputs.clone())
     }
 }

@@ -250,6 +250,7 @@ pub fn build(ctx: &GceModelContext) -> Result<GceModel> {
     if ctx.name().is_empty() {
         return Err(invalid("metadata.name", "the cluster has no name"));
     }
+    let _memo = ctx.nodeup_memo.scope();
     let mut m = GceModel::default();
     loadbalancer::build(ctx, &mut m)?;
     firewall::build(ctx, &mut m)?;

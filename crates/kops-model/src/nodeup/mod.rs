@@ -295,8 +295,76 @@ fn use_cilium_etcd(ctx: &ClusterContext) -> bool {
         .any(|e| e.name.as_deref() == Some("cilium"))
 }
 
-/// The nodeup config and boot config of `ig` (kOps' `BuildConfig` then the hash).
+/// The nodeup files of the groups already built while a model build is under way (see
+/// [`Memo::scope`]): a group's files are asked for by its launch template (the user
+/// data) and by the managed files (the config), and building them is most of a group's
+/// cost. Outside a scope nothing is kept, so a context changed between two builds never
+/// answers from the first. A clone of the context starts with an empty memo.
+#[derive(Debug, Default)]
+pub(crate) struct Memo(std::sync::Mutex<MemoState>);
+
+#[derive(Debug, Default)]
+struct MemoState {
+    /// How many scopes are open (a build inside a build keeps the outer one's files).
+    depth: usize,
+    files: std::collections::HashMap<String, NodeupFiles>,
+}
+
+impl Clone for Memo {
+    fn clone(&self) -> Self {
+        Memo::default()
+    }
+}
+
+impl Memo {
+    fn state(&self) -> std::sync::MutexGuard<'_, MemoState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps every group's files until the returned guard drops (one model build).
+    pub(crate) fn scope(&self) -> MemoScope<'_> {
+        self.state().depth += 1;
+        MemoScope(self)
+    }
+
+    fn get(&self, group: &str) -> Option<NodeupFiles> {
+        let state = self.state();
+        (state.depth > 0).then(|| state.files.get(group).cloned())?
+    }
+
+    fn put(&self, group: &str, files: &NodeupFiles) {
+        let mut state = self.state();
+        if state.depth > 0 {
+            state.files.insert(group.to_owned(), files.clone());
+        }
+    }
+}
+
+/// An open [`Memo`] scope; the last one to drop forgets every group's files.
+pub(crate) struct MemoScope<'a>(&'a Memo);
+
+impl Drop for MemoScope<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state();
+        state.depth = state.depth.saturating_sub(1);
+        if state.depth == 0 {
+            state.files.clear();
+        }
+    }
+}
+
+/// The nodeup config and boot config of `ig` (kOps' `BuildConfig` then the hash), built
+/// once per group in a model build (see [`Memo`]).
 pub(crate) fn build(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFiles> {
+    if let Some(files) = ctx.nodeup_memo.get(ig.name()) {
+        return Ok(files);
+    }
+    let files = build_uncached(ctx, ig)?;
+    ctx.nodeup_memo.put(ig.name(), &files);
+    Ok(files)
+}
+
+fn build_uncached(ctx: &ClusterContext, ig: &InstanceGroup) -> Result<NodeupFiles> {
     let spec = &ctx.cluster.spec;
     let role = ig
         .spec

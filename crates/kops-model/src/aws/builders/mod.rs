@@ -234,6 +234,7 @@ pub fn build(ctx: &ModelContext) -> Result<AwsModel> {
             message: "the cluster has no name".into(),
         });
     }
+    let _memo = ctx.nodeup_memo.scope();
     let mut m = AwsModel::default();
     m.output("cluster_name", ctx.name());
     m.output("region", ctx.region.as_str());
