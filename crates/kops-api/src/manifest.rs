@@ -401,6 +401,13 @@ impl Document {
         out.push_str(&self.body);
         out
     }
+
+    /// `parse` of the document alone; when that fails, of the [padded](Self::padded)
+    /// document, so that the error's positions are the file's. Parsing every document
+    /// padded made a stream's parse quadratic in its lines (the parser skips the padding).
+    fn parse<T>(&self, parse: impl Fn(&str) -> Result<T>) -> Result<T> {
+        parse(&self.body).or_else(|_| parse(&self.padded()))
+    }
 }
 
 fn is_blank_document(doc: &str) -> bool {
@@ -422,27 +429,32 @@ fn decode_yaml_documents(text: &str, source: &str) -> Result<Vec<Decoded>> {
         if is_blank_document(&doc.body) {
             continue;
         }
-        let doc = &doc.padded();
-        let head: Option<Head> =
-            serde_saphyr::from_str_with_options(doc, yaml_options()).map_err(|e| Error::Parse {
+        let head: Option<Head> = doc.parse(|text| {
+            serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|e| Error::Parse {
                 file: source.to_string(),
                 document,
                 path: String::new(),
                 message: tidy_message(&e.to_string()),
-            })?;
+            })
+        })?;
         let Some(head) = head else { continue };
         let decoded = match classify(source, document, &head)? {
-            Kind::Cluster => Decoded::Cluster(decode_yaml::<Boxed<_>>(doc, source, document)?.0),
-            Kind::InstanceGroup => {
-                Decoded::InstanceGroup(decode_yaml::<Boxed<_>>(doc, source, document)?.0)
-            }
-            Kind::SshCredential => {
-                Decoded::SshCredential(decode_yaml::<Boxed<_>>(doc, source, document)?.0)
-            }
+            Kind::Cluster => Decoded::Cluster(
+                doc.parse(|text| decode_yaml::<Boxed<_>>(text, source, document))?
+                    .0,
+            ),
+            Kind::InstanceGroup => Decoded::InstanceGroup(
+                doc.parse(|text| decode_yaml::<Boxed<_>>(text, source, document))?
+                    .0,
+            ),
+            Kind::SshCredential => Decoded::SshCredential(
+                doc.parse(|text| decode_yaml::<Boxed<_>>(text, source, document))?
+                    .0,
+            ),
             Kind::Other => Decoded::Other(OtherObject {
                 api_version: head.api_version.unwrap_or_default(),
                 kind: head.kind.unwrap_or_default(),
-                value: decode_yaml(doc, source, document)?,
+                value: doc.parse(|text| decode_yaml(text, source, document))?,
             }),
         };
         out.push(decoded);

@@ -91,6 +91,20 @@ fn unknown_field_names_its_path_document_and_source() {
     };
     assert_eq!(*document, 3);
     assert_eq!(path, "spec.subnets[1]");
+
+    // A later document's positions are the file's too (its parse is retried with the
+    // lines before it once it fails).
+    let text = CLUSTER.replace("  minSize: 2", "  minSize: 2\n  bar: 1");
+    let err = parse_err(&text);
+    let Error::Parse {
+        document, message, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*document, 3);
+    // `bar` is on line 22 of the input.
+    assert_eq!(message, "unknown field (line 22, column 3)");
 }
 
 #[test]

@@ -99,12 +99,14 @@ fn analyze(value: &str) -> Analysis {
         block_indicators = true;
         flow_indicators = true;
     }
-    let chars: Vec<char> = value.chars().collect();
-    let n = chars.len();
+    let mut chars = value.chars().peekable();
+    let mut first = true;
     let mut preceded_by_whitespace = true;
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_whitespace = i + 1 >= n || is_blank(chars[i + 1]);
-        if i == 0 {
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let last = next.is_none();
+        let followed_by_whitespace = next.is_none_or(is_blank);
+        if first {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
                 | '%' | '@' | '`' => {
@@ -143,12 +145,8 @@ fn analyze(value: &str) -> Analysis {
             special_characters = true;
         }
         if c == ' ' {
-            if i == 0 {
-                leading_space = true;
-            }
-            if i + 1 == n {
-                trailing_space = true;
-            }
+            leading_space |= first;
+            trailing_space |= last;
             if previous_break {
                 break_space = true;
             }
@@ -156,12 +154,8 @@ fn analyze(value: &str) -> Analysis {
             previous_break = false;
         } else if is_break(c) {
             line_breaks = true;
-            if i == 0 {
-                leading_break = true;
-            }
-            if i + 1 == n {
-                trailing_break = true;
-            }
+            leading_break |= first;
+            trailing_break |= last;
             if previous_space {
                 space_break = true;
             }
@@ -172,6 +166,7 @@ fn analyze(value: &str) -> Analysis {
             previous_break = false;
         }
         preceded_by_whitespace = is_blankz(c);
+        first = false;
     }
 
     let mut a = Analysis {
@@ -215,7 +210,7 @@ fn analyze(value: &str) -> Analysis {
 impl Emitter {
     pub(crate) fn new() -> Self {
         Emitter {
-            out: String::new(),
+            out: String::with_capacity(1024),
             column: 0,
             indent: -1,
             indents: Vec::new(),
@@ -407,9 +402,22 @@ impl Emitter {
         self.pop_indent();
     }
 
+    /// Appends a run of characters that holds no space and no line break.
+    fn put_run(&mut self, run: &str) {
+        self.out.push_str(run);
+        self.column += run.chars().count();
+    }
+
     fn write_plain(&mut self, value: &str, allow_breaks: bool) {
         if !self.whitespace {
             self.put(' ');
+        }
+        if !value.contains(|c: char| c == ' ' || is_break(c)) {
+            // No space to fold at and no break: the value as it is.
+            self.put_run(value);
+            self.whitespace = false;
+            self.indention = false;
+            return;
         }
         let chars: Vec<char> = value.chars().collect();
         let mut spaces = false;
@@ -561,17 +569,17 @@ impl Emitter {
 
     fn write_literal(&mut self, value: &str) {
         self.write_indicator("|", true, false, false);
-        let chars: Vec<char> = value.chars().collect();
-        if let Some(&first) = chars.first()
+        if let Some(first) = value.chars().next()
             && (first == ' ' || is_break(first))
         {
             self.write_indicator("2", false, false, false);
         }
-        let chomp = match chars.as_slice() {
-            [] => Some("-"),
-            [.., last] if !is_break(*last) => Some("-"),
-            [_] => Some("+"),
-            [.., prev, _] if is_break(*prev) => Some("+"),
+        let mut from_end = value.chars().rev();
+        let chomp = match (from_end.next(), from_end.next()) {
+            (None, _) => Some("-"),
+            (Some(last), _) if !is_break(last) => Some("-"),
+            (Some(_), None) => Some("+"),
+            (Some(_), Some(prev)) if is_break(prev) => Some("+"),
             _ => None,
         };
         if let Some(h) = chomp {
@@ -581,19 +589,24 @@ impl Emitter {
         self.indention = true;
         self.whitespace = true;
         let mut breaks = true;
-        for &c in &chars {
-            if is_break(c) {
-                self.write_break(c);
-                self.indention = true;
-                breaks = true;
-            } else {
+        let mut rest = value;
+        while !rest.is_empty() {
+            let end = rest.find(is_break).unwrap_or(rest.len());
+            if end > 0 {
                 if breaks {
                     self.write_indent();
                 }
-                self.put(c);
+                self.put_run(&rest[..end]);
                 self.indention = false;
                 breaks = false;
             }
+            let mut tail = rest[end..].chars();
+            if let Some(c) = tail.next() {
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            }
+            rest = tail.as_str();
         }
     }
 }

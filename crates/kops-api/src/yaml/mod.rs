@@ -69,15 +69,43 @@ pub fn value_to_string(value: &Value) -> String {
 /// Letters are Rust's alphabetic characters, digits ASCII digits; for ASCII
 /// keys (all of kOps') this is go-yaml's order exactly.
 pub fn key_less(a: &str, b: &str) -> bool {
-    let ar: Vec<char> = a.chars().collect();
-    let br: Vec<char> = b.chars().collect();
-    let is_digit = |c: char| c.is_ascii_digit();
+    if a.is_ascii() && b.is_ascii() {
+        // One byte per character: no decoding, no allocation (every kOps key).
+        less_in(a.as_bytes(), b.as_bytes(), |c| c.is_ascii_alphabetic())
+    } else {
+        let ar: Vec<char> = a.chars().collect();
+        let br: Vec<char> = b.chars().collect();
+        less_in(&ar, &br, |c: char| c.is_alphabetic())
+    }
+}
+
+/// A character of a key as [`key_less`] reads it: a byte of an ASCII key or a `char`.
+trait KeyChar: Copy + PartialOrd {
+    /// The value of an ASCII digit, `None` for anything else.
+    fn digit(self) -> Option<i64>;
+}
+
+impl KeyChar for u8 {
+    fn digit(self) -> Option<i64> {
+        self.is_ascii_digit().then(|| i64::from(self - b'0'))
+    }
+}
+
+impl KeyChar for char {
+    fn digit(self) -> Option<i64> {
+        self.is_ascii_digit().then(|| self as i64 - '0' as i64)
+    }
+}
+
+/// [`key_less`] over decoded keys, `letter` telling letters.
+fn less_in<C: KeyChar>(ar: &[C], br: &[C], letter: impl Fn(C) -> bool) -> bool {
+    let is_digit = |c: C| c.digit().is_some();
     for i in 0..ar.len().min(br.len()) {
         if ar[i] == br[i] {
             continue;
         }
-        let al = ar[i].is_alphabetic();
-        let bl = br[i].is_alphabetic();
+        let al = letter(ar[i]);
+        let bl = letter(br[i]);
         if al && bl {
             return ar[i] < br[i];
         }
@@ -86,11 +114,11 @@ pub fn key_less(a: &str, b: &str) -> bool {
         }
         // Go accumulates in an int64 that wraps.
         let (mut an, mut bn): (i64, i64) = (0, 0);
-        if ar[i] == '0' || br[i] == '0' {
+        if ar[i].digit() == Some(0) || br[i].digit() == Some(0) {
             let mut j = i;
             while j > 0 && is_digit(ar[j - 1]) {
                 j -= 1;
-                if ar[j] != '0' {
+                if ar[j].digit() != Some(0) {
                     an = 1;
                     bn = 1;
                     break;
@@ -98,13 +126,13 @@ pub fn key_less(a: &str, b: &str) -> bool {
             }
         }
         let mut ai = i;
-        while ai < ar.len() && is_digit(ar[ai]) {
-            an = an.wrapping_mul(10).wrapping_add(ar[ai] as i64 - '0' as i64);
+        while let Some(d) = ar.get(ai).and_then(|c| c.digit()) {
+            an = an.wrapping_mul(10).wrapping_add(d);
             ai += 1;
         }
         let mut bi = i;
-        while bi < br.len() && is_digit(br[bi]) {
-            bn = bn.wrapping_mul(10).wrapping_add(br[bi] as i64 - '0' as i64);
+        while let Some(d) = br.get(bi).and_then(|c| c.digit()) {
+            bn = bn.wrapping_mul(10).wrapping_add(d);
             bi += 1;
         }
         if an != bn {
@@ -121,6 +149,11 @@ pub fn key_less(a: &str, b: &str) -> bool {
 /// The entries of `map` in go-yaml's key order ([`key_less`]).
 fn sort_keys(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
     let mut v: Vec<(&String, &Value)> = map.iter().collect();
+    // A map's keys mostly come in go-yaml's order already (its byte order, which differs
+    // only around digit runs and non-letters): check before sorting.
+    if v.windows(2).all(|w| !key_less(w[1].0, w[0].0)) {
+        return v;
+    }
     merge_sort(&mut v, &|x: &(&String, &Value), y: &(&String, &Value)| {
         key_less(x.0, y.0)
     });
