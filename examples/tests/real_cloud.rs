@@ -129,10 +129,30 @@ fn copy_body(head: &str, r: &mut impl BufRead, w: &mut impl Write) -> std::io::R
     Ok(())
 }
 
+/// What a request to moto asks for: its method and path, and for the AWS query protocol
+/// (EC2, IAM, autoscaling, ...) the `Action` of its form body.
+fn operation(head: &str, body: &[u8]) -> String {
+    let line = head.lines().next().unwrap_or_default();
+    let mut parts = line.split(' ');
+    let method = parts.next().unwrap_or_default();
+    let path = parts.next().unwrap_or_default();
+    let path = path.split('?').next().unwrap_or_default();
+    let action = String::from_utf8_lossy(body)
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("Action=").map(str::to_owned));
+    let target = header(head, "x-amz-target").map(str::to_owned);
+    match action.or(target) {
+        Some(a) => a,
+        None => format!("{method} {path}"),
+    }
+}
+
 /// An HTTP proxy in front of moto that counts the requests passing through.
 struct Proxy {
     url: String,
     count: Arc<AtomicU64>,
+    /// The [`operation`] of every request since the last [`take`](Proxy::take).
+    operations: Arc<Mutex<Vec<String>>>,
 }
 
 impl Proxy {
@@ -145,6 +165,8 @@ impl Proxy {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let count = Arc::new(AtomicU64::new(0));
         let c = count.clone();
+        let operations = Arc::new(Mutex::new(Vec::new()));
+        let ops = operations.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -152,6 +174,7 @@ impl Proxy {
                     continue;
                 };
                 let c = c.clone();
+                let ops = ops.clone();
                 let (mut s_read, mut c_write) =
                     (server.try_clone().unwrap(), client.try_clone().unwrap());
                 std::thread::spawn(move || {
@@ -164,20 +187,50 @@ impl Proxy {
                     while let Some(head) = read_head(&mut r) {
                         c.fetch_add(1, Ordering::SeqCst);
                         let text = String::from_utf8_lossy(&head).into_owned();
-                        if w.write_all(&head).is_err() || copy_body(&text, &mut r, &mut w).is_err()
+                        let mut body = Vec::new();
+                        if w.write_all(&head).is_err()
+                            || copy_body(&text, &mut r, &mut body).is_err()
+                            || w.write_all(&body).is_err()
                         {
                             break;
                         }
+                        ops.lock().unwrap().push(operation(&text, &body));
                     }
                     let _ = w.shutdown(Shutdown::Both);
                 });
             }
         });
-        Proxy { url, count }
+        Proxy {
+            url,
+            count,
+            operations,
+        }
     }
 
     fn take(&self) -> u64 {
+        self.operations.lock().unwrap().clear();
         self.count.swap(0, Ordering::SeqCst)
+    }
+
+    /// The requests since the last [`take`](Proxy::take), by operation: `Name xN` sorted
+    /// by count (most first).
+    fn operations(&self) -> String {
+        let mut by: BTreeMap<String, usize> = BTreeMap::new();
+        for op in self.operations.lock().unwrap().iter() {
+            // One entry for every group's object of a kind (`.../extra-7/...` -> `*`).
+            let op = op
+                .split('/')
+                .map(|seg| if seg.starts_with("extra-") { "*" } else { seg })
+                .collect::<Vec<_>>()
+                .join("/");
+            *by.entry(op).or_default() += 1;
+        }
+        let mut v: Vec<(String, usize)> = by.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.iter()
+            .map(|(op, n)| format!("{op} x{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -542,6 +595,8 @@ fn noop_requests(
         left.is_empty(),
         "the dry run after apply plans changes: {left:#?}"
     );
+    println!("cloud: {}", cloud.operations());
+    println!("state store: {}", store.operations());
     (cloud.take(), store.take())
 }
 

@@ -77,6 +77,8 @@ pub struct ClusterContext {
     pub(crate) assets: crate::assets::AssetRecorder,
     /// Each group's nodeup files while a model build is under way.
     pub(crate) nodeup_memo: crate::nodeup::Memo,
+    /// The config base's listings an executor run made (see [`crate::files::Listings`]).
+    pub(crate) file_listings: Arc<crate::files::Listings>,
     /// The Kubernetes version (`1.33.5`) of the machines that run no API server while the
     /// control plane runs an older one than the spec names, an upgrade under way (see
     /// [`ClusterContext::with_control_plane_version`]).
@@ -140,6 +142,7 @@ impl ClusterContext {
             updated_groups: None,
             assets: Default::default(),
             nodeup_memo: Default::default(),
+            file_listings: Default::default(),
             node_kubernetes_version: None,
         }
     }

@@ -8,14 +8,14 @@
 //! does; each cloud's model adds how the Terraform target renders it (AWS: an
 //! `aws_s3_object`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use kops_api::internal::{InstanceGroup, InstanceGroupRole};
 use kops_api::keyset::Keyset;
 use kops_api::v1alpha2;
-use kops_statestore::{PutOptions, Store, StoreExt as _};
+use kops_statestore::{ObjectMeta, PutOptions, Store, StoreExt as _};
 use kops_tasks::{Change, Context, Fields, Found, Outputs, Task, TaskKey, Value, async_trait};
 
 use crate::addons;
@@ -260,6 +260,70 @@ pub(crate) fn keyset_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
     Ok(out)
 }
 
+/// The listings of the config base's directories that one executor run has made, shared
+/// by every managed file of a model: a file whose listed MD5 is the MD5 of its contents is
+/// found without being read, so a no-op plan reads a directory once, not every file in it
+/// (one per instance group under `igconfig/`). A listing serves only the run that made it
+/// ([`Results::run_id`](kops_tasks::Results::run_id)); a file written drops its
+/// directory's listing.
+#[derive(Debug, Default)]
+pub(crate) struct Listings(tokio::sync::Mutex<RunListings>);
+
+#[derive(Debug, Default)]
+struct RunListings {
+    run: u64,
+    /// By directory prefix; `None`: the listing failed (the files are read one by one).
+    by_prefix: HashMap<String, Option<Arc<HashMap<String, ObjectMeta>>>>,
+}
+
+impl Listings {
+    /// The listing of `prefix` in `store` for run `run`, listed on first use.
+    async fn get(
+        &self,
+        store: &dyn Store,
+        prefix: &str,
+        run: u64,
+    ) -> Option<Arc<HashMap<String, ObjectMeta>>> {
+        let mut state = self.0.lock().await;
+        if state.run != run {
+            *state = RunListings {
+                run,
+                by_prefix: HashMap::new(),
+            };
+        }
+        if let Some(listed) = state.by_prefix.get(prefix) {
+            return listed.clone();
+        }
+        let listed = store.list(prefix).await.ok().map(|objects| {
+            Arc::new(
+                objects
+                    .into_iter()
+                    .map(|o| (o.path.clone(), o))
+                    .collect::<HashMap<_, _>>(),
+            )
+        });
+        state.by_prefix.insert(prefix.to_owned(), listed.clone());
+        listed
+    }
+
+    async fn forget(&self, prefix: &str) {
+        self.0.lock().await.by_prefix.remove(prefix);
+    }
+}
+
+/// The directory whose listing answers for the file at `location`: its first directory
+/// (`igconfig/`, `addons/`, `manifests/`, `pki/`, ...), or its own directory under
+/// `backups/` (etcd-manager's backups, which grow without bound, live beside its spec).
+/// `None` for a file at the root.
+fn listing_prefix(location: &str) -> Option<String> {
+    let (dir, _) = location.rsplit_once('/')?;
+    if dir.starts_with("backups/") || dir == "backups" {
+        return Some(format!("{dir}/"));
+    }
+    let first = dir.split('/').next()?;
+    Some(format!("{first}/"))
+}
+
 /// The task of one managed file: found by reading, applied by writing, the file at its
 /// location in the config-base store. Cloud-neutral: it never calls the cloud.
 #[derive(Clone, Debug)]
@@ -269,17 +333,32 @@ pub(crate) struct ManagedFileTask {
     contents: String,
     sensitive: bool,
     store: Option<Arc<dyn Store>>,
+    listings: Arc<Listings>,
 }
 
 impl ManagedFileTask {
-    /// The task of `file`, writing into `store` (the config base).
-    pub(crate) fn new(file: &ManagedFile, store: Option<Arc<dyn Store>>) -> Self {
+    /// The task of `file`, writing into the config base of `ctx`.
+    pub(crate) fn new(file: &ManagedFile, ctx: &ClusterContext) -> Self {
         ManagedFileTask {
             key: TaskKey::new("ManagedFile", &file.name),
             location: file.location.clone(),
             contents: file.contents.clone(),
             sensitive: file.sensitive,
-            store,
+            store: ctx.config_store.clone(),
+            listings: ctx.file_listings.clone(),
+        }
+    }
+
+    /// What the listing of the file's directory says of it: `Some(None)` absent,
+    /// `Some(Some(()))` present with exactly the contents; `None` when it has to be read
+    /// (a different or unknown digest, no listing).
+    async fn listed(&self, store: &dyn Store, run: u64) -> Option<Option<()>> {
+        let prefix = listing_prefix(&self.location)?;
+        let listing = self.listings.get(store, &prefix, run).await?;
+        match listing.get(&self.location) {
+            None => Some(None),
+            Some(meta) if meta.has_content(self.contents.as_bytes()) => Some(Some(())),
+            Some(_) => None,
         }
     }
 
@@ -322,8 +401,18 @@ impl<C: ?Sized + Sync> Task<C> for ManagedFileTask {
             .with("contents", self.shown(&self.contents))
     }
 
-    async fn find(&self, _cx: &Context<'_, C>) -> kops_tasks::Result<Option<Found>> {
+    async fn find(&self, cx: &Context<'_, C>) -> kops_tasks::Result<Option<Found>> {
         let store = self.store()?;
+        match self.listed(store.as_ref(), cx.results().run_id()).await {
+            Some(None) => return Ok(None),
+            Some(Some(())) => {
+                let fields = Fields::new()
+                    .with("location", Value::string(self.location.as_str()))
+                    .with("contents", self.shown(&self.contents));
+                return Ok(Some(Found::new(fields, Outputs::new())));
+            }
+            None => {}
+        }
         let got = store
             .get_opt(&self.location)
             .await
@@ -350,6 +439,9 @@ impl<C: ?Sized + Sync> Task<C> for ManagedFileTask {
             )
             .await
             .map_err(|e| self.store_error("writing", e))?;
+        if let Some(prefix) = listing_prefix(&self.location) {
+            self.listings.forget(&prefix).await;
+        }
         Ok(Outputs::new())
     }
 }
@@ -377,4 +469,109 @@ pub(crate) async fn write_all(
         n += 1;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use kops_statestore::{
+        DeleteOptions, GetResult, MemoryStore, ObjectMeta, PutOptions, Store, Version,
+    };
+    use kops_tasks::{Executor, ExecutorOptions, TaskGraph};
+
+    use super::*;
+
+    /// A memory store that counts reads and listings.
+    #[derive(Debug, Default)]
+    struct Counting {
+        inner: MemoryStore,
+        gets: AtomicUsize,
+        lists: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Store for Counting {
+        async fn get(&self, path: &str) -> kops_statestore::Result<GetResult> {
+            self.gets.fetch_add(1, Ordering::SeqCst);
+            self.inner.get(path).await
+        }
+        async fn put(
+            &self,
+            path: &str,
+            data: Bytes,
+            options: PutOptions,
+        ) -> kops_statestore::Result<Version> {
+            self.inner.put(path, data, options).await
+        }
+        async fn delete_opts(
+            &self,
+            path: &str,
+            options: DeleteOptions,
+        ) -> kops_statestore::Result<()> {
+            self.inner.delete_opts(path, options).await
+        }
+        async fn list(&self, prefix: &str) -> kops_statestore::Result<Vec<ObjectMeta>> {
+            self.lists.fetch_add(1, Ordering::SeqCst);
+            self.inner.list(prefix).await
+        }
+        fn url(&self) -> String {
+            "memory://counting".into()
+        }
+    }
+
+    fn graph(store: &Arc<Counting>, groups: usize) -> TaskGraph<()> {
+        let mut ctx = ClusterContext::new(Default::default(), Vec::new(), "r");
+        ctx.config_store = Some(store.clone());
+        let tasks = (0..groups)
+            .map(|i| {
+                let file = ManagedFile::new(
+                    format!("nodeupconfig-g{i}"),
+                    format!("igconfig/node/g{i}/nodeupconfig.yaml"),
+                    format!("group {i}\n"),
+                );
+                Box::new(ManagedFileTask::new(&file, &ctx)) as Box<dyn Task<()>>
+            })
+            .collect();
+        TaskGraph::build(tasks).unwrap()
+    }
+
+    /// Files whose listed digest is their contents' are found without a read; a file
+    /// that differs is read; the next run lists again.
+    #[tokio::test]
+    async fn a_directory_is_listed_once_per_run_and_only_changed_files_are_read() {
+        let store = Arc::new(Counting::default());
+        let graph = graph(&store, 20);
+        let executor = Executor::new(ExecutorOptions::default());
+        let plan = executor.plan(&graph, &()).await.unwrap();
+        assert_eq!(plan.changes().count(), 20, "nothing stored yet: 20 creates");
+        assert_eq!(store.gets.load(Ordering::SeqCst), 0);
+        assert_eq!(store.lists.load(Ordering::SeqCst), 1);
+
+        executor.apply(&graph, &()).await.into_result().unwrap();
+        store
+            .inner
+            .put(
+                "igconfig/node/g3/nodeupconfig.yaml",
+                Bytes::from_static(b"edited\n"),
+                PutOptions::overwrite(),
+            )
+            .await
+            .unwrap();
+        store.gets.store(0, Ordering::SeqCst);
+        store.lists.store(0, Ordering::SeqCst);
+        let plan = executor.plan(&graph, &()).await.unwrap();
+        let changed: Vec<String> = plan.changes().map(|i| i.key.to_string()).collect();
+        assert_eq!(changed, ["ManagedFile/nodeupconfig-g3"]);
+        assert_eq!(
+            store.gets.load(Ordering::SeqCst),
+            1,
+            "only the edited file is read"
+        );
+        assert_eq!(
+            store.lists.load(Ordering::SeqCst),
+            1,
+            "a new run lists again"
+        );
+    }
 }

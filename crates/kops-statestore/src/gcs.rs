@@ -415,6 +415,9 @@ struct ObjectResource {
     generation: String,
     #[serde(default)]
     size: Option<String>,
+    /// Base64 of the content's MD5 (absent for composite objects).
+    #[serde(default, rename = "md5Hash")]
+    md5_hash: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -820,7 +823,16 @@ impl Store for GcsStore {
                 // Emulators may not filter; filter here too.
                 if o.name.starts_with(prefix) {
                     let size = o.size.and_then(|s| s.parse().ok()).unwrap_or(0);
-                    out.push(ObjectMeta::new(o.name, size));
+                    let md5 = o.md5_hash.as_deref().and_then(|h| {
+                        use base64::Engine as _;
+                        let raw = base64::engine::general_purpose::STANDARD.decode(h).ok()?;
+                        <[u8; 16]>::try_from(raw.as_slice()).ok()
+                    });
+                    let meta = ObjectMeta::new(o.name, size);
+                    out.push(match md5 {
+                        Some(m) => meta.with_md5(m),
+                        None => meta,
+                    });
                 }
             }
             match page.next_page_token {

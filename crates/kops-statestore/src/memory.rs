@@ -103,7 +103,10 @@ impl Store for MemoryStore {
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, (d, _))| ObjectMeta::new(k.clone(), d.len() as u64))
+            .map(|(k, (d, _))| {
+                use md5::Digest as _;
+                ObjectMeta::new(k.clone(), d.len() as u64).with_md5(md5::Md5::digest(d).into())
+            })
             .collect())
     }
 

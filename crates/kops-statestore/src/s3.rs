@@ -660,7 +660,14 @@ impl Store for S3Store {
                 })?;
             for o in page.contents() {
                 if let Some(k) = o.key() {
-                    out.push(ObjectMeta::new(k, o.size().unwrap_or(0).max(0) as u64));
+                    let mut meta = ObjectMeta::new(k, o.size().unwrap_or(0).max(0) as u64);
+                    // A one-part upload's ETag is its MD5 unless the object is encrypted
+                    // with KMS; then it is another 32 hex digits, which only fails to
+                    // match what a reader expects (and the reader reads the object).
+                    if let Some(md5) = o.e_tag().and_then(md5_from_hex) {
+                        meta = meta.with_md5(md5);
+                    }
+                    out.push(meta);
                 }
             }
             match page.next_continuation_token() {
@@ -725,6 +732,19 @@ impl Store for S3Store {
             )])
         }
     }
+}
+
+/// `hex` (32 hexadecimal digits, as an S3 ETag of a one-part upload) as an MD5 digest.
+fn md5_from_hex(hex: &str) -> Option<[u8; 16]> {
+    let hex = hex.trim_matches('"');
+    if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
 }
 
 #[cfg(test)]

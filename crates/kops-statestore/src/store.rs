@@ -71,6 +71,12 @@ pub struct ObjectMeta {
     pub path: String,
     /// Size in bytes.
     pub size: u64,
+    /// The MD5 digest of the content, when the backend's listing tells it for certain
+    /// (GCS's `md5Hash`; an S3 ETag that is a plain MD5, as for an object written in
+    /// one part without KMS, may be one). A reader can compare it with the MD5 of
+    /// what it expects and skip the read when they are equal; an unequal or missing
+    /// digest only means the object has to be read.
+    pub md5: Option<[u8; 16]>,
 }
 
 impl ObjectMeta {
@@ -79,7 +85,21 @@ impl ObjectMeta {
         ObjectMeta {
             path: path.into(),
             size,
+            md5: None,
         }
+    }
+
+    /// The entry with the content's MD5 digest.
+    pub fn with_md5(mut self, md5: [u8; 16]) -> Self {
+        self.md5 = Some(md5);
+        self
+    }
+
+    /// Whether the listing says the content is exactly `data` (its MD5 matches).
+    pub fn has_content(&self, data: &[u8]) -> bool {
+        use md5::Digest as _;
+        self.md5
+            .is_some_and(|m| m == <[u8; 16]>::from(md5::Md5::digest(data)))
     }
 }
 

@@ -200,8 +200,13 @@ pub(crate) struct Recorded {
 /// The bytes of outputs a run reserves per task.
 const OUTPUT_BYTES_PER_TASK: usize = 128;
 
+/// The last run id given out (see [`Results::run_id`]).
+static LAST_RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 #[derive(Debug)]
 struct RunOutputs {
+    /// The run's id, unique in the process.
+    id: u64,
     /// The graph's key identities and keys, by node.
     table: Arc<KeyTable>,
     /// Where node `i`'s outputs lie in `chunks`, once it recorded some.
@@ -356,6 +361,13 @@ impl Results {
         Self::default()
     }
 
+    /// The id of the executor's run this map serves, unique in the process (0 before any
+    /// run). What a task remembers of the cloud for one run (a listing it shares with the
+    /// other tasks, say) is stale in the next, which has another id.
+    pub fn run_id(&self) -> u64 {
+        self.read().run.as_ref().map_or(0, |r| r.id)
+    }
+
     pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, Recorded> {
         self.0.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -479,6 +491,7 @@ impl Results {
             }
         }
         let mut run = RunOutputs {
+            id: LAST_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
             table: graph.key_table().clone(),
             slots: vec![Slot::EMPTY; graph.len()],
             // Room for typical outputs (an ID, an ARN, a name): pages are only taken as

@@ -132,7 +132,7 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
                 }
             });
         m.files.push(GceManagedFile {
-            file: ManagedFileTask::new(&f, ctx.config_store.clone()),
+            file: ManagedFileTask::new(&f, ctx),
             name: f.name.clone(),
             contents: f.contents.clone(),
             render,

@@ -301,7 +301,7 @@ fn use_cilium_etcd(ctx: &ClusterContext) -> bool {
 /// cost. Outside a scope nothing is kept, so a context changed between two builds never
 /// answers from the first. A clone of the context starts with an empty memo.
 #[derive(Debug, Default)]
-pub(crate) struct Memo(std::sync::Mutex<MemoState>);
+pub(crate) struct Memo(std::sync::Arc<std::sync::Mutex<MemoState>>);
 
 #[derive(Debug, Default)]
 struct MemoState {

@@ -127,7 +127,7 @@ pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             s3_object(ctx, name, b, &key, contents.clone())
         });
         m.files.push(AwsManagedFile {
-            file: ManagedFileTask::new(&f, ctx.config_store.clone()),
+            file: ManagedFileTask::new(&f, ctx),
             terraform,
         });
     }
