@@ -72,7 +72,10 @@ fn main() -> anyhow::Result<()> {
         let update = UpdateCluster::new(ctx, UpdateOptions::default())?;
         let out = rt.block_on(update.render_terraform())?;
         times.push(started.elapsed().as_secs_f64());
-        let tf = out.files.get("kubernetes.tf").map(|b| String::from_utf8_lossy(b));
+        let tf = out
+            .files
+            .get("kubernetes.tf")
+            .map(|b| String::from_utf8_lossy(b));
         let resources = tf.map_or(0, |tf| tf.matches("\nresource \"").count());
         counts = (resources, out.files.len());
     }

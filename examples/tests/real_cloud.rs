@@ -780,21 +780,18 @@ print(json.dumps(g[0]["MaxSize"] if g else None))
     k(&["get", "clusters", cluster]).expect(1);
 }
 
-/// The request count of a no-op dry run grows little with the number of groups.
+/// The requests of a no-op dry run at 2, 20 and 200 instance groups: everything is read
+/// once per command, except what AWS and S3 can only read one object at a time (each
+/// autoscaling group's lifecycle hooks, each instance group's object).
 #[test]
-fn noop_dry_run_at_twenty_instance_groups() {
+fn noop_dry_run_requests_at_2_20_and_200_instance_groups() {
     let Some(ep) = moto() else { return };
-    let (region, bucket, cluster) = (
-        "eu-west-3",
-        "kops-cli-real-twenty",
-        "twenty.cli-real.example",
-    );
+    let (region, bucket, cluster) = ("eu-west-3", "kops-cli-real-fleet", "fleet.cli-real.example");
     prepare_moto(&ep, bucket);
     let (cloud, store) = (Proxy::start(&ep), Proxy::start(&ep));
     let env = Env::aws(&cloud.url, &store.url, region);
     let state = format!("s3://{bucket}");
     fresh(&env, &state, cluster);
-    let zones = "eu-west-3a,eu-west-3b,eu-west-3c";
     env.kops(&[
         "--state",
         &state,
@@ -802,41 +799,54 @@ fn noop_dry_run_at_twenty_instance_groups() {
         "cluster",
         cluster,
         "--zones",
-        zones,
+        "eu-west-3a",
         "--image",
         MOTO_AMI,
         "--node-count",
-        "3",
+        "1",
     ])
     .expect(0);
-    // 1 control-plane group + 3 node groups from the flags, 16 more from a manifest.
-    let mut manifest = String::new();
-    for i in 0..16 {
-        let zone = ["eu-west-3a", "eu-west-3b", "eu-west-3c"][i % 3];
-        manifest.push_str(&format!(
-            "apiVersion: kops.k8s.io/v1alpha2\nkind: InstanceGroup\nmetadata:\n  name: extra-{i}\n  labels:\n    kops.k8s.io/cluster: {cluster}\nspec:\n  role: Node\n  image: {MOTO_AMI}\n  machineType: t3.medium\n  minSize: 0\n  maxSize: 0\n  subnets:\n  - {zone}\n---\n"
-        ));
+    let mut groups = 2;
+    let mut counts = Vec::new();
+    for target in [2, 20, 200] {
+        // Node groups of no machines up to `target` (with the control plane's and the
+        // first node group), in one manifest.
+        let mut manifest = String::new();
+        for i in groups..target {
+            manifest.push_str(&format!(
+                "apiVersion: kops.k8s.io/v1alpha2\nkind: InstanceGroup\nmetadata:\n  name: extra-{i}\n  labels:\n    kops.k8s.io/cluster: {cluster}\nspec:\n  role: Node\n  image: {MOTO_AMI}\n  machineType: t3.medium\n  minSize: 0\n  maxSize: 0\n  subnets:\n  - eu-west-3a\n---\n"
+            ));
+        }
+        if !manifest.is_empty() {
+            let file = env.path(&format!("groups-{target}.yaml"));
+            std::fs::write(&file, manifest).unwrap();
+            env.kops(&["--state", &state, "create", "-f", file.to_str().unwrap()])
+                .expect(0);
+        }
+        groups = target;
+        env.kops(&["--state", &state, "update", "cluster", cluster, "--yes"])
+            .expect(0);
+        let (c, s) = noop_requests(&env, &state, cluster, &cloud, &store);
+        println!(
+            "no-op dry run at {target} instance groups: {} requests to moto ({c} cloud, {s} state store)",
+            c + s
+        );
+        counts.push((target as u64, c, s));
     }
-    let file = env.path("groups.yaml");
-    std::fs::write(&file, manifest).unwrap();
-    env.kops(&["--state", &state, "create", "-f", file.to_str().unwrap()])
-        .expect(0);
-    let r = env
-        .kops(&["--state", &state, "--name", cluster, "get", "ig"])
-        .expect(0);
-    assert_eq!(
-        r.stdout.lines().filter(|l| l.contains("eu-west-3")).count(),
-        20,
-        "{}",
-        r.stdout
-    );
-    env.kops(&["--state", &state, "update", "cluster", cluster, "--yes"])
-        .expect(0);
-    let (c, s) = noop_requests(&env, &state, cluster, &cloud, &store);
-    println!(
-        "no-op dry run at 20 instance groups: {} requests to moto ({c} cloud, {s} state store)",
-        c + s
-    );
+    // Beyond the requests at 2 groups, at most one cloud and one store request per added
+    // group (and 10 of slack): a second per-group call, or a listing per group, fails.
+    let (g0, c0, s0) = counts[0];
+    for &(g, c, s) in &counts[1..] {
+        let added = g - g0;
+        assert!(
+            c <= c0 + added + 10,
+            "cloud requests at {g} groups: {c}, at {g0}: {c0}"
+        );
+        assert!(
+            s <= s0 + added + 10,
+            "state store requests at {g} groups: {s}, at {g0}: {s0}"
+        );
+    }
     env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
         .expect(0);
     let held = leftovers(&ep, region, cluster);
