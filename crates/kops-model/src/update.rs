@@ -453,6 +453,11 @@ pub(crate) async fn write_state(
         .put_kops_version(name, &ctx.kops_release)
         .await
         .map_err(store(format!("writing the kOps version of cluster {name}")))?;
+    // The next command reads the groups from their snapshot, not one by one. Best effort:
+    // without it, a command only reads more.
+    if let Err(e) = registry.refresh_instance_group_snapshot(name).await {
+        tracing::warn!(cluster = name, error = %e, "could not refresh the instance groups' snapshot");
+    }
     Ok(())
 }
 

@@ -828,7 +828,8 @@ impl Store for GcsStore {
                         let raw = base64::engine::general_purpose::STANDARD.decode(h).ok()?;
                         <[u8; 16]>::try_from(raw.as_slice()).ok()
                     });
-                    let meta = ObjectMeta::new(o.name, size);
+                    let meta =
+                        ObjectMeta::new(o.name, size).with_version(Version::new(o.generation));
                     out.push(match md5 {
                         Some(m) => meta.with_md5(m),
                         None => meta,

@@ -103,9 +103,11 @@ impl Store for MemoryStore {
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, (d, _))| {
+            .map(|(k, (d, v))| {
                 use md5::Digest as _;
-                ObjectMeta::new(k.clone(), d.len() as u64).with_md5(md5::Md5::digest(d).into())
+                ObjectMeta::new(k.clone(), d.len() as u64)
+                    .with_md5(md5::Md5::digest(d).into())
+                    .with_version(Version::new(v.to_string()))
             })
             .collect())
     }

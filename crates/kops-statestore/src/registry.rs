@@ -13,10 +13,12 @@
 //! | `kops-version.txt` | the version of the tool that last updated the cluster |
 //!
 //! These are kOps' own paths and formats, so a store written by kOps reads
-//! here and the other way round. Two additions of kops-rs live in the same tree:
+//! here and the other way round. Three additions of kops-rs live in the same tree:
 //! `history/<id>/config`, the previous versions of `config` (kept on every
-//! update; an empty `history/<sequence>` marker claims each number), and `kops-rs.lock`, the lock object while a mutating operation
-//! runs. kOps ignores both when reading; note that kOps' own
+//! update; an empty `history/<sequence>` marker claims each number), `kops-rs.lock`, the lock object while a mutating operation
+//! runs, and `instancegroups.kops-rs.json`, a copy of the instance groups that a listing
+//! vouches for group by group (see [`Registry::refresh_instance_group_snapshot`]). kOps
+//! ignores them when reading; note that kOps' own
 //! `delete cluster` refuses to delete a tree holding files it does not
 //! know, so delete a cluster with history through [`Registry::delete_cluster`].
 //!
@@ -58,10 +60,21 @@ use kops_api::v1alpha2::{Cluster, InstanceGroup};
 use crate::error::{Error, Result};
 use crate::keyset::{Keyset, Secret};
 use crate::lock::{self, Clock, Lock, LockInfo, LockRequest};
-use crate::store::{PutOptions, Store, StoreExt, Version, validate_path};
+use crate::store::{GetResult, PutOptions, Store, StoreExt, Version, validate_path};
 
 /// How many instance groups [`Registry::list_instance_groups`] reads at a time.
 const IG_READS: usize = 16;
+
+/// kops-rs' snapshot of a cluster's instance groups, beside them under `<cluster>/` (see
+/// [`Registry::refresh_instance_group_snapshot`]).
+const IG_SNAPSHOT: &str = "instancegroups.kops-rs.json";
+
+/// The content of [`IG_SNAPSHOT`]: every group's stored text, by name.
+#[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+struct IgSnapshot {
+    #[serde(rename = "instanceGroups", default)]
+    groups: std::collections::BTreeMap<String, String>,
+}
 
 /// Files directly under `<cluster>/` that kOps or kops-rs write.
 const KNOWN_FILES: &[&str] = &[
@@ -70,6 +83,7 @@ const KNOWN_FILES: &[&str] = &[
     "cluster-completed.spec",
     "kops-version.txt",
     "kops-rs.lock",
+    IG_SNAPSHOT,
 ];
 
 /// Directories under `<cluster>/` that kOps or kops-rs write.
@@ -550,14 +564,37 @@ impl Registry {
         }
     }
 
-    /// All instance groups of a cluster, by name.
+    /// All instance groups of a cluster, in the listing's order.
+    ///
+    /// A group the listing shows with the MD5 and version of its copy in the groups'
+    /// snapshot (see [`refresh_instance_group_snapshot`](Self::refresh_instance_group_snapshot))
+    /// is decoded from that copy; every other group is read, 16 at a time. A fleet of
+    /// unchanged groups costs a listing and one read, not a read per group.
     pub async fn list_instance_groups(
         &self,
         cluster: &str,
     ) -> Result<Vec<Versioned<InstanceGroup>>> {
+        let listed = self.ig_objects(cluster).await?;
+        let snapshot = self.ig_snapshot(cluster, &listed).await;
+        let mut out = Vec::new();
+        for (meta, got) in self.ig_contents(&listed, &snapshot).await {
+            match got {
+                Ok(got) => out.push(Versioned {
+                    value: Self::decode_ig(&meta.path, &got.data)?,
+                    version: got.version,
+                }),
+                Err(Error::NotFound { .. }) => continue, // deleted meanwhile
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The listing of `cluster`'s instance-group objects.
+    async fn ig_objects(&self, cluster: &str) -> Result<Vec<crate::store::ObjectMeta>> {
         check_name("cluster name", cluster)?;
         let prefix = format!("{cluster}/instancegroup/");
-        let paths: Vec<String> = self
+        Ok(self
             .store
             .list(&prefix)
             .await?
@@ -567,27 +604,97 @@ impl Registry {
                     .strip_prefix(&prefix)
                     .is_some_and(|name| !name.contains('/'))
             })
-            .map(|o| o.path)
-            .collect();
-        // The reads overlap (S3 and GCS have no batch read): a fleet's groups cost one
-        // round trip per `IG_READS` groups, not one each. Listing order is kept.
-        let reads = futures::stream::iter(paths)
-            .map(|path| async move { (self.store.get(&path).await, path) })
+            .collect())
+    }
+
+    /// The groups' snapshot, read only when the listing can vouch for its copies (it
+    /// tells digests and versions); empty when absent or unreadable.
+    async fn ig_snapshot(&self, cluster: &str, listed: &[crate::store::ObjectMeta]) -> IgSnapshot {
+        let vouched = listed
+            .iter()
+            .any(|o| o.md5.is_some() && o.version.is_some());
+        if !vouched {
+            return IgSnapshot::default();
+        }
+        match self.store.get_opt(&Self::ig_snapshot_path(cluster)).await {
+            Ok(Some(got)) => serde_json::from_slice(&got.data).unwrap_or_default(),
+            _ => IgSnapshot::default(),
+        }
+    }
+
+    /// Each listed group's content and version: from the snapshot when the listing
+    /// vouches for its copy (same MD5, a version), else read.
+    async fn ig_contents<'a>(
+        &self,
+        listed: &'a [crate::store::ObjectMeta],
+        snapshot: &IgSnapshot,
+    ) -> Vec<(&'a crate::store::ObjectMeta, Result<GetResult>)> {
+        futures::stream::iter(listed)
+            .map(|meta| async move {
+                let name = meta.path.rsplit('/').next().unwrap_or_default();
+                let copy = snapshot
+                    .groups
+                    .get(name)
+                    .filter(|text| meta.has_content(text.as_bytes()))
+                    .zip(meta.version.clone());
+                let got = match copy {
+                    Some((text, version)) => Ok(GetResult {
+                        data: Bytes::from(text.clone()),
+                        version,
+                    }),
+                    None => self.store.get(&meta.path).await,
+                };
+                (meta, got)
+            })
             .buffered(IG_READS)
-            .collect::<Vec<_>>()
-            .await;
-        let mut out = Vec::new();
-        for (got, path) in reads {
+            .collect()
+            .await
+    }
+
+    fn ig_snapshot_path(cluster: &str) -> String {
+        format!("{cluster}/{IG_SNAPSHOT}")
+    }
+
+    /// Rewrites `cluster`'s snapshot of its instance groups: one object beside them
+    /// (`instancegroups.kops-rs.json`, the stored text of every group by name) that
+    /// [`list_instance_groups`](Self::list_instance_groups) reads instead of every group
+    /// whose listed MD5 is its copy's. Only copies are kept, never a judgement: a group
+    /// changed since (by kOps, by hand) no longer matches and is read. Reads only the
+    /// groups the snapshot does not hold as they are; writes nothing when it is current.
+    /// Returns whether it wrote. kOps ignores the object; [`delete_cluster`](Self::delete_cluster)
+    /// deletes it.
+    pub async fn refresh_instance_group_snapshot(&self, cluster: &str) -> Result<bool> {
+        let listed = self.ig_objects(cluster).await?;
+        let old = self.ig_snapshot(cluster, &listed).await;
+        let mut new = IgSnapshot::default();
+        for (meta, got) in self.ig_contents(&listed, &old).await {
             match got {
-                Ok(got) => out.push(Versioned {
-                    value: Self::decode_ig(&path, &got.data)?,
-                    version: got.version,
-                }),
-                Err(Error::NotFound { .. }) => continue, // deleted meanwhile
+                Ok(got) => {
+                    let name = meta.path.rsplit('/').next().unwrap_or_default();
+                    // A group that is not UTF-8 text is read each time.
+                    if let Ok(text) = String::from_utf8(got.data.to_vec()) {
+                        new.groups.insert(name.to_owned(), text);
+                    }
+                }
+                Err(Error::NotFound { .. }) => continue,
                 Err(e) => return Err(e),
             }
         }
-        Ok(out)
+        if new == old {
+            return Ok(false);
+        }
+        let data = serde_json::to_vec(&new).map_err(|e| Error::Invalid {
+            what: Self::ig_snapshot_path(cluster),
+            reason: e.to_string(),
+        })?;
+        self.store
+            .put(
+                &Self::ig_snapshot_path(cluster),
+                Bytes::from(data),
+                PutOptions::overwrite(),
+            )
+            .await?;
+        Ok(true)
     }
 
     /// Reads one instance group.
@@ -1121,5 +1228,104 @@ mod tests {
             err.contains("c/secrets/admin") && err.contains("line 1"),
             "{err}"
         );
+    }
+
+    /// A store that counts reads.
+    #[derive(Debug)]
+    struct CountingReads {
+        inner: crate::MemoryStore,
+        gets: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Store for CountingReads {
+        async fn get(&self, path: &str) -> Result<GetResult> {
+            self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.inner.get(path).await
+        }
+        async fn put(&self, path: &str, data: Bytes, options: PutOptions) -> Result<Version> {
+            self.inner.put(path, data, options).await
+        }
+        async fn delete_opts(&self, path: &str, options: DeleteOptions) -> Result<()> {
+            self.inner.delete_opts(path, options).await
+        }
+        async fn list(&self, prefix: &str) -> Result<Vec<crate::store::ObjectMeta>> {
+            self.inner.list(prefix).await
+        }
+        fn url(&self) -> String {
+            "memfs://counting".into()
+        }
+    }
+
+    /// With a current snapshot, listing the groups reads one object; a group changed
+    /// since is read (and only it), and what is listed is what a read gives.
+    #[tokio::test]
+    async fn instance_groups_are_read_from_their_snapshot_when_the_listing_vouches() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let store = Arc::new(CountingReads {
+            inner: crate::MemoryStore::new(),
+            gets: Default::default(),
+        });
+        let registry = Registry::new(store.clone(), Arc::new(crate::SystemClock));
+        let cluster = "fleet.example.com";
+        for i in 0..20 {
+            let mut ig = InstanceGroup::default();
+            ig.metadata.name = Some(format!("g{i}"));
+            ig.spec.min_size = Some(i);
+            registry.create_instance_group(cluster, &ig).await.unwrap();
+        }
+        let direct = registry.list_instance_groups(cluster).await.unwrap();
+        assert_eq!(
+            store.gets.swap(0, SeqCst),
+            21,
+            "no snapshot yet: the snapshot looked for, then every group read"
+        );
+
+        assert!(
+            registry
+                .refresh_instance_group_snapshot(cluster)
+                .await
+                .unwrap()
+        );
+        store.gets.store(0, SeqCst);
+        assert!(
+            !registry
+                .refresh_instance_group_snapshot(cluster)
+                .await
+                .unwrap()
+        );
+        assert_eq!(
+            store.gets.swap(0, SeqCst),
+            1,
+            "a current snapshot: one read"
+        );
+
+        let listed = registry.list_instance_groups(cluster).await.unwrap();
+        assert_eq!(store.gets.swap(0, SeqCst), 1, "the snapshot alone is read");
+        assert_eq!(listed, direct);
+
+        // A group changed behind the snapshot's back (kOps, a hand edit) is read.
+        let mut g3 = listed[13].clone();
+        g3.value.spec.max_size = Some(9);
+        registry
+            .update_instance_group(cluster, &g3.value, &g3.version)
+            .await
+            .unwrap();
+        let listed = registry.list_instance_groups(cluster).await.unwrap();
+        assert_eq!(
+            store.gets.swap(0, SeqCst),
+            2,
+            "the snapshot and the changed group"
+        );
+        let changed: Vec<_> = listed
+            .iter()
+            .filter(|g| g.value.spec.max_size == Some(9))
+            .map(|g| g.value.name().to_owned())
+            .collect();
+        assert_eq!(changed, [listed[13].value.name().to_owned()]);
+        assert_eq!(listed.len(), 20);
+
+        // delete_cluster knows the snapshot.
+        registry.delete_cluster(cluster).await.unwrap();
     }
 }

@@ -664,8 +664,11 @@ impl Store for S3Store {
                     // A one-part upload's ETag is its MD5 unless the object is encrypted
                     // with KMS; then it is another 32 hex digits, which only fails to
                     // match what a reader expects (and the reader reads the object).
-                    if let Some(md5) = o.e_tag().and_then(md5_from_hex) {
-                        meta = meta.with_md5(md5);
+                    if let Some(etag) = o.e_tag() {
+                        if let Some(md5) = md5_from_hex(etag) {
+                            meta = meta.with_md5(md5);
+                        }
+                        meta = meta.with_version(Version::new(etag));
                     }
                     out.push(meta);
                 }

@@ -77,6 +77,9 @@ pub struct ObjectMeta {
     /// what it expects and skip the read when they are equal; an unequal or missing
     /// digest only means the object has to be read.
     pub md5: Option<[u8; 16]>,
+    /// The object's [`Version`] as a read would return it, when the listing tells it (S3's
+    /// ETag, GCS's generation, the memory store's counter).
+    pub version: Option<Version>,
 }
 
 impl ObjectMeta {
@@ -86,7 +89,14 @@ impl ObjectMeta {
             path: path.into(),
             size,
             md5: None,
+            version: None,
         }
+    }
+
+    /// The entry with the object's version.
+    pub fn with_version(mut self, version: Version) -> Self {
+        self.version = Some(version);
+        self
     }
 
     /// The entry with the content's MD5 digest.
