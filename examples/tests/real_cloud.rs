@@ -824,12 +824,16 @@ fn noop_dry_run_requests_at_2_20_and_200_instance_groups() {
                 .expect(0);
         }
         groups = target;
+        let started = std::time::Instant::now();
         env.kops(&["--state", &state, "update", "cluster", cluster, "--yes"])
             .expect(0);
+        let applied = started.elapsed().as_secs_f64();
+        let started = std::time::Instant::now();
         let (c, s) = noop_requests(&env, &state, cluster, &cloud, &store);
         println!(
-            "no-op dry run at {target} instance groups: {} requests to moto ({c} cloud, {s} state store)",
-            c + s
+            "no-op dry run at {target} instance groups: {} requests to moto ({c} cloud, {s} state store); apply {applied:.1} s, dry run {:.1} s",
+            c + s,
+            started.elapsed().as_secs_f64()
         );
         counts.push((target as u64, c, s));
     }
@@ -849,8 +853,13 @@ fn noop_dry_run_requests_at_2_20_and_200_instance_groups() {
             "state store requests at {g} groups: {s}, at {g0}: {s0}"
         );
     }
+    let started = std::time::Instant::now();
     env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
         .expect(0);
+    println!(
+        "deleted {groups} instance groups in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     let held = leftovers(&ep, region, cluster);
     assert!(held.is_empty(), "moto still holds: {held:#?}");
 }
