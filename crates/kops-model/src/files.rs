@@ -324,6 +324,16 @@ fn listing_prefix(location: &str) -> Option<String> {
     Some(format!("{first}/"))
 }
 
+/// What a directory's listing says of a managed file.
+enum Listed {
+    /// Not in the directory.
+    Absent,
+    /// There, with the file's MD5: exactly the contents the task writes.
+    AsExpected,
+    /// To be read: another or an unknown digest, or no listing.
+    Unknown,
+}
+
 /// The task of one managed file: found by reading, applied by writing, the file at its
 /// location in the config-base store. Cloud-neutral: it never calls the cloud.
 #[derive(Clone, Debug)]
@@ -349,16 +359,18 @@ impl ManagedFileTask {
         }
     }
 
-    /// What the listing of the file's directory says of it: `Some(None)` absent,
-    /// `Some(Some(()))` present with exactly the contents; `None` when it has to be read
-    /// (a different or unknown digest, no listing).
-    async fn listed(&self, store: &dyn Store, run: u64) -> Option<Option<()>> {
-        let prefix = listing_prefix(&self.location)?;
-        let listing = self.listings.get(store, &prefix, run).await?;
+    /// What the listing of the file's directory says of it.
+    async fn listed(&self, store: &dyn Store, run: u64) -> Listed {
+        let Some(prefix) = listing_prefix(&self.location) else {
+            return Listed::Unknown;
+        };
+        let Some(listing) = self.listings.get(store, &prefix, run).await else {
+            return Listed::Unknown;
+        };
         match listing.get(&self.location) {
-            None => Some(None),
-            Some(meta) if meta.has_content(self.contents.as_bytes()) => Some(Some(())),
-            Some(_) => None,
+            None => Listed::Absent,
+            Some(meta) if meta.has_content(self.contents.as_bytes()) => Listed::AsExpected,
+            Some(_) => Listed::Unknown,
         }
     }
 
@@ -404,14 +416,14 @@ impl<C: ?Sized + Sync> Task<C> for ManagedFileTask {
     async fn find(&self, cx: &Context<'_, C>) -> kops_tasks::Result<Option<Found>> {
         let store = self.store()?;
         match self.listed(store.as_ref(), cx.results().run_id()).await {
-            Some(None) => return Ok(None),
-            Some(Some(())) => {
+            Listed::Absent => return Ok(None),
+            Listed::AsExpected => {
                 let fields = Fields::new()
                     .with("location", Value::string(self.location.as_str()))
                     .with("contents", self.shown(&self.contents));
                 return Ok(Some(Found::new(fields, Outputs::new())));
             }
-            None => {}
+            Listed::Unknown => {}
         }
         let got = store
             .get_opt(&self.location)
