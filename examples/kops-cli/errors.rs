@@ -36,6 +36,11 @@ pub fn user_line(e: &anyhow::Error) -> Option<String> {
                     ));
                 }
                 kops_model::Error::Invalid { .. } => return Some(m.to_string()),
+                kops_model::Error::Kubernetes { operation, source } => {
+                    if let Some(p) = kops_model::day2::api_access_problem(source.as_ref()) {
+                        return Some(format!("{operation}: {p}"));
+                    }
+                }
                 _ => {}
             }
         }

@@ -5,6 +5,8 @@
 //! carries the replaced instances from one command to the next).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::process::Command;
 
 use base64::Engine as _;
@@ -1028,4 +1030,339 @@ fn validate_reaches_the_api_through_the_kubeconfig_when_asked() {
     assert_eq!(code, 1);
     assert!(err.contains("cannot be used together"), "{err}");
     drop(rt);
+}
+
+// --- Day two over TLS ----------------------------------------------------------------------
+
+/// The cluster's spec as the last update completed it, and its `kubernetes-ca` keyset, read
+/// from the file state store.
+fn cluster_and_ca(env: &Env) -> (kops_api::internal::Cluster, kops_api::keyset::Keyset) {
+    let base = env.dir.path().join("state").join(CLUSTER);
+    let spec = base.join("cluster-completed.spec");
+    let text = std::fs::read(&spec).unwrap();
+    let cluster = kops_api::manifest::parse(&text, "cluster-completed.spec")
+        .unwrap()
+        .into_iter()
+        .find_map(|o| match o {
+            kops_api::manifest::Object::Cluster(c) => {
+                Some(kops_api::internal::Cluster::try_from(&c).unwrap())
+            }
+            _ => None,
+        })
+        .unwrap();
+    let keyset = base.join("pki/private/kubernetes-ca/keyset.yaml");
+    let ca = kops_api::keyset::Keyset::from_yaml(
+        &std::fs::read_to_string(&keyset).unwrap(),
+        "kubernetes-ca",
+    )
+    .unwrap();
+    (cluster, ca)
+}
+
+/// A CA of its own (not the cluster's), as a keyset.
+fn stranger_ca() -> kops_api::keyset::Keyset {
+    let now = std::time::SystemTime::now();
+    let mut ks = kops_model::pki::new_keyset("kubernetes-ca", now).unwrap();
+    kops_model::pki::create_keypair(&mut ks, true, now).unwrap();
+    ks
+}
+
+fn ca_pem(ca: &kops_api::keyset::Keyset) -> String {
+    kops_model::pki::trusted_certificates(ca).unwrap()
+}
+
+/// The fake API over HTTPS: a serving certificate for `names` signed by `signer`, client
+/// certificates of the cluster's CA accepted; a node for every running instance.
+fn fake_api_tls(
+    env: &Env,
+    signer: &kops_api::keyset::Keyset,
+    names: Vec<String>,
+) -> (
+    tokio::runtime::Runtime,
+    kops_mock::kube::FakeKube,
+    Vec<(String, String)>,
+) {
+    let (_, ca) = cluster_and_ca(env);
+    let serving = kops_model::pki::issue_certificate(
+        signer,
+        "kubernetes-ca",
+        &kops_model::pki::CertificateRequest::server("kubernetes-master")
+            .with_alternate_names(names)
+            .including_root(),
+        std::time::SystemTime::now(),
+    )
+    .unwrap();
+    let tls = kops_mock::kube::KubeTls::new(
+        serving.certificate_pem,
+        serving.private_key.expose_pem(),
+        ca_pem(&ca),
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let kube = rt
+        .block_on(kops_mock::kube::FakeKube::start_tls(&tls))
+        .unwrap();
+    let nodes = register_nodes(env, &kube);
+    (rt, kube, nodes)
+}
+
+/// The fake over HTTPS with the certificate kOps' nodeup issues the API server.
+fn cluster_api_tls(
+    env: &Env,
+) -> (
+    tokio::runtime::Runtime,
+    kops_mock::kube::FakeKube,
+    Vec<(String, String)>,
+) {
+    let (cluster, ca) = cluster_and_ca(env);
+    let names = kops_model::day2::kubeconfig::api_server_certificate_names(&cluster).unwrap();
+    fake_api_tls(env, &ca, names)
+}
+
+/// kubectl, run with `kubeconfig` and `PATH` leading to the built `kops` (for the
+/// credential plugin); its exit code, stdout and stderr.
+fn kubectl(
+    kubectl: &str,
+    env: &Env,
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+) -> (i32, String, String) {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_kops"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let home = env.dir.path().join("kubectl-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let o = Command::new(kubectl)
+        .env("PATH", path)
+        .env("HOME", &home)
+        .env("USER", "alice")
+        .env_remove("KOPS_STATE_STORE")
+        .env_remove("KUBECONFIG")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn node_names(list: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(list).unwrap();
+    let mut names: Vec<String> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Debian's kubectl reads the kubeconfig `export kubeconfig` writes and lists the nodes
+/// over TLS, the server checked against the cluster CA under the name kOps writes
+/// (`tls-server-name: api.internal.<cluster>`), authenticated by the admin certificate and
+/// then by the credential plugin (`kops helpers kubectl-auth`).
+#[test]
+fn kubectl_lists_nodes_over_tls_with_the_exported_kubeconfig() {
+    let Some(kubectl_bin) = support::kubectl() else {
+        return;
+    };
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let (rt, kube, nodes) = cluster_api_tls(&env);
+    let url = kube.url();
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let mut want: Vec<String> = nodes.iter().map(|(_, n)| n.clone()).collect();
+    want.sort();
+    assert!(want.len() >= 2, "{nodes:?}");
+
+    let admin = env.dir.path().join("admin-config");
+    let (code, _, err) = env.kops(&[
+        "export",
+        "kubeconfig",
+        "--admin",
+        "--api-server",
+        &url,
+        "--kubeconfig",
+        admin.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&admin).unwrap();
+    assert!(
+        text.contains(&format!("tls-server-name: api.internal.{CLUSTER}")),
+        "{text}"
+    );
+    let (code, out, err) = kubectl(&kubectl_bin, &env, &admin, &["get", "nodes", "-o", "json"]);
+    assert_eq!(code, 0, "kubectl with the admin certificate: {err}");
+    assert_eq!(node_names(&out), want);
+
+    let plugin = env.dir.path().join("plugin-config");
+    let (code, _, err) = env.kops(&[
+        "export",
+        "kubeconfig",
+        "--auth-plugin",
+        "--api-server",
+        &url,
+        "--kubeconfig",
+        plugin.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = kubectl(&kubectl_bin, &env, &plugin, &["get", "nodes", "-o", "json"]);
+    assert_eq!(code, 0, "kubectl with the credential plugin: {err}");
+    assert_eq!(node_names(&out), want);
+
+    // A credential the server does not know (a bearer token) is answered 401, and kubectl
+    // says so.
+    let mut doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    doc["users"][0]["user"] = serde_json::json!({"token": "not-a-token-of-this-cluster"});
+    let stranger = env.dir.path().join("token-config");
+    std::fs::write(&stranger, doc.to_string()).unwrap();
+    let (code, _, err) = kubectl(
+        &kubectl_bin,
+        &env,
+        &stranger,
+        &["get", "nodes", "-o", "json"],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("Unauthorized"), "{err}");
+    drop(rt);
+}
+
+/// `validate cluster` over TLS with the admin credential it mints: exit 0 when every node
+/// is ready, 2 naming an unready one; through an exported kubeconfig too.
+#[test]
+fn validate_over_tls_exits_0_when_ready_and_2_naming_an_unready_node() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let (rt, kube, nodes) = cluster_api_tls(&env);
+    let url = kube.url();
+    let (code, out, err) = env.kops(&["validate", "cluster", "--api-server", &url]);
+    assert_eq!(code, 0, "every node is ready: {out}\n{err}");
+    assert!(out.contains("is ready"), "{out}");
+
+    let kc = env.dir.path().join("tls-config");
+    let kc_env = [("KUBECONFIG", kc.to_str().unwrap())];
+    let (code, _, err) = env.kops_env(
+        &["export", "kubeconfig", "--admin", "--api-server", &url],
+        &kc_env,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = env.kops_env(&["validate", "cluster", "--use-kubeconfig"], &kc_env);
+    assert_eq!(code, 0, "through the kubeconfig: {out}\n{err}");
+
+    let (_, worker) = nodes
+        .iter()
+        .find(|(g, _)| g.starts_with("nodes"))
+        .expect("a worker node")
+        .clone();
+    assert!(kube.set_ready(&worker, false));
+    let (code, out, err) = env.kops(&["validate", "cluster", "--api-server", &url]);
+    assert_eq!(code, 2, "an unready node: {out}\n{err}");
+    assert!(out.contains(&worker), "the unready node is named: {out}");
+    drop(rt);
+}
+
+/// Exactly one line on stderr, starting `error: `.
+fn one_error_line(err: &str) -> &str {
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(lines[0].starts_with("error: "), "{err}");
+    eprintln!("{}", lines[0]);
+    lines[0]
+}
+
+/// What goes wrong over TLS is one line naming it, exit 1: a server whose certificate
+/// another CA signed, a certificate without the name the kubeconfig checks, an expired
+/// admin certificate, and credentials the server refuses.
+#[test]
+fn tls_failures_are_one_line_naming_what_failed() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let (cluster, ca) = cluster_and_ca(&env);
+    let names = kops_model::day2::kubeconfig::api_server_certificate_names(&cluster).unwrap();
+
+    // A server whose certificate is not the cluster CA's.
+    let (rt, kube, _) = fake_api_tls(&env, &stranger_ca(), names.clone());
+    let (code, out, err) = env.kops(&["validate", "cluster", "--api-server", &kube.url()]);
+    assert_eq!(code, 1, "{out}{err}");
+    let line = one_error_line(&err);
+    assert!(
+        line.contains("not signed by the cluster CA the client trusts"),
+        "{line}"
+    );
+    drop((kube, rt));
+
+    // A certificate without api.internal.<cluster>, the name the kubeconfig checks.
+    let internal = format!("api.internal.{CLUSTER}");
+    let without: Vec<String> = names.iter().filter(|n| **n != internal).cloned().collect();
+    let (rt, kube, _) = fake_api_tls(&env, &ca, without);
+    let (code, out, err) = env.kops(&["validate", "cluster", "--api-server", &kube.url()]);
+    assert_eq!(code, 1, "{out}{err}");
+    let line = one_error_line(&err);
+    assert!(
+        line.contains(&format!("not valid for {internal}")),
+        "{line}"
+    );
+    assert!(
+        line.contains("(it names kubernetes, kubernetes.default,"),
+        "the names it holds: {line}"
+    );
+    drop((kube, rt));
+
+    // The cluster's own server: an admin certificate that expired, then one of another CA.
+    let (rt, kube, _) = cluster_api_tls(&env);
+    let url = kube.url();
+    let kc = env.dir.path().join("expiring-config");
+    let kc_env = [("KUBECONFIG", kc.to_str().unwrap())];
+    let (code, _, err) = env.kops_env(
+        &["export", "kubeconfig", "--admin=1s", "--api-server", &url],
+        &kc_env,
+    );
+    assert_eq!(code, 0, "{err}");
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (code, out, err) = env.kops_env(&["validate", "cluster", "--use-kubeconfig"], &kc_env);
+    assert_eq!(code, 1, "{out}{err}");
+    let line = one_error_line(&err);
+    assert!(line.contains("client certificate"), "{line}");
+    assert!(line.contains("expired at"), "{line}");
+    assert!(line.contains("kops export kubeconfig --admin"), "{line}");
+
+    let stranger = stranger_ca();
+    let cred = kops_model::day2::kubeconfig::issue_admin_credential(
+        &stranger,
+        "mallory",
+        std::time::Duration::from_secs(3600),
+        std::time::SystemTime::now(),
+    )
+    .unwrap();
+    // The same kubeconfig with the stranger's credential (JSON is YAML to every reader).
+    let mut doc: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&kc).unwrap()).unwrap();
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let user = &mut doc["users"][0]["user"];
+    assert!(user["client-certificate-data"].is_string(), "{doc}");
+    user["client-certificate-data"] = b64(&cred.certificate_pem).into();
+    user["client-key-data"] = b64(cred.private_key.expose_pem()).into();
+    let forged = doc.to_string();
+    std::fs::write(&kc, forged).unwrap();
+    let (code, out, err) = env.kops_env(&["validate", "cluster", "--use-kubeconfig"], &kc_env);
+    assert_eq!(code, 1, "{out}{err}");
+    let line = one_error_line(&err);
+    assert!(line.contains("401 Unauthorized"), "{line}");
+    drop((kube, rt));
 }

@@ -32,3 +32,9 @@ pub fn moto() -> Option<String> {
 pub fn gcs_emulator() -> Option<String> {
     endpoint("KOPS_TEST_GCS_ENDPOINT")
 }
+
+/// Debian's kubectl (`KOPS_TEST_KUBECTL`, which `scripts/test` sets after unpacking the
+/// `kubernetes-client` package), as [`endpoint`] reads it.
+pub fn kubectl() -> Option<String> {
+    endpoint("KOPS_TEST_KUBECTL")
+}

@@ -21,11 +21,19 @@
 //! it Ready (or not, by a policy the test sets), runs the control-plane static pods, and
 //! removes the node of a terminated instance.
 //!
+//! [`FakeKube::start_tls`] serves the same over HTTPS ([`KubeTls`]: a serving certificate
+//! and key, the client CA, bearer tokens), authenticating each request as kube-apiserver
+//! does: a client certificate that chains to the client CA and is valid now, or a known
+//! bearer token; otherwise `401 Unauthorized`. Discovery (`/api`, `/api/v1`, `/apis`)
+//! answers what kubectl asks before `get nodes`.
+//!
 //! The server never listens on anything but 127.0.0.1.
 
 pub mod kubelet;
 mod server;
 mod store;
+mod tls;
 
 pub use server::FakeKube;
 pub use store::{Eviction, KubeObjects, KubeRequest};
+pub use tls::KubeTls;

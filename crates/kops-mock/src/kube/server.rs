@@ -13,11 +13,13 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use super::store::{Eviction, KubeObjects, KubeRequest, set_node_ready};
+use super::tls::KubeTls;
 
 /// A running fake API server. Dropping it stops the server.
 #[derive(Debug)]
 pub struct FakeKube {
     addr: SocketAddr,
+    https: bool,
     state: Arc<Mutex<KubeObjects>>,
     accept: JoinHandle<()>,
 }
@@ -40,14 +42,30 @@ impl FakeKube {
         .await?;
         Ok(FakeKube {
             addr,
+            https: false,
             state,
             accept,
         })
     }
 
-    /// `http://127.0.0.1:<port>`.
+    /// Binds a free port on 127.0.0.1 and serves HTTPS with `tls` until dropped (needs a
+    /// tokio runtime). Requests are authenticated as kube-apiserver authenticates them (a
+    /// client certificate of the client CA, or a bearer token), else `401 Unauthorized`.
+    pub async fn start_tls(tls: &KubeTls) -> std::io::Result<FakeKube> {
+        let state = Arc::new(Mutex::new(KubeObjects::default()));
+        let (addr, accept) = super::tls::serve(state.clone(), tls).await?;
+        Ok(FakeKube {
+            addr,
+            https: true,
+            state,
+            accept,
+        })
+    }
+
+    /// `http://127.0.0.1:<port>`, or `https://` when serving TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The objects, locked (a test may read or change them directly).
@@ -203,7 +221,32 @@ fn node_selector(query: Option<&str>) -> Option<String> {
     fs.strip_prefix("spec.nodeName=").map(str::to_owned)
 }
 
-async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
+/// Discovery's `APIResourceList` of `group_version`: each resource's name, whether it is
+/// namespaced, its kind and short names.
+fn resources(group_version: &str, list: &[(&str, bool, &str, &[&str])]) -> Value {
+    let resources: Vec<Value> = list
+        .iter()
+        .map(|(name, namespaced, kind, short)| {
+            let verbs: &[&str] = if name.contains('/') {
+                &["create"]
+            } else {
+                &["create", "delete", "get", "list", "patch", "update"]
+            };
+            json!({
+                "name": name, "singularName": "", "namespaced": namespaced, "kind": kind,
+                "verbs": verbs, "shortNames": short,
+            })
+        })
+        .collect();
+    json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources})
+}
+
+/// kube-apiserver's answer to a request no authenticator accepted.
+pub(super) fn unauthorized() -> Reply {
+    status(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized")
+}
+
+pub(super) async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let query = req.uri().query().map(str::to_owned);
@@ -228,6 +271,41 @@ async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -> Reply {
         (Method::GET, ["version"]) => reply(
             StatusCode::OK,
             &json!({"major": "1", "minor": "34", "gitVersion": "v1.34.0", "platform": "linux/amd64"}),
+        ),
+        (Method::GET, ["api"]) => reply(
+            StatusCode::OK,
+            &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),
+        ),
+        (Method::GET, ["apis"]) => reply(
+            StatusCode::OK,
+            &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
+                "name": "policy",
+                "versions": [{"groupVersion": "policy/v1", "version": "v1"}],
+                "preferredVersion": {"groupVersion": "policy/v1", "version": "v1"},
+            }]}),
+        ),
+        (Method::GET, ["api", "v1"]) => reply(
+            StatusCode::OK,
+            &resources(
+                "v1",
+                &[
+                    ("nodes", false, "Node", &["no"]),
+                    ("pods", true, "Pod", &["po"]),
+                    ("pods/eviction", true, "Eviction", &[]),
+                ],
+            ),
+        ),
+        (Method::GET, ["apis", "policy", "v1"]) => reply(
+            StatusCode::OK,
+            &resources(
+                "policy/v1",
+                &[(
+                    "poddisruptionbudgets",
+                    true,
+                    "PodDisruptionBudget",
+                    &["pdb"],
+                )],
+            ),
         ),
         (Method::GET, ["api", "v1", "nodes"]) => {
             let rv = o.resource_version;

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use kops_api::keyset::Keyset;
 use serde_json::{Value, json};
 
-use crate::pki::{Certificate, PrivateKeyPem};
+use crate::pki::{CertificateRequest, PrivateKeyPem, issue_certificate};
 use crate::{Error, Result};
 
 /// kOps' default lifetime of an admin credential (`--admin` without a value).
@@ -25,13 +25,6 @@ pub struct AdminCredential {
     pub not_after: SystemTime,
 }
 
-fn pki_err(message: impl Into<String>) -> Error {
-    Error::Invalid {
-        field: "keyset kubernetes-ca".into(),
-        message: message.into(),
-    }
-}
-
 /// Mints an admin client certificate as kOps does for `--admin`: CN `kubecfg-<user>`, O
 /// `system:masters`, client-auth usage, valid from `now` for `lifetime`, signed by the
 /// primary key of `ca` (the `kubernetes-ca` keyset, which must hold its private key).
@@ -41,88 +34,53 @@ pub fn issue_admin_credential(
     lifetime: Duration,
     now: SystemTime,
 ) -> Result<AdminCredential> {
-    use rcgen::{
-        CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, Issuer, KeyPair,
-        KeyUsagePurpose, PKCS_RSA_SHA256, SerialNumber,
-    };
     if user.is_empty() {
         return Err(Error::Invalid {
             field: "user".into(),
             message: "must not be empty".into(),
         });
     }
-    let primary = ca
-        .primary()
-        .ok_or_else(|| pki_err("has no primary keypair"))?;
-    let ca_cert_pem = primary
-        .public_material
-        .as_deref()
-        .ok_or_else(|| pki_err("primary keypair has no certificate"))?;
-    let ca_key_pem = primary
-        .private_material
-        .as_deref()
-        .ok_or_else(|| pki_err("primary keypair has no private key (not readable?)"))?;
-    let ca_cert = Certificate::from_pem(ca_cert_pem)?;
-    let ca_key_pem =
-        std::str::from_utf8(ca_key_pem).map_err(|_| pki_err("private key is not PEM text"))?;
-    // The key never reaches an error message: only rcgen's error kind does.
-    let ca_key = KeyPair::from_pem_and_sign_algo(ca_key_pem, &PKCS_RSA_SHA256)
-        .map_err(|e| pki_err(format!("reading the private key: {e}")))?;
-
-    // The issuer name must equal the CA's subject; rebuild it from the parsed subject
-    // (`SERIALNUMBER=...,CN=...` prints the last RDN first).
-    let mut issuer_dn = DistinguishedName::new();
-    for part in ca_cert.subject.split(',').rev() {
-        let Some((k, v)) = part.split_once('=') else {
-            continue;
-        };
-        let t = match k {
-            "CN" => DnType::CommonName,
-            "O" => DnType::OrganizationName,
-            "OU" => DnType::OrganizationalUnitName,
-            "C" => DnType::CountryName,
-            "L" => DnType::LocalityName,
-            "ST" => DnType::StateOrProvinceName,
-            "SERIALNUMBER" => DnType::CustomDnType(vec![2, 5, 4, 5]),
-            _ => continue,
-        };
-        let value = rcgen::string::PrintableString::try_from(v)
-            .map(rcgen::DnValue::PrintableString)
-            .unwrap_or_else(|_| rcgen::DnValue::Utf8String(v.to_string()));
-        issuer_dn.push(t, value);
-    }
-    let mut issuer_params = CertificateParams::default();
-    issuer_params.distinguished_name = issuer_dn;
-    let issuer = Issuer::new(issuer_params, ca_key);
-
-    let key = KeyPair::generate_for(&PKCS_RSA_SHA256)
-        .map_err(|e| pki_err(format!("generating a client key: {e}")))?;
-    let mut dn = DistinguishedName::new();
-    dn.push(DnType::OrganizationName, "system:masters");
-    dn.push(DnType::CommonName, format!("kubecfg-{user}"));
-    let mut params = CertificateParams::default();
-    params.distinguished_name = dn;
-    let serial = crate::pki::build_pki_serial(now);
-    params.serial_number = Some(SerialNumber::from_slice(serial.to_be_bytes()));
-    params.not_before = now.into();
-    let not_after = now + lifetime;
-    params.not_after = not_after.into();
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    // Without an authority key identifier the chain is found by name, whatever key id
-    // method made the CA (Go changed it in 1.25).
-    params.use_authority_key_identifier_extension = false;
-    let cert = params
-        .signed_by(&key, &issuer)
-        .map_err(|e| pki_err(format!("signing the client certificate: {e}")))?;
+    let request = CertificateRequest::client(format!("kubecfg-{user}"))
+        .with_organization("system:masters")
+        .with_lifetime(lifetime);
+    let issued = issue_certificate(ca, "kubernetes-ca", &request, now)?;
     Ok(AdminCredential {
-        certificate_pem: cert.pem(),
-        private_key: PrivateKeyPem::new(key.serialize_pem())?,
-        not_after,
+        certificate_pem: issued.certificate_pem,
+        private_key: issued.private_key,
+        not_after: issued.not_after,
     })
+}
+
+/// The names and addresses kOps' nodeup puts in the API server's serving certificate
+/// (the `master` keypair, signed by `kubernetes-ca`): `kubernetes`, `kubernetes.default`,
+/// `kubernetes.default.svc`, `kubernetes.default.svc.<clusterDNSDomain>`, the public name
+/// when set, `api.internal.<cluster>`, `api.additionalSANs`, the first address of the
+/// service range and `127.0.0.1`. The load balancer addresses nodeup adds at boot are not
+/// known here. A client that checks the server against the cluster's CA can expect these.
+pub fn api_server_certificate_names(cluster: &kops_api::internal::Cluster) -> Result<Vec<String>> {
+    let spec = &cluster.spec;
+    let domain = spec
+        .cluster_dns_domain
+        .as_deref()
+        .unwrap_or("cluster.local");
+    let mut names: Vec<String> = ["kubernetes", "kubernetes.default", "kubernetes.default.svc"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    names.push(format!("kubernetes.default.svc.{domain}"));
+    names.extend(spec.api.public_name.clone());
+    names.push(cluster.api_internal_name());
+    names.extend(spec.api.additional_sans.iter().flatten().cloned());
+    if let Some(range) = spec.networking.service_cluster_ip_range.as_deref() {
+        let ip =
+            kops_api::defaults::well_known_service_ip(range, 1).map_err(|e| Error::Invalid {
+                field: "spec.networking.serviceClusterIPRange".into(),
+                message: e.to_string(),
+            })?;
+        names.push(ip.to_string());
+    }
+    names.push("127.0.0.1".into());
+    Ok(names)
 }
 
 /// The `ExecCredential` a kubectl credential plugin prints (`client.authentication.k8s.io`
@@ -399,6 +357,7 @@ pub async fn client_from_kubeconfig(text: &str, context: Option<&str>) -> Result
     };
     let kc = kube::config::Kubeconfig::from_yaml(text)
         .map_err(|e| fail("reading the kubeconfig".into(), Box::new(e)))?;
+    check_client_certificate(&kc, context, SystemTime::now())?;
     let options = kube::config::KubeConfigOptions {
         context: context.map(str::to_owned),
         ..Default::default()
@@ -408,6 +367,59 @@ pub async fn client_from_kubeconfig(text: &str, context: Option<&str>) -> Result
         .map_err(|e| fail("loading the kubeconfig context".into(), Box::new(e)))?;
     kube::Client::try_from(config)
         .map_err(|e| fail("building the Kubernetes client".into(), Box::new(e)))
+}
+
+/// Refuses a context whose user's client certificate (`client-certificate-data`) is
+/// expired at `now`, naming the user and how to get a new one: the server would only
+/// answer `401 Unauthorized`.
+fn check_client_certificate(
+    kc: &kube::config::Kubeconfig,
+    context: Option<&str>,
+    now: SystemTime,
+) -> Result<()> {
+    use base64::Engine as _;
+    let Some(name) = context.or(kc.current_context.as_deref()) else {
+        return Ok(());
+    };
+    let user = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == name)
+        .and_then(|c| c.context.as_ref())
+        .and_then(|c| c.user.clone());
+    let Some(user) = user else {
+        return Ok(());
+    };
+    let data = kc
+        .auth_infos
+        .iter()
+        .find(|a| a.name == user)
+        .and_then(|a| a.auth_info.as_ref())
+        .and_then(|a| a.client_certificate_data.as_deref());
+    let Some(data) = data else {
+        return Ok(());
+    };
+    let Ok(pem) = base64::engine::general_purpose::STANDARD.decode(data.trim()) else {
+        return Ok(());
+    };
+    let Ok(cert) = crate::pki::Certificate::from_pem(&pem) else {
+        return Ok(());
+    };
+    let now_secs = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    if cert.not_after < now_secs {
+        let expired = SystemTime::UNIX_EPOCH + Duration::from_secs(cert.not_after.max(0) as u64);
+        return Err(Error::Invalid {
+            field: format!("kubeconfig user {user}: client certificate"),
+            message: format!(
+                "expired at {}; `kops export kubeconfig --admin` writes a fresh one",
+                crate::pki::rotation::rfc3339(expired)
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A client for `entry` alone, as kOps' rolling-update and validate build one in memory
@@ -438,6 +450,35 @@ mod tests {
         // is not: its address; with an internal one the name is used, as kOps does.
         assert!(uses("a.example.com", "Private", "Public"));
         assert!(!uses("a.example.com", "Private", "Internal"));
+    }
+
+    /// The names of kOps' nodeup golden `audit/tasks-kube-apiserver.yaml` (the `master`
+    /// certificate of minimal.example.com), in its order; additional SANs after the
+    /// internal name.
+    #[test]
+    fn api_server_certificate_names_follow_nodeup() {
+        let text = "apiVersion: kops.k8s.io/v1alpha2\nkind: Cluster\nmetadata:\n  name: minimal.example.com\nspec:\n  masterPublicName: api.minimal.example.com\n  additionalSans:\n  - proxy.example.com\n  clusterDNSDomain: cluster.local\n  serviceClusterIPRange: 100.64.0.0/13\n";
+        let v: kops_api::v1alpha2::Cluster = serde_saphyr::from_str(text).unwrap();
+        let c = kops_api::internal::Cluster::try_from(&v).unwrap();
+        assert_eq!(
+            api_server_certificate_names(&c).unwrap(),
+            [
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+                "kubernetes.default.svc.cluster.local",
+                "api.minimal.example.com",
+                "api.internal.minimal.example.com",
+                "proxy.example.com",
+                "100.64.0.1",
+                "127.0.0.1",
+            ]
+        );
+        let bad = text.replace("100.64.0.0/13", "nonsense");
+        let v: kops_api::v1alpha2::Cluster = serde_saphyr::from_str(&bad).unwrap();
+        let c = kops_api::internal::Cluster::try_from(&v).unwrap();
+        let e = api_server_certificate_names(&c).unwrap_err().to_string();
+        assert!(e.contains("serviceClusterIPRange"), "{e}");
     }
 
     #[test]

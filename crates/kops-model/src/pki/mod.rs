@@ -15,6 +15,8 @@
 //!   (`RSA PRIVATE KEY`), the certificate in PEM.
 //! - Rotation ([`create_keypair`], [`promote_keypair`], [`distrust_keypair`],
 //!   [`trust_keypair`], [`list_keypairs`]) with kOps' id rules ([`add_item`]).
+//! - [`issue_certificate`]: a client or serving certificate signed by a keyset's primary
+//!   keypair, as kOps' `IssueCert` makes one (alternate names are IPs where they parse).
 //! - [`nodeup_pki`]: the `CAs`, `KeypairIDs`, service-account public keys and
 //!   config-server CA certificates a nodeup config carries for a role.
 //! - [`oidc_discovery_json`] and [`jwks_json`]: the IRSA discovery document and
@@ -36,6 +38,7 @@
 //! ```
 
 mod der;
+mod issue;
 mod oidc;
 pub(crate) mod rotation;
 
@@ -46,6 +49,7 @@ use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
+pub use issue::{CertificateRequest, CertificateUse, IssuedCertificate, issue_certificate};
 pub use oidc::{jwks_json, oidc_discovery_json};
 pub use rotation::{
     KeypairListing, NodeRole, NodeupPki, add_item, create_keypair, distrust_keypair,
