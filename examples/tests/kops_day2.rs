@@ -1224,6 +1224,46 @@ fn kubectl_lists_nodes_over_tls_with_the_exported_kubeconfig() {
     assert_eq!(code, 0, "kubectl with the credential plugin: {err}");
     assert_eq!(node_names(&out), want);
 
+    // `--user`: the context names a user the kubeconfig already holds (here one whose
+    // certificate the cluster CA signed, as an administrator hands it out).
+    let (_, ca) = cluster_and_ca(&env);
+    let alice = kops_model::day2::kubeconfig::issue_admin_credential(
+        &ca,
+        "alice",
+        std::time::Duration::from_secs(3600),
+        std::time::SystemTime::now(),
+    )
+    .unwrap();
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let users = serde_json::json!({"apiVersion": "v1", "kind": "Config", "users": [{
+        "name": "alice",
+        "user": {
+            "client-certificate-data": b64(&alice.certificate_pem),
+            "client-key-data": b64(alice.private_key.expose_pem()),
+        },
+    }]});
+    let with_user = env.dir.path().join("user-config");
+    std::fs::write(&with_user, users.to_string()).unwrap();
+    let (code, _, err) = env.kops(&[
+        "export",
+        "kubeconfig",
+        "--user",
+        "alice",
+        "--api-server",
+        &url,
+        "--kubeconfig",
+        with_user.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = kubectl(
+        &kubectl_bin,
+        &env,
+        &with_user,
+        &["get", "nodes", "-o", "json"],
+    );
+    assert_eq!(code, 0, "kubectl as the existing user: {err}");
+    assert_eq!(node_names(&out), want);
+
     // A credential the server does not know (a bearer token) is answered 401, and kubectl
     // says so.
     let mut doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
@@ -1273,6 +1313,55 @@ fn validate_over_tls_exits_0_when_ready_and_2_naming_an_unready_node() {
     let (code, out, err) = env.kops(&["validate", "cluster", "--api-server", &url]);
     assert_eq!(code, 2, "an unready node: {out}\n{err}");
     assert!(out.contains(&worker), "the unready node is named: {out}");
+    drop(rt);
+}
+
+/// `rolling-update cluster` over TLS: the node is cordoned and drained through the API
+/// (the fake records the writes), its machine replaced, the cluster validated.
+#[test]
+fn rolling_update_over_tls_drains_through_the_api() {
+    let env = Env::new();
+    let (code, _, err) = env.kops(&["update", "cluster", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    let (rt, kube, nodes) = cluster_api_tls(&env);
+    let group = "nodes-us-test-1a";
+    let (_, node) = nodes
+        .iter()
+        .find(|(g, _)| g == group)
+        .expect("a worker node")
+        .clone();
+    let url = kube.url();
+    let (code, out, err) = env.kops(&[
+        "rolling-update",
+        "cluster",
+        "--yes",
+        "--force",
+        "--instance-group",
+        group,
+        "--api-server",
+        &url,
+        "--post-drain-delay",
+        "0s",
+        "--node-interval",
+        "0s",
+        "--validation-timeout",
+        "1s",
+        "--validate-count",
+        "1",
+        "--fail-on-validate-error=false",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let writes = kube.requests();
+    assert!(
+        writes
+            .iter()
+            .any(|r| r.method == "PATCH" && r.path == format!("/api/v1/nodes/{node}")),
+        "the node is cordoned through the API: {writes:?}"
+    );
+    assert!(
+        !running(&env, group).iter().any(|(id, _)| *id == node),
+        "the machine is replaced"
+    );
     drop(rt);
 }
 
