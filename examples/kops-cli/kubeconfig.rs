@@ -156,33 +156,72 @@ async fn entry(
     warn: bool,
 ) -> anyhow::Result<KubeconfigEntry> {
     let stored: v1alpha2::Cluster = st.cluster(name).await?.value;
-    let cluster = internal::Cluster::try_from(&stored)
-        .with_context(|| format!("cluster {name}: converting the spec"))?;
-    let public = cluster.spec.api.public_name.clone();
-    let server = match api_server {
-        Some(s) => s.to_owned(),
-        // A name that cannot resolve from here: the load balancer's address instead.
-        None if !internal_name && server_from_load_balancer(&cluster) => {
-            match load_balancer_address(global, st, &stored, warn).await? {
-                Some(address) => format!("https://{address}"),
-                None => api_server_url(name, public.as_deref(), false),
-            }
-        }
-        None => api_server_url(name, public.as_deref(), internal_name),
-    };
     let ca = st
         .registry
         .get_keyset(name, "kubernetes-ca")
         .await
         .with_context(|| format!("reading keyset kubernetes-ca of cluster {name}"))?
         .value;
-    let bundle = pki::trusted_certificates(&ca)
+    let known = Known {
+        stored: &stored,
+        ca: &ca,
+    };
+    entry_of(
+        global,
+        st,
+        name,
+        known,
+        internal_name,
+        api_server,
+        admin,
+        warn,
+    )
+    .await
+}
+
+/// What a command has already read of a cluster: its stored spec and its `kubernetes-ca`
+/// keyset, so that building its client reads neither again.
+#[derive(Clone, Copy)]
+pub struct Known<'a> {
+    /// The stored spec.
+    pub stored: &'a v1alpha2::Cluster,
+    /// The `kubernetes-ca` keyset.
+    pub ca: &'a kops_api::keyset::Keyset,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn entry_of(
+    global: &Global,
+    st: &State,
+    name: &str,
+    known: Known<'_>,
+    internal_name: bool,
+    api_server: Option<&str>,
+    admin: Option<Duration>,
+    warn: bool,
+) -> anyhow::Result<KubeconfigEntry> {
+    let Known { stored, ca } = known;
+    let cluster = internal::Cluster::try_from(stored)
+        .with_context(|| format!("cluster {name}: converting the spec"))?;
+    let public = cluster.spec.api.public_name.clone();
+    let server = match api_server {
+        Some(s) => s.to_owned(),
+        // A name that cannot resolve from here: the load balancer's address instead.
+        None if !internal_name && server_from_load_balancer(&cluster) => {
+            match load_balancer_address(global, st, stored, warn).await? {
+                Some(address) => format!("https://{address}"),
+                None => api_server_url(name, public.as_deref(), false),
+            }
+        }
+        None => api_server_url(name, public.as_deref(), internal_name),
+    };
+    let bundle = pki::trusted_certificates(ca)
         .with_context(|| format!("cluster {name}: keyset kubernetes-ca"))?;
     let mut e = KubeconfigEntry::new(name, server)
         .with_ca_pem(bundle)
         .with_tls_server_name(format!("api.internal.{name}"));
     if let Some(lifetime) = admin {
-        let cred = issue_admin_credential(&ca, &os_user(), lifetime, SystemTime::now())
+        let cred = issue_admin_credential(ca, &os_user(), lifetime, SystemTime::now())
             .with_context(|| format!("cluster {name}: minting the admin credential"))?;
         e = e.with_admin(cred);
     }
@@ -200,14 +239,23 @@ pub async fn admin_client(
     client_with(global, st, name, api_server, true).await
 }
 
-/// [`admin_client`] without the warnings about the API's address: for a probe whose
-/// failure is itself an answer (`update cluster` asking the running version).
+/// [`admin_client`] without the warnings about the API's address, from what the command
+/// already read: for a probe whose failure is itself an answer (`update cluster` asking
+/// the running version).
 pub async fn admin_client_quiet(
     global: &Global,
     st: &State,
     name: &str,
+    known: Known<'_>,
 ) -> anyhow::Result<kube::Client> {
-    client_with(global, st, name, None, false).await
+    if global.use_kubeconfig {
+        return client_with(global, st, name, None, false).await;
+    }
+    let lifetime = Some(DEFAULT_ADMIN_LIFETIME);
+    let e = entry_of(global, st, name, known, false, None, lifetime, false).await?;
+    client_for(&e)
+        .await
+        .with_context(|| format!("building the Kubernetes client for cluster {name}"))
 }
 
 async fn client_with(

@@ -40,28 +40,25 @@ pub fn region(cluster: &v1alpha2::Cluster) -> anyhow::Result<String> {
 
 /// Loads the cluster, opens its cloud and discovers the model context.
 pub async fn prepare(global: &Global, st: &State, name: &str) -> anyhow::Result<Prepared> {
-    prepare_with(global, st, name, None).await
+    let stored = st.cluster(name).await?.value;
+    prepare_stored(global, st, name, &stored).await
 }
 
-/// [`prepare`] knowing the Kubernetes version the control plane runs (see
-/// [`control_plane_version`]).
-async fn prepare_with(
+/// [`prepare`] of a cluster whose stored spec the command has read.
+async fn prepare_stored(
     global: &Global,
     st: &State,
     name: &str,
-    running: Option<String>,
+    stored: &v1alpha2::Cluster,
 ) -> anyhow::Result<Prepared> {
-    let stored = st.cluster(name).await?.value;
     let groups: Vec<v1alpha2::InstanceGroup> = st.groups(name).await?;
     let provider = stored.spec.cloud_provider.clone().unwrap_or_default();
     if provider != "aws" {
         bail!("cluster {name}: spec.cloudProvider {provider:?}: this command supports AWS only");
     }
-    let cloud = Cloud::open(st, global.mock_cloud, &region(&stored)?).await?;
-    let opts = discover_options(st, name)
-        .await?
-        .with_control_plane_version(running);
-    let ctx = discover(cloud.api.as_ref(), &stored, &groups, &opts)
+    let cloud = Cloud::open(st, global.mock_cloud, &region(stored)?).await?;
+    let opts = discover_options(st, name).await?;
+    let ctx = discover(cloud.api.as_ref(), stored, &groups, &opts)
         .await
         .with_context(|| format!("cluster {name}: discovering it in {}", cloud.description))?;
     Ok(Prepared { cloud, ctx })
@@ -140,7 +137,8 @@ pub async fn update_cluster(global: &Global, args: &UpdateClusterArgs) -> anyhow
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
     if args.yes && args.target == Target::Direct {
-        st.cluster(&name).await?;
+        // The spec is read once, under the lock (a missing cluster is named there, and
+        // the lock released).
         let mut lock = st.lock(&name, "update cluster").await?;
         let result = update_locked(global, args, &st, &name, Some(&mut lock)).await;
         let released = lock
@@ -165,7 +163,21 @@ async fn update_locked(
     if stored.spec.cloud_provider.as_deref() == Some("gce") {
         let groups: Vec<v1alpha2::InstanceGroup> = st.groups(name).await?;
         let options = update_options(global, args)?;
-        let running = control_plane_version(global, st, name, args).await;
+        let asks = !(args.ignore_kubelet_version_skew || global.mock_cloud);
+        let ca = match asks {
+            true => st.registry.get_keyset(name, "kubernetes-ca").await.ok(),
+            false => None,
+        };
+        let running = match &ca {
+            Some(ca) => {
+                let known = crate::kubeconfig::Known {
+                    stored: &stored,
+                    ca: &ca.value,
+                };
+                control_plane_version(global, st, name, known, args).await
+            }
+            None => None,
+        };
         return crate::gce::update_cluster(
             global,
             args,
@@ -178,8 +190,20 @@ async fn update_locked(
         .await;
     }
     let options = update_options(global, args)?;
-    let running = control_plane_version(global, st, name, args).await;
-    let Prepared { cloud, ctx } = prepare_with(global, st, name, running).await?;
+    let Prepared { cloud, mut ctx } = prepare_stored(global, st, name, &stored).await?;
+    // Asked with the keyset discovery read: nothing is read twice.
+    let running = match ctx.keysets.get("kubernetes-ca") {
+        Some(ca) => {
+            let known = crate::kubeconfig::Known {
+                stored: &stored,
+                ca,
+            };
+            control_plane_version(global, st, name, known, args).await
+        }
+        None => None,
+    };
+    ctx.cluster_context
+        .set_control_plane_version(running.as_deref());
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
 
@@ -483,13 +507,14 @@ async fn control_plane_version(
     global: &Global,
     st: &State,
     name: &str,
+    known: crate::kubeconfig::Known<'_>,
     args: &UpdateClusterArgs,
 ) -> Option<String> {
     if args.ignore_kubelet_version_skew || global.mock_cloud {
         return None;
     }
     let ask = async {
-        let client = crate::kubeconfig::admin_client_quiet(global, st, name).await?;
+        let client = crate::kubeconfig::admin_client_quiet(global, st, name, known).await?;
         anyhow::Ok(kops_model::day2::validate::control_plane_version(&client).await?)
     };
     // Unknown (an error, or no answer in time): no upgrade is taken to be under way.

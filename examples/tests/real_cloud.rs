@@ -234,6 +234,26 @@ impl Proxy {
     }
 }
 
+impl Proxy {
+    /// The objects read more than once since the last [`take`](Proxy::take) (`GET` of a
+    /// path below the bucket; listings are `GET` of the bucket itself).
+    fn repeated_reads(&self) -> Vec<String> {
+        let mut by: BTreeMap<String, usize> = BTreeMap::new();
+        for op in self.operations.lock().unwrap().iter() {
+            let Some(path) = op.strip_prefix("GET /") else {
+                continue;
+            };
+            if path.trim_end_matches('/').contains('/') {
+                *by.entry(op.clone()).or_default() += 1;
+            }
+        }
+        by.into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(op, n)| format!("{op} x{n}"))
+            .collect()
+    }
+}
+
 /// A server answering every request with one fixed response, recording the requests'
 /// first lines.
 struct Fake {
@@ -597,6 +617,11 @@ fn noop_requests(
     );
     println!("cloud: {}", cloud.operations());
     println!("state store: {}", store.operations());
+    let twice = store.repeated_reads();
+    assert!(
+        twice.is_empty(),
+        "a dry run reads nothing of the state store twice: {twice:?}"
+    );
     (cloud.take(), store.take())
 }
 

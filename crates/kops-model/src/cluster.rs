@@ -162,6 +162,13 @@ impl ClusterContext {
     /// server (kOps' kubelet version skew rule). `None`, or a version no older than the
     /// spec's, changes nothing.
     pub fn with_control_plane_version(mut self, running: Option<&str>) -> Self {
+        self.set_control_plane_version(running);
+        self
+    }
+
+    /// [`ClusterContext::with_control_plane_version`] on a context already built (after
+    /// discovery, when the version was asked with the keysets discovery read).
+    pub fn set_control_plane_version(&mut self, running: Option<&str>) {
         let parse = |v: &str| kops_api::version::parse_kubernetes_version(v);
         let spec = self
             .cluster
@@ -173,7 +180,6 @@ impl ClusterContext {
             (Some(running), Some(spec)) if running < spec => Some(running.to_string()),
             _ => None,
         };
-        self
     }
 
     /// The Kubernetes version (`1.34.1`) of `ig`'s machines: the spec's, or for a group
