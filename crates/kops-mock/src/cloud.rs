@@ -34,7 +34,9 @@
 //! | `S3Object` | `<bucket>/<key>` | the bucket (must exist: seed it with [`crate::Seed::Bucket`]) |
 //!
 //! `latest_version` and `default_version` of a launch template are strings, so tasks can
-//! use them as outputs. An all-protocol security-group rule reads back as protocol `-1`,
+//! use them as outputs; its image, instance type, key, user data and security groups are
+//! read from its latest version (as the SDK backend reads `$Latest`), so a version made
+//! outside the model is seen. An all-protocol security-group rule reads back as protocol `-1`,
 //! ports 0..0, as Terraform writes it.
 //!
 //! # Errors
@@ -723,6 +725,14 @@ impl MockAws {
                         "default_version",
                         t.default_version_number.to_string(),
                     );
+                    let latest = crate::lock(&self.inner.state)
+                        .ec2
+                        .lt_versions
+                        .get(&(t.id.clone(), t.latest_version_number))
+                        .map(|v| v.data.clone());
+                    if let Some(data) = latest {
+                        lt_version_attrs(&mut r.attrs, &self.raw_get(rt, &t.id), &data);
+                    }
                     out.push(r);
                 }
             }
@@ -1279,7 +1289,17 @@ fn native_keys(rt: ResourceType) -> &'static [&'static str] {
         R::IamInstanceProfile => &["role", "path"],
         R::IamOidcProvider => &["url", "client_id_list", "thumbprint_list"],
         R::KeyPair => &["key_name", "public_key", "fingerprint", "key_pair_id"],
-        R::LaunchTemplate => &["name", "latest_version", "default_version"],
+        R::LaunchTemplate => &[
+            "name",
+            "latest_version",
+            "default_version",
+            "image_id",
+            "instance_type",
+            "key_name",
+            "user_data",
+            "vpc_security_group_ids",
+            "network_interfaces",
+        ],
         R::AutoscalingGroup => &[
             "name",
             "min_size",
@@ -1692,6 +1712,33 @@ fn lt_data(a: &Attrs) -> LaunchTemplateData {
         tag_specifications,
         ebs_optimized: a_bool(a, "ebs_optimized"),
         ..LaunchTemplateData::default()
+    }
+}
+
+/// The settings of a template's latest version the mock models (the ones an instance
+/// launched from it gets: image, type, key, user data, security groups), read from that
+/// version, as the SDK backend reads `$Latest`: a version made outside the model shows.
+/// The network interfaces keep what the caller sent but for their security groups.
+fn lt_version_attrs(out: &mut ResourceAttrs, raw: &Attrs, data: &LaunchTemplateData) {
+    put_opt(out, "image_id", data.image_id.clone());
+    put_opt(out, "instance_type", data.instance_type.clone());
+    put_opt(out, "key_name", data.key_name.clone());
+    put_opt(out, "user_data", data.user_data.clone());
+    put(
+        out,
+        "vpc_security_group_ids",
+        Json::from(data.security_group_ids.clone()),
+    );
+    let mut interfaces = objs(raw, "network_interfaces");
+    for (sent, held) in interfaces.iter_mut().zip(&data.network_interfaces) {
+        sent.insert("security_groups".into(), Json::from(held.groups.clone()));
+    }
+    if !interfaces.is_empty() {
+        let list: Vec<Json> = interfaces
+            .into_iter()
+            .map(|a| Json::Object(a.into_iter().collect()))
+            .collect();
+        put(out, "network_interfaces", Json::Array(list));
     }
 }
 

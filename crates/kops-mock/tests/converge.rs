@@ -1,7 +1,10 @@
 //! Converging from what faults leave behind (issue 42): a lost `CreateRouteTable` answer
 //! while the table is invisible to listings makes one table, a subnet associated with a
 //! foreign route table is moved back, and a duplicate route table is planned for
-//! deletion with its reason and deleted.
+//! deletion with its reason and deleted. What else can point the wrong way is repaired
+//! the same way, in one update: a VPC using foreign DHCP options, an instance profile
+//! holding a foreign role, a launch template whose latest version puts the machines in a
+//! foreign security group.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -422,4 +425,171 @@ async fn a_duplicate_route_table_is_planned_for_deletion_with_its_reason_body() 
     assert_eq!(e.public_tables()[0].id, ours.id);
     let again = e.plan(raw).await.unwrap();
     assert!(!again.has_changes(), "{again:?}");
+}
+
+impl Env {
+    /// Plans one change of `kind` (an update of exactly `fields`), applies it, and plans
+    /// nothing after: what pointed the wrong way is repaired in one update.
+    async fn repaired_in_one_update(&self, api: &dyn AwsCloud, kind: &str, fields: &[&str]) {
+        let plan = self.plan(api).await.unwrap();
+        let changed: Vec<_> = plan
+            .items
+            .iter()
+            .filter(|i| i.action != Action::Unchanged)
+            .collect();
+        assert_eq!(changed.len(), 1, "{changed:#?}");
+        let item = changed[0];
+        assert_eq!(item.key.kind(), kind, "{item:?}");
+        assert_eq!(item.action, Action::Update, "{item:?}");
+        let got: Vec<&str> = item.changes.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(got, fields, "{item:?}");
+        let update = self.update(api).await.unwrap();
+        let planned = update.plan(api).await.unwrap();
+        update
+            .apply(api, &self.registry, &planned, ApplyOptions::default())
+            .await
+            .unwrap();
+        let again = self.plan(api).await.unwrap();
+        assert!(!again.has_changes(), "{again:?}");
+    }
+
+    fn cluster_vpc(&self) -> kops_mock::ec2::Vpc {
+        let vpcs: Vec<_> = self
+            .mock
+            .describe_vpcs(&[], &[])
+            .unwrap()
+            .into_iter()
+            .filter(|v| v.tags.get("Name").map(String::as_str) == Some(CLUSTER))
+            .collect();
+        assert_eq!(vpcs.len(), 1, "{vpcs:#?}");
+        vpcs[0].clone()
+    }
+}
+
+#[test]
+fn a_vpc_using_foreign_dhcp_options_is_associated_back() {
+    on_a_big_stack(a_vpc_using_foreign_dhcp_options_is_associated_back_body);
+}
+
+async fn a_vpc_using_foreign_dhcp_options_is_associated_back_body() {
+    let e = env();
+    let raw: &dyn AwsCloud = &e.mock;
+    e.converge(raw, 3).await.unwrap();
+    let vpc = e.cluster_vpc();
+    let ours = vpc.dhcp_options_id.clone();
+    assert!(ours.starts_with("dopt-"), "{vpc:?}");
+    // Someone else's options set, and the VPC switched to it.
+    let foreign = e
+        .mock
+        .create_dhcp_options(
+            BTreeMap::from([("domain-name".into(), vec!["elsewhere.internal".into()])]),
+            BTreeMap::from([("Name".into(), "someone-else".into())]),
+        )
+        .unwrap()
+        .id;
+    e.mock.associate_dhcp_options(&foreign, &vpc.id).unwrap();
+
+    e.repaired_in_one_update(raw, "VPCDHCPOptionsAssociation", &["dhcp_options_id"])
+        .await;
+    assert_eq!(e.cluster_vpc().dhcp_options_id, ours);
+    // The foreign set is not the cluster's: left alone.
+    assert_eq!(
+        e.mock
+            .describe_dhcp_options(std::slice::from_ref(&foreign), &[])
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn an_instance_profile_holding_a_foreign_role_gets_its_own_back() {
+    on_a_big_stack(an_instance_profile_holding_a_foreign_role_gets_its_own_back_body);
+}
+
+async fn an_instance_profile_holding_a_foreign_role_gets_its_own_back_body() {
+    let e = env();
+    let raw: &dyn AwsCloud = &e.mock;
+    e.converge(raw, 3).await.unwrap();
+    let profile = format!("nodes.{CLUSTER}");
+    let before = e.mock.get_instance_profile(&profile).unwrap();
+    assert_eq!(before.roles, [profile.clone()], "{before:?}");
+    // The profile's role swapped for one the cluster does not own.
+    e.mock
+        .create_role(kops_mock::iam::CreateRole {
+            name: "someone-else".into(),
+            path: "/".into(),
+            assume_role_policy_document: r#"{"Version":"2012-10-17","Statement":[]}"#.into(),
+            ..Default::default()
+        })
+        .unwrap();
+    e.mock
+        .remove_role_from_instance_profile(&profile, &profile)
+        .unwrap();
+    e.mock
+        .add_role_to_instance_profile(&profile, "someone-else")
+        .unwrap();
+
+    e.repaired_in_one_update(raw, "IAMInstanceProfile", &["role"])
+        .await;
+    assert_eq!(
+        e.mock.get_instance_profile(&profile).unwrap().roles,
+        [profile]
+    );
+}
+
+#[test]
+fn a_launch_template_version_with_a_foreign_security_group_is_replaced() {
+    on_a_big_stack(a_launch_template_version_with_a_foreign_security_group_is_replaced_body);
+}
+
+async fn a_launch_template_version_with_a_foreign_security_group_is_replaced_body() {
+    use kops_mock::ec2::TemplateRef;
+    let e = env();
+    let raw: &dyn AwsCloud = &e.mock;
+    e.converge(raw, 3).await.unwrap();
+    let vpc = e.cluster_vpc();
+    let lt = TemplateRef::Name(format!("nodes-us-test-1a.{CLUSTER}"));
+    let latest = || {
+        let mut v = e.mock.describe_launch_template_versions(&lt, &[]).unwrap();
+        v.sort_by_key(|v| v.version_number);
+        v.pop().unwrap()
+    };
+    let ours = latest();
+    let ours_groups = ours.data.network_interfaces[0].groups.clone();
+    assert!(!ours_groups.is_empty(), "{ours:?}");
+    // A new version whose interface is in someone else's security group.
+    let foreign = e
+        .mock
+        .create_security_group(
+            "someone-else",
+            "not the cluster's",
+            &vpc.id,
+            BTreeMap::new(),
+        )
+        .unwrap()
+        .id;
+    let mut data = ours.data.clone();
+    data.network_interfaces[0].groups = vec![foreign.clone()];
+    e.mock
+        .create_launch_template_version(&lt, data, None, None)
+        .unwrap();
+    assert_eq!(latest().data.network_interfaces[0].groups, [foreign]);
+
+    let plan = e.plan(raw).await.unwrap();
+    let changed: Vec<_> = plan
+        .items
+        .iter()
+        .filter(|i| i.action != Action::Unchanged)
+        .collect();
+    assert!(
+        changed
+            .iter()
+            .any(|i| i.key.kind() == "LaunchTemplate" && i.action == Action::Update),
+        "{changed:#?}"
+    );
+    e.converge(raw, 3).await.unwrap();
+    let repaired = latest();
+    assert!(repaired.version_number > ours.version_number + 1);
+    assert_eq!(repaired.data.network_interfaces[0].groups, ours_groups);
 }
