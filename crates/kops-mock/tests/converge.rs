@@ -307,8 +307,14 @@ async fn a_lost_create_route_table_answer_while_hidden_leaves_one_table_body() {
         let plan = e.plan(raw).await.unwrap();
         assert!(!plan.has_changes(), "hidden {hidden_for}: {plan:?}");
         if hidden_for < 25 {
-            // The look-up found it: the first apply converged.
+            // The look-up found it: the first apply converged, and no second table was
+            // ever made.
             assert_eq!(attempts, 2, "hidden {hidden_for}");
+            assert_eq!(
+                e.mock.call_count("ec2:CreateRouteTable"),
+                1,
+                "hidden {hidden_for}: one CreateRouteTable"
+            );
         }
     }
 }
@@ -592,4 +598,45 @@ async fn a_launch_template_version_with_a_foreign_security_group_is_replaced_bod
     let repaired = latest();
     assert!(repaired.version_number > ours.version_number + 1);
     assert_eq!(repaired.data.network_interfaces[0].groups, ours_groups);
+}
+
+#[test]
+fn a_control_plane_group_detached_from_its_target_group_is_attached_again() {
+    on_a_big_stack(a_control_plane_group_detached_from_its_target_group_is_attached_again_body);
+}
+
+async fn a_control_plane_group_detached_from_its_target_group_is_attached_again_body() {
+    let mut e = env();
+    // The API behind a network load balancer: the control plane's group in its target
+    // group.
+    let mut lb = kops_api::v1alpha2::LoadBalancerAccessSpec::default();
+    lb.type_ = Some("Public".into());
+    lb.class = Some("Network".into());
+    let mut api = kops_api::v1alpha2::APISpec::default();
+    api.load_balancer = Some(lb);
+    e.spec.spec.api = Some(api);
+    let raw: &dyn AwsCloud = &e.mock;
+    e.converge(raw, 3).await.unwrap();
+    let group = format!("control-plane-us-test-1a.masters.{CLUSTER}");
+    let attached = || {
+        e.mock
+            .describe_auto_scaling_groups(std::slice::from_ref(&group), &[])
+            .unwrap()[0]
+            .spec
+            .target_group_arns
+            .clone()
+    };
+    let ours = attached();
+    assert!(
+        !ours.is_empty(),
+        "the control plane is behind the load balancer"
+    );
+    e.mock
+        .detach_load_balancer_target_groups(&group, &ours)
+        .unwrap();
+    assert!(attached().is_empty());
+
+    e.repaired_in_one_update(raw, "AutoscalingGroup", &["target_group_arns"])
+        .await;
+    assert_eq!(attached(), ours);
 }
