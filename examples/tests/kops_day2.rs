@@ -1158,6 +1158,30 @@ fn kubectl(
     )
 }
 
+/// `export kubeconfig FLAGS --api-server URL` into `file` of the test's directory (exit
+/// 0); its path.
+fn export_kubeconfig(env: &Env, file: &str, flags: &[&str], url: &str) -> std::path::PathBuf {
+    let path = env.dir.path().join(file);
+    let mut args = vec!["export", "kubeconfig"];
+    args.extend_from_slice(flags);
+    args.extend(["--api-server", url, "--kubeconfig", path.to_str().unwrap()]);
+    let (code, _, err) = env.kops(&args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    path
+}
+
+/// The nodes `kubectl get nodes -o json` lists with `kubeconfig` (it must succeed).
+fn kubectl_nodes(kubectl_bin: &str, env: &Env, kubeconfig: &std::path::Path) -> Vec<String> {
+    let (code, out, err) = kubectl(
+        kubectl_bin,
+        env,
+        kubeconfig,
+        &["get", "nodes", "-o", "json"],
+    );
+    assert_eq!(code, 0, "kubectl with {}: {err}", kubeconfig.display());
+    node_names(&out)
+}
+
 fn node_names(list: &str) -> Vec<String> {
     let v: serde_json::Value = serde_json::from_str(list).unwrap();
     let mut names: Vec<String> = v["items"]
@@ -1189,40 +1213,23 @@ fn kubectl_lists_nodes_over_tls_with_the_exported_kubeconfig() {
     want.sort();
     assert!(want.len() >= 2, "{nodes:?}");
 
-    let admin = env.dir.path().join("admin-config");
-    let (code, _, err) = env.kops(&[
-        "export",
-        "kubeconfig",
-        "--admin",
-        "--api-server",
-        &url,
-        "--kubeconfig",
-        admin.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let admin = export_kubeconfig(&env, "admin-config", &["--admin"], &url);
     let text = std::fs::read_to_string(&admin).unwrap();
     assert!(
         text.contains(&format!("tls-server-name: api.internal.{CLUSTER}")),
         "{text}"
     );
-    let (code, out, err) = kubectl(&kubectl_bin, &env, &admin, &["get", "nodes", "-o", "json"]);
-    assert_eq!(code, 0, "kubectl with the admin certificate: {err}");
-    assert_eq!(node_names(&out), want);
-
-    let plugin = env.dir.path().join("plugin-config");
-    let (code, _, err) = env.kops(&[
-        "export",
-        "kubeconfig",
-        "--auth-plugin",
-        "--api-server",
-        &url,
-        "--kubeconfig",
-        plugin.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, out, err) = kubectl(&kubectl_bin, &env, &plugin, &["get", "nodes", "-o", "json"]);
-    assert_eq!(code, 0, "kubectl with the credential plugin: {err}");
-    assert_eq!(node_names(&out), want);
+    assert_eq!(
+        kubectl_nodes(&kubectl_bin, &env, &admin),
+        want,
+        "the admin certificate"
+    );
+    let plugin = export_kubeconfig(&env, "plugin-config", &["--auth-plugin"], &url);
+    assert_eq!(
+        kubectl_nodes(&kubectl_bin, &env, &plugin),
+        want,
+        "the credential plugin"
+    );
 
     // `--user`: the context names a user the kubeconfig already holds (here one whose
     // certificate the cluster CA signed, as an administrator hands it out).
@@ -1244,25 +1251,12 @@ fn kubectl_lists_nodes_over_tls_with_the_exported_kubeconfig() {
     }]});
     let with_user = env.dir.path().join("user-config");
     std::fs::write(&with_user, users.to_string()).unwrap();
-    let (code, _, err) = env.kops(&[
-        "export",
-        "kubeconfig",
-        "--user",
-        "alice",
-        "--api-server",
-        &url,
-        "--kubeconfig",
-        with_user.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, out, err) = kubectl(
-        &kubectl_bin,
-        &env,
-        &with_user,
-        &["get", "nodes", "-o", "json"],
+    export_kubeconfig(&env, "user-config", &["--user", "alice"], &url);
+    assert_eq!(
+        kubectl_nodes(&kubectl_bin, &env, &with_user),
+        want,
+        "the existing user"
     );
-    assert_eq!(code, 0, "kubectl as the existing user: {err}");
-    assert_eq!(node_names(&out), want);
 
     // A credential the server does not know (a bearer token) is answered 401, and kubectl
     // says so.
