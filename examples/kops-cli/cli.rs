@@ -784,6 +784,29 @@ pub enum ToolboxCommand {
     Dump(DumpArgs),
     /// Render templates (Go text/template with Sprig's functions) with values files
     Template(crate::template::TemplateArgs),
+    /// Check the state store's bucket: versioning, encryption, public access (exit 1 when
+    /// a check fails; --fix turns them on)
+    CheckStateStore(CheckStateStoreArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckStateStoreArgs {
+    /// Turn on every setting found off, and say what changed
+    #[arg(long)]
+    pub fix: bool,
+    /// Output format
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: CheckFormat,
+}
+
+/// Output of `toolbox check-state-store`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum CheckFormat {
+    /// A table
+    #[default]
+    Table,
+    /// JSON
+    Json,
 }
 
 #[derive(Debug, Args)]

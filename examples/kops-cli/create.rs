@@ -452,6 +452,7 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
     let st = State::open(global).await?;
     store_new(&st, &cluster, &groups, ssh_key.as_deref()).await?;
     println!("Created cluster {name} in {}", st.url);
+    crate::toolbox::warn_unsafe_store(&st).await;
     if args.yes {
         // kOps' `create cluster --yes`: the update follows.
         let update = crate::cli::UpdateClusterArgs {

@@ -284,6 +284,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 Ok(0)
             }
             cli::ToolboxCommand::Template(a) => template::toolbox_template(&global, &a).map(|()| 0),
+            cli::ToolboxCommand::CheckStateStore(a) => {
+                toolbox::check_state_store(&global, &a).await
+            }
         },
     }
 }

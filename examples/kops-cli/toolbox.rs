@@ -1,3 +1,6 @@
+//! `toolbox check-state-store`: the state store's bucket settings that keep the state
+//! safe, checked and (with `--fix`) turned on.
+//!
 //! `toolbox dump`: the cluster's stored spec, instance groups, SSH key ids and (on AWS
 //! and GCE) the cloud resources it owns, as one YAML or JSON document. On GCE, whose
 //! instances are no resources of the model, `instances` lists each managed instance
@@ -9,7 +12,7 @@ use kops_model::aws::cloud::AwsCloud;
 use kops_model::aws::find_cluster_resources;
 use serde_json::json;
 
-use crate::cli::{DumpArgs, Global, ManifestFormat};
+use crate::cli::{CheckFormat, CheckStateStoreArgs, DumpArgs, Global, ManifestFormat};
 use crate::cloud::Cloud;
 use crate::state::{self, State};
 use crate::update;
@@ -92,4 +95,86 @@ pub async fn dump(global: &Global, args: &DumpArgs) -> anyhow::Result<()> {
         ),
     }
     Ok(())
+}
+
+/// One line per check, for the table and for `create cluster`'s warnings.
+fn check_row(check: &kops_statestore::SafetyCheck) -> (&'static str, String) {
+    use kops_statestore::CheckStatus;
+    match &check.status {
+        CheckStatus::Passed => ("ok", String::new()),
+        CheckStatus::Failed { fix } => ("FAILED", fix.clone()),
+        CheckStatus::Unknown { permission } => (
+            "unknown",
+            format!("these credentials may not read it: grant {permission}"),
+        ),
+        _ => ("unknown", String::new()),
+    }
+}
+
+/// `kops toolbox check-state-store`: exit 1 when a check fails (after `--fix`, when the
+/// fix did not take).
+pub async fn check_state_store(global: &Global, args: &CheckStateStoreArgs) -> anyhow::Result<u8> {
+    let st = State::open(global).await?;
+    let store = st.store();
+    let mut changed = Vec::new();
+    if args.fix {
+        changed = store
+            .fix_safety()
+            .await
+            .with_context(|| format!("fixing state store {}", st.url))?;
+    }
+    let checks = store
+        .safety_checks()
+        .await
+        .with_context(|| format!("checking state store {}", st.url))?;
+    let failed = checks
+        .iter()
+        .any(|c| matches!(c.status, kops_statestore::CheckStatus::Failed { .. }));
+    match args.output {
+        CheckFormat::Json => {
+            let rows: Vec<serde_json::Value> = checks
+                .iter()
+                .map(|c| {
+                    let (status, detail) = check_row(c);
+                    json!({"check": c.name, "status": status, "detail": detail})
+                })
+                .collect();
+            let doc = json!({"store": st.url, "checks": rows, "changed": changed});
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        CheckFormat::Table => {
+            for line in &changed {
+                println!("changed: {line}");
+            }
+            if checks.is_empty() {
+                println!(
+                    "{}: nothing to check (a local or in-memory store has no bucket settings)",
+                    st.url
+                );
+            }
+            let rows: Vec<Vec<String>> = checks
+                .iter()
+                .map(|c| {
+                    let (status, detail) = check_row(c);
+                    vec![c.name.clone(), status.to_owned(), detail]
+                })
+                .collect();
+            crate::get::print_table(&["CHECK", "STATUS", "FIX"], &rows);
+        }
+    }
+    Ok(u8::from(failed))
+}
+
+/// The warnings `create cluster` prints for a state store whose bucket lacks a safety
+/// setting (each naming its fix). Reading the settings is best-effort: a store that
+/// cannot be checked is not a reason to refuse the command.
+pub async fn warn_unsafe_store(st: &State) {
+    let Ok(checks) = st.store().safety_checks().await else {
+        return;
+    };
+    for c in checks {
+        if let kops_statestore::CheckStatus::Failed { fix } = &c.status {
+            eprintln!("warning: state store {}: {} is off; {fix}", st.url, c.name);
+        }
+    }
 }

@@ -1476,3 +1476,115 @@ print(json.dumps(s3.get_bucket_location(Bucket=args[0])))
     );
     k(&["delete", "cluster", cluster, "--yes"]).expect(0);
 }
+
+// --- The state store's safety ---------------------------------------------------------------
+
+/// A bucket without versioning, default encryption or a public access block: `create
+/// cluster` warns naming each fix, `toolbox check-state-store` exits 1 (table and JSON),
+/// `--fix` turns all three on and says so, and the next check exits 0.
+#[test]
+fn check_state_store_warns_fixes_and_passes() {
+    let Some(ep) = moto() else { return };
+    let (bucket, cluster) = ("kops-cli-real-unsafe", "unsafe.cli-real.example");
+    prepare_moto(&ep, bucket);
+    // A fresh bucket each run: what an earlier run turned on is turned off again.
+    boto(
+        &ep,
+        r#"
+s3 = client("s3")
+s3.put_bucket_versioning(Bucket=args[0], VersioningConfiguration={"Status": "Suspended"})
+try:
+    s3.delete_bucket_encryption(Bucket=args[0])
+except Exception:
+    pass
+try:
+    s3.delete_public_access_block(Bucket=args[0])
+except Exception:
+    pass
+print("{}")
+"#,
+        &[bucket],
+    );
+    let env = Env::aws(&ep, &ep, "eu-west-1");
+    let state = format!("s3://{bucket}");
+    fresh(&env, &state, cluster);
+    let r = env
+        .kops(&[
+            "--state",
+            &state,
+            "create",
+            "cluster",
+            cluster,
+            "--zones",
+            "eu-west-1a",
+            "--image",
+            MOTO_AMI,
+        ])
+        .expect(0);
+    for (what, fix) in [
+        ("versioning is off", "put-bucket-versioning"),
+        ("default encryption is off", "put-bucket-encryption"),
+        ("public access blocked is off", "put-public-access-block"),
+    ] {
+        let line = r
+            .stderr
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no warning that {what}: {}", r.stderr));
+        assert!(line.contains(fix) && line.contains("--fix"), "{line}");
+    }
+
+    let r = env
+        .kops(&["--state", &state, "toolbox", "check-state-store"])
+        .expect(1);
+    assert_eq!(r.stdout.matches("FAILED").count(), 3, "{}", r.stdout);
+    let r = env
+        .kops(&[
+            "--state",
+            &state,
+            "toolbox",
+            "check-state-store",
+            "-o",
+            "json",
+        ])
+        .expect(1);
+    let doc: Json = serde_json::from_str(&r.stdout).unwrap();
+    let statuses: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["FAILED", "FAILED", "FAILED"], "{doc}");
+
+    let r = env
+        .kops(&["--state", &state, "toolbox", "check-state-store", "--fix"])
+        .expect(0);
+    assert_eq!(r.stdout.matches("changed: ").count(), 3, "{}", r.stdout);
+    assert!(!r.stdout.contains("FAILED"), "{}", r.stdout);
+    let set = boto(
+        &ep,
+        r#"
+s3 = client("s3")
+v = s3.get_bucket_versioning(Bucket=args[0]).get("Status")
+e = s3.get_bucket_encryption(Bucket=args[0])["ServerSideEncryptionConfiguration"]["Rules"][0]["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"]
+p = s3.get_public_access_block(Bucket=args[0])["PublicAccessBlockConfiguration"]
+print(json.dumps({"versioning": v, "encryption": e, "public": all(p.values())}))
+"#,
+        &[bucket],
+    );
+    assert_eq!(
+        set,
+        serde_json::json!({"versioning": "Enabled", "encryption": "AES256", "public": true})
+    );
+    let r = env
+        .kops(&["--state", &state, "toolbox", "check-state-store"])
+        .expect(0);
+    assert_eq!(r.stdout.matches(" ok").count(), 3, "{}", r.stdout);
+    // Nothing left to change.
+    let r = env
+        .kops(&["--state", &state, "toolbox", "check-state-store", "--fix"])
+        .expect(0);
+    assert!(!r.stdout.contains("changed: "), "{}", r.stdout);
+    fresh(&env, &state, cluster);
+}

@@ -41,8 +41,8 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::store::{
-    DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning,
-    validate_path, validate_prefix,
+    CheckStatus, DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, SafetyCheck, Store,
+    Version, Warning, validate_path, validate_prefix,
 };
 
 /// Characters left as they are in a path segment: RFC 3986 unreserved.
@@ -432,6 +432,14 @@ struct ObjectList {
 struct BucketResource {
     #[serde(default)]
     versioning: Option<Versioning>,
+    #[serde(default, rename = "iamConfiguration")]
+    iam_configuration: Option<IamConfiguration>,
+}
+
+#[derive(Deserialize)]
+struct IamConfiguration {
+    #[serde(default, rename = "uniformBucketLevelAccess")]
+    uniform_bucket_level_access: Option<Versioning>,
 }
 
 #[derive(Deserialize)]
@@ -850,19 +858,7 @@ impl Store for GcsStore {
     }
 
     async fn warnings(&self) -> Result<Vec<Warning>> {
-        let url = format!(
-            "{}/storage/v1/b/{}",
-            self.endpoint,
-            utf8_percent_encode(&self.bucket, SEGMENT)
-        );
-        let rb = self
-            .request(Method::GET, &url, "get bucket", &self.bucket)
-            .await?;
-        let resp = self.send(rb, "get bucket", &self.bucket).await?;
-        if !resp.status().is_success() {
-            return Err(self.fail(resp, "get bucket", &self.bucket).await);
-        }
-        let b: BucketResource = Self::json(resp, "get bucket", &self.bucket).await?;
+        let b = self.bucket_resource().await?;
         if b.versioning.is_some_and(|v| v.enabled) {
             Ok(Vec::new())
         } else {
@@ -871,6 +867,107 @@ impl Store for GcsStore {
                 "bucket object versioning is not enabled: an overwritten or deleted state file cannot be recovered; enable versioning on the bucket",
             )])
         }
+    }
+
+    async fn safety_checks(&self) -> Result<Vec<SafetyCheck>> {
+        let bucket = &self.bucket;
+        let b = match self.bucket_resource().await {
+            Ok(b) => b,
+            Err(Error::PermissionDenied { .. }) => {
+                let unknown = || CheckStatus::unknown("storage.buckets.get");
+                return Ok(vec![
+                    SafetyCheck::new("versioning", unknown()),
+                    SafetyCheck::new("uniform bucket-level access", unknown()),
+                ]);
+            }
+            Err(e) => return Err(e),
+        };
+        let versioning = if b.versioning.is_some_and(|v| v.enabled) {
+            CheckStatus::Passed
+        } else {
+            CheckStatus::failed(format!(
+                "turn object versioning on: gcloud storage buckets update gs://{bucket} --versioning (or kops toolbox check-state-store --fix)"
+            ))
+        };
+        let uniform = b
+            .iam_configuration
+            .and_then(|c| c.uniform_bucket_level_access)
+            .is_some_and(|u| u.enabled);
+        let uniform = if uniform {
+            CheckStatus::Passed
+        } else {
+            CheckStatus::failed(format!(
+                "turn uniform bucket-level access on: gcloud storage buckets update gs://{bucket} --uniform-bucket-level-access (or kops toolbox check-state-store --fix)"
+            ))
+        };
+        // GCS encrypts every object at rest; there is nothing to turn on.
+        Ok(vec![
+            SafetyCheck::new("versioning", versioning),
+            SafetyCheck::new("uniform bucket-level access", uniform),
+        ])
+    }
+
+    async fn fix_safety(&self) -> Result<Vec<String>> {
+        let mut patch = serde_json::Map::new();
+        let mut changed = Vec::new();
+        for check in self.safety_checks().await? {
+            if !matches!(check.status, CheckStatus::Failed { .. }) {
+                continue;
+            }
+            match check.name.as_str() {
+                "versioning" => {
+                    patch.insert("versioning".into(), serde_json::json!({"enabled": true}));
+                    changed.push(format!("{}: turned object versioning on", self.url()));
+                }
+                "uniform bucket-level access" => {
+                    patch.insert(
+                        "iamConfiguration".into(),
+                        serde_json::json!({"uniformBucketLevelAccess": {"enabled": true}}),
+                    );
+                    changed.push(format!(
+                        "{}: turned uniform bucket-level access on",
+                        self.url()
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if patch.is_empty() {
+            return Ok(changed);
+        }
+        let url = self.bucket_url();
+        let rb = self
+            .request(Method::PATCH, &url, "patch bucket", &self.bucket)
+            .await?
+            .json(&serde_json::Value::Object(patch));
+        let resp = self.send(rb, "patch bucket", &self.bucket).await?;
+        if !resp.status().is_success() {
+            return Err(self.fail(resp, "patch bucket", &self.bucket).await);
+        }
+        Ok(changed)
+    }
+}
+
+impl GcsStore {
+    fn bucket_url(&self) -> String {
+        format!(
+            "{}/storage/v1/b/{}",
+            self.endpoint,
+            utf8_percent_encode(&self.bucket, SEGMENT)
+        )
+    }
+
+    /// The bucket's metadata (`GET .../b/<bucket>`).
+    async fn bucket_resource(&self) -> Result<BucketResource> {
+        let url = self.bucket_url();
+        let rb = self
+            .request(Method::GET, &url, "get bucket", &self.bucket)
+            .await?;
+        let resp = self.send(rb, "get bucket", &self.bucket).await?;
+        if !resp.status().is_success() {
+            return Err(self.fail(resp, "get bucket", &self.bucket).await);
+        }
+        Self::json(resp, "get bucket", &self.bucket).await
     }
 }
 

@@ -100,6 +100,7 @@ pub use memory::MemoryStore;
 pub use prefix::PrefixStore;
 pub use registry::{Registry, Versioned};
 pub use store::{
-    DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, StoreExt, Version, Warning,
+    CheckStatus, DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, SafetyCheck, Store,
+    StoreExt, Version, Warning,
 };
 pub use url::{StoreOptions, StoreUrl, open};

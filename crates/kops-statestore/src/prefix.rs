@@ -110,6 +110,14 @@ impl Store for PrefixStore {
     async fn warnings(&self) -> Result<Vec<Warning>> {
         self.inner.warnings().await
     }
+
+    async fn safety_checks(&self) -> Result<Vec<crate::store::SafetyCheck>> {
+        self.inner.safety_checks().await
+    }
+
+    async fn fix_safety(&self) -> Result<Vec<String>> {
+        self.inner.fix_safety().await
+    }
 }
 
 #[cfg(test)]

@@ -31,8 +31,8 @@ use tokio::sync::OnceCell;
 use crate::aws::{AwsEnv, CredentialsError};
 use crate::error::{BoxError, Error, Result};
 use crate::store::{
-    DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, Store, Version, Warning,
-    validate_path, validate_prefix,
+    CheckStatus, DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, SafetyCheck, Store,
+    Version, Warning, validate_path, validate_prefix,
 };
 
 /// Static access keys. The secret never appears in `Debug` output.
@@ -693,6 +693,186 @@ impl Store for S3Store {
     }
 
     async fn warnings(&self) -> Result<Vec<Warning>> {
+        if self.versioning_enabled().await? {
+            Ok(Vec::new())
+        } else {
+            Ok(vec![Warning::new(
+                self.url(),
+                "bucket versioning is not enabled: an overwritten or deleted state file cannot be recovered; enable versioning on the bucket",
+            )])
+        }
+    }
+
+    async fn safety_checks(&self) -> Result<Vec<SafetyCheck>> {
+        let b = &self.bucket;
+        let versioning = match self.versioning_enabled().await {
+            Ok(true) => CheckStatus::Passed,
+            Ok(false) => CheckStatus::failed(format!(
+                "turn versioning on: aws s3api put-bucket-versioning --bucket {b} --versioning-configuration Status=Enabled (or kops toolbox check-state-store --fix)"
+            )),
+            Err(Error::PermissionDenied { .. }) => CheckStatus::unknown("s3:GetBucketVersioning"),
+            Err(e) => return Err(e),
+        };
+        let client = &self.located().await?.client;
+        let encryption = match client.get_bucket_encryption().bucket(b).send().await {
+            Ok(out) => {
+                let rules = out
+                    .server_side_encryption_configuration()
+                    .map(|c| c.rules().len())
+                    .unwrap_or(0);
+                if rules > 0 {
+                    CheckStatus::Passed
+                } else {
+                    CheckStatus::failed(encryption_fix(b))
+                }
+            }
+            Err(e) => match e.code() {
+                Some("ServerSideEncryptionConfigurationNotFoundError") => {
+                    CheckStatus::failed(encryption_fix(b))
+                }
+                Some("AccessDenied" | "Forbidden") => {
+                    CheckStatus::unknown("s3:GetEncryptionConfiguration")
+                }
+                _ => {
+                    return Err(self.error(self.failure(e), "get bucket encryption", b));
+                }
+            },
+        };
+        let public = match client.get_public_access_block().bucket(b).send().await {
+            Ok(out) => {
+                let all = out.public_access_block_configuration().is_some_and(|c| {
+                    c.block_public_acls() == Some(true)
+                        && c.ignore_public_acls() == Some(true)
+                        && c.block_public_policy() == Some(true)
+                        && c.restrict_public_buckets() == Some(true)
+                });
+                if all {
+                    CheckStatus::Passed
+                } else {
+                    CheckStatus::failed(public_access_fix(b))
+                }
+            }
+            Err(e) => match e.code() {
+                Some("NoSuchPublicAccessBlockConfiguration") => {
+                    CheckStatus::failed(public_access_fix(b))
+                }
+                Some("AccessDenied" | "Forbidden") => {
+                    CheckStatus::unknown("s3:GetBucketPublicAccessBlock")
+                }
+                _ => {
+                    return Err(self.error(self.failure(e), "get public access block", b));
+                }
+            },
+        };
+        Ok(vec![
+            SafetyCheck::new("versioning", versioning),
+            SafetyCheck::new("default encryption", encryption),
+            SafetyCheck::new("public access blocked", public),
+        ])
+    }
+
+    async fn fix_safety(&self) -> Result<Vec<String>> {
+        use aws_sdk_s3::types::{
+            PublicAccessBlockConfiguration, ServerSideEncryption, ServerSideEncryptionByDefault,
+            ServerSideEncryptionConfiguration, ServerSideEncryptionRule, VersioningConfiguration,
+        };
+        let b = &self.bucket;
+        let mut changed = Vec::new();
+        for check in self.safety_checks().await? {
+            if !matches!(check.status, CheckStatus::Failed { .. }) {
+                continue;
+            }
+            let client = &self.located().await?.client;
+            let (op, done) = match check.name.as_str() {
+                "versioning" => (
+                    "put bucket versioning",
+                    client
+                        .put_bucket_versioning()
+                        .bucket(b)
+                        .versioning_configuration(
+                            VersioningConfiguration::builder()
+                                .status(BucketVersioningStatus::Enabled)
+                                .build(),
+                        )
+                        .send()
+                        .await
+                        .map(|_| "turned versioning on")
+                        .map_err(|e| self.failure(e)),
+                ),
+                "default encryption" => {
+                    let by_default = ServerSideEncryptionByDefault::builder()
+                        .sse_algorithm(ServerSideEncryption::Aes256)
+                        .build()
+                        .map_err(|e| Error::Invalid {
+                            what: "encryption configuration".into(),
+                            reason: e.to_string(),
+                        })?;
+                    let rule = ServerSideEncryptionRule::builder()
+                        .apply_server_side_encryption_by_default(by_default)
+                        .build();
+                    let config = ServerSideEncryptionConfiguration::builder()
+                        .rules(rule)
+                        .build()
+                        .map_err(|e| Error::Invalid {
+                            what: "encryption configuration".into(),
+                            reason: e.to_string(),
+                        })?;
+                    (
+                        "put bucket encryption",
+                        client
+                            .put_bucket_encryption()
+                            .bucket(b)
+                            .server_side_encryption_configuration(config)
+                            .send()
+                            .await
+                            .map(|_| "turned default encryption on (SSE-S3, AES256)")
+                            .map_err(|e| self.failure(e)),
+                    )
+                }
+                "public access blocked" => (
+                    "put public access block",
+                    client
+                        .put_public_access_block()
+                        .bucket(b)
+                        .public_access_block_configuration(
+                            PublicAccessBlockConfiguration::builder()
+                                .block_public_acls(true)
+                                .ignore_public_acls(true)
+                                .block_public_policy(true)
+                                .restrict_public_buckets(true)
+                                .build(),
+                        )
+                        .send()
+                        .await
+                        .map(|_| "blocked public access (all four settings)")
+                        .map_err(|e| self.failure(e)),
+                ),
+                _ => continue,
+            };
+            match done {
+                Ok(what) => changed.push(format!("{}: {what}", self.url())),
+                Err(f) => return Err(self.error(f, op, b)),
+            }
+        }
+        Ok(changed)
+    }
+}
+
+fn encryption_fix(bucket: &str) -> String {
+    format!(
+        "turn default encryption on: aws s3api put-bucket-encryption --bucket {bucket} --server-side-encryption-configuration '{{\"Rules\":[{{\"ApplyServerSideEncryptionByDefault\":{{\"SSEAlgorithm\":\"AES256\"}}}}]}}' (or kops toolbox check-state-store --fix)"
+    )
+}
+
+fn public_access_fix(bucket: &str) -> String {
+    format!(
+        "block public access: aws s3api put-public-access-block --bucket {bucket} --public-access-block-configuration BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true (or kops toolbox check-state-store --fix)"
+    )
+}
+
+impl S3Store {
+    /// Whether the bucket's versioning is enabled (`GetBucketVersioning`).
+    async fn versioning_enabled(&self) -> Result<bool> {
         let enabled = match self
             .located()
             .await?
@@ -726,14 +906,7 @@ impl Store for S3Store {
                 }
             }
         };
-        if enabled {
-            Ok(Vec::new())
-        } else {
-            Ok(vec![Warning::new(
-                self.url(),
-                "bucket versioning is not enabled: an overwritten or deleted state file cannot be recovered; enable versioning on the bucket",
-            )])
-        }
+        Ok(enabled)
     }
 }
 

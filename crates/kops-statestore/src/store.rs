@@ -203,6 +203,60 @@ impl fmt::Display for Warning {
     }
 }
 
+/// One setting of a store's bucket that decides whether its state can be lost or read by
+/// others, as `kops toolbox check-state-store` reports it ([`Store::safety_checks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SafetyCheck {
+    /// What is checked: `versioning`, `default encryption`, `public access blocked`,
+    /// `uniform bucket-level access`.
+    pub name: String,
+    /// What was found.
+    pub status: CheckStatus,
+}
+
+impl SafetyCheck {
+    /// A check named `name` with `status`.
+    pub fn new(name: impl Into<String>, status: CheckStatus) -> Self {
+        SafetyCheck {
+            name: name.into(),
+            status,
+        }
+    }
+}
+
+/// The outcome of a [`SafetyCheck`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckStatus {
+    /// The setting is on.
+    Passed,
+    /// The setting is off; `fix` says exactly what to turn on (and that `--fix` does it).
+    Failed {
+        /// The fix, naming the setting and a command that makes it.
+        fix: String,
+    },
+    /// The credentials may not read the setting; `permission` names what to grant.
+    Unknown {
+        /// The IAM permission that reads it.
+        permission: String,
+    },
+}
+
+impl CheckStatus {
+    /// A failed check with `fix`.
+    pub fn failed(fix: impl Into<String>) -> Self {
+        CheckStatus::Failed { fix: fix.into() }
+    }
+
+    /// A check the credentials may not read without `permission`.
+    pub fn unknown(permission: impl Into<String>) -> Self {
+        CheckStatus::Unknown {
+            permission: permission.into(),
+        }
+    }
+}
+
 /// A path-addressed blob store with optimistic concurrency.
 ///
 /// Paths are `/`-separated, relative to the store root, non-empty, without
@@ -246,6 +300,20 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     async fn warnings(&self) -> Result<Vec<Warning>> {
         Ok(Vec::new())
     }
+
+    /// The bucket settings that keep the state safe (versioning, default encryption,
+    /// blocked public access, or what the backend has instead), each passed, failed with
+    /// its fix, or unknown for want of a permission. The default has none to check (a
+    /// local directory, memory).
+    async fn safety_checks(&self) -> Result<Vec<SafetyCheck>> {
+        Ok(Vec::new())
+    }
+
+    /// Turns on every setting [`Store::safety_checks`] found off; returns what it changed,
+    /// one line each. The default changes nothing.
+    async fn fix_safety(&self) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 #[async_trait]
@@ -270,6 +338,12 @@ impl<T: Store + ?Sized> Store for Arc<T> {
     }
     async fn warnings(&self) -> Result<Vec<Warning>> {
         (**self).warnings().await
+    }
+    async fn safety_checks(&self) -> Result<Vec<SafetyCheck>> {
+        (**self).safety_checks().await
+    }
+    async fn fix_safety(&self) -> Result<Vec<String>> {
+        (**self).fix_safety().await
     }
 }
 
