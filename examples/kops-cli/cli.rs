@@ -787,6 +787,25 @@ pub enum ToolboxCommand {
     /// Check the state store's bucket: versioning, encryption, public access (exit 1 when
     /// a check fails; --fix turns them on)
     CheckStateStore(CheckStateStoreArgs),
+    /// Put a cluster's state back as it was at a time, from the bucket's object versions
+    /// (dry run unless --yes; --list shows the times there are)
+    RestoreState(RestoreStateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreStateArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// The time to restore to, RFC 3339 (2026-12-07T10:00:00Z)
+    #[arg(long, value_name = "TIME", required_unless_present = "list")]
+    pub to: Option<String>,
+    /// List the times the object versions allow, newest first, and what changed then
+    #[arg(long, conflicts_with = "to")]
+    pub list: bool,
+    /// Restore (default: show what would change)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

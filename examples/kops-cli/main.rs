@@ -287,6 +287,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             cli::ToolboxCommand::CheckStateStore(a) => {
                 toolbox::check_state_store(&global, &a).await
             }
+            cli::ToolboxCommand::RestoreState(a) => toolbox::restore_state(&global, &a).await,
         },
     }
 }

@@ -1,6 +1,9 @@
 //! `toolbox check-state-store`: the state store's bucket settings that keep the state
 //! safe, checked and (with `--fix`) turned on.
 //!
+//! `toolbox restore-state`: a cluster's objects put back as they were at a time, from the
+//! bucket's object versions.
+//!
 //! `toolbox dump`: the cluster's stored spec, instance groups, SSH key ids and (on AWS
 //! and GCE) the cloud resources it owns, as one YAML or JSON document. On GCE, whose
 //! instances are no resources of the model, `instances` lists each managed instance
@@ -12,7 +15,9 @@ use kops_model::aws::cloud::AwsCloud;
 use kops_model::aws::find_cluster_resources;
 use serde_json::json;
 
-use crate::cli::{CheckFormat, CheckStateStoreArgs, DumpArgs, Global, ManifestFormat};
+use crate::cli::{
+    CheckFormat, CheckStateStoreArgs, DumpArgs, Global, ManifestFormat, RestoreStateArgs,
+};
 use crate::cloud::Cloud;
 use crate::state::{self, State};
 use crate::update;
@@ -177,4 +182,86 @@ pub async fn warn_unsafe_store(st: &State) {
             eprintln!("warning: state store {}: {} is off; {fix}", st.url, c.name);
         }
     }
+}
+
+/// `kops toolbox restore-state`: `--list` prints the times there are; otherwise the plan,
+/// carried out under the cluster's lock with `--yes`. Exit 0, or 2 for a dry run that
+/// would change something.
+pub async fn restore_state(global: &Global, args: &RestoreStateArgs) -> anyhow::Result<u8> {
+    use kops_statestore::restore::{RestoreAction, format_ms, restore_points};
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let st = State::open(global).await?;
+    let versions = || async {
+        st.registry.cluster_versions(&name).await.with_context(|| {
+            format!(
+                "reading the object versions of cluster {name} in {}",
+                st.url
+            )
+        })
+    };
+    if args.list {
+        let points = restore_points(&versions().await?);
+        if points.is_empty() {
+            anyhow::bail!(
+                "cluster {name}: {} keeps no object versions under {name}/",
+                st.url
+            );
+        }
+        for (ms, paths) in points {
+            println!("{}  {}", format_ms(ms), paths.join(", "));
+        }
+        return Ok(0);
+    }
+    let to = args.to.as_deref().unwrap_or_default();
+    let at = kops_statestore::lock::parse_rfc3339(to).ok_or_else(|| {
+        anyhow::anyhow!("--to {to:?}: not an RFC 3339 time (e.g. 2026-12-07T10:00:00Z)")
+    })?;
+    let plan = match st.registry.restore_plan(&name, at).await {
+        Ok(plan) => plan,
+        // No such time in the bucket, or no versions: the user's to fix, in one line.
+        Err(e @ kops_statestore::Error::Invalid { .. }) => {
+            return Err(crate::errors::user(format!("cluster {name}: {e}")));
+        }
+        Err(e) => {
+            return Err(anyhow::Error::new(e)
+                .context(format!("cluster {name}: planning the restore to {to}")));
+        }
+    };
+    for a in &plan.actions {
+        match a {
+            RestoreAction::Put {
+                path, modified_ms, ..
+            } => {
+                println!("restore  {path}  (as written {})", format_ms(*modified_ms));
+            }
+            RestoreAction::Delete { path } => println!("delete   {path}  (created since)"),
+            _ => {}
+        }
+    }
+    println!(
+        "{} object(s) to restore or delete, {} as they were at {}",
+        plan.actions.len(),
+        plan.unchanged,
+        format_ms(plan.at_ms)
+    );
+    if plan.actions.is_empty() {
+        return Ok(0);
+    }
+    if !args.yes {
+        println!("\nMust specify --yes to restore");
+        return Ok(2);
+    }
+    let changed = st
+        .locked(&name, "restore-state", async || {
+            st.registry
+                .apply_restore(&plan)
+                .await
+                .with_context(|| format!("cluster {name}: restoring its state to {to}"))
+        })
+        .await?;
+    println!(
+        "Restored {changed} object(s) of cluster {name} to {}; each change is a new version, so this too can be undone with restore-state",
+        format_ms(plan.at_ms)
+    );
+    Ok(0)
 }

@@ -1588,3 +1588,127 @@ print(json.dumps({"versioning": v, "encryption": e, "public": all(p.values())}))
     assert!(!r.stdout.contains("changed: "), "{}", r.stdout);
     fresh(&env, &state, cluster);
 }
+
+/// A versioned bucket: create, apply, edit an instance group and apply (the time after it
+/// is T), edit it again, then delete every object under the cluster's prefix.
+/// `restore-state --to T` plans the restore (exit 2), restores it with `--yes`, `get ig`
+/// shows the first edit, and `update cluster` plans no change to the cloud. A time
+/// before the bucket's versions is refused in one line, nothing written.
+#[test]
+fn restore_state_returns_a_deleted_cluster_to_a_point_in_time() {
+    let Some(ep) = moto() else { return };
+    let (region, bucket, cluster) = (
+        "eu-north-1",
+        "kops-cli-real-restore",
+        "restore.cli-real.example",
+    );
+    prepare_moto(&ep, bucket);
+    boto(
+        &ep,
+        r#"
+client("s3").put_bucket_versioning(Bucket=args[0], VersioningConfiguration={"Status": "Enabled"})
+print("{}")
+"#,
+        &[bucket],
+    );
+    let env = Env::aws(&ep, &ep, region);
+    let state = format!("s3://{bucket}");
+    fresh(&env, &state, cluster);
+    let k = |args: &[&str]| {
+        let mut a = vec!["--state", state.as_str(), "--name", cluster];
+        a.extend_from_slice(args);
+        env.kops(&a)
+    };
+    let zone = format!("{region}a");
+    k(&[
+        "create", "cluster", cluster, "--zones", &zone, "--image", MOTO_AMI,
+    ])
+    .expect(0);
+    k(&["update", "cluster", cluster, "--yes"]).expect(0);
+    let group = format!("nodes-{zone}");
+    let max_size = || {
+        let r = k(&["get", "ig", &group, "-o", "json"]).expect(0);
+        let v: Json = serde_json::from_str(&r.stdout).unwrap();
+        v["spec"]["maxSize"].as_i64().unwrap()
+    };
+    k(&["edit", "ig", &group, "--set", "spec.maxSize=3"]).expect(0);
+    k(&["update", "cluster", cluster, "--yes"]).expect(0);
+    assert_eq!(max_size(), 3);
+    // S3 keeps times to the millisecond at best: a clear second on either side of T.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let t = kops_statestore::lock::rfc3339(std::time::SystemTime::now());
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    k(&["edit", "ig", &group, "--set", "spec.maxSize=5"]).expect(0);
+    assert_eq!(max_size(), 5);
+
+    // The store lost: every object under the cluster's prefix deleted.
+    let deleted = boto(
+        &ep,
+        r#"
+s3 = client("s3")
+n = 0
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=args[0], Prefix=args[1] + "/"):
+    for o in page.get("Contents", []):
+        s3.delete_object(Bucket=args[0], Key=o["Key"])
+        n += 1
+print(json.dumps(n))
+"#,
+        &[bucket, cluster],
+    );
+    assert!(deleted.as_u64().unwrap() > 10, "{deleted}");
+    k(&["get", "ig", &group]).expect(1);
+
+    let r = k(&["toolbox", "restore-state", cluster, "--list"]).expect(0);
+    assert!(r.stdout.lines().count() > 3, "{}", r.stdout);
+    let r = k(&["toolbox", "restore-state", cluster, "--to", &t]).expect(2);
+    assert!(
+        r.stdout.contains(&format!("restore  {cluster}/config")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Must specify --yes"), "{}", r.stdout);
+    k(&["get", "ig", &group]).expect(1);
+    let r = k(&["toolbox", "restore-state", cluster, "--to", &t, "--yes"]).expect(0);
+    assert!(r.stdout.contains("Restored"), "{}", r.stdout);
+    assert_eq!(max_size(), 3, "the spec after the first edit");
+    let r = k(&["update", "cluster", cluster, "-o", "json"]);
+    assert!(r.code == 0 || r.code == 2, "{}{}", r.stdout, r.stderr);
+    let plan: Json = serde_json::from_str(&r.stdout).unwrap();
+    let left = real_changes(&plan);
+    assert!(
+        left.is_empty(),
+        "the restored state plans changes: {left:#?}"
+    );
+    // Restoring to now (a second after the restore: the time is in whole seconds)
+    // changes nothing.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let now = kops_statestore::lock::rfc3339(std::time::SystemTime::now());
+    let r = k(&["toolbox", "restore-state", cluster, "--to", &now]).expect(0);
+    assert!(r.stdout.contains("0 object(s) to restore"), "{}", r.stdout);
+
+    // A time before the bucket kept anything: one line, nothing written.
+    let before = objects(&ep, bucket, &format!("{cluster}/"));
+    let r = k(&[
+        "toolbox",
+        "restore-state",
+        cluster,
+        "--to",
+        "2001-01-01T00:00:00Z",
+        "--yes",
+    ])
+    .expect(1);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(
+        lines[0].contains("before the oldest object version"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(objects(&ep, bucket, &format!("{cluster}/")), before);
+    let r = k(&["toolbox", "restore-state", cluster, "--to", "yesterday"]).expect(1);
+    assert!(r.stderr.contains("--to \"yesterday\""), "{}", r.stderr);
+
+    k(&["delete", "cluster", cluster, "--yes"]).expect(0);
+    let held = leftovers(&ep, region, cluster);
+    assert!(held.is_empty(), "moto still holds: {held:#?}");
+}

@@ -80,6 +80,7 @@ pub mod lock;
 pub mod memory;
 pub mod prefix;
 pub mod registry;
+pub mod restore;
 pub mod store;
 pub mod url;
 
@@ -100,7 +101,7 @@ pub use memory::MemoryStore;
 pub use prefix::PrefixStore;
 pub use registry::{Registry, Versioned};
 pub use store::{
-    CheckStatus, DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, SafetyCheck, Store,
-    StoreExt, Version, Warning,
+    CheckStatus, DeleteOptions, GetResult, ObjectMeta, ObjectVersion, PutMode, PutOptions,
+    SafetyCheck, Store, StoreExt, Version, Warning,
 };
 pub use url::{StoreOptions, StoreUrl, open};

@@ -118,6 +118,23 @@ impl Store for PrefixStore {
     async fn fix_safety(&self) -> Result<Vec<String>> {
         self.inner.fix_safety().await
     }
+
+    async fn list_versions(&self, prefix: &str) -> Result<Vec<crate::store::ObjectVersion>> {
+        validate_prefix(prefix)?;
+        let mut out = self.inner.list_versions(&self.full(prefix)).await?;
+        for v in &mut out {
+            v.path = self.strip(&v.path);
+        }
+        Ok(out)
+    }
+
+    async fn get_version(&self, path: &str, version_id: &str) -> Result<GetResult> {
+        validate_path(path)?;
+        self.inner
+            .get_version(&self.full(path), version_id)
+            .await
+            .map_err(|e| self.rename_err(e))
+    }
 }
 
 #[cfg(test)]

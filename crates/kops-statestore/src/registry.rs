@@ -1042,6 +1042,54 @@ impl Registry {
             .map(|_| ())
     }
 
+    // ---- restore to a point in time -------------------------------------------
+
+    /// Every version of the objects under the cluster's prefix (its lock left out), for
+    /// a store that keeps versions.
+    pub async fn cluster_versions(&self, cluster: &str) -> Result<Vec<crate::ObjectVersion>> {
+        check_name("cluster name", cluster)?;
+        let lock = Self::lock_path(cluster);
+        let mut all = self.store.list_versions(&format!("{cluster}/")).await?;
+        all.retain(|v| v.path != lock);
+        Ok(all)
+    }
+
+    /// The plan that puts every object of the cluster back as it was at `at` (see
+    /// [`crate::restore::plan_restore`]); nothing is changed.
+    pub async fn restore_plan(
+        &self,
+        cluster: &str,
+        at: std::time::SystemTime,
+    ) -> Result<crate::restore::RestorePlan> {
+        let versions = self.cluster_versions(cluster).await?;
+        let lock = Self::lock_path(cluster);
+        crate::restore::plan_restore(&versions, crate::restore::unix_ms(at), &|p| p == lock)
+    }
+
+    /// Carries `plan` out: each object's old content written as its current version, or
+    /// the object deleted. Take the cluster's lock first. Returns how many objects
+    /// changed.
+    pub async fn apply_restore(&self, plan: &crate::restore::RestorePlan) -> Result<usize> {
+        use crate::restore::RestoreAction;
+        for action in &plan.actions {
+            match action {
+                RestoreAction::Put {
+                    path, version_id, ..
+                } => {
+                    let old = self.store.get_version(path, version_id).await?;
+                    self.store
+                        .put(path, old.data, PutOptions::overwrite())
+                        .await?;
+                }
+                RestoreAction::Delete { path } => match self.store.delete(path).await {
+                    Ok(()) | Err(Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                },
+            }
+        }
+        Ok(plan.actions.len())
+    }
+
     // ---- lock ---------------------------------------------------------------
 
     /// Path of a cluster's lock object, relative to the store root.

@@ -31,8 +31,8 @@ use tokio::sync::OnceCell;
 use crate::aws::{AwsEnv, CredentialsError};
 use crate::error::{BoxError, Error, Result};
 use crate::store::{
-    CheckStatus, DeleteOptions, GetResult, ObjectMeta, PutMode, PutOptions, SafetyCheck, Store,
-    Version, Warning, validate_path, validate_prefix,
+    CheckStatus, DeleteOptions, GetResult, ObjectMeta, ObjectVersion, PutMode, PutOptions,
+    SafetyCheck, Store, Version, Warning, validate_path, validate_prefix,
 };
 
 /// Static access keys. The secret never appears in `Debug` output.
@@ -771,6 +771,89 @@ impl Store for S3Store {
         ])
     }
 
+    async fn list_versions(&self, prefix: &str) -> Result<Vec<ObjectVersion>> {
+        validate_prefix(prefix)?;
+        let client = &self.located().await?.client;
+        let (mut versions, mut markers) = (Vec::new(), Vec::new());
+        let (mut key_marker, mut version_marker) = (None::<String>, None::<String>);
+        loop {
+            let page = client
+                .list_object_versions()
+                .bucket(&self.bucket)
+                .prefix(prefix)
+                .set_key_marker(key_marker.take())
+                .set_version_id_marker(version_marker.take())
+                .send()
+                .await
+                .map_err(|e| self.error(self.failure(e), "list object versions", prefix))?;
+            for v in page.versions() {
+                let (Some(k), Some(id)) = (v.key(), v.version_id()) else {
+                    continue;
+                };
+                let mut ov = ObjectVersion::new(k, id, millis(v.last_modified()));
+                if v.is_latest() == Some(true) {
+                    ov = ov.latest();
+                }
+                versions.push(ov);
+            }
+            for m in page.delete_markers() {
+                let (Some(k), Some(id)) = (m.key(), m.version_id()) else {
+                    continue;
+                };
+                let mut ov = ObjectVersion::new(k, id, millis(m.last_modified())).deleted();
+                if m.is_latest() == Some(true) {
+                    ov = ov.latest();
+                }
+                markers.push(ov);
+            }
+            if page.is_truncated() != Some(true) {
+                break;
+            }
+            key_marker = page.next_key_marker().map(str::to_owned);
+            version_marker = page.next_version_id_marker().map(str::to_owned);
+            if key_marker.is_none() {
+                break;
+            }
+        }
+        // S3 lists each key's versions newest first, and its times are whole seconds at
+        // worst: oldest first, delete markers before versions, then a stable sort by
+        // time keeps what can be known of the order among equal times (a version and a
+        // marker of the same second count the version as the later, so a restore keeps
+        // content rather than lose it).
+        markers.reverse();
+        versions.reverse();
+        let mut out = markers;
+        out.extend(versions);
+        out.sort_by(|a, b| a.path.cmp(&b.path).then(a.modified_ms.cmp(&b.modified_ms)));
+        Ok(out)
+    }
+
+    async fn get_version(&self, path: &str, version_id: &str) -> Result<GetResult> {
+        validate_path(path)?;
+        let out = self
+            .located()
+            .await?
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(path)
+            .version_id(version_id)
+            .send()
+            .await
+            .map_err(|e| self.error(self.failure(e), "get version", path))?;
+        let etag = out.e_tag().map(str::to_string).unwrap_or_default();
+        let data = out
+            .body
+            .collect()
+            .await
+            .map_err(|e| Error::backend("s3", "get version", path, e))?
+            .into_bytes();
+        Ok(GetResult {
+            data,
+            version: Version::new(etag),
+        })
+    }
+
     async fn fix_safety(&self) -> Result<Vec<String>> {
         use aws_sdk_s3::types::{
             PublicAccessBlockConfiguration, ServerSideEncryption, ServerSideEncryptionByDefault,
@@ -856,6 +939,12 @@ impl Store for S3Store {
         }
         Ok(changed)
     }
+}
+
+/// Unix milliseconds of an S3 timestamp.
+fn millis(t: Option<&aws_sdk_s3::primitives::DateTime>) -> i64 {
+    t.map(|d| d.secs() * 1000 + i64::from(d.subsec_nanos() / 1_000_000))
+        .unwrap_or(0)
 }
 
 fn encryption_fix(bucket: &str) -> String {

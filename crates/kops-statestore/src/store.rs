@@ -203,6 +203,48 @@ impl fmt::Display for Warning {
     }
 }
 
+/// One version of an object in a store that keeps versions (a versioned bucket), as
+/// [`Store::list_versions`] returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ObjectVersion {
+    /// The object's path.
+    pub path: String,
+    /// The backend's id of this version (S3's `VersionId`).
+    pub version_id: String,
+    /// When this version was written, Unix milliseconds.
+    pub modified_ms: i64,
+    /// A delete marker: the object did not exist from this time on.
+    pub deleted: bool,
+    /// The object's current version.
+    pub latest: bool,
+}
+
+impl ObjectVersion {
+    /// A version of `path`.
+    pub fn new(path: impl Into<String>, version_id: impl Into<String>, modified_ms: i64) -> Self {
+        ObjectVersion {
+            path: path.into(),
+            version_id: version_id.into(),
+            modified_ms,
+            deleted: false,
+            latest: false,
+        }
+    }
+
+    /// Marks it a delete marker.
+    pub fn deleted(mut self) -> Self {
+        self.deleted = true;
+        self
+    }
+
+    /// Marks it the current version.
+    pub fn latest(mut self) -> Self {
+        self.latest = true;
+        self
+    }
+}
+
 /// One setting of a store's bucket that decides whether its state can be lost or read by
 /// others, as `kops toolbox check-state-store` reports it ([`Store::safety_checks`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,6 +356,26 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     async fn fix_safety(&self) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
+
+    /// Every version (and delete marker) of the objects under `prefix`, for a store that
+    /// keeps versions; the default is [`Error::NotImplemented`].
+    async fn list_versions(&self, prefix: &str) -> Result<Vec<ObjectVersion>> {
+        let _ = prefix;
+        Err(Error::NotImplemented {
+            operation: "listing object versions".into(),
+            implementer: self.url(),
+        })
+    }
+
+    /// The content of one version of `path` ([`Store::list_versions`]); the default is
+    /// [`Error::NotImplemented`].
+    async fn get_version(&self, path: &str, version_id: &str) -> Result<GetResult> {
+        let _ = (path, version_id);
+        Err(Error::NotImplemented {
+            operation: "reading an object version".into(),
+            implementer: self.url(),
+        })
+    }
 }
 
 #[async_trait]
@@ -344,6 +406,12 @@ impl<T: Store + ?Sized> Store for Arc<T> {
     }
     async fn fix_safety(&self) -> Result<Vec<String>> {
         (**self).fix_safety().await
+    }
+    async fn list_versions(&self, prefix: &str) -> Result<Vec<ObjectVersion>> {
+        (**self).list_versions(prefix).await
+    }
+    async fn get_version(&self, path: &str, version_id: &str) -> Result<GetResult> {
+        (**self).get_version(path, version_id).await
     }
 }
 
