@@ -790,6 +790,49 @@ pub enum ToolboxCommand {
     /// Put a cluster's state back as it was at a time, from the bucket's object versions
     /// (dry run unless --yes; --list shows the times there are)
     RestoreState(RestoreStateArgs),
+    /// etcd-manager's backups in the state store: list them, request a restore
+    Etcd(EtcdArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EtcdArgs {
+    #[command(subcommand)]
+    pub command: EtcdCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EtcdCommand {
+    /// List the backups etcd-manager wrote (each etcd cluster, oldest first)
+    ListBackups(EtcdListArgs),
+    /// Ask etcd-manager to restore a backup, as etcd-manager-ctl restore-backup does
+    /// (dry run unless --yes)
+    RestoreBackup(EtcdRestoreArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EtcdListArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// Only this etcd cluster (main, events)
+    #[arg(long)]
+    pub etcd: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EtcdRestoreArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// The etcd cluster (main, events)
+    #[arg(long)]
+    pub etcd: String,
+    /// The backup's name, as list-backups shows it
+    #[arg(value_name = "BACKUP", long)]
+    pub backup: String,
+    /// Write the request (default: show it)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,9 @@
 //! `toolbox restore-state`: a cluster's objects put back as they were at a time, from the
 //! bucket's object versions.
 //!
+//! `toolbox etcd list-backups` / `restore-backup`: etcd-manager's backups in the cluster's
+//! config base, and the restore request etcd-manager-ctl writes.
+//!
 //! `toolbox dump`: the cluster's stored spec, instance groups, SSH key ids and (on AWS
 //! and GCE) the cloud resources it owns, as one YAML or JSON document. On GCE, whose
 //! instances are no resources of the model, `instances` lists each managed instance
@@ -16,7 +19,8 @@ use kops_model::aws::find_cluster_resources;
 use serde_json::json;
 
 use crate::cli::{
-    CheckFormat, CheckStateStoreArgs, DumpArgs, Global, ManifestFormat, RestoreStateArgs,
+    CheckFormat, CheckStateStoreArgs, DumpArgs, EtcdListArgs, EtcdRestoreArgs, Global,
+    ManifestFormat, RestoreStateArgs,
 };
 use crate::cloud::Cloud;
 use crate::state::{self, State};
@@ -262,6 +266,118 @@ pub async fn restore_state(global: &Global, args: &RestoreStateArgs) -> anyhow::
     println!(
         "Restored {changed} object(s) of cluster {name} to {}; each change is a new version, so this too can be undone with restore-state",
         format_ms(plan.at_ms)
+    );
+    Ok(0)
+}
+
+/// The cluster's config base (`spec.configBase`, else `<state>/<cluster>`), opened, and
+/// its etcd clusters' names.
+async fn config_base(
+    global: &Global,
+    name: &str,
+) -> anyhow::Result<(
+    String,
+    std::sync::Arc<dyn kops_statestore::Store>,
+    Vec<String>,
+)> {
+    let st = State::open(global).await?;
+    let stored = st.cluster(name).await?.value;
+    let base = stored
+        .spec
+        .config_base
+        .clone()
+        .unwrap_or_else(|| format!("{}/{name}", st.url));
+    let options = state::store_options(&base)
+        .await
+        .with_context(|| format!("opening config base {base}"))?;
+    let store = kops_statestore::open(&base, &options)
+        .with_context(|| format!("opening config base {base}"))?;
+    let etcds = stored
+        .spec
+        .etcd_clusters
+        .iter()
+        .flatten()
+        .filter_map(|e| e.name.clone())
+        .collect();
+    Ok((base, store, etcds))
+}
+
+/// `kops toolbox etcd list-backups`.
+pub async fn etcd_list_backups(global: &Global, args: &EtcdListArgs) -> anyhow::Result<u8> {
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let (base, store, etcds) = config_base(global, &name).await?;
+    let wanted: Vec<String> = match &args.etcd {
+        Some(e) if !etcds.contains(e) => {
+            return Err(crate::errors::user(format!(
+                "cluster {name} has no etcd cluster {e:?} (it has {})",
+                etcds.join(", ")
+            )));
+        }
+        Some(e) => vec![e.clone()],
+        None => etcds,
+    };
+    let mut rows = Vec::new();
+    for etcd in &wanted {
+        let backups = kops_statestore::etcd_backups::list_backups(store.as_ref(), etcd)
+            .await
+            .with_context(|| format!("listing the backups of etcd cluster {etcd} in {base}"))?;
+        for b in backups {
+            rows.push(vec![
+                etcd.clone(),
+                b.name,
+                b.etcd_version.unwrap_or_default(),
+                b.size.to_string(),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        println!(
+            "No etcd backups in {base}/backups/etcd/ (etcd-manager writes them every 15 minutes once the control plane runs)"
+        );
+        return Ok(0);
+    }
+    crate::get::print_table(&["ETCD", "BACKUP", "ETCD VERSION", "BYTES"], &rows);
+    Ok(0)
+}
+
+/// `kops toolbox etcd restore-backup`: the request etcd-manager-ctl writes, shown, and
+/// written with `--yes` (exit 2 for the dry run).
+pub async fn etcd_restore_backup(global: &Global, args: &EtcdRestoreArgs) -> anyhow::Result<u8> {
+    use kops_statestore::etcd_backups::{plan_restore_backup, write_restore_request};
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let (base, store, etcds) = config_base(global, &name).await?;
+    if !etcds.contains(&args.etcd) {
+        return Err(crate::errors::user(format!(
+            "cluster {name} has no etcd cluster {:?} (it has {})",
+            args.etcd,
+            etcds.join(", ")
+        )));
+    }
+    let request = match plan_restore_backup(
+        store.as_ref(),
+        &args.etcd,
+        &args.backup,
+        std::time::SystemTime::now(),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(e @ kops_statestore::Error::Invalid { .. }) => {
+            return Err(crate::errors::user(format!("cluster {name}: {e}")));
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("cluster {name}"))),
+    };
+    println!("{base}/{}:\n{}", request.path, request.content);
+    if !args.yes {
+        println!("\nMust specify --yes to write the restore request");
+        return Ok(2);
+    }
+    write_restore_request(store.as_ref(), &request)
+        .await
+        .with_context(|| format!("writing {base}/{}", request.path))?;
+    println!(
+        "\nRestore of {} requested for etcd cluster {}. etcd-manager on each control-plane node picks it up; then restart etcd-manager on every control-plane node (or roll them: kops rolling-update cluster --instance-group-roles ControlPlane --force --cloudonly --yes) so that the members rejoin from the restored data",
+        args.backup, args.etcd
     );
     Ok(0)
 }

@@ -2115,3 +2115,122 @@ fn create_cluster_asks_the_cloud_and_reads_the_fixture() {
     env.kops_env(&base, &[("KOPS_MOCK_CLOUD_FIXTURE", "/nonexistent/f.yaml")])
         .expect_error("/nonexistent/f.yaml");
 }
+
+/// `toolbox etcd`: the backups etcd-manager laid out in the config base are listed; a
+/// restore request is shown (exit 2), then written with `--yes` as etcd-manager-ctl
+/// writes it (the cluster spec kOps wrote, the backup named); an unknown backup or etcd
+/// cluster is one line, exit 1, nothing written.
+#[test]
+fn toolbox_etcd_lists_backups_and_requests_a_restore() {
+    let env = Env::new();
+    env.kops(&["create", "cluster", CLUSTER, "--zones", "us-test-1a"])
+        .expect(0);
+    let r = env
+        .kops(&["--name", CLUSTER, "toolbox", "etcd", "list-backups"])
+        .expect(0);
+    assert!(r.stdout.contains("No etcd backups"), "{}", r.stdout);
+    env.kops(&["--name", CLUSTER, "update", "cluster", "--yes"])
+        .expect(0);
+    // Two backups of main, as etcd-manager writes them.
+    let base = env.state_dir().join(CLUSTER).join("backups/etcd/main");
+    for (name, bytes) in [
+        ("2026-12-07T09:30:00Z-000011", 7),
+        ("2026-12-07T09:45:01Z-000012", 9),
+    ] {
+        let dir = base.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("_etcd_backup.meta"),
+            r#"{"etcdVersion": "3.6.6", "timestamp": "1"}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("etcd.backup.gz"), "x".repeat(bytes)).unwrap();
+    }
+    let r = env
+        .kops(&["--name", CLUSTER, "toolbox", "etcd", "list-backups"])
+        .expect(0);
+    assert!(
+        r.stdout.contains("2026-12-07T09:30:00Z-000011"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("2026-12-07T09:45:01Z-000012"),
+        "{}",
+        r.stdout
+    );
+
+    let restore = |extra: &[&str]| {
+        let mut a = vec![
+            "--name",
+            CLUSTER,
+            "toolbox",
+            "etcd",
+            "restore-backup",
+            "--etcd",
+            "main",
+            "--backup",
+        ];
+        a.extend_from_slice(extra);
+        env.kops(&a)
+    };
+    let before = env.tree();
+    let r = restore(&["2026-12-07T09:45:01Z-000012"]).expect(2);
+    assert!(
+        r.stdout
+            .contains("\"backup\": \"2026-12-07T09:45:01Z-000012\""),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(env.tree(), before, "a dry run writes nothing");
+    for (args, says) in [(&["nope"][..], "no such backup")] {
+        let r = restore(args).expect(1);
+        assert!(
+            r.stderr.contains(says) && r.stderr.lines().count() == 1,
+            "{}",
+            r.stderr
+        );
+    }
+    let r = env
+        .kops(&[
+            "--name",
+            CLUSTER,
+            "toolbox",
+            "etcd",
+            "restore-backup",
+            "--etcd",
+            "nope",
+            "--backup",
+            "x",
+        ])
+        .expect(1);
+    assert!(
+        r.stderr.contains("no etcd cluster \"nope\""),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(env.tree(), before);
+
+    restore(&["2026-12-07T09:45:01Z-000012", "--yes"]).expect(0);
+    let commands: Vec<_> = std::fs::read_dir(base.join("control"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(commands.len(), 1, "{commands:?}");
+    let text = std::fs::read_to_string(commands[0].join("_command.json")).unwrap();
+    let cmd: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        cmd["restoreBackup"]["backup"],
+        "2026-12-07T09:45:01Z-000012"
+    );
+    let spec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(base.join("control/etcd-cluster-spec")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cmd["restoreBackup"]["clusterSpec"], spec);
+    assert!(
+        cmd["timestamp"].as_str().unwrap().parse::<u128>().is_ok(),
+        "{text}"
+    );
+}

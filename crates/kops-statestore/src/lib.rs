@@ -74,6 +74,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(unreachable_pub)]
 pub mod error;
+pub mod etcd_backups;
 pub mod keyset;
 pub mod local;
 pub mod lock;
