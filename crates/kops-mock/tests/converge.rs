@@ -519,7 +519,7 @@ async fn an_instance_profile_holding_a_foreign_role_gets_its_own_back_body() {
     e.converge(raw, 3).await.unwrap();
     let profile = format!("nodes.{CLUSTER}");
     let before = e.mock.get_instance_profile(&profile).unwrap();
-    assert_eq!(before.roles, [profile.clone()], "{before:?}");
+    assert_eq!(before.roles, std::slice::from_ref(&profile), "{before:?}");
     // The profile's role swapped for one the cluster does not own.
     e.mock
         .create_role(kops_mock::iam::CreateRole {
