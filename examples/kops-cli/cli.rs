@@ -792,6 +792,33 @@ pub enum ToolboxCommand {
     RestoreState(RestoreStateArgs),
     /// etcd-manager's backups in the state store: list them, request a restore
     Etcd(EtcdArgs),
+    /// Rebuild a cluster's spec from the cloud objects it owns, into --state
+    Recover(RecoverArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    #[command(subcommand)]
+    pub command: RecoverCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RecoverCommand {
+    /// Rebuild the Cluster and InstanceGroup specs (AWS) and store them in --state
+    Cluster(RecoverClusterArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverClusterArgs {
+    /// Cluster name (also taken from --name)
+    #[arg(value_name = "CLUSTER")]
+    pub cluster_name: Option<String>,
+    /// The region the cluster runs in
+    #[arg(long)]
+    pub region: String,
+    /// Print what would be stored, store nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

@@ -288,6 +288,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 toolbox::check_state_store(&global, &a).await
             }
             cli::ToolboxCommand::RestoreState(a) => toolbox::restore_state(&global, &a).await,
+            cli::ToolboxCommand::Recover(a) => match a.command {
+                cli::RecoverCommand::Cluster(r) => toolbox::recover_cluster(&global, &r).await,
+            },
             cli::ToolboxCommand::Etcd(a) => match a.command {
                 cli::EtcdCommand::ListBackups(l) => toolbox::etcd_list_backups(&global, &l).await,
                 cli::EtcdCommand::RestoreBackup(r) => {

@@ -7,6 +7,9 @@
 //! `toolbox etcd list-backups` / `restore-backup`: etcd-manager's backups in the cluster's
 //! config base, and the restore request etcd-manager-ctl writes.
 //!
+//! `toolbox recover cluster`: a lost store's cluster read back from the cloud objects it
+//! owns, stored as `kops create cluster` would store it with the options found.
+//!
 //! `toolbox dump`: the cluster's stored spec, instance groups, SSH key ids and (on AWS
 //! and GCE) the cloud resources it owns, as one YAML or JSON document. On GCE, whose
 //! instances are no resources of the model, `instances` lists each managed instance
@@ -20,7 +23,7 @@ use serde_json::json;
 
 use crate::cli::{
     CheckFormat, CheckStateStoreArgs, DumpArgs, EtcdListArgs, EtcdRestoreArgs, Global,
-    ManifestFormat, RestoreStateArgs,
+    ManifestFormat, RecoverClusterArgs, RestoreStateArgs,
 };
 use crate::cloud::Cloud;
 use crate::state::{self, State};
@@ -378,6 +381,146 @@ pub async fn etcd_restore_backup(global: &Global, args: &EtcdRestoreArgs) -> any
     println!(
         "\nRestore of {} requested for etcd cluster {}. etcd-manager on each control-plane node picks it up; then restart etcd-manager on every control-plane node (or roll them: kops rolling-update cluster --instance-group-roles ControlPlane --force --cloudonly --yes) so that the members rejoin from the restored data",
         args.backup, args.etcd
+    );
+    Ok(0)
+}
+
+/// The `kops create cluster` command line that makes the cluster `found` describes.
+fn create_flags(name: &str, found: &kops_model::aws::recover::Recovered) -> Vec<String> {
+    let mut a: Vec<String> = vec!["create".into(), "cluster".into(), name.into()];
+    let mut flag = |k: &str, v: String| {
+        a.push(format!("--{k}"));
+        a.push(v);
+    };
+    flag("zones", found.zones.join(","));
+    let cp: Vec<&kops_model::aws::recover::ObservedGroup> =
+        found.groups_of("ControlPlane").collect();
+    let cp_zones: Vec<String> = cp.iter().flat_map(|g| g.zones.clone()).collect();
+    if !cp_zones.is_empty() {
+        flag("control-plane-zones", cp_zones.join(","));
+    }
+    flag("topology", found.topology.clone());
+    let nodes: Vec<&kops_model::aws::recover::ObservedGroup> = found.groups_of("Node").collect();
+    if !nodes.is_empty() {
+        flag(
+            "node-count",
+            nodes.iter().map(|g| g.max_size).sum::<i64>().to_string(),
+        );
+    }
+    if let Some(t) = nodes.first().and_then(|g| g.machine_type.clone()) {
+        flag("node-size", t);
+    }
+    if let Some(t) = cp.first().and_then(|g| g.machine_type.clone()) {
+        flag("control-plane-size", t);
+    }
+    if let Some(i) = found.groups.first().and_then(|g| g.image.clone()) {
+        flag("image", i);
+    }
+    if let Some(c) = &found.network_cidr {
+        flag("network-cidr", c.clone());
+    }
+    if let Some(id) = &found.network_id {
+        flag("network-id", id.clone());
+    }
+    if let Some(t) = &found.api_load_balancer_type {
+        flag("api-loadbalancer-type", t.to_lowercase());
+    }
+    if let Some(z) = &found.dns_zone {
+        flag("dns-zone", z.clone());
+    }
+    if found.groups_of("Bastion").next().is_some() {
+        a.push("--bastion".into());
+    }
+    a
+}
+
+/// `kops toolbox recover cluster`: what was found and where, the equivalent `create
+/// cluster`, what the cloud cannot tell; then the specs stored in `--state` (unless
+/// `--dry-run`), each group set to its autoscaling group's sizes and its template's
+/// machine type and image.
+pub async fn recover_cluster(global: &Global, args: &RecoverClusterArgs) -> anyhow::Result<u8> {
+    use clap::Parser as _;
+    let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
+    let st = State::open(global).await?;
+    if st.cluster(&name).await.is_ok() {
+        return Err(crate::errors::user(format!(
+            "cluster {name} already exists in {}: recover into another store (--state)",
+            st.url
+        )));
+    }
+    let cloud = Cloud::open(&st, global.mock_cloud, &args.region).await?;
+    let found = match kops_model::aws::recover::recover(cloud.api.as_ref(), &name, &args.region)
+        .await
+    {
+        Ok(f) => f,
+        Err(e @ kops_model::Error::Invalid { .. }) => {
+            return Err(crate::errors::user(e.to_string()));
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("recovering cluster {name}"))),
+    };
+    println!("Found in the cloud (region {}):", args.region);
+    for (what, from) in &found.sources {
+        println!("  {what}: {from}");
+    }
+    let flags = create_flags(&name, &found);
+    println!(
+        "The same cluster as kops creates it:\n  kops {}",
+        flags.join(" ")
+    );
+    println!("Not in the cloud (kOps' defaults are used):");
+    for (what, why) in &found.unknown {
+        println!("  {what}: {why}");
+    }
+    let mut argv = vec!["kops".to_owned()];
+    if let Some(s) = &global.state {
+        argv.extend(["--state".to_owned(), s.clone()]);
+    }
+    if global.mock_cloud {
+        argv.push("--mock-cloud".into());
+    }
+    argv.extend(flags);
+    if args.dry_run {
+        argv.push("--dry-run".into());
+        argv.extend(["-o".into(), "yaml".into()]);
+    }
+    let parsed = crate::cli::Cli::try_parse_from(&argv)
+        .map_err(|e| anyhow::anyhow!("the recovered options do not parse: {e}"))?;
+    let crate::cli::Command::Create(create) = parsed.command else {
+        anyhow::bail!("the recovered options are not a create command");
+    };
+    let Some(crate::cli::CreateCommand::Cluster(c)) = create.command else {
+        anyhow::bail!("the recovered options are not a create cluster command");
+    };
+    let code = crate::create::create_cluster(global, &c).await?;
+    if code != 0 || args.dry_run {
+        return Ok(code);
+    }
+    // Each group as it runs.
+    for g in &found.groups {
+        let Ok(mut stored) = st.registry.get_instance_group(&name, &g.name).await else {
+            println!(
+                "  instance group {} is not one `create cluster` makes: add it with `kops create instancegroup {}`",
+                g.name, g.name
+            );
+            continue;
+        };
+        let spec = &mut stored.value.spec;
+        spec.min_size = i32::try_from(g.min_size).ok();
+        spec.max_size = i32::try_from(g.max_size).ok();
+        if g.machine_type.is_some() {
+            spec.machine_type = g.machine_type.clone();
+        }
+        if g.image.is_some() {
+            spec.image = g.image.clone();
+        }
+        st.registry
+            .update_instance_group(&name, &stored.value, &stored.version)
+            .await
+            .with_context(|| format!("storing instance group {}", g.name))?;
+    }
+    println!(
+        "Recovered cluster {name} into {}: check it with `kops get cluster {name} -o yaml`, then `kops update cluster {name}` shows what differs from the cloud",
+        st.url
     );
     Ok(0)
 }

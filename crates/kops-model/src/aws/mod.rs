@@ -10,6 +10,7 @@
 //! - [`UpdateCluster`]: plan / apply / Terraform; objects the cluster owns that the spec
 //!   no longer describes are planned for deletion.
 //! - [`delete_cluster`]: everything a cluster owns, in dependency order.
+//! - [`recover`]: a lost store's cluster read back from the objects it owns.
 //! - [`terraform`]: rendering a model to a Terraform directory as kOps lays it out.
 
 pub(crate) mod builders;
@@ -19,6 +20,7 @@ mod discover;
 pub(crate) mod naming;
 pub(crate) mod orphans;
 mod reads;
+pub mod recover;
 pub(crate) mod task;
 pub mod terraform;
 pub(crate) mod update;
