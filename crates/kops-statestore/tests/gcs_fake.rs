@@ -24,6 +24,8 @@ use tokio::net::TcpListener;
 #[derive(Default)]
 struct State {
     objects: BTreeMap<String, (Vec<u8>, u64)>,
+    /// The bucket's settings as PATCH requests changed them.
+    bucket_patch: serde_json::Map<String, serde_json::Value>,
     next_generation: u64,
     /// `Authorization` header of every request, in order.
     authorization: Vec<Option<String>>,
@@ -82,10 +84,21 @@ impl Fake {
             .map(|g| g.parse().unwrap());
         let segs: Vec<&str> = req.path.trim_start_matches('/').split('/').collect();
         match (req.method.as_str(), segs.as_slice()) {
-            ("GET", ["storage", "v1", "b", _bucket]) => json(
-                200,
-                serde_json::json!({"name": "fake", "versioning": {"enabled": self.versioning}}),
-            ),
+            ("GET", ["storage", "v1", "b", _bucket]) => {
+                let mut b =
+                    serde_json::json!({"name": "fake", "versioning": {"enabled": self.versioning}});
+                for (k, v) in &st.bucket_patch {
+                    b[k] = v.clone();
+                }
+                json(200, b)
+            }
+            ("PATCH", ["storage", "v1", "b", _bucket]) => {
+                let patch: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+                for (k, v) in patch.as_object().unwrap() {
+                    st.bucket_patch.insert(k.clone(), v.clone());
+                }
+                json(200, serde_json::json!({"name": "fake"}))
+            }
             ("GET", ["storage", "v1", "b", _, "o"]) => {
                 let prefix = req.query.get("prefix").cloned().unwrap_or_default();
                 let start = req.query.get("pageToken").cloned().unwrap_or_default();
@@ -367,6 +380,36 @@ async fn gcs_fake_versioning_warning() {
     let w = store(&off, "p").warnings().await.unwrap();
     assert_eq!(w.len(), 1);
     assert!(w[0].to_string().starts_with("gs://fake: "), "{}", w[0]);
+}
+
+/// The safety checks of a GCS bucket: versioning and uniform bucket-level access, each
+/// failed with its fix; `fix_safety` turns both on in one PATCH and says so; then both
+/// pass and there is nothing left to fix.
+#[tokio::test]
+async fn gcs_fake_safety_checks_and_fix() {
+    use kops_statestore::CheckStatus;
+    let off = fake(true, false).await;
+    let s = store(&off, "p");
+    let checks = s.safety_checks().await.unwrap();
+    let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["versioning", "uniform bucket-level access"]);
+    for c in &checks {
+        match &c.status {
+            CheckStatus::Failed { fix } => assert!(
+                fix.contains("gcloud storage buckets update gs://fake"),
+                "{fix}"
+            ),
+            other => panic!("{}: {other:?}", c.name),
+        }
+    }
+    let changed = s.fix_safety().await.unwrap();
+    assert_eq!(changed.len(), 2, "{changed:?}");
+    let checks = s.safety_checks().await.unwrap();
+    assert!(
+        checks.iter().all(|c| c.status == CheckStatus::Passed),
+        "{checks:?}"
+    );
+    assert!(s.fix_safety().await.unwrap().is_empty());
 }
 
 #[derive(Debug)]
