@@ -204,6 +204,7 @@ async fn update_locked(
     };
     ctx.cluster_context
         .set_control_plane_version(running.as_deref());
+    let new_keysets = ctx.new_keysets.clone();
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
 
@@ -232,6 +233,19 @@ async fn update_locked(
         .plan(api)
         .await
         .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
+    // Keysets made now for a cluster already in the cloud (a recovered store): say what
+    // their being new changes.
+    let running_already = plan
+        .plan
+        .items
+        .iter()
+        .any(|i| i.key.kind() == "AutoscalingGroup" && i.action != kops_tasks::Action::Create);
+    if running_already && !new_keysets.is_empty() {
+        eprintln!(
+            "note: cluster {name}: keysets {} are not in the state store and are made new: the launch templates' user data changes, and machines replaced from them trust the new CA (the old CA is only on the control-plane disks)",
+            new_keysets.join(", ")
+        );
+    }
 
     let Some(lock) = lock.filter(|_| args.yes) else {
         match args.output {

@@ -1853,6 +1853,12 @@ print("{}")
             "--state", &found, "update", "cluster", cluster, "-o", "json",
         ]);
         assert!(r.code == 0 || r.code == 2, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains("are made new: the launch templates' user data changes"),
+            "the plan says why user data changes: {}",
+            r.stderr
+        );
         let plan: Json = serde_json::from_str(&r.stdout).unwrap();
         let kept = [
             "VPC",
