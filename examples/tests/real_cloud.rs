@@ -1912,3 +1912,60 @@ print("{}")
     assert!(r.stderr.contains("nothing to recover"), "{}", r.stderr);
     assert!(objects(&ep, bucket, "nothing.cli-real.example/").is_empty());
 }
+
+/// A bucket these credentials may not read: `restore-state` is one line naming the
+/// denial, exit 1, and `check-state-store` reports every setting unknown, naming the
+/// permission that reads it.
+#[test]
+fn a_bucket_we_may_not_read_is_named_by_restore_and_check() {
+    let Some(ep) = moto() else { return };
+    let s3 = Fake::start(
+        "403 Forbidden",
+        "application/xml",
+        "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>".into(),
+    );
+    let env = Env::aws(&ep, &s3.url, "eu-south-1");
+    let state = "s3://kops-cli-real-denied";
+    let r = env
+        .kops(&[
+            "--state",
+            state,
+            "toolbox",
+            "restore-state",
+            "denied.cli-real.example",
+            "--to",
+            "2026-01-01T00:00:00Z",
+        ])
+        .expect_user_error(&["access denied"]);
+    println!("{}", r.stderr);
+    let r = env
+        .kops(&[
+            "--state",
+            state,
+            "toolbox",
+            "check-state-store",
+            "-o",
+            "json",
+        ])
+        .expect(0);
+    let doc: Json = serde_json::from_str(&r.stdout).unwrap();
+    let details: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert_eq!(c["status"], "unknown", "{doc}");
+            c["detail"].as_str().unwrap()
+        })
+        .collect();
+    for permission in [
+        "s3:GetBucketVersioning",
+        "s3:GetEncryptionConfiguration",
+        "s3:GetBucketPublicAccessBlock",
+    ] {
+        assert!(
+            details.iter().any(|d| d.contains(permission)),
+            "{permission}: {details:?}"
+        );
+    }
+}
