@@ -1238,3 +1238,38 @@ async fn cilium_hubble_applies_as_a_set() {
         "{err}"
     );
 }
+
+/// NVIDIA's DCGM exporter (`containerd.nvidiaGPU.dcgmExporter.enabled`): kOps' objects on
+/// the GPU nodes, applying as a set with the device plugin; the spec plans, applies on the
+/// mock and renders Terraform.
+#[tokio::test]
+async fn the_dcgm_exporter_applies_as_a_set() {
+    let yaml = cluster_yaml(
+        "addons-dcgm.example.org",
+        "cni: {}",
+        "  containerd: {nvidiaGPU: {enabled: true, dcgmExporter: {enabled: true}}}\n",
+    );
+    let m = on_the_mock("dcgm", &yaml).await;
+    let text = &m.files["nvidia.addons.k8s.io-k8s-1.16"];
+    for needle in [
+        "kind: ServiceAccount",
+        "name: exporter-metrics-config-map",
+        "DCGM_FI_DEV_GPU_UTIL, gauge",
+        "name: dcgm-exporter-read-cm",
+        "kind: RoleBinding",
+        "kind: Service",
+        "port: 9400",
+        "image: nvcr.io/nvidia/k8s/dcgm-exporter:2.4.6-2.6.10-ubuntu20.04",
+        "runtimeClassName: nvidia",
+        "/var/lib/kubelet/pod-resources",
+    ] {
+        assert!(text.contains(needle), "{needle}:\n{text}");
+    }
+    // Without it, none of its objects.
+    let (_, plain) = addon_files(&cluster_yaml(
+        "addons-gpu.example.org",
+        "cni: {}",
+        "  containerd: {nvidiaGPU: {enabled: true}}\n",
+    ));
+    assert!(!plain["nvidia.addons.k8s.io-k8s-1.16"].contains("dcgm"));
+}
