@@ -1273,3 +1273,38 @@ async fn the_dcgm_exporter_applies_as_a_set() {
     ));
     assert!(!plain["nvidia.addons.k8s.io-k8s-1.16"].contains("dcgm"));
 }
+
+/// kindnet enforcing admin network policies: the AdminNetworkPolicy and
+/// BaselineAdminNetworkPolicy CRDs, each with its setting, and kindnet allowed to list
+/// and watch them; the spec plans, applies on the mock and renders Terraform.
+#[tokio::test]
+async fn kindnet_admin_network_policies_apply_as_a_set() {
+    let yaml = cluster_yaml(
+        "addons-anp.example.org",
+        "kindnet: {adminNetworkPolicies: true, baselineAdminNetworkPolicies: true}",
+        "",
+    );
+    let m = on_the_mock("anp", &yaml).await;
+    let text = &m.files["networking.kindnet-k8s-1.32"];
+    for needle in [
+        "name: adminnetworkpolicies.policy.networking.k8s.io",
+        "name: baselineadminnetworkpolicies.policy.networking.k8s.io",
+        "- policy.networking.k8s.io",
+        "--admin-network-policy=true",
+    ] {
+        assert!(text.contains(needle), "{needle}:\n{text}");
+    }
+    // Only the one asked for.
+    let (_, files) = addon_files(&cluster_yaml(
+        "addons-banp.example.org",
+        "kindnet: {baselineAdminNetworkPolicies: true}",
+        "",
+    ));
+    let text = &files["networking.kindnet-k8s-1.32"];
+    assert!(
+        text.contains("name: baselineadminnetworkpolicies."),
+        "{text}"
+    );
+    assert!(!text.contains("name: adminnetworkpolicies."), "{text}");
+    check_set("banp", &files);
+}

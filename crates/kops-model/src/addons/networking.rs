@@ -78,13 +78,7 @@ pub(super) fn kindnet(ctx: &ClusterContext) -> Result<Vec<Value>> {
         }
     }
     let labels = json!({ "tier": "node", "app": "kindnet", "k8s-app": "kindnet" });
-    if anp {
-        return Err(invalid(
-            "spec.networking.kindnet.adminNetworkPolicies",
-            "the AdminNetworkPolicy CRDs are not generated yet",
-        ));
-    }
-    Ok(vec![
+    let mut out = vec![
         role("kindnet", "", rules),
         binding(
             "kindnet",
@@ -139,8 +133,29 @@ pub(super) fn kindnet(ctx: &ClusterContext) -> Result<Vec<Value>> {
                 },
             },
         }),
-    ])
+    ];
+    // The network-policy-api CRDs kindnet enforces, each with its own setting (the
+    // AdminNetworkPolicy's first, as kOps lists them).
+    let crds = super::helpers::crds("network-policy-api.json", NETWORK_POLICY_API_CRDS)?;
+    for (on, crd) in [
+        (anp, "adminnetworkpolicies"),
+        (banp, "baselineadminnetworkpolicies"),
+    ] {
+        let name = format!("{crd}.policy.networking.k8s.io");
+        if on
+            && let Some(c) = crds
+                .iter()
+                .find(|c| c["metadata"]["name"].as_str() == Some(name.as_str()))
+        {
+            out.push(c.clone());
+        }
+    }
+    Ok(out)
 }
+
+/// The AdminNetworkPolicy and BaselineAdminNetworkPolicy CRDs (network-policy-api
+/// v0.1.1, experimental), as data (see `crds/README.md`).
+const NETWORK_POLICY_API_CRDS: &str = include_str!("crds/network-policy-api.json");
 
 /// `networking.kope.io`: kopeio's networking agent on every node.
 pub(super) fn kopeio() -> Vec<Value> {
