@@ -714,56 +714,42 @@ impl Store for S3Store {
             Err(e) => return Err(e),
         };
         let client = &self.located().await?.client;
-        let encryption = match client.get_bucket_encryption().bucket(b).send().await {
-            Ok(out) => {
-                let rules = out
-                    .server_side_encryption_configuration()
-                    .map(|c| c.rules().len())
-                    .unwrap_or(0);
-                if rules > 0 {
-                    CheckStatus::Passed
-                } else {
-                    CheckStatus::failed(encryption_fix(b))
-                }
-            }
-            Err(e) => match e.code() {
-                Some("ServerSideEncryptionConfigurationNotFoundError") => {
-                    CheckStatus::failed(encryption_fix(b))
-                }
-                Some("AccessDenied" | "Forbidden") => {
-                    CheckStatus::unknown("s3:GetEncryptionConfiguration")
-                }
-                _ => {
-                    return Err(self.error(self.failure(e), "get bucket encryption", b));
-                }
-            },
-        };
-        let public = match client.get_public_access_block().bucket(b).send().await {
-            Ok(out) => {
-                let all = out.public_access_block_configuration().is_some_and(|c| {
+        let encryption = client
+            .get_bucket_encryption()
+            .bucket(b)
+            .send()
+            .await
+            .map(|out| {
+                out.server_side_encryption_configuration()
+                    .is_some_and(|c| !c.rules().is_empty())
+            });
+        let encryption = self.setting_status(
+            encryption,
+            "ServerSideEncryptionConfigurationNotFoundError",
+            "s3:GetEncryptionConfiguration",
+            encryption_fix(b),
+            "get bucket encryption",
+        )?;
+        let public = client
+            .get_public_access_block()
+            .bucket(b)
+            .send()
+            .await
+            .map(|out| {
+                out.public_access_block_configuration().is_some_and(|c| {
                     c.block_public_acls() == Some(true)
                         && c.ignore_public_acls() == Some(true)
                         && c.block_public_policy() == Some(true)
                         && c.restrict_public_buckets() == Some(true)
-                });
-                if all {
-                    CheckStatus::Passed
-                } else {
-                    CheckStatus::failed(public_access_fix(b))
-                }
-            }
-            Err(e) => match e.code() {
-                Some("NoSuchPublicAccessBlockConfiguration") => {
-                    CheckStatus::failed(public_access_fix(b))
-                }
-                Some("AccessDenied" | "Forbidden") => {
-                    CheckStatus::unknown("s3:GetBucketPublicAccessBlock")
-                }
-                _ => {
-                    return Err(self.error(self.failure(e), "get public access block", b));
-                }
-            },
-        };
+                })
+            });
+        let public = self.setting_status(
+            public,
+            "NoSuchPublicAccessBlockConfiguration",
+            "s3:GetBucketPublicAccessBlock",
+            public_access_fix(b),
+            "get public access block",
+        )?;
         Ok(vec![
             SafetyCheck::new("versioning", versioning),
             SafetyCheck::new("default encryption", encryption),
@@ -960,6 +946,31 @@ fn public_access_fix(bucket: &str) -> String {
 }
 
 impl S3Store {
+    /// The status of a bucket setting read as on (`Ok(true)`) or off: the error code
+    /// `unset_code` (no configuration at all) is off too, a denial is unknown naming
+    /// `permission`, anything else an error of `op`.
+    fn setting_status<E>(
+        &self,
+        read: std::result::Result<bool, SdkError<E, aws_sdk_s3::config::http::HttpResponse>>,
+        unset_code: &str,
+        permission: &str,
+        fix: String,
+        op: &'static str,
+    ) -> Result<CheckStatus>
+    where
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    {
+        match read {
+            Ok(true) => Ok(CheckStatus::Passed),
+            Ok(false) => Ok(CheckStatus::failed(fix)),
+            Err(e) => match e.code() {
+                Some(code) if code == unset_code => Ok(CheckStatus::failed(fix)),
+                Some("AccessDenied" | "Forbidden") => Ok(CheckStatus::unknown(permission)),
+                _ => Err(self.error(self.failure(e), op, &self.bucket)),
+            },
+        }
+    }
+
     /// Whether the bucket's versioning is enabled (`GetBucketVersioning`).
     async fn versioning_enabled(&self) -> Result<bool> {
         let enabled = match self
