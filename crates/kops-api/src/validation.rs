@@ -1038,6 +1038,9 @@ fn cluster_errors(c: &Cluster) -> ValidationErrors {
             ),
         ),
     }
+    if let Some(c) = net.cilium.as_ref() {
+        validate_cilium(c, net.is_ipv6_only(), &mut errs);
+    }
 
     // etcd.
     let etcd = spec.etcd_clusters.as_deref().unwrap_or(&[]);
@@ -1450,6 +1453,50 @@ fn cross_errors(ig: &InstanceGroup, c: &Cluster, errs: &mut ValidationErrors) {
         }
     } else if s.warm_pool.is_some() {
         errs.push("spec.warmPool", "warm pools are only supported on AWS");
+    }
+}
+
+/// Cilium's settings kOps checks: encryption (not on IPv6, a known type, the type only
+/// with encryption on) and the ingress controller's load-balancer mode.
+fn validate_cilium(
+    c: &crate::v1alpha2::CiliumNetworkingSpec,
+    ipv6: bool,
+    errs: &mut ValidationErrors,
+) {
+    const P: &str = "spec.networking.cilium";
+    let encryption = c.enable_encryption == Some(true);
+    if encryption && ipv6 {
+        errs.push(
+            format!("{P}.enableEncryption"),
+            "encryption is not supported on IPv6 clusters",
+        );
+    }
+    if let Some(t) = c.encryption_type.as_deref().filter(|t| !t.is_empty()) {
+        if !encryption {
+            errs.push(
+                format!("{P}.encryptionType"),
+                "encryptionType requires enableEncryption",
+            );
+        }
+        if !matches!(t, "ipsec" | "wireguard") {
+            errs.push(
+                format!("{P}.encryptionType"),
+                format!("unsupported value {t:?}: use ipsec or wireguard"),
+            );
+        }
+    }
+    // A given `ingress` block is on unless it says otherwise (kOps' default).
+    if let Some(i) = c.ingress.as_ref().filter(|i| i.enabled != Some(false))
+        && let Some(mode) = i
+            .default_load_balancer_mode
+            .as_deref()
+            .filter(|m| !m.is_empty())
+        && !matches!(mode, "shared" | "dedicated")
+    {
+        errs.push(
+            format!("{P}.ingress.defaultLoadBalancerMode"),
+            format!("unsupported value {mode:?}: use shared or dedicated"),
+        );
     }
 }
 

@@ -267,6 +267,31 @@ fn cases() -> Vec<Case> {
             "only one networking option permitted",
         ),
         case(
+            "cilium encryption type without encryption",
+            |s| {
+                s.0.spec.networking.calico = None;
+                let mut c = v::CiliumNetworkingSpec::default();
+                c.encryption_type = Some("wireguard".into());
+                s.0.spec.networking.cilium = Some(c);
+            },
+            None,
+            "spec.networking.cilium.encryptionType",
+            "encryptionType requires enableEncryption",
+        ),
+        case(
+            "unknown cilium encryption type",
+            |s| {
+                s.0.spec.networking.calico = None;
+                let mut c = v::CiliumNetworkingSpec::default();
+                c.enable_encryption = Some(true);
+                c.encryption_type = Some("tls".into());
+                s.0.spec.networking.cilium = Some(c);
+            },
+            None,
+            "spec.networking.cilium.encryptionType",
+            "use ipsec or wireguard",
+        ),
+        case(
             "removed networking option",
             |s| {
                 s.0.spec.networking.calico = None;

@@ -67,6 +67,9 @@ pub struct ClusterContext {
     /// `base64url(sha256(secrets/encryptionconfig))` when `spec.encryptionConfig` is on:
     /// it reaches the nodeup config of API-server machines.
     pub encryption_config_hash: Option<String>,
+    /// The `ciliumpassword` secret's text (Cilium's IPsec keys) when the store holds one:
+    /// the Cilium addon puts it in a Secret (see [`crate::files::prepare_boot`]).
+    pub(crate) cilium_password: Option<String>,
     /// The groups whose machines an update builds (launch templates, autoscaling groups,
     /// instance templates, nodeup configs), when an update names some (kOps'
     /// `--instance-group`, `--instance-group-roles`); `None`: every group. The other
@@ -138,6 +141,7 @@ impl ClusterContext {
             new_keysets: Vec::new(),
             asset_hashes: BTreeMap::new(),
             encryption_config_hash: None,
+            cilium_password: None,
             additional_objects: Vec::new(),
             updated_groups: None,
             assets: Default::default(),

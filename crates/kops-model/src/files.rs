@@ -33,7 +33,8 @@ pub(crate) struct ManagedFile {
     pub(crate) location: String,
     /// The content.
     pub(crate) contents: String,
-    /// Whether the content is secret (a keyset with private keys): plans show a digest,
+    /// Whether the content is secret (a keyset with private keys, Cilium's manifest with
+    /// its IPsec keys): plans show a digest,
     /// and Terraform never renders it.
     pub(crate) sensitive: bool,
 }
@@ -236,9 +237,41 @@ pub(crate) async fn prepare_boot(ctx: &mut ClusterContext) -> Result<()> {
             };
             ctx.encryption_config_hash = Some(crate::secrets::encryption_config_hash(&got.data)?);
         }
+        if let Some(cilium) = &ctx.cluster.spec.networking.cilium {
+            ctx.cilium_password = cilium_password(store.as_ref(), cilium).await?;
+        }
     }
     ctx.ensure_keysets(std::time::SystemTime::now())?;
     Ok(())
+}
+
+/// The stored `ciliumpassword` secret's text, if any. Cilium's IPsec encryption needs it:
+/// without it the agents would start with no key file, so that is refused, naming the
+/// command that makes it.
+async fn cilium_password(
+    store: &dyn kops_statestore::Store,
+    cilium: &kops_api::v1alpha2::CiliumNetworkingSpec,
+) -> Result<Option<String>> {
+    const PATH: &str = "secrets/ciliumpassword";
+    let got = store
+        .get_opt(PATH)
+        .await
+        .map_err(crate::error::store(format!("reading {PATH}")))?;
+    let ipsec = cilium.enable_encryption == Some(true)
+        && cilium.encryption_type.as_deref().unwrap_or("ipsec") == "ipsec";
+    let Some(got) = got else {
+        if ipsec {
+            return Err(crate::error::invalid(
+                "spec.networking.cilium.enableEncryption",
+                "IPsec encryption needs the ciliumpassword secret (the agents' keys), which does not exist: create it with `kops create secret ciliumpassword -f FILE`",
+            ));
+        }
+        return Ok(None);
+    };
+    let value = crate::secrets::decode_secret(&got.data, PATH)?;
+    let text = String::from_utf8(value)
+        .map_err(|_| crate::error::invalid(PATH, "the secret is not UTF-8 text"))?;
+    Ok(Some(text))
 }
 
 /// The keyset files an update writes: those of [`ClusterContext::new_keysets`], in

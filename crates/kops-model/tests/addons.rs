@@ -224,6 +224,7 @@ fn check_set(label: &str, files: &BTreeMap<String, String>) {
                 | "ValidatingWebhookConfiguration"
                 | "APIService"
                 | "IngressClass"
+                | "GatewayClass"
                 | "IngressClassParams"
                 | "RuntimeClass"
                 | "VolumeSnapshotClass"
@@ -1033,12 +1034,24 @@ struct OnTheMock {
     roles: BTreeSet<String>,
     terraform: String,
     files: BTreeMap<String, String>,
+    /// The addon files the apply wrote to the state store, keyed as `files`.
+    stored: BTreeMap<String, String>,
+    /// The first plan as text.
+    plan: String,
+    /// Every file of the Terraform render, as text.
+    rendered: String,
 }
 
 /// Plans the cluster of `yaml` (built by [`cluster_yaml`]) on a new mock cloud, applies
 /// the plan, checks the next plan is empty, and renders Terraform; its addon manifests
 /// must apply as a set.
 async fn on_the_mock(label: &str, yaml: &str) -> OnTheMock {
+    Box::pin(on_the_mock_with(label, yaml, &[])).await
+}
+
+/// [`on_the_mock`] with `stored` (paths under the cluster's config base, and their
+/// bytes) in the state store before the plan.
+async fn on_the_mock_with(label: &str, yaml: &str, stored: &[(&str, Vec<u8>)]) -> OnTheMock {
     use kops_model::aws::cloud::{AwsCloud, ListQuery, ResourceType};
     use kops_model::aws::{ApplyOptions, DiscoverOptions, UpdateCluster, UpdateOptions, discover};
     use kops_statestore::{MemoryStore, Registry, Store, SystemClock};
@@ -1065,6 +1078,16 @@ async fn on_the_mock(label: &str, yaml: &str) -> OnTheMock {
     // The IRSA discovery documents' bucket.
     cloud.create_bucket("addons-oidc").unwrap();
     let store = Arc::new(MemoryStore::new());
+    for (path, bytes) in stored {
+        store
+            .put(
+                &format!("{name}/{path}"),
+                bytes.clone().into(),
+                kops_statestore::PutOptions::default(),
+            )
+            .await
+            .unwrap();
+    }
     let opts = DiscoverOptions::default().with_state_store(store.clone(), "s3://addons-state");
     let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
     let update = UpdateCluster::new(
@@ -1075,13 +1098,12 @@ async fn on_the_mock(label: &str, yaml: &str) -> OnTheMock {
     )
     .unwrap();
     let api: &dyn AwsCloud = &cloud;
-    let plan = update.plan(api).await.unwrap();
+    let plan = Box::pin(update.plan(api)).await.unwrap();
     let registry = Registry::new(store.clone() as Arc<dyn Store>, Arc::new(SystemClock));
-    update
-        .apply(api, &registry, &plan, ApplyOptions::default())
+    Box::pin(update.apply(api, &registry, &plan, ApplyOptions::default()))
         .await
         .unwrap_or_else(|e| panic!("{label}: apply on the mock: {e:?}"));
-    let again = update.plan(api).await.unwrap();
+    let again = Box::pin(update.plan(api)).await.unwrap();
     assert!(
         !again.plan.has_changes(),
         "{label}: changes after apply:\n{}",
@@ -1096,6 +1118,12 @@ async fn on_the_mock(label: &str, yaml: &str) -> OnTheMock {
         .collect();
     let tf = update.render_terraform().await.unwrap();
     let terraform = String::from_utf8_lossy(&tf.files["kubernetes.tf"]).into_owned();
+    let rendered = tf
+        .files
+        .values()
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
     let data: BTreeMap<String, String> = tf
         .files
         .iter()
@@ -1105,12 +1133,48 @@ async fn on_the_mock(label: &str, yaml: &str) -> OnTheMock {
         })
         .collect();
     let files = addons_of(&name, &data);
-    check_set(label, &files);
+    // What the cluster reads: the channel and the manifests it names, from the store.
+    let read = |path: String| {
+        let store = store.clone();
+        async move {
+            let got = store
+                .get(&path)
+                .await
+                .unwrap_or_else(|e| panic!("{path}: {e}"));
+            String::from_utf8(got.data.to_vec()).unwrap()
+        }
+    };
+    let channel = read(format!("{name}/addons/bootstrap-channel.yaml")).await;
+    let mut stored = BTreeMap::from([("bootstrap".to_owned(), channel.clone())]);
+    let channel = kops_api::yaml::from_str(&channel).unwrap();
+    for a in channel
+        .pointer("/spec/addons")
+        .and_then(Value::as_array)
+        .unwrap()
+    {
+        let key = match s(a, "/id") {
+            Some(id) => format!("{}-{id}", s(a, "/name").unwrap()),
+            None => s(a, "/name").unwrap().to_owned(),
+        };
+        let text = read(format!("{name}/addons/{}", s(a, "/manifest").unwrap())).await;
+        stored.insert(key, text);
+    }
+    check_set(label, &stored);
+    for (key, text) in &files {
+        assert_eq!(
+            stored.get(key),
+            Some(text),
+            "{label}: {key}: Terraform and the store differ"
+        );
+    }
     OnTheMock {
         name,
         roles,
         terraform,
         files,
+        stored,
+        plan: plan.plan.render_text(),
+        rendered,
     }
 }
 
@@ -1307,4 +1371,219 @@ async fn kindnet_admin_network_policies_apply_as_a_set() {
     );
     assert!(!text.contains("name: adminnetworkpolicies."), "{text}");
     check_set("banp", &files);
+}
+
+fn cilium_objects(text: &str) -> Vec<Value> {
+    kops_api::yaml::from_str_multi(text).unwrap()
+}
+
+fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
+    objects
+        .iter()
+        .find(|o| s(o, "/kind") == Some(kind) && s(o, "/metadata/name") == Some(name))
+}
+
+/// Cilium's ingress controller (one shared load balancer, kOps' default mode) and its
+/// Gateway API support: the settings, the classes, the secrets roles of the agent and the
+/// operator and the operator's permissions; the spec plans, applies on the mock and
+/// renders Terraform.
+#[tokio::test]
+async fn cilium_ingress_and_gateway_api_apply_as_a_set() {
+    let yaml = cluster_yaml(
+        "cilium-envoy.example.org",
+        "cilium: {ingress: {enforceHttps: false}, gatewayAPI: {enableSecretsSync: true}, enablePrometheusMetrics: true}",
+        "",
+    );
+    let m = on_the_mock("cilium-envoy", &yaml).await;
+    let text = &m.stored["networking.cilium.io-k8s-1.16"];
+    for want in [
+        "enable-envoy-config: \"true\"",
+        "enable-ingress-controller: \"true\"",
+        "enforce-ingress-https: \"false\"",
+        "enable-gateway-api: \"true\"",
+        "enable-gateway-api-secrets-sync: \"true\"",
+        "controller: cilium.io/ingress-controller",
+        "controllerName: io.cilium/gateway-controller",
+        "name: envoy-metrics",
+    ] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
+    // Settings kOps writes only when the spec sets them.
+    assert!(!text.contains("ingress-default-lb-mode"), "{text}");
+    let objects = cilium_objects(text);
+    for (kind, name) in [
+        ("IngressClass", "cilium"),
+        ("GatewayClass", "cilium"),
+        ("Service", "cilium-ingress"),
+        ("Endpoints", "cilium-ingress"),
+        ("Role", "cilium-ingress-secrets"),
+        ("Role", "cilium-gateway-secrets"),
+        ("Role", "cilium-envoy-config-secrets"),
+        ("Role", "cilium-operator-ingress-secrets"),
+        ("Role", "cilium-operator-gateway-secrets"),
+        ("RoleBinding", "cilium-secrets"),
+        ("RoleBinding", "cilium-operator-gateway-secrets"),
+    ] {
+        assert!(find(&objects, kind, name).is_some(), "no {kind} {name}");
+    }
+    assert_eq!(
+        s(
+            find(&objects, "Service", "cilium-ingress").unwrap(),
+            "/spec/type"
+        ),
+        Some("LoadBalancer")
+    );
+    let operator = find(&objects, "ClusterRole", "cilium-operator")
+        .unwrap()
+        .to_string();
+    for want in [
+        "ingresses/status",
+        "gatewayclasses/status",
+        "serviceimports",
+    ] {
+        assert!(operator.contains(want), "operator lacks {want}: {operator}");
+    }
+
+    // Dedicated load balancers: no shared service; the mode is written.
+    let (_, files) = addon_files(&cluster_yaml(
+        "cilium-dedicated.example.org",
+        "cilium: {ingress: {defaultLoadBalancerMode: dedicated}}",
+        "",
+    ));
+    let text = &files["networking.cilium.io-k8s-1.16"];
+    assert!(
+        text.contains("ingress-default-lb-mode: dedicated"),
+        "{text}"
+    );
+    let objects = cilium_objects(text);
+    assert!(find(&objects, "Service", "cilium-ingress").is_none());
+    assert!(find(&objects, "GatewayClass", "cilium").is_none());
+    check_set("cilium-dedicated", &files);
+
+    // An unknown mode is refused, naming the field.
+    let raw = manifest::parse(
+        cluster_yaml(
+            "cilium-badmode.example.org",
+            "cilium: {ingress: {defaultLoadBalancerMode: spread}}",
+            "",
+        )
+        .as_bytes(),
+        "cluster.yaml",
+    )
+    .unwrap()
+    .into_iter()
+    .find_map(|o| match o {
+        Object::Cluster(c) => Some(c),
+        _ => None,
+    })
+    .unwrap();
+    let err = kops_api::validation::validate_cluster(&internal::Cluster::try_from(&raw).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("spec.networking.cilium.ingress.defaultLoadBalancerMode"),
+        "{err}"
+    );
+}
+
+/// Cilium's IPsec encryption: the keys of the `ciliumpassword` secret reach the agents
+/// through a Secret they mount, and never a plan or Terraform; WireGuard needs no keys;
+/// IPsec without the secret is refused, naming the field and the command that makes it.
+#[tokio::test]
+async fn cilium_encryption_applies_with_its_keys_kept_secret() {
+    const KEY: &str = "3 rfc4106(gcm(aes)) 0123456789abcdef0123456789abcdef01234567 128";
+    let secret = kops_model::secrets::encode_secret(format!("keys: {KEY}").as_bytes());
+    let yaml = cluster_yaml(
+        "cilium-ipsec.example.org",
+        "cilium: {enableEncryption: true, nodeEncryption: true}",
+        "",
+    );
+    let m = Box::pin(on_the_mock_with(
+        "cilium-ipsec",
+        &yaml,
+        &[("secrets/ciliumpassword", secret.into_bytes())],
+    ))
+    .await;
+    let text = &m.stored["networking.cilium.io-k8s-1.16"];
+    for want in [
+        "enable-ipsec: \"true\"",
+        "ipsec-key-file: /etc/ipsec/keys",
+        "encrypt-node: \"true\"",
+        "mountPath: /etc/ipsec",
+        "secretName: cilium-ipsec-keys",
+    ] {
+        assert!(text.contains(want), "{want} missing");
+    }
+    let objects = cilium_objects(text);
+    let keys = find(&objects, "Secret", "cilium-ipsec-keys").expect("the keys' Secret");
+    assert_eq!(s(keys, "/stringData/keys"), Some(KEY));
+    // The keys are in the store only.
+    assert!(
+        !m.plan.contains("0123456789abcdef"),
+        "the plan shows the key"
+    );
+    assert!(
+        !m.rendered.contains("0123456789abcdef"),
+        "Terraform holds the key"
+    );
+    assert!(!m.files.contains_key("networking.cilium.io-k8s-1.16"));
+
+    // WireGuard: no keys, no Secret.
+    let (_, files) = addon_files(&cluster_yaml(
+        "cilium-wg.example.org",
+        "cilium: {enableEncryption: true, encryptionType: wireguard}",
+        "",
+    ));
+    let text = &files["networking.cilium.io-k8s-1.16"];
+    assert!(text.contains("enable-wireguard: \"true\""), "{text}");
+    assert!(text.contains("encrypt-node: \"false\""), "{text}");
+    assert!(!text.contains("enable-ipsec"), "{text}");
+    assert!(!text.contains("cilium-ipsec-keys"), "{text}");
+    check_set("cilium-wg", &files);
+}
+
+/// IPsec with no `ciliumpassword` secret in the store: the plan is refused before any
+/// change, naming the field and the command that makes the secret.
+#[tokio::test]
+async fn cilium_ipsec_without_its_secret_is_refused() {
+    use kops_model::aws::{DiscoverOptions, discover};
+    use kops_statestore::MemoryStore;
+    use std::sync::Arc;
+
+    let yaml = cluster_yaml(
+        "cilium-nokeys.example.org",
+        "cilium: {enableEncryption: true}",
+        "",
+    );
+    let (cluster, groups) = manifest::parse(yaml.as_bytes(), "cluster.yaml")
+        .unwrap()
+        .into_iter()
+        .fold((None, Vec::new()), |(c, mut g), o| match o {
+            Object::Cluster(x) => (Some(x), g),
+            Object::InstanceGroup(ig) => {
+                g.push(ig);
+                (c, g)
+            }
+            _ => (c, g),
+        });
+    let cloud = kops_mock::fixture::Fixture::parse(
+        "aws:\n  region: eu-west-9\n  zones: [eu-west-9a]\n  route53:\n    hostedZones:\n    - {id: /hostedzone/ZADDONS, name: example.org., private: false}\n  ec2:\n    images:\n    - {imageId: ami-0000aaaa, name: addons-image, ownerId: '111111111111', rootDeviceName: /dev/sda1, architecture: x86_64}\n",
+        "nokeys",
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let opts = DiscoverOptions::default()
+        .with_state_store(Arc::new(MemoryStore::new()), "s3://addons-state");
+    // Refused as the context is read from the store, before any plan.
+    let err = discover(&cloud, &cluster.unwrap(), &groups, &opts)
+        .await
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("spec.networking.cilium.enableEncryption")
+            && err.contains("kops create secret ciliumpassword"),
+        "{err}"
+    );
 }

@@ -5,8 +5,11 @@
 //! (kube-proxy replacement), the Prometheus endpoints, the debug monitor, and Hubble (the
 //! agent's server, its peer and metrics services, the relay, and their certificates,
 //! which cert-manager issues from the cluster CA through the addon's PKI issuer, as kOps
-//! has it). Cilium's ingress controller, the Gateway API and IPsec/WireGuard encryption
-//! are not generated yet and are refused with an error naming the field.
+//! has it), the ingress controller and Gateway API support (see [`envoy`]), and
+//! encryption: WireGuard, or IPsec with the keys of the `ciliumpassword` secret (`kops
+//! create secret ciliumpassword`), which kOps puts in a Secret the agents mount whenever
+//! the secret exists. The manifest then holds a secret: it is written to the state store
+//! as the keysets are, never shown in plans nor rendered into Terraform.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,7 @@ use super::k8s::{binding, host_path_volume, named_rule, role, rule, sa_subject};
 use crate::cluster::ClusterContext;
 use crate::error::{Result, invalid};
 
+mod envoy;
 mod hubble;
 
 const NS: &str = "kube-system";
@@ -95,24 +99,9 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         .as_ref()
         .and_then(|h| h.metrics.clone())
         .unwrap_or_default();
-    if on(c.ingress.as_ref().and_then(|i| i.enabled)) {
-        return Err(invalid(
-            "spec.networking.cilium.ingress.enabled",
-            "Cilium's ingress controller manifests are not generated yet",
-        ));
-    }
-    if on(c.gateway_api.as_ref().and_then(|g| g.enabled)) {
-        return Err(invalid(
-            "spec.networking.cilium.gatewayAPI.enabled",
-            "Cilium's Gateway API manifests are not generated yet",
-        ));
-    }
-    if on(c.enable_encryption) {
-        return Err(invalid(
-            "spec.networking.cilium.enableEncryption",
-            "Cilium's encryption (IPsec keys, WireGuard) is not generated yet",
-        ));
-    }
+    let envoy = envoy::Envoy::new(c.ingress.as_ref(), c.gateway_api.as_ref());
+    let encryption = on(c.enable_encryption).then(|| c.encryption_type.clone().unwrap_or_default());
+    let ipsec_keys = ipsec_keys(ctx)?;
     let version = c
         .version
         .clone()
@@ -249,6 +238,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         "enable-bpf-masquerade",
         &(on(c.enable_bpf_masquerade) && !ipv6).to_string(),
     );
+    if let Some(kind) = encryption.as_deref() {
+        for (k, v) in encryption_config(kind, on(c.node_encryption)) {
+            set(k, v);
+        }
+    }
     for (k, v) in [
         ("enable-ipv4-big-tcp", "false"),
         ("enable-ipv6-big-tcp", "false"),
@@ -385,6 +379,9 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
     ] {
         set(k, v);
     }
+    for (k, v) in envoy.config() {
+        set(k, &v);
+    }
     if hubble {
         set("enable-hubble", "true");
         set("hubble-socket-path", "/var/run/cilium/hubble.sock");
@@ -430,7 +427,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             "data": cfg,
         }),
         part_of(role("cilium", "", agent_rules())),
-        part_of(role("cilium-operator", "", operator_rules())),
+        part_of(role("cilium-operator", "", {
+            let mut rules = operator_rules();
+            rules.extend(envoy.operator_rules());
+            rules
+        })),
         part_of(binding(
             "cilium",
             "",
@@ -458,11 +459,22 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             vec![sa_subject("cilium", NS)],
         )),
     ];
+    // The secrets roles after the agent's config role, their bindings after its binding.
+    let config_binding = out.len() - 1;
+    out.splice(config_binding..config_binding, envoy.roles());
+    out.extend(envoy.bindings());
+    if let Some(keys) = &ipsec_keys {
+        out.insert(0, ipsec_secret(keys));
+    }
+    let first = usize::from(ipsec_keys.is_some());
     if hubble {
         // kOps' order: the relay's account after the other accounts, its configuration
         // after the agent's, the services before the agent.
-        out.insert(3, hubble::service_account());
-        out.insert(5, hubble::relay_config(ctx.name()));
+        out.insert(first + 3, hubble::service_account());
+        out.insert(first + 5, hubble::relay_config(ctx.name()));
+    }
+    out.extend(envoy.services(prometheus));
+    if hubble {
         out.extend(hubble::services(!hubble_metrics.is_empty()));
     }
 
@@ -514,6 +526,9 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         mount_ro("lib-modules", "/lib/modules"),
         json!({ "name": "xtables-lock", "mountPath": "/run/xtables.lock" }),
     ]);
+    if ipsec_keys.is_some() {
+        agent_mounts.push(json!({ "name": "cilium-ipsec-secrets", "mountPath": "/etc/ipsec" }));
+    }
     if hubble {
         agent_mounts.push(mount_ro("hubble-tls", "/var/lib/cilium/tls/hubble"));
     }
@@ -702,6 +717,10 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         "/proc/sys/kernel",
         "Directory",
     ));
+    if ipsec_keys.is_some() {
+        volumes.push(json!({ "name": "cilium-ipsec-secrets",
+            "secret": { "secretName": IPSEC_SECRET } }));
+    }
     if hubble {
         volumes.push(hubble::agent_tls_volume());
     }
@@ -859,7 +878,72 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
     if hubble {
         out.extend(hubble::relay(ctx.name(), &registry, &version, debug));
     }
+    out.extend(envoy.classes());
     Ok(out)
+}
+
+/// The Secret that holds the IPsec keys.
+const IPSEC_SECRET: &str = "cilium-ipsec-keys";
+
+/// The stored `ciliumpassword` secret's entries (`keys: <spi> <algorithm> <key> <bits>`),
+/// when the store holds one: kOps puts them in the agents' IPsec key file whenever the
+/// secret exists. The entries are secret: errors name the file, never its text.
+fn ipsec_keys(ctx: &ClusterContext) -> Result<Option<serde_json::Map<String, Value>>> {
+    const FILE: &str = "secrets/ciliumpassword";
+    let Some(text) = ctx.cilium_password.as_deref() else {
+        return Ok(None);
+    };
+    let parsed = kops_api::yaml::from_str(text).map_err(|_| {
+        invalid(FILE, "not YAML: the secret holds `keys: <spi> <algorithm> <key> <bits>` (Cilium's IPsec key file entries)")
+    })?;
+    let Value::Object(entries) = parsed else {
+        return Err(invalid(
+            FILE,
+            "not a mapping: the secret holds `keys: <spi> <algorithm> <key> <bits>` (Cilium's IPsec key file entries)",
+        ));
+    };
+    let entries = entries
+        .into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            (k, Value::String(text))
+        })
+        .collect();
+    Ok(Some(entries))
+}
+
+/// The IPsec keys' Secret, mounted by the agents at `/etc/ipsec`.
+fn ipsec_secret(keys: &serde_json::Map<String, Value>) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": { "name": IPSEC_SECRET, "namespace": NS },
+        "stringData": keys,
+    })
+}
+
+/// The settings of the encryption `kind` (`ipsec` or `wireguard`), and whether traffic
+/// between nodes' own addresses is encrypted too.
+fn encryption_config(kind: &str, node_encryption: bool) -> Vec<(&'static str, &'static str)> {
+    let mut out = match kind {
+        "wireguard" => vec![("enable-wireguard", "true")],
+        "ipsec" => vec![
+            ("enable-ipsec", "true"),
+            ("ipsec-key-file", "/etc/ipsec/keys"),
+            ("enable-ipsec-key-watcher", "true"),
+            ("ipsec-key-rotation-duration", "5m"),
+            ("enable-ipsec-encrypted-overlay", "false"),
+        ],
+        _ => Vec::new(),
+    };
+    out.push((
+        "encrypt-node",
+        if node_encryption { "true" } else { "false" },
+    ));
+    out
 }
 
 fn operator_selector() -> Value {

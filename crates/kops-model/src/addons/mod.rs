@@ -825,11 +825,13 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
         sensitive: false,
     }];
     for b in built {
+        // Cilium's manifest holds the IPsec keys when the secret exists.
+        let sensitive = b.addon.name == "networking.cilium.io" && ctx.cilium_password.is_some();
         out.push(ManagedFile {
             name: format!("{cluster}-addons-{}", b.addon.key()),
             location: format!("addons/{}", b.addon.manifest),
             contents: b.manifest,
-            sensitive: false,
+            sensitive,
         });
     }
     Ok(out)

@@ -113,7 +113,8 @@ pub(crate) fn build(ctx: &ModelContext, m: &mut AwsModel) -> Result<()> {
             contents,
             sensitive,
         } = &f;
-        // Keysets never go into Terraform (kOps writes them straight to the keystore);
+        // Secret files (keysets, Cilium's manifest with IPsec keys) never go into
+        // Terraform: they are written straight to the store, as kOps writes keysets;
         // without a store they exist only for this render.
         if *sensitive && ctx.config_store.is_none() {
             continue;
