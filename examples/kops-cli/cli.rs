@@ -210,6 +210,13 @@ pub struct CreateClusterArgs {
     /// Machine type of control-plane instances
     #[arg(long, value_name = "TYPE")]
     pub control_plane_size: Option<String>,
+    /// Number of API-server instances, split between the zones in apiserver-<zone> groups
+    /// (kOps' APIServerNodes feature; default: none)
+    #[arg(long)]
+    pub api_server_count: Option<u32>,
+    /// Machine type of API-server instances
+    #[arg(long, value_name = "TYPE")]
+    pub api_server_size: Option<String>,
     /// Number of worker nodes, split between the zones (default: one per zone)
     #[arg(long)]
     pub node_count: Option<u32>,
@@ -382,7 +389,7 @@ pub struct CreateClusterArgs {
 pub struct CreateIgArgs {
     /// Instance group name
     pub group: String,
-    /// Role of its machines: node, control-plane or bastion
+    /// Role of its machines: node, control-plane, bastion or apiserver
     #[arg(long, default_value = "node")]
     pub role: String,
     /// Subnets to run in, comma-separated (default: every subnet that is neither a

@@ -58,6 +58,8 @@ fn options(
         .with_control_plane_count(args.control_plane_count)
         .with_node_size(args.node_size.clone())
         .with_control_plane_size(args.control_plane_size.clone())
+        .with_api_server_count(args.api_server_count)
+        .with_api_server_size(args.api_server_size.clone())
         .with_image(args.image.clone())
         .with_networking(args.networking.clone())
         .with_dns_zone(args.dns_zone.clone())

@@ -102,6 +102,12 @@ pub struct NewClusterOptions {
     pub node_size: Option<String>,
     /// Control-plane machine type; several, comma-separated, as `node_size`.
     pub control_plane_size: Option<String>,
+    /// Number of API-server instances (kOps' `--api-server-count`, its APIServerNodes
+    /// feature): split between the zones as the nodes are, in `apiserver-<zone>` groups
+    /// that run only kube-apiserver behind the API's load balancer (default: none).
+    pub api_server_count: Option<u32>,
+    /// API-server machine type (default: the nodes').
+    pub api_server_size: Option<String>,
     /// Image for every group.
     pub image: Option<String>,
     /// Image of the nodes (wins over `image`).
@@ -284,6 +290,10 @@ impl NewClusterOptions {
         with_node_size: node_size: Option<String>;
         /// Sets the control-plane machine type(s).
         with_control_plane_size: control_plane_size: Option<String>;
+        /// Sets the number of API-server instances.
+        with_api_server_count: api_server_count: Option<u32>;
+        /// Sets the API-server machine type.
+        with_api_server_size: api_server_size: Option<String>;
         /// Sets the image of every group.
         with_image: image: Option<String>;
         /// Sets the DNS zone.
@@ -880,6 +890,28 @@ pub fn new_cluster(
         ig.spec.image = o.control_plane_image.clone();
         groups.push(ig);
     }
+    // API servers: as kOps' setupAPIServers, one group per zone in every subnet of the
+    // zone, the count split between them; none unless asked for.
+    let total = o.api_server_count.unwrap_or(0);
+    if total > 0 {
+        let n = u32::try_from(zones.len()).unwrap_or(u32::MAX).max(1);
+        let api_sizes = sizes(o.api_server_size.as_ref());
+        for (i, z) in zones.iter().enumerate() {
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            let share = total / n + u32::from(i < total % n);
+            let mut ig = group(
+                &format!("apiserver-{z}"),
+                GroupRole::ApiServer,
+                (share, share),
+            );
+            ig.spec.subnets = zone_subnets.get(z).cloned();
+            if gce {
+                ig.spec.zones = Some(vec![z.clone()]);
+            }
+            with_sizes(&mut ig, &api_sizes);
+            groups.push(ig);
+        }
+    }
     // Nodes: one group per zone, the count split between them (one node per zone by
     // default); a zone's extra subnets are theirs, its main one the control plane's.
     let node_sizes = sizes(o.node_size.as_ref());
@@ -1052,35 +1084,36 @@ pub enum GroupRole {
     ControlPlane,
     /// SSH bastions.
     Bastion,
+    /// Machines that run only kube-apiserver (kOps' APIServerNodes feature), behind the
+    /// API's load balancer beside the control plane.
+    ApiServer,
 }
 
 impl GroupRole {
     /// Parses a role as `kops create instancegroup --role` takes it, in any case: `node`,
-    /// `control-plane` (also `controlplane` and `master`) or `bastion`.
+    /// `control-plane` (also `controlplane` and `master`), `bastion` or `apiserver`.
     pub fn parse(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "node" => Ok(GroupRole::Node),
             "control-plane" | "controlplane" | "master" => Ok(GroupRole::ControlPlane),
             "bastion" => Ok(GroupRole::Bastion),
-            "apiserver" => Err(invalid(
-                "role",
-                "API server groups need kOps' APIServerNodes feature, which is not supported",
-            )),
+            "apiserver" => Ok(GroupRole::ApiServer),
             other => Err(invalid(
                 "role",
-                format!("unknown role {other:?}; one of node, control-plane, bastion"),
+                format!("unknown role {other:?}; one of node, control-plane, bastion, apiserver"),
             )),
         }
     }
 
     /// The role as a stored (v1alpha2) instance group names it: `Node`, `Master` (the
-    /// control plane), `Bastion`.
+    /// control plane), `Bastion`, `APIServer`.
     pub fn as_str(self) -> &'static str {
         match self {
             GroupRole::Node => "Node",
             // The v1alpha2 name kOps writes.
             GroupRole::ControlPlane => "Master",
             GroupRole::Bastion => "Bastion",
+            GroupRole::ApiServer => "APIServer",
         }
     }
 }

@@ -1027,3 +1027,107 @@ mod writes_what_kops_writes {
         assert!(nodes["spec"].get("maxSize").is_none());
     }
 }
+
+/// `create cluster --api-server-count`: kOps' `apiserver-<zone>` groups, the count split
+/// between the zones; on the mock their machines are built (launch template, autoscaling
+/// group, IAM, nodeup config) and registered with the API's load balancer, and the plan
+/// applies and converges.
+#[tokio::test]
+async fn api_server_groups_are_created_and_built_end_to_end() {
+    use kops_model::GroupRole;
+    let o = NewClusterOptions::new(NAME, STORE)
+        .with_zones(["us-test-1a", "us-test-1b"])
+        .with_kubernetes_version("v1.34.1")
+        .with_api_server_count(Some(3))
+        .with_api_server_size(Some("m6i.large".into()));
+    let (_, groups) = new_cluster(&o).unwrap();
+    let api: Vec<(String, Option<i32>, Option<String>)> = groups
+        .iter()
+        .filter(|g| g.spec.role.as_deref() == Some("APIServer"))
+        .map(|g| {
+            (
+                g.name().to_owned(),
+                g.spec.min_size,
+                g.spec.machine_type.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        api,
+        [
+            (
+                "apiserver-us-test-1a".to_owned(),
+                Some(2),
+                Some("m6i.large".to_owned())
+            ),
+            (
+                "apiserver-us-test-1b".to_owned(),
+                Some(1),
+                Some("m6i.large".to_owned())
+            ),
+        ]
+    );
+    assert_eq!(GroupRole::parse("apiserver").unwrap().as_str(), "APIServer");
+
+    // One zone on the mock: plan, apply, converge.
+    let o = NewClusterOptions::new(NAME, STORE)
+        .with_zones(["us-test-1a"])
+        .with_image(Some("ami-00000001".into()))
+        .with_dns(DnsType::Public)
+        .with_api_load_balancer_type(Some(kops_model::LoadBalancerType::Public))
+        .with_kubernetes_version("v1.34.1")
+        .with_api_server_count(Some(2));
+    let (cluster, groups) = new_cluster(&o).unwrap();
+    // API servers are found through DNS (kOps refuses them without): a hosted zone.
+    let cloud = kops_mock::fixture::Fixture::parse(
+        "aws:\n  region: us-test-1\n  zones: [us-test-1a]\n  route53:\n    hostedZones:\n    - {id: /hostedzone/ZENTRY, name: example.com., private: false}\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: entry, ownerId: '1', rootDeviceName: /dev/xvda}\n",
+        "apiserver test",
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
+    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let update = UpdateCluster::new(
+        ctx,
+        UpdateOptions::default()
+            .with_lock_holder("apiserver test")
+            .with_unreadable_config_base(true),
+    )
+    .unwrap();
+    let keys: Vec<String> = update
+        .graph()
+        .nodes()
+        .iter()
+        .map(|n| n.key().to_string())
+        .collect();
+    for want in [
+        format!("AutoscalingGroup/apiserver-us-test-1a.apiservers.{NAME}"),
+        format!("LaunchTemplate/apiserver-us-test-1a.apiservers.{NAME}"),
+        "ManagedFile/nodeupconfig-apiserver-us-test-1a".to_owned(),
+    ] {
+        assert!(keys.contains(&want), "no {want}: {keys:#?}");
+    }
+    let asg = update
+        .graph()
+        .nodes()
+        .iter()
+        .find(|n| {
+            n.key().to_string()
+                == format!("AutoscalingGroup/apiserver-us-test-1a.apiservers.{NAME}")
+        })
+        .unwrap();
+    let fields = format!("{:?}", asg.fields());
+    assert!(
+        fields.contains("tcp-"),
+        "not behind the API's target group: {fields}"
+    );
+    let api: &dyn AwsCloud = &cloud;
+    let plan = Box::pin(update.plan(api)).await.unwrap();
+    Box::pin(update.apply(api, &registry(&store), &plan, ApplyOptions::default()))
+        .await
+        .unwrap();
+    let again = Box::pin(update.plan(api)).await.unwrap();
+    assert!(!again.plan.has_changes(), "{}", again.plan.render_text());
+}
