@@ -667,6 +667,33 @@ pub enum PlanFormat {
     Json,
 }
 
+/// Where `update cluster --target terraform` keeps Terraform's state.
+#[derive(Debug, Args, Default)]
+pub struct TerraformBackendArgs {
+    /// With --target terraform: keep Terraform's state in this bucket
+    /// (s3://BUCKET/KEY or gs://BUCKET/PREFIX), written to backend.tf in the output
+    /// directory, which later updates keep. Turn on the bucket's versioning: an
+    /// overwritten or deleted state can then be restored from an earlier version
+    #[arg(long, value_name = "URL")]
+    pub terraform_backend: Option<String>,
+    /// The S3 backend bucket's region (default: the cluster's)
+    #[arg(long, value_name = "REGION", requires = "terraform_backend")]
+    pub terraform_backend_region: Option<String>,
+    /// How the S3 backend locks the state: lockfile (Terraform 1.10+), dynamodb:TABLE or
+    /// none
+    #[arg(
+        long,
+        value_name = "LOCK",
+        default_value = "lockfile",
+        requires = "terraform_backend"
+    )]
+    pub terraform_backend_lock: String,
+    /// An S3-compatible endpoint for the backend (MinIO, an emulator), addressed in path
+    /// style
+    #[arg(long, value_name = "URL", requires = "terraform_backend")]
+    pub terraform_backend_endpoint: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct UpdateClusterArgs {
     /// Cluster name (also taken from --name)
@@ -681,6 +708,9 @@ pub struct UpdateClusterArgs {
     /// Output directory for --target terraform
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Terraform's remote state
+    #[command(flatten)]
+    pub backend: TerraformBackendArgs,
     /// Plan output format
     #[arg(short, long, value_enum, default_value = "text")]
     pub output: PlanFormat,

@@ -470,6 +470,7 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
             create_kube_config: None,
             kubeconfig: Default::default(),
             ignore_kubelet_version_skew: false,
+            backend: Default::default(),
             phase: None,
             reconciling: false,
         };

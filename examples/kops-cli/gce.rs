@@ -322,6 +322,7 @@ pub async fn update_cluster(
         rendered
             .write_to(&out)
             .with_context(|| format!("writing Terraform to {}", out.display()))?;
+        crate::update::write_terraform_backend(args, &out, "")?;
         eprintln!(
             "Terraform configuration for cluster {name} written to {}",
             out.display()

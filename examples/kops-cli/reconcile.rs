@@ -73,6 +73,7 @@ pub async fn reconcile_cluster(global: &Global, args: &ReconcileClusterArgs) -> 
         create_kube_config: Some(false),
         kubeconfig: Default::default(),
         ignore_kubelet_version_skew: false,
+        backend: Default::default(),
         phase: None,
         reconciling: true,
     };

@@ -104,6 +104,9 @@ pub fn update_options(global: &Global, args: &UpdateClusterArgs) -> anyhow::Resu
             "--instance-group and --instance-group-roles cannot be used with --target terraform: the configuration would leave out the other groups, and applying it would delete them"
         );
     }
+    if args.backend.terraform_backend.is_some() && args.target != Target::Terraform {
+        bail!("--terraform-backend is for --target terraform");
+    }
     if args.target == Target::Terraform && args.phase.is_some() {
         bail!(
             "--phase cannot be used with --target terraform: the configuration would leave out the other phases, and applying it would delete them"
@@ -220,6 +223,7 @@ async fn update_locked(
         rendered
             .write_to(&out)
             .with_context(|| format!("writing Terraform to {}", out.display()))?;
+        write_terraform_backend(args, &out, &region(&stored)?)?;
         eprintln!(
             "Terraform configuration for cluster {name} written to {}",
             out.display()
@@ -490,6 +494,45 @@ async fn copy_assets(
 }
 
 /// `FROM=TO` pairs of a repeatable flag.
+/// With `--terraform-backend`, writes the backend block to `backend.tf` in `out` (the S3
+/// bucket's region defaulting to `region`); without it an existing file is left as it is.
+pub fn write_terraform_backend(
+    args: &UpdateClusterArgs,
+    out: &std::path::Path,
+    region: &str,
+) -> anyhow::Result<()> {
+    use kops_tasks::terraform::{Backend, BackendKind, BackendLock};
+    let args = &args.backend;
+    let Some(url) = &args.terraform_backend else {
+        return Ok(());
+    };
+    let mut backend = Backend::parse(url).context("--terraform-backend")?;
+    if backend.kind == BackendKind::S3 {
+        let region = args.terraform_backend_region.as_deref().unwrap_or(region);
+        if !region.is_empty() {
+            backend = backend.with_region(region);
+        }
+        backend = backend.with_lock(
+            BackendLock::parse(match args.terraform_backend_lock.as_str() {
+                "" => "lockfile",
+                lock => lock,
+            })
+            .context("--terraform-backend-lock")?,
+        );
+        if let Some(e) = &args.terraform_backend_endpoint {
+            backend = backend.with_endpoint(e);
+        }
+    }
+    let path = out.join(Backend::FILE);
+    std::fs::write(&path, backend.render())
+        .with_context(|| format!("writing {}", path.display()))?;
+    eprintln!(
+        "Terraform's state goes to {url} (backend in {}); turn on the bucket's versioning to keep earlier states",
+        path.display()
+    );
+    Ok(())
+}
+
 fn pairs(values: &[String], flag: &str) -> anyhow::Result<Vec<(String, String)>> {
     values
         .iter()

@@ -1969,3 +1969,159 @@ fn a_bucket_we_may_not_read_is_named_by_restore_and_check() {
         );
     }
 }
+
+/// `update cluster --target terraform --terraform-backend`: the backend block goes to its
+/// own file, which a later update without the flag keeps; `terraform init` on a directory
+/// holding only that file initialises the S3 backend on moto (endpoint override, path
+/// style), and `terraform state push` lands a state in the bucket.
+#[test]
+fn terraform_state_in_an_s3_backend_on_moto() {
+    let Some(ep) = moto() else { return };
+    let have_terraform = Command::new("terraform")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_terraform {
+        assert!(
+            !require_emulators(),
+            "terraform is required (KOPS_TEST_REQUIRE_EMULATORS=1)"
+        );
+        eprintln!("skipping: terraform not found");
+        return;
+    }
+    let (region, bucket, cluster) = (
+        "eu-west-3",
+        "kops-cli-real-tfstate",
+        "tfstate.cli-real.example",
+    );
+    prepare_moto(&ep, bucket);
+    let env = Env::aws(&ep, &ep, region);
+    let state = format!("s3://{bucket}");
+    fresh(&env, &state, cluster);
+    env.kops(&[
+        "--state",
+        &state,
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        "eu-west-3a",
+        "--image",
+        MOTO_AMI,
+    ])
+    .expect(0);
+    let out = env.path("tf");
+    let out_s = out.display().to_string();
+    let key = format!("terraform/{cluster}.tfstate");
+    let backend_url = format!("s3://{bucket}/{key}");
+    env.kops(&[
+        "--state",
+        &state,
+        "update",
+        "cluster",
+        cluster,
+        "--target",
+        "terraform",
+        "--out",
+        &out_s,
+        "--terraform-backend",
+        &backend_url,
+        "--terraform-backend-endpoint",
+        &ep,
+    ])
+    .expect(0);
+    let backend = std::fs::read_to_string(out.join("backend.tf")).unwrap();
+    let words = backend.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "backend \"s3\"".to_owned(),
+        format!("bucket = \"{bucket}\""),
+        format!("key = \"{key}\""),
+        format!("region = \"{region}\""),
+        "use_lockfile = true".to_owned(),
+        "use_path_style = true".to_owned(),
+    ] {
+        assert!(words.contains(&want), "{want}:\n{backend}");
+    }
+    check_terraform(&out);
+    // Regenerated without the flag: the backend stays.
+    env.kops(&[
+        "--state",
+        &state,
+        "update",
+        "cluster",
+        cluster,
+        "--target",
+        "terraform",
+        "--out",
+        &out_s,
+    ])
+    .expect(0);
+    assert_eq!(
+        std::fs::read_to_string(out.join("backend.tf")).unwrap(),
+        backend
+    );
+    // Without --target terraform the flag is refused.
+    env.kops(&[
+        "--state",
+        &state,
+        "update",
+        "cluster",
+        cluster,
+        "--terraform-backend",
+        &backend_url,
+    ])
+    .expect_user_error(&["--terraform-backend"]);
+
+    // Terraform itself, on a directory with only the backend.
+    let only = env.path("only");
+    std::fs::create_dir_all(&only).unwrap();
+    std::fs::write(only.join("backend.tf"), &backend).unwrap();
+    let terraform = |args: &[&str]| {
+        let mut c = Command::new("terraform");
+        for v in CLEARED {
+            c.env_remove(v);
+        }
+        c.env("HOME", env.dir.path())
+            .env("TF_IN_AUTOMATION", "1")
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .current_dir(&only)
+            .args(args);
+        Run::from(c.output().unwrap())
+    };
+    // moto is never reset: an earlier run's state goes first.
+    boto(
+        &ep,
+        "client(\"s3\").delete_object(Bucket=args[0], Key=args[1])\nprint(\"{}\")",
+        &[bucket, &key],
+    );
+    terraform(&["init", "-input=false", "-no-color"]).expect(0);
+    let lineage = "6f1c9a52-kops-rs-backend-test";
+    std::fs::write(
+        only.join("pushed.tfstate"),
+        json!({
+            "version": 4,
+            "terraform_version": "1.5.0",
+            "serial": 1,
+            "lineage": lineage,
+            "outputs": { "cluster": { "value": cluster, "type": "string" } },
+            "resources": [],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    terraform(&["state", "push", "-no-color", "pushed.tfstate"]).expect(0);
+    let stored = boto(
+        &ep,
+        r#"
+s3 = client("s3")
+print(s3.get_object(Bucket=args[0], Key=args[1])["Body"].read().decode())
+"#,
+        &[bucket, &key],
+    );
+    // Terraform keeps the lineage of the (empty) state `init` made; the content is ours.
+    assert_eq!(stored["outputs"]["cluster"]["value"], cluster, "{stored}");
+    env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
+        .expect(0);
+}
