@@ -831,6 +831,32 @@ pub enum ToolboxCommand {
     Etcd(EtcdArgs),
     /// Rebuild a cluster's spec from the cloud objects it owns, into --state
     Recover(RecoverArgs),
+    /// Print the least-privilege AWS IAM policy an operator needs to run commands (for any
+    /// cluster, or scoped to --name; the s3:// --state is scoped too)
+    IamPolicy(IamPolicyArgs),
+}
+
+/// Output of `toolbox iam-policy`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum PolicyFormat {
+    /// The IAM policy document (JSON)
+    #[default]
+    Json,
+    /// An aws_iam_policy Terraform resource
+    Terraform,
+    /// Every AWS operation the commands send, with the actions it needs
+    Table,
+}
+
+#[derive(Debug, Args)]
+pub struct IamPolicyArgs {
+    /// The commands to allow: create, update, delete, rolling-update, validate
+    /// (comma-separated; default: all)
+    #[arg(long = "for", value_delimiter = ',', value_name = "COMMANDS")]
+    pub commands: Vec<String>,
+    /// Output format
+    #[arg(short, long, value_enum, default_value = "json")]
+    pub output: PolicyFormat,
 }
 
 #[derive(Debug, Args)]

@@ -288,6 +288,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 toolbox::check_state_store(&global, &a).await
             }
             cli::ToolboxCommand::RestoreState(a) => toolbox::restore_state(&global, &a).await,
+            cli::ToolboxCommand::IamPolicy(a) => toolbox::iam_policy(&global, &a).map(|()| 0),
             cli::ToolboxCommand::Recover(a) => match a.command {
                 cli::RecoverCommand::Cluster(r) => toolbox::recover_cluster(&global, &r).await,
             },

@@ -524,3 +524,77 @@ pub async fn recover_cluster(global: &Global, args: &RecoverClusterArgs) -> anyh
     );
     Ok(0)
 }
+
+/// `toolbox iam-policy`: the operator's least-privilege AWS policy for the commands named,
+/// scoped to `--name` and to an `s3://` `--state` when given.
+pub fn iam_policy(global: &Global, args: &crate::cli::IamPolicyArgs) -> anyhow::Result<()> {
+    use kops_cloud_aws::permissions::{
+        MAX_POLICY_CHARS, OperatorCommand, PolicyOptions, operator_calls, operator_policies,
+        operator_policy,
+    };
+    let mut options = PolicyOptions::new();
+    let mut commands = Vec::new();
+    for c in &args.commands {
+        commands.push(OperatorCommand::parse(c).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--for: unknown command {c:?}; one of create, update, delete, rolling-update, validate"
+            )
+        })?);
+    }
+    options = options.with_commands(commands);
+    if let Some(name) = &global.name {
+        options = options.with_cluster(name.clone());
+    }
+    if let Some(url) = &global.state
+        && let kops_statestore::StoreUrl::S3 { bucket, prefix } =
+            kops_statestore::StoreUrl::parse(url).with_context(|| format!("--state {url}"))?
+    {
+        options = options.with_state_store(bucket, prefix);
+    }
+    match args.output {
+        crate::cli::PolicyFormat::Json => {
+            let policy = operator_policy(&options);
+            println!("{}", serde_json::to_string_pretty(&policy)?);
+            let parts = operator_policies(&options).len();
+            if parts > 1 {
+                eprintln!(
+                    "note: the policy exceeds what one managed policy holds ({MAX_POLICY_CHARS} characters); attach it as {parts} policies (-o terraform writes them so)"
+                );
+            }
+        }
+        crate::cli::PolicyFormat::Terraform => {
+            let base = global
+                .name
+                .as_deref()
+                .map_or("kops-operator".to_owned(), |n| {
+                    format!("kops-operator-{}", n.replace('.', "-"))
+                });
+            let docs = operator_policies(&options);
+            let several = docs.len() > 1;
+            for (i, doc) in docs.iter().enumerate() {
+                let name = if several {
+                    format!("{base}-{}", i + 1)
+                } else {
+                    base.clone()
+                };
+                // HCL's object syntax as `terraform fmt` writes it: `"key" : value`.
+                let body = serde_json::to_string_pretty(doc)?
+                    .replace("\": ", "\" : ")
+                    .replace('\n', "\n  ");
+                if i > 0 {
+                    println!();
+                }
+                println!(
+                    "resource \"aws_iam_policy\" \"{}\" {{\n  name        = \"{name}\"\n  description = \"What kops-rs needs to manage Kubernetes clusters\"\n  policy = jsonencode({body})\n}}",
+                    kops_tasks::terraform::sanitize_name(&name)
+                );
+            }
+        }
+        crate::cli::PolicyFormat::Table => {
+            for (operation, actions) in operator_calls(&options) {
+                println!("{operation:<44} {}", actions.join(" "));
+            }
+        }
+    }
+    Ok(())
+}

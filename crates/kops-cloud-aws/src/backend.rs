@@ -423,7 +423,7 @@ impl AwsBackend {
     where
         F: Future<Output = std::result::Result<T, SdkError<E, R>>>,
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-        R: fmt::Debug + Send + Sync + 'static,
+        R: crate::classify::ErrorBody + fmt::Debug + Send + Sync + 'static,
     {
         self.inner.buckets.acquire(service).await;
         self.count(service, op);
@@ -447,7 +447,7 @@ impl AwsBackend {
     where
         F: Future<Output = std::result::Result<T, SdkError<E, R>>>,
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-        R: fmt::Debug + Send + Sync + 'static,
+        R: crate::classify::ErrorBody + fmt::Debug + Send + Sync + 'static,
     {
         match self.call(service, op, what, fut).await {
             Ok(v) => Ok(Some(v)),
@@ -467,7 +467,7 @@ impl AwsBackend {
     where
         F: Future<Output = Option<std::result::Result<T, SdkError<E, R>>>>,
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-        R: fmt::Debug + Send + Sync + 'static,
+        R: crate::classify::ErrorBody + fmt::Debug + Send + Sync + 'static,
     {
         self.inner.buckets.acquire(service).await;
         match fut.await {

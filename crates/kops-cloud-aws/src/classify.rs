@@ -232,6 +232,11 @@ pub fn classify(
             what: what.to_owned(),
             source,
         },
+        // The message names what was denied (`... not authorized to perform: ec2:X`).
+        ErrorKind::PermissionDenied if !message.is_empty() => Error::PermissionDenied {
+            operation: format!("{on} ({code}: {message})"),
+            source,
+        },
         ErrorKind::PermissionDenied => Error::PermissionDenied {
             operation: format!("{on} ({code})"),
             source,
@@ -274,8 +279,16 @@ pub(crate) fn from_sdk<E, R>(
 ) -> Error
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-    R: std::fmt::Debug + Send + Sync + 'static,
+    R: ErrorBody + std::fmt::Debug + Send + Sync + 'static,
 {
+    // An error the SDK could not read (an XML error where the protocol is JSON, as some
+    // emulators and proxies answer): its code and message from the body.
+    if err.code().is_none()
+        && let SdkError::ServiceError(ctx) = &err
+        && let Some((code, message)) = ctx.raw().error_body().and_then(xml_error)
+    {
+        return classify(operation, what, &code, &message, Some(Box::new(err)));
+    }
     let code = err.code().map(str::to_owned);
     let err =
         match kops_statestore::aws::CredentialsError::classify("AWS", origin, code.as_deref(), err)
@@ -312,9 +325,45 @@ where
     }
 }
 
+/// The body of a response, for the errors the SDK cannot read.
+#[cfg(feature = "sdk")]
+pub(crate) trait ErrorBody {
+    /// The body's bytes, when they are in memory.
+    fn error_body(&self) -> Option<&[u8]>;
+}
+
+#[cfg(feature = "sdk")]
+impl ErrorBody for aws_sdk_ec2::config::http::HttpResponse {
+    fn error_body(&self) -> Option<&[u8]> {
+        self.body().bytes()
+    }
+}
+
+/// `<Code>` and `<Message>` of an AWS XML error body.
+#[cfg(any(feature = "sdk", test))]
+fn xml_error(body: &[u8]) -> Option<(String, String)> {
+    let text = std::str::from_utf8(body).ok()?;
+    let element = |name: &str| {
+        let open = format!("<{name}>");
+        let start = text.find(&open)? + open.len();
+        let len = text[start..].find(&format!("</{name}>"))?;
+        Some(text[start..start + len].trim().to_owned())
+    };
+    Some((element("Code")?, element("Message").unwrap_or_default()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_xml_error_the_sdk_could_not_read_is_read() {
+        let body = b"<?xml version='1.0'?><ErrorResponse><Error><Code>AccessDenied</Code><Message>User: arn:aws:iam::1:user/op is not authorized to perform: sqs:GetQueueAttributes</Message></Error></ErrorResponse>";
+        let (code, message) = xml_error(body).unwrap();
+        assert_eq!(code, "AccessDenied");
+        assert!(message.ends_with("sqs:GetQueueAttributes"));
+        assert!(xml_error(b"{\"__type\": \"x\"}").is_none());
+    }
 
     #[test]
     fn throttling_codes_are_throttled_and_retryable() {

@@ -17,6 +17,9 @@
 //!   [`kops_tasks::resource`] layer.
 //! - [`classify`]: AWS error codes to the cloud error kinds (throttled, conflict,
 //!   unavailable, not found, already exists, permission denied, quota, invalid).
+//! - [`permissions`]: every AWS operation kops-rs sends with the IAM actions it needs, and
+//!   the least-privilege policy of an operator who runs some commands, for any cluster or
+//!   scoped to one ([`permissions::operator_policy`]).
 //! - `conformance` (feature `conformance`): the suite every [`AwsCloud`] must pass, run
 //!   against the mock and against [`AwsBackend`] on an emulator.
 //! - With `sdk`: [`AwsBackend`] / [`AwsBackendBuilder`], the backend and its configuration
@@ -131,6 +134,7 @@ mod members;
 mod misc;
 #[cfg(feature = "sdk")]
 mod options;
+pub mod permissions;
 #[cfg(feature = "sdk")]
 pub mod ratelimit;
 

@@ -128,3 +128,80 @@ async fn an_object_gone_behind_our_back_is_not_found() {
     assert_eq!(subnet.kind(), ErrorKind::NotFound, "{shown}");
     assert!(subnet.cloud_error().is_some_and(CloudError::is_not_found));
 }
+
+/// A delete that may not delete an autoscaling group stops there: what the group uses
+/// (its load balancer's target groups, its launch template, the network) is left for the
+/// next delete, which with the permission back deletes everything.
+#[tokio::test]
+async fn a_delete_denied_stops_before_what_the_denied_object_uses() {
+    use kops_model::aws::cloud::ResourceType;
+    use kops_model::aws::{DeleteOptions, delete_cluster, find_cluster_resources};
+    let cloud = kops_mock::fixture::Fixture::parse(
+        "aws:\n  region: us-test-1\n  zones: [us-test-1a]\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: errors, ownerId: '1', rootDeviceName: /dev/xvda}\n",
+        "delete denied",
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let (cluster, groups) = new_cluster(
+        &NewClusterOptions::new(NAME, STORE)
+            .with_zones(["us-test-1a"])
+            .with_dns(DnsType::None)
+            .with_image(Some("ami-00000001".into()))
+            .with_kubernetes_version("v1.34.1"),
+    )
+    .unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
+    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
+    let update = UpdateCluster::new(
+        ctx,
+        UpdateOptions::default()
+            .with_lock_holder("delete denied")
+            .with_unreadable_config_base(true),
+    )
+    .unwrap();
+    let plan = Box::pin(update.plan(&cloud)).await.unwrap();
+    let registry = Registry::new(store as Arc<dyn Store>, Arc::new(SystemClock));
+    Box::pin(update.apply(&cloud, &registry, &plan, ApplyOptions::default()))
+        .await
+        .unwrap();
+
+    cloud.set_faults(FaultPlan::new().with_rule(FaultRule::next(
+        "autoscaling:DeleteAutoScalingGroup",
+        u64::MAX,
+        FaultKind::PermissionDenied,
+    )));
+    let options = DeleteOptions::default().with_retry_delay(Duration::ZERO);
+    let report = delete_cluster(&cloud, NAME, &options).await.unwrap();
+    assert!(!report.is_complete());
+    assert!(
+        report.deleted.is_empty(),
+        "deleted before the groups: {:?}",
+        report.deleted
+    );
+    let left = find_cluster_resources(&cloud, NAME).await.unwrap();
+    for kind in [
+        ResourceType::TargetGroup,
+        ResourceType::LaunchTemplate,
+        ResourceType::Vpc,
+    ] {
+        assert!(
+            left.iter().any(|r| r.resource_type == kind),
+            "{kind} deleted after its autoscaling group's delete was denied"
+        );
+    }
+    assert!(report.to_string().contains("not attempted"), "{report}");
+
+    cloud.set_faults(FaultPlan::new());
+    let report = delete_cluster(&cloud, NAME, &options).await.unwrap();
+    assert!(report.is_complete(), "{report}");
+    // Terminated instances stay listed for a while, as on AWS.
+    let left: Vec<_> = find_cluster_resources(&cloud, NAME)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.attrs.get("state").and_then(|s| s.as_str()) != Some("terminated"))
+        .collect();
+    assert!(left.is_empty(), "{left:#?}");
+}

@@ -288,8 +288,18 @@ pub async fn delete_cluster(
             tokio::time::sleep(options.retry_delay).await;
         }
         let mut next = Vec::new();
+        // The kind whose deletion failed for good: what comes after it in the order may be
+        // what it depends on (a target group its autoscaling group uses), so it stays.
+        let mut stopped_at: Option<ResourceType> = None;
         for (r, _) in pending {
             let rt = r.resource_type;
+            if let Some(kind) = stopped_at.filter(|k| *k != rt) {
+                report.failed.push(Undeleted {
+                    resource: r,
+                    reason: format!("not attempted: deleting a {kind} failed first"),
+                });
+                continue;
+            }
             match cloud.delete(rt, &r.id).await {
                 // Already gone (an earlier delete whose answer was lost, or a listing
                 // that lagged behind a delete): what was asked for holds.
@@ -303,12 +313,22 @@ pub async fn delete_cluster(
                 }
                 Err(e) => {
                     tracing::warn!(kind = %rt, id = %r.id, error = %e, "delete failed");
+                    stopped_at = Some(rt);
                     report.failed.push(Undeleted {
                         resource: r,
                         reason: e.to_string(),
                     });
                 }
             }
+        }
+        if stopped_at.is_some() {
+            for (r, reason) in next {
+                report.failed.push(Undeleted {
+                    resource: r,
+                    reason: reason.unwrap_or_else(|| "not attempted".into()),
+                });
+            }
+            return Ok(report);
         }
         pending = next;
     }
