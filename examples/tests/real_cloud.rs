@@ -2179,10 +2179,13 @@ impl OwnMoto {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("python3 with moto");
-        let url = format!("http://127.0.0.1:{port}");
+        let moto = OwnMoto {
+            url: format!("http://127.0.0.1:{port}"),
+            child,
+        };
         for _ in 0..300 {
             if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return OwnMoto { url, child };
+                return moto;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
@@ -2216,6 +2219,9 @@ print(json.dumps([k["AccessKeyId"], k["SecretAccessKey"]]))
         v[1].as_str().unwrap().to_owned(),
     )
 }
+
+/// A step of the lifecycle: its name, and what runs it.
+type Step<'a> = (&'static str, Box<dyn Fn() -> Run + 'a>);
 
 /// A small seeded generator (xorshift), so a failing draw can be run again.
 fn xorshift(state: &mut u64) -> u64 {
@@ -2285,7 +2291,7 @@ fn the_printed_policy_is_enough_and_each_action_in_it_is_needed() {
             env.kops(&a)
         };
         let editor = env.editor("edit-ig.sh", "sed -i 's/maxSize: 1/maxSize: 2/' \"$1\"");
-        let steps: Vec<(&'static str, Box<dyn Fn() -> Run + '_>)> = vec![
+        let steps: Vec<Step<'_>> = vec![
             (
                 "create",
                 Box::new(|| {

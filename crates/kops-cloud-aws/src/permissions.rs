@@ -1159,12 +1159,14 @@ pub const MAX_POLICY_CHARS: usize = 6144;
 /// them one by one would not fit a policy.
 const DESCRIBE_WILDCARDS: &[&str] = &["ec2:", "autoscaling:", "elasticloadbalancing:"];
 
+/// One statement being gathered: its `Sid`, its condition and its actions.
+type Grant = (&'static str, Option<Value>, Vec<String>);
+
 /// The statements an operator needs for `options`' commands: one per scope (resources and
 /// condition), the actions sorted.
 fn statements(options: &PolicyOptions) -> Vec<Value> {
     let mask = options.mask();
-    let mut by_scope: BTreeMap<(Vec<String>, String), (&str, Option<Value>, Vec<String>)> =
-        BTreeMap::new();
+    let mut by_scope: BTreeMap<(Vec<String>, String), Grant> = BTreeMap::new();
     for c in CALLS.iter().chain(STATE_CALLS) {
         if c.used.mask() & mask == 0 || c.actions.is_empty() {
             continue;
@@ -1227,17 +1229,18 @@ pub fn operator_policy(options: &PolicyOptions) -> Value {
 /// [`operator_policy`]'s statements in as few documents as fit AWS's managed-policy size
 /// ([`MAX_POLICY_CHARS`]), to attach together.
 pub fn operator_policies(options: &PolicyOptions) -> Vec<Value> {
-    let mut out: Vec<Vec<Value>> = vec![Vec::new()];
+    let mut out: Vec<Vec<Value>> = Vec::new();
+    let mut current: Vec<Value> = Vec::new();
     for st in statements(options) {
-        let last = out.last_mut().expect("one document at least");
-        let mut grown = last.clone();
+        let mut grown = current.clone();
         grown.push(st.clone());
-        if last.is_empty() || size(&document(grown)) <= MAX_POLICY_CHARS {
-            last.push(st);
+        if current.is_empty() || size(&document(grown)) <= MAX_POLICY_CHARS {
+            current.push(st);
         } else {
-            out.push(vec![st]);
+            out.push(std::mem::replace(&mut current, vec![st]));
         }
     }
+    out.push(current);
     out.into_iter().map(document).collect()
 }
 
