@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kops_mock::{FaultKind, FaultPlan, FaultRule};
-use kops_model::aws::{ApplyOptions, DiscoverOptions, UpdateCluster, UpdateOptions, discover};
+use kops_model::aws::{
+    ApplyOptions, DiscoverOptions, UpdateCluster, UpdateOptions, UpdatePlan, discover,
+};
 use kops_model::statestore::{MemoryStore, Registry, Store, SystemClock};
 use kops_model::tasks::resource::CloudError;
 use kops_model::tasks::{ErrorKind, ExecutorOptions};
@@ -16,12 +18,18 @@ use kops_model::{DnsType, Error, NewClusterOptions, TaskFailure, new_cluster};
 const NAME: &str = "errors.example.com";
 const STORE: &str = "memfs://clusters.example.com";
 
-/// Applies a new cluster on a mock whose every `operation` call fails with `fault`, and
-/// returns the failures of the apply.
-async fn apply_failing(operation: &str, fault: FaultKind) -> (Vec<TaskFailure>, String) {
+/// A new cluster on a new mock, its update and first plan, and its state store.
+async fn planned(
+    label: &str,
+) -> (
+    kops_mock::MockAws,
+    Arc<MemoryStore>,
+    UpdateCluster,
+    UpdatePlan,
+) {
     let cloud = kops_mock::fixture::Fixture::parse(
         "aws:\n  region: us-test-1\n  zones: [us-test-1a]\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: errors, ownerId: '1', rootDeviceName: /dev/xvda}\n",
-        "errors test",
+        label,
     )
     .unwrap()
     .build()
@@ -40,11 +48,18 @@ async fn apply_failing(operation: &str, fault: FaultKind) -> (Vec<TaskFailure>, 
     let update = UpdateCluster::new(
         ctx,
         UpdateOptions::default()
-            .with_lock_holder("errors test")
+            .with_lock_holder(label)
             .with_unreadable_config_base(true),
     )
     .unwrap();
-    let plan = update.plan(&cloud).await.unwrap();
+    let plan = Box::pin(update.plan(&cloud)).await.unwrap();
+    (cloud, store, update, plan)
+}
+
+/// Applies a new cluster on a mock whose every `operation` call fails with `fault`, and
+/// returns the failures of the apply.
+async fn apply_failing(operation: &str, fault: FaultKind) -> (Vec<TaskFailure>, String) {
+    let (cloud, store, update, plan) = planned("errors test").await;
     cloud.set_faults(FaultPlan::new().with_rule(FaultRule::next(operation, u64::MAX, fault)));
     let registry = Registry::new(store as Arc<dyn Store>, Arc::new(SystemClock));
     let executor = ExecutorOptions::default()
@@ -136,32 +151,7 @@ async fn an_object_gone_behind_our_back_is_not_found() {
 async fn a_delete_denied_stops_before_what_the_denied_object_uses() {
     use kops_model::aws::cloud::ResourceType;
     use kops_model::aws::{DeleteOptions, delete_cluster, find_cluster_resources};
-    let cloud = kops_mock::fixture::Fixture::parse(
-        "aws:\n  region: us-test-1\n  zones: [us-test-1a]\n  ec2:\n    images:\n    - {imageId: ami-00000001, name: errors, ownerId: '1', rootDeviceName: /dev/xvda}\n",
-        "delete denied",
-    )
-    .unwrap()
-    .build()
-    .unwrap();
-    let (cluster, groups) = new_cluster(
-        &NewClusterOptions::new(NAME, STORE)
-            .with_zones(["us-test-1a"])
-            .with_dns(DnsType::None)
-            .with_image(Some("ami-00000001".into()))
-            .with_kubernetes_version("v1.34.1"),
-    )
-    .unwrap();
-    let store = Arc::new(MemoryStore::new());
-    let opts = DiscoverOptions::default().with_state_store(store.clone(), STORE);
-    let ctx = discover(&cloud, &cluster, &groups, &opts).await.unwrap();
-    let update = UpdateCluster::new(
-        ctx,
-        UpdateOptions::default()
-            .with_lock_holder("delete denied")
-            .with_unreadable_config_base(true),
-    )
-    .unwrap();
-    let plan = Box::pin(update.plan(&cloud)).await.unwrap();
+    let (cloud, store, update, plan) = planned("delete denied").await;
     let registry = Registry::new(store as Arc<dyn Store>, Arc::new(SystemClock));
     Box::pin(update.apply(&cloud, &registry, &plan, ApplyOptions::default()))
         .await
