@@ -11,8 +11,8 @@
 //! to the cluster's prefix, and EC2, Auto Scaling and load-balancer changes to resources
 //! tagged `KubernetesCluster: <cluster>` (or created with that tag). What AWS cannot scope
 //! by resource is granted on `*` and said so in the statement's `Sid`: describe and list
-//! calls, Route53 record changes (the zone is the user's), OpenID Connect providers (named
-//! by their URL) and `iam:PassRole` for the roles of the cluster.
+//! calls, Route53 record changes (the zone is the user's) and OpenID Connect providers
+//! (named by their URL). `iam:PassRole` is limited to the cluster's roles.
 
 use std::collections::BTreeMap;
 use std::fmt;
