@@ -679,15 +679,10 @@ pub struct TerraformBackendArgs {
     /// The S3 backend bucket's region (default: the cluster's)
     #[arg(long, value_name = "REGION", requires = "terraform_backend")]
     pub terraform_backend_region: Option<String>,
-    /// How the S3 backend locks the state: lockfile (Terraform 1.10+), dynamodb:TABLE or
-    /// none
-    #[arg(
-        long,
-        value_name = "LOCK",
-        default_value = "lockfile",
-        requires = "terraform_backend"
-    )]
-    pub terraform_backend_lock: String,
+    /// How the S3 backend locks the state: lockfile (Terraform 1.10+, the default),
+    /// dynamodb:TABLE or none
+    #[arg(long, value_name = "LOCK", requires = "terraform_backend")]
+    pub terraform_backend_lock: Option<String>,
     /// An S3-compatible endpoint for the backend (MinIO, an emulator), addressed in path
     /// style
     #[arg(long, value_name = "URL", requires = "terraform_backend")]

@@ -307,6 +307,8 @@ pub async fn update_cluster(
     lock: Option<&mut kops_statestore::Lock>,
 ) -> anyhow::Result<u8> {
     let name = cluster.name();
+    // An S3 backend of a GCE cluster has no region of the cluster's to default to.
+    let backend = crate::update::terraform_backend(args, "")?;
     let cloud = open(global, st, cluster).await?;
     let ctx = context(st, &cloud, cluster, groups, running).await?;
     let update = UpdateCluster::new(ctx, options)
@@ -322,7 +324,7 @@ pub async fn update_cluster(
         rendered
             .write_to(&out)
             .with_context(|| format!("writing Terraform to {}", out.display()))?;
-        crate::update::write_terraform_backend(args, &out, "")?;
+        crate::update::write_terraform_backend(backend.as_ref(), &out)?;
         eprintln!(
             "Terraform configuration for cluster {name} written to {}",
             out.display()

@@ -193,6 +193,7 @@ async fn update_locked(
         .await;
     }
     let options = update_options(global, args)?;
+    let backend = terraform_backend(args, &region(&stored)?)?;
     let Prepared { cloud, mut ctx } = prepare_stored(global, st, name, &stored).await?;
     // Asked with the keyset discovery read: nothing is read twice.
     let running = match ctx.keysets.get("kubernetes-ca") {
@@ -223,7 +224,7 @@ async fn update_locked(
         rendered
             .write_to(&out)
             .with_context(|| format!("writing Terraform to {}", out.display()))?;
-        write_terraform_backend(args, &out, &region(&stored)?)?;
+        write_terraform_backend(backend.as_ref(), &out)?;
         eprintln!(
             "Terraform configuration for cluster {name} written to {}",
             out.display()
@@ -493,18 +494,17 @@ async fn copy_assets(
     }
 }
 
-/// `FROM=TO` pairs of a repeatable flag.
-/// With `--terraform-backend`, writes the backend block to `backend.tf` in `out` (the S3
-/// bucket's region defaulting to `region`); without it an existing file is left as it is.
-pub fn write_terraform_backend(
+/// The Terraform backend `--terraform-backend` asks for, if any (an S3 bucket's region
+/// defaulting to `region`): read before anything is rendered, so a bad flag changes
+/// nothing.
+pub fn terraform_backend(
     args: &UpdateClusterArgs,
-    out: &std::path::Path,
     region: &str,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<kops_tasks::terraform::Backend>> {
     use kops_tasks::terraform::{Backend, BackendKind, BackendLock};
     let args = &args.backend;
     let Some(url) = &args.terraform_backend else {
-        return Ok(());
+        return Ok(None);
     };
     let mut backend = Backend::parse(url).context("--terraform-backend")?;
     if backend.kind == BackendKind::S3 {
@@ -512,27 +512,36 @@ pub fn write_terraform_backend(
         if !region.is_empty() {
             backend = backend.with_region(region);
         }
-        backend = backend.with_lock(
-            BackendLock::parse(match args.terraform_backend_lock.as_str() {
-                "" => "lockfile",
-                lock => lock,
-            })
-            .context("--terraform-backend-lock")?,
-        );
+        let lock = args.terraform_backend_lock.as_deref().unwrap_or("lockfile");
+        backend = backend.with_lock(BackendLock::parse(lock).context("--terraform-backend-lock")?);
         if let Some(e) = &args.terraform_backend_endpoint {
             backend = backend.with_endpoint(e);
         }
     }
-    let path = out.join(Backend::FILE);
+    Ok(Some(backend))
+}
+
+/// Writes `backend` to `backend.tf` in `out`; without one an existing file is left as it
+/// is, so later updates keep it.
+pub fn write_terraform_backend(
+    backend: Option<&kops_tasks::terraform::Backend>,
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    let Some(backend) = backend else {
+        return Ok(());
+    };
+    let path = out.join(kops_tasks::terraform::Backend::FILE);
     std::fs::write(&path, backend.render())
         .with_context(|| format!("writing {}", path.display()))?;
     eprintln!(
-        "Terraform's state goes to {url} (backend in {}); turn on the bucket's versioning to keep earlier states",
+        "Terraform's state goes to bucket {} (backend in {}); turn on the bucket's versioning to keep earlier states",
+        backend.bucket,
         path.display()
     );
     Ok(())
 }
 
+/// `FROM=TO` pairs of a repeatable flag.
 fn pairs(values: &[String], flag: &str) -> anyhow::Result<Vec<(String, String)>> {
     values
         .iter()

@@ -2232,3 +2232,73 @@ fn toolbox_etcd_lists_backups_and_requests_a_restore() {
         "{text}"
     );
 }
+
+/// `toolbox iam-policy`: the JSON names every action the table lists; scoped to a cluster
+/// and an `s3://` state store it names them; `-o terraform` is HCL as `terraform fmt`
+/// writes it; an unknown command is named.
+#[test]
+fn iam_policy_prints_json_a_table_and_terraform() {
+    let env = Env::new();
+    let policy = |args: &[&str]| {
+        let mut c = env.command();
+        c.args(["toolbox", "iam-policy"]).args(args);
+        Run::from(c.output().unwrap())
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(&policy(&["--for", "validate"]).expect(0).stdout).unwrap();
+    let actions: Vec<&str> = json["Statement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|st| st["Action"].as_array().unwrap())
+        .filter_map(|a| a.as_str())
+        .collect();
+    let table = policy(&["--for", "validate", "-o", "table"])
+        .expect(0)
+        .stdout;
+    for line in table.lines() {
+        for action in line.split_whitespace().skip(1) {
+            let granted = actions.iter().any(|a| match a.strip_suffix('*') {
+                Some(prefix) => action.starts_with(prefix),
+                None => *a == action,
+            });
+            assert!(granted, "{action} (in the table) is not in the policy");
+        }
+    }
+    assert!(
+        actions
+            .iter()
+            .all(|a| !a.contains(":Delete") && !a.contains(":Create")),
+        "validate may change nothing: {actions:?}"
+    );
+
+    let scoped = policy(&[
+        "--state",
+        "s3://kops-state/clusters",
+        "--name",
+        "a.example.com",
+        "-o",
+        "terraform",
+    ])
+    .expect(0)
+    .stdout;
+    for want in [
+        "resource \"aws_iam_policy\" \"kops-operator-a-example-com\"",
+        "arn:aws:s3:::kops-state/clusters/a.example.com/*",
+        "arn:aws:iam::*:role/*.a.example.com",
+        "\"aws:ResourceTag/KubernetesCluster\" : \"a.example.com\"",
+    ] {
+        assert!(scoped.contains(want), "{want}:\n{scoped}");
+    }
+    let dir = env.path("policy");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("policy.tf"), &scoped).unwrap();
+    check_terraform(&dir);
+
+    let bad = policy(&["--for", "upgrade"]).expect(1);
+    assert!(
+        bad.stderr.contains("--for") && bad.stderr.contains("upgrade"),
+        "{}",
+        bad.stderr
+    );
+}

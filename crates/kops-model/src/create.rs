@@ -471,6 +471,14 @@ fn etcd_member_names(groups: &[String]) -> Vec<String> {
     names
 }
 
+/// The share of `total` machines of the `i`th of `zones` zones, as kOps splits them: an
+/// even share, and one more for each of the first `total % zones`.
+fn zone_share(total: u32, zones: usize, i: usize) -> u32 {
+    let n = u32::try_from(zones).unwrap_or(u32::MAX).max(1);
+    let i = u32::try_from(i).unwrap_or(u32::MAX);
+    total / n + u32::from(i < total % n)
+}
+
 /// Machine types as a group takes them: the first is its machine type; several make a
 /// mixed-instances policy on AWS.
 fn sizes(text: Option<&String>) -> Vec<String> {
@@ -894,11 +902,9 @@ pub fn new_cluster(
     // zone, the count split between them; none unless asked for.
     let total = o.api_server_count.unwrap_or(0);
     if total > 0 {
-        let n = u32::try_from(zones.len()).unwrap_or(u32::MAX).max(1);
         let api_sizes = sizes(o.api_server_size.as_ref());
         for (i, z) in zones.iter().enumerate() {
-            let i = u32::try_from(i).unwrap_or(u32::MAX);
-            let share = total / n + u32::from(i < total % n);
+            let share = zone_share(total, zones.len(), i);
             let mut ig = group(
                 &format!("apiserver-{z}"),
                 GroupRole::ApiServer,
@@ -927,11 +933,11 @@ pub fn new_cluster(
         with_sizes(&mut ig, &node_sizes);
         groups.push(ig);
     } else {
-        let n = u32::try_from(zones.len()).unwrap_or(u32::MAX);
-        let total = o.node_count.unwrap_or(n);
+        let total = o
+            .node_count
+            .unwrap_or(u32::try_from(zones.len()).unwrap_or(u32::MAX));
         for (i, z) in zones.iter().enumerate() {
-            let i = u32::try_from(i).unwrap_or(u32::MAX);
-            let share = total / n + u32::from(i < total % n);
+            let share = zone_share(total, zones.len(), i);
             let mut ig = group(&format!("nodes-{z}"), GroupRole::Node, (share, share));
             let own = zone_subnets.get(z).cloned().unwrap_or_default();
             ig.spec.subnets = Some(if own.len() > 1 {

@@ -33,9 +33,8 @@ pub(crate) struct ManagedFile {
     pub(crate) location: String,
     /// The content.
     pub(crate) contents: String,
-    /// Whether the content is secret (a keyset with private keys, Cilium's manifest with
-    /// its IPsec keys): plans show a digest,
-    /// and Terraform never renders it.
+    /// Whether the content is secret (a keyset with private keys, an addon manifest with a
+    /// Secret's data): plans show a digest, and Terraform never renders it.
     pub(crate) sensitive: bool,
 }
 
@@ -252,11 +251,11 @@ async fn cilium_password(
     store: &dyn kops_statestore::Store,
     cilium: &kops_api::v1alpha2::CiliumNetworkingSpec,
 ) -> Result<Option<String>> {
-    const PATH: &str = "secrets/ciliumpassword";
+    let path = crate::secrets::secret_path("ciliumpassword");
     let got = store
-        .get_opt(PATH)
+        .get_opt(&path)
         .await
-        .map_err(crate::error::store(format!("reading {PATH}")))?;
+        .map_err(crate::error::store(format!("reading {path}")))?;
     let ipsec = cilium.enable_encryption == Some(true)
         && cilium.encryption_type.as_deref().unwrap_or("ipsec") == "ipsec";
     let Some(got) = got else {
@@ -268,9 +267,9 @@ async fn cilium_password(
         }
         return Ok(None);
     };
-    let value = crate::secrets::decode_secret(&got.data, PATH)?;
+    let value = crate::secrets::decode_secret(&got.data, &path)?;
     let text = String::from_utf8(value)
-        .map_err(|_| crate::error::invalid(PATH, "the secret is not UTF-8 text"))?;
+        .map_err(|_| crate::error::invalid(&path, "the secret is not UTF-8 text"))?;
     Ok(Some(text))
 }
 

@@ -804,6 +804,15 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Whether `object` is a Secret that carries data (Cilium's IPsec keys): the manifest
+/// holding it is written to the store as the keysets are, never shown nor rendered.
+fn holds_secret_data(object: &Value) -> bool {
+    object["kind"] == "Secret"
+        && ["data", "stringData"]
+            .iter()
+            .any(|k| object[*k].as_object().is_some_and(|m| !m.is_empty()))
+}
+
 /// The bootstrap channel and every addon manifest, as kOps' managed files
 /// (`<cluster>-addons-bootstrap` at `addons/bootstrap-channel.yaml`, then
 /// `<cluster>-addons-<name>[-<id>]` at `addons/<manifest>`).
@@ -825,8 +834,7 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
         sensitive: false,
     }];
     for b in built {
-        // Cilium's manifest holds the IPsec keys when the secret exists.
-        let sensitive = b.addon.name == "networking.cilium.io" && ctx.cilium_password.is_some();
+        let sensitive = b.objects.iter().any(holds_secret_data);
         out.push(ManagedFile {
             name: format!("{cluster}-addons-{}", b.addon.key()),
             location: format!("addons/{}", b.addon.manifest),

@@ -321,16 +321,10 @@ pub async fn delete_cluster(
                 }
             }
         }
-        if stopped_at.is_some() {
-            for (r, reason) in next {
-                report.failed.push(Undeleted {
-                    resource: r,
-                    reason: reason.unwrap_or_else(|| "not attempted".into()),
-                });
-            }
-            return Ok(report);
-        }
         pending = next;
+        if stopped_at.is_some() {
+            break;
+        }
     }
     for (r, reason) in pending {
         report.failed.push(Undeleted {
