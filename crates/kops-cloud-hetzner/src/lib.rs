@@ -1,0 +1,32 @@
+//! `kops-cloud-hetzner` is kops-rs' Hetzner Cloud: its vocabulary and trait, laid out as
+//! `kops-cloud-gce` is.
+//!
+//! The crate compiles no HTTP client: it is the Hetzner resource types
+//! ([`HetznerResourceType`] and its table of facts, [`cloud::TypeFacts`]), kOps' labels,
+//! the locations kOps knows with their network zones, the hash kOps labels servers with,
+//! and the [`HetznerCloud`] trait the model's tasks talk to, over the cloud-neutral
+//! [`kops_tasks::resource`] layer. That is what `kops-model` and `kops-mock` depend on.
+//!
+//! # Example
+//!
+//! ```
+//! use kops_cloud_hetzner::HetznerResourceType;
+//! use kops_cloud_hetzner::cloud::{CLUSTER_LABEL, ListQuery, TagFilter, network_zone};
+//!
+//! // Every server of a cluster, in one labelled query.
+//! let q = ListQuery::new(HetznerResourceType::Server)
+//!     .with_tag(TagFilter::equals(CLUSTER_LABEL, "demo.example.com"));
+//! assert_eq!(q.resource_type.terraform_type(), "hcloud_server");
+//! assert_eq!(network_zone("fsn1"), Some("eu-central"));
+//! ```
+//!
+//! # Stability
+//!
+//! Pre-1.0. The vocabulary's data types are `#[non_exhaustive]` so they can grow without
+//! breaking callers.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(unreachable_pub)]
+pub mod cloud;
+
+pub use cloud::{HetznerCloud, HetznerCloudExt, HetznerResourceType};
