@@ -34,6 +34,11 @@ struct CaseFile {
     lifecycle_overrides: Vec<String>,
     #[serde(default)]
     cilium_etcd: bool,
+    /// Variables set before rendering, as kOps' harness sets them. The library reads no
+    /// environment: each variable the model knows is passed as its option
+    /// (`HCLOUD_TOKEN`: the Hetzner context's token), and an unknown one is an error.
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
 }
 
 /// The state store kOps' harness prepares: the fixture keysets (`fixtures/keysets`, the
@@ -184,6 +189,18 @@ fn run() -> anyhow::Result<()> {
     if !case.lifecycle_overrides.is_empty() {
         overrides = LifecycleOverrides::parse(&case.lifecycle_overrides.join(","))
             .context("parsing lifecycleOverrides")?;
+    }
+    if cluster.spec.cloud_provider.as_deref() == Some("hetzner") {
+        let mut ctx = block_on(kops_model::hetzner::discover(&cluster, &groups, &opts))?
+            .context("completing the Hetzner cluster")?;
+        for (k, v) in &case.env {
+            match k.as_str() {
+                "HCLOUD_TOKEN" => ctx = ctx.with_token(v.clone()),
+                other => bail!("case.yaml env: {other} is not a variable the renderer knows"),
+            }
+        }
+        kops_model::hetzner::render_terraform(&ctx, &overrides)?.write_to(&out_dir)?;
+        return Ok(());
     }
     if cluster.spec.cloud_provider.as_deref() == Some("gce") {
         return render_gce(&fixtures, &cluster, &groups, &opts, &overrides, &out_dir);

@@ -413,3 +413,33 @@ impl ClusterContext {
         zones
     }
 }
+
+/// The node labels kOps carries in a group's cloud tags for the cluster autoscaler
+/// (kOps' `BuildNodeLabels`): the role's labels, then the group's `nodeLabels`.
+pub(crate) fn node_labels(ig: &InstanceGroup) -> BTreeMap<String, String> {
+    let mut labels: BTreeMap<String, String> = BTreeMap::new();
+    match ig.spec.role {
+        Some(InstanceGroupRole::ControlPlane) => {
+            labels.insert("kops.k8s.io/kops-controller-pki".into(), String::new());
+            labels.insert(
+                "node-role.kubernetes.io/control-plane".into(),
+                String::new(),
+            );
+            labels.insert(
+                "node.kubernetes.io/exclude-from-external-load-balancers".into(),
+                String::new(),
+            );
+        }
+        Some(InstanceGroupRole::Node) => {
+            labels.insert("node-role.kubernetes.io/node".into(), String::new());
+        }
+        Some(InstanceGroupRole::ApiServer) => {
+            labels.insert("node-role.kubernetes.io/api-server".into(), String::new());
+        }
+        _ => {}
+    }
+    for (k, v) in ig.spec.node_labels.iter().flatten() {
+        labels.insert(k.clone(), v.clone());
+    }
+    labels
+}

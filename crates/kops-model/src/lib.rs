@@ -133,6 +133,7 @@ mod error;
 mod etcd;
 mod files;
 pub mod gce;
+pub mod hetzner;
 mod images;
 mod ingress;
 pub mod nodeup;
@@ -147,6 +148,7 @@ pub mod upgrade;
 pub use kops_api as api;
 pub use kops_cloud_aws as cloud_aws;
 pub use kops_cloud_gce as cloud_gce;
+pub use kops_cloud_hetzner as cloud_hetzner;
 #[cfg(feature = "mock")]
 pub use kops_mock as mock;
 pub use kops_statestore as statestore;

@@ -58,6 +58,31 @@ impl Default for DiscoverOptions {
 }
 
 impl DiscoverOptions {
+    /// The cluster context of a completed cluster in `region`, with what these options
+    /// carry: the kOps release, additional objects, the running control plane's version,
+    /// the SSH key and the config store inside the state store. Every cloud's discover
+    /// ends here.
+    pub(crate) fn cluster_context(
+        &self,
+        cluster: internal::Cluster,
+        groups: Vec<internal::InstanceGroup>,
+        region: impl Into<String>,
+    ) -> Result<ClusterContext> {
+        let mut base = ClusterContext::new(cluster, groups, region)
+            .with_kops_release(self.kops_release.clone())
+            .with_additional_objects(self.additional_objects.clone())
+            .with_control_plane_version(self.control_plane_version.as_deref());
+        if let Some(k) = &self.ssh_public_key {
+            base = base.with_ssh_public_key(k.clone());
+        }
+        if let Some((root, url)) = &self.state_store {
+            let (config_base, _) = base.config_base()?;
+            let store = config_store(root, url, config_base)?;
+            base = base.with_config_store(store);
+        }
+        Ok(base)
+    }
+
     /// Sets the channel.
     pub fn with_channel(mut self, channel: Channel) -> Self {
         self.channel = Some(channel);
@@ -200,18 +225,7 @@ pub async fn discover(
         .await
         .map_err(cloud("reading the cloud account"))?;
 
-    let mut base = ClusterContext::new(full, full_groups, region)
-        .with_kops_release(options.kops_release.clone())
-        .with_additional_objects(options.additional_objects.clone())
-        .with_control_plane_version(options.control_plane_version.as_deref());
-    if let Some(k) = &options.ssh_public_key {
-        base = base.with_ssh_public_key(k.clone());
-    }
-    if let Some((root, url)) = &options.state_store {
-        let (config_base, _) = base.config_base()?;
-        let store = config_store(root, url, config_base)?;
-        base = base.with_config_store(store);
-    }
+    let mut base = options.cluster_context(full, full_groups, region)?;
     Box::pin(crate::files::prepare_boot(&mut base)).await?;
     let mut ctx = ModelContext::from_cluster_context(base).with_account(account);
     for ig in ctx.groups.clone() {

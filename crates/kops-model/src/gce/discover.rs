@@ -4,35 +4,17 @@
 //! the project's Cloud DNS zones when the cluster publishes DNS records and names no
 //! `dnsZone` (kOps' `FindDNSHostedZone`), then completion and validation.
 
-use std::sync::Arc;
-
 use kops_api::defaults::{DnsZoneInfo, PopulateOptions};
 use kops_api::{internal, v1alpha2};
-use kops_statestore::{PrefixStore, Store};
 
 use super::GceModelContext;
 use super::cloud::{GceCloud, GceResourceType, ListQuery};
-use crate::cluster::ClusterContext;
 use crate::complete::complete_internal;
 use crate::error::{Result, cloud, invalid};
 
 /// The options of [`discover`]: the same as the AWS model's (channel, SSH key, kOps
 /// release, state store).
 pub type GceDiscoverOptions = crate::aws::DiscoverOptions;
-
-/// The store rooted at `base`, inside the state store `root` opened from `url`.
-fn config_store(root: &Arc<dyn Store>, url: &str, base: &str) -> Result<Arc<dyn Store>> {
-    let base = base.trim_end_matches('/');
-    let Some(rest) = base.strip_prefix(url).and_then(|r| r.strip_prefix('/')) else {
-        return Err(invalid(
-            "spec.configBase",
-            format!("{base:?} is not inside the state store {url:?}"),
-        ));
-    };
-    let store = PrefixStore::new(root.clone(), rest)
-        .map_err(|e| invalid("spec.configBase", e.to_string()))?;
-    Ok(Arc::new(store))
-}
 
 /// Completes `cluster` and `groups` for GCE and returns the [`GceModelContext`]. The
 /// cloud is asked for the subnetworks of the cluster's network (one list call), whose
@@ -119,18 +101,7 @@ pub async fn discover(
             "no region: set spec.subnets[].region (required on GCE)",
         )
     })?;
-    let mut base = ClusterContext::new(full, full_groups, region)
-        .with_kops_release(options.kops_release.clone())
-        .with_additional_objects(options.additional_objects.clone())
-        .with_control_plane_version(options.control_plane_version.as_deref());
-    if let Some(k) = &options.ssh_public_key {
-        base = base.with_ssh_public_key(k.clone());
-    }
-    if let Some((root, url)) = &options.state_store {
-        let (config_base, _) = base.config_base()?;
-        let store = config_store(root, url, config_base)?;
-        base = base.with_config_store(store);
-    }
+    let mut base = options.cluster_context(full, full_groups, region)?;
     // Keysets (loaded, or generated as kOps' create does) and secret hashes the nodeup
     // configs carry: the same step as on AWS.
     Box::pin(crate::files::prepare_boot(&mut base)).await?;

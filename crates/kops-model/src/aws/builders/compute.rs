@@ -112,30 +112,7 @@ pub(crate) fn group_tags(ctx: &ClusterContext, ig: &InstanceGroup) -> BTreeMap<S
         t.entry(tag).or_default();
     }
     let label_prefix = "k8s.io/cluster-autoscaler/node-template/label/";
-    let mut labels: BTreeMap<String, String> = BTreeMap::new();
-    match ig.spec.role {
-        Some(InstanceGroupRole::ControlPlane) => {
-            labels.insert("kops.k8s.io/kops-controller-pki".into(), String::new());
-            labels.insert(
-                "node-role.kubernetes.io/control-plane".into(),
-                String::new(),
-            );
-            labels.insert(
-                "node.kubernetes.io/exclude-from-external-load-balancers".into(),
-                String::new(),
-            );
-        }
-        Some(InstanceGroupRole::Node) => {
-            labels.insert("node-role.kubernetes.io/node".into(), String::new());
-        }
-        Some(InstanceGroupRole::ApiServer) => {
-            labels.insert("node-role.kubernetes.io/api-server".into(), String::new());
-        }
-        _ => {}
-    }
-    for (k, v) in ig.spec.node_labels.iter().flatten() {
-        labels.insert(k.clone(), v.clone());
-    }
+    let labels = crate::cluster::node_labels(ig);
     for (k, v) in labels {
         t.insert(format!("{label_prefix}{k}"), v);
     }

@@ -1,0 +1,209 @@
+//! The Hetzner Cloud model: kOps' Hetzner builders (`pkg/model/hetznermodel`) over the
+//! cloud-neutral [`ClusterContext`], producing [`HetznerTask`]s (the cloud-neutral
+//! `kops_tasks::resource::ResourceTask` over [`HetznerResourceType`]), one server group
+//! per instance group, and the cluster's managed files.
+//!
+//! - [`HetznerModelContext`]: the cluster context plus the network zone (kOps' region).
+//! - [`build`]: every builder, in kOps' order: network, firewalls, the API load balancer,
+//!   SSH keys and server groups, etcd volumes, files.
+//! - [`discover`](fn@discover): complete a stored spec for Hetzner.
+//! - [`render_terraform`]: the Terraform directory kOps writes for a Hetzner cluster.
+//! - [`plan`] / [`apply`]: the direct target over any [`HetznerCloud`], one call each.
+//! - [`cloud`]: the Hetzner vocabulary of `kops-cloud-hetzner`, re-exported.
+//!
+//! # Servers
+//!
+//! Hetzner has no autoscaling group. Each instance group is a [`ServerGroup`] task: it
+//! finds the group's servers by kOps' labels, creates the missing ones (the group's
+//! `minSize` is a floor: extra servers are left alone, as kOps leaves them), and marks
+//! the ones whose user data, location, type, image or public addresses differ with
+//! `kops.k8s.io/needs-update` for rolling update to replace.
+
+pub mod cloud;
+mod discover;
+mod files;
+mod firewall;
+mod loadbalancer;
+mod network;
+mod servers;
+mod terraform;
+
+use std::collections::BTreeMap;
+
+use kops_api::internal::InstanceGroup;
+use kops_tasks::resource::ResourceTask;
+use kops_tasks::{Task, TaskKey};
+
+pub use discover::{HetznerDiscoverOptions, discover};
+pub use servers::ServerGroup;
+pub use terraform::render_terraform;
+
+use self::cloud::{CLUSTER_LABEL, HetznerCloud, HetznerResourceType};
+use crate::cluster::ClusterContext;
+use crate::error::{Result, invalid};
+
+/// One Hetzner object the model manages: a [`ResourceTask`] over [`HetznerResourceType`].
+pub type HetznerTask = ResourceTask<HetznerResourceType>;
+
+/// Everything the Hetzner builders need: the cloud-neutral [`ClusterContext`] plus the
+/// network zone of the cluster's locations (kOps' region, `eu-central`). Dereferences to
+/// its [`ClusterContext`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HetznerModelContext {
+    /// The cloud-neutral part.
+    pub cluster_context: ClusterContext,
+    /// The API token the cluster's cloud controller, CSI driver and autoscaler use (the
+    /// `hcloud` Secret in `kube-system`); `None`: the Secret is not rendered.
+    pub(crate) token: Option<kops_tasks::Sensitive>,
+}
+
+impl std::ops::Deref for HetznerModelContext {
+    type Target = ClusterContext;
+
+    fn deref(&self) -> &ClusterContext {
+        &self.cluster_context
+    }
+}
+
+impl HetznerModelContext {
+    /// A context over a completed Hetzner cluster; its region must be a network zone
+    /// ([`discover`](fn@discover) sets it from the subnets' locations).
+    pub fn new(cluster_context: ClusterContext) -> Self {
+        HetznerModelContext {
+            cluster_context,
+            token: None,
+        }
+    }
+
+    /// The same context with the Hetzner API token the cluster's own components use
+    /// (kOps takes the one in `HCLOUD_TOKEN`; so does the `kops` CLI). It goes into the
+    /// `hcloud` Secret of `kube-system` and nowhere else: never into a plan, a log or an
+    /// error.
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(kops_tasks::Sensitive::new(token));
+        self
+    }
+
+    /// A new task of this cluster.
+    pub(crate) fn task(
+        &self,
+        kind: &str,
+        name: impl Into<String>,
+        rt: HetznerResourceType,
+    ) -> HetznerTask {
+        HetznerTask::new(kind, name, rt, self.name())
+    }
+
+    /// The cluster label alone (kOps' `CloudTags` on Hetzner).
+    pub(crate) fn cluster_labels(&self) -> BTreeMap<String, String> {
+        [(CLUSTER_LABEL.to_owned(), self.name().to_owned())]
+            .into_iter()
+            .collect()
+    }
+
+    /// The network task's key.
+    pub(crate) fn network_key(&self) -> TaskKey {
+        TaskKey::new("Network", self.name())
+    }
+
+    /// The location of a group: its first subnet's zone (kOps puts every server of a
+    /// group in its first subnet), an error naming the group when it has none.
+    pub(crate) fn location_of(&self, ig: &InstanceGroup) -> Result<String> {
+        let first = ig.spec.subnets.iter().flatten().next().ok_or_else(|| {
+            invalid(
+                format!("instancegroup {}: spec.subnets", ig.name()),
+                "a Hetzner instance group needs a subnet (its location)",
+            )
+        })?;
+        Ok(self
+            .subnet(first)
+            .and_then(|s| s.zone.clone())
+            .unwrap_or_else(|| first.clone()))
+    }
+}
+
+/// The Hetzner model: resource tasks, server groups and managed files.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct HetznerModel {
+    /// Every Hetzner resource task.
+    pub tasks: Vec<HetznerTask>,
+    /// One server group per instance group.
+    pub server_groups: Vec<ServerGroup>,
+    files: Vec<files::HetznerManagedFile>,
+}
+
+impl HetznerModel {
+    pub(crate) fn add(&mut self, t: HetznerTask) {
+        self.tasks.push(t);
+    }
+
+    /// Every task, resources, server groups and managed files, as boxed tasks for a
+    /// [`kops_tasks::TaskGraph`].
+    pub fn into_tasks(self) -> Vec<Box<dyn Task<dyn HetznerCloud>>> {
+        let mut out: Vec<Box<dyn Task<dyn HetznerCloud>>> = self
+            .tasks
+            .into_iter()
+            .map(|t| Box::new(t) as Box<dyn Task<dyn HetznerCloud>>)
+            .collect();
+        out.extend(
+            self.server_groups
+                .into_iter()
+                .map(|t| Box::new(t) as Box<dyn Task<dyn HetznerCloud>>),
+        );
+        out.extend(
+            self.files
+                .into_iter()
+                .map(|t| Box::new(t) as Box<dyn Task<dyn HetznerCloud>>),
+        );
+        out
+    }
+}
+
+/// Runs every Hetzner builder over the context, in kOps' order.
+pub fn build(ctx: &HetznerModelContext) -> Result<HetznerModel> {
+    if ctx.name().is_empty() {
+        return Err(invalid("metadata.name", "the cluster has no name"));
+    }
+    let _memo = ctx.nodeup_memo.scope();
+    let mut m = HetznerModel::default();
+    network::build(ctx, &mut m)?;
+    firewall::build(ctx, &mut m)?;
+    loadbalancer::build(ctx, &mut m)?;
+    servers::build(ctx, &mut m)?;
+    servers::build_etcd_volumes(ctx, &mut m)?;
+    files::build(ctx, &mut m)?;
+    Ok(m)
+}
+
+/// Plans the cluster against `api`: every task's change, nothing applied.
+pub async fn plan(
+    api: &dyn HetznerCloud,
+    ctx: &HetznerModelContext,
+    overrides: &kops_tasks::LifecycleOverrides,
+) -> Result<kops_tasks::Plan> {
+    let graph = kops_tasks::TaskGraph::build_with(build(ctx)?.into_tasks(), overrides)?;
+    kops_tasks::Executor::new(kops_tasks::ExecutorOptions::default())
+        .plan(&graph, api)
+        .await
+        .map_err(crate::error::cloud(format!(
+            "planning cluster {}",
+            ctx.name()
+        )))
+}
+
+/// Applies the cluster to `api` (direct target) and returns what was done; an error
+/// lists every failed task. The cloud may have changed even when this fails. It takes no
+/// lock and checks no config base.
+pub async fn apply(
+    api: &dyn HetznerCloud,
+    ctx: &HetznerModelContext,
+    overrides: &kops_tasks::LifecycleOverrides,
+) -> Result<kops_tasks::Plan> {
+    let graph = kops_tasks::TaskGraph::build_with(build(ctx)?.into_tasks(), overrides)?;
+    let report = kops_tasks::Executor::new(kops_tasks::ExecutorOptions::default())
+        .apply(&graph, api)
+        .await;
+    crate::update::applied(ctx.name(), report)
+}
