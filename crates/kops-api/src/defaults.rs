@@ -993,6 +993,28 @@ fn populate_addons(c: &mut Cluster, provider: Option<CloudProvider>, k8s: &semve
         }
     }
 
+    // kOps' `HetznerCloudControllerManagerOptionsBuilder`: hcloud's controller manager,
+    // allocating node CIDRs from the pod range, with no routes and no leader election.
+    if provider == Some(CloudProvider::Hetzner) {
+        let ccm = spec
+            .cloud_controller_manager
+            .get_or_insert_with(Default::default);
+        ccm.cloud_provider = Some("hcloud".into());
+        ccm.allow_untagged_cloud = Some(true);
+        ccm.leader_election = Some(v::LeaderElectionConfiguration {
+            leader_elect: Some(false),
+            ..Default::default()
+        });
+        if ccm.cluster_cidr.is_none() {
+            ccm.cluster_cidr = pod_cidr.clone();
+        }
+        ccm.allocate_node_cidrs = Some(true);
+        ccm.configure_cloud_routes = Some(false);
+        ccm.image.get_or_insert_with(|| {
+            "hetznercloud/hcloud-cloud-controller-manager:v1.31.0".into()
+        });
+    }
+
     // Service-account issuer discovery.
     let public_name = spec.api.public_name.clone();
     let said = spec.service_account_issuer_discovery.clone();

@@ -70,6 +70,10 @@ pub struct ClusterContext {
     /// The `ciliumpassword` secret's text (Cilium's IPsec keys) when the store holds one:
     /// the Cilium addon puts it in a Secret (see [`crate::files::prepare_boot`]).
     pub(crate) cilium_password: Option<String>,
+    /// The Hetzner API token the cluster's components use (kOps passes `HCLOUD_TOKEN` to
+    /// etcd-manager, kops-channels, kops-controller and the `hcloud` Secret); set through
+    /// `HetznerModelContext::with_token`. A file holding it is sensitive.
+    pub(crate) hcloud_token: Option<kops_tasks::Sensitive>,
     /// The groups whose machines an update builds (launch templates, autoscaling groups,
     /// instance templates, nodeup configs), when an update names some (kOps'
     /// `--instance-group`, `--instance-group-roles`); `None`: every group. The other
@@ -142,6 +146,7 @@ impl ClusterContext {
             asset_hashes: BTreeMap::new(),
             encryption_config_hash: None,
             cilium_password: None,
+            hcloud_token: None,
             additional_objects: Vec::new(),
             updated_groups: None,
             assets: Default::default(),
@@ -149,6 +154,17 @@ impl ClusterContext {
             file_listings: Default::default(),
             node_kubernetes_version: None,
         }
+    }
+
+    /// The cloud credentials kOps hands to its system components as environment variables
+    /// (its `BuildSystemComponentEnvVars`, which copies them from its own environment):
+    /// here only what the context was given, the Hetzner token as `HCLOUD_TOKEN`.
+    pub(crate) fn credential_env(&self) -> Vec<(&'static str, &str)> {
+        let mut env = Vec::new();
+        if let Some(token) = &self.hcloud_token {
+            env.push(("HCLOUD_TOKEN", token.expose()));
+        }
+        env
     }
 
     /// Whether an update builds the machines of `ig` (see

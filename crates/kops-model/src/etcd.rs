@@ -69,6 +69,7 @@ pub(crate) fn etcd_manager_manifest(
     ctx: &ClusterContext,
     e: &v1alpha2::EtcdClusterSpec,
     name: &str,
+    group: &str,
 ) -> String {
     let cluster = ctx.name();
     let (client, peer, quarantine, grpc) = etcd_ports(name);
@@ -113,8 +114,17 @@ pub(crate) fn etcd_manager_manifest(
         format!("--v={}", manager.and_then(|m| m.log_level).unwrap_or(6)),
     ];
     // How etcd-manager finds its volumes: by the labels the GCE model puts on the etcd
-    // disks (dashes, the cluster label's value the safe cluster name), else by AWS tags.
-    if ctx.cluster.spec.cloud_provider.gce.is_some() {
+    // disks (dashes, the cluster label's value the safe cluster name), by the Hetzner
+    // model's volume labels (the member's group names the volume), else by AWS tags.
+    if ctx.cluster.spec.cloud_provider.hetzner.is_some() {
+        use kops_cloud_hetzner::cloud as hz;
+        flags.extend([
+            format!("--volume-name-tag={}={group}", hz::INSTANCE_GROUP_LABEL),
+            "--volume-provider=hetzner".to_owned(),
+            format!("--volume-tag={}={cluster}", hz::CLUSTER_LABEL),
+            format!("--volume-tag={}={name}", hz::VOLUME_ROLE_LABEL),
+        ]);
+    } else if ctx.cluster.spec.cloud_provider.gce.is_some() {
         flags.extend([
             format!("--volume-name-tag=k8s-io-etcd-{name}"),
             "--volume-provider=gce".to_owned(),
@@ -139,6 +149,9 @@ pub(crate) fn etcd_manager_manifest(
     let mut env: Vec<(String, String)> = Vec::new();
     if ctx.cluster.spec.cloud_provider.aws.is_some() {
         env.push(("AWS_REGION".into(), ctx.region.clone()));
+    }
+    for (k, v) in ctx.credential_env() {
+        env.push((k.into(), v.into()));
     }
     if let Some(m) = manager {
         if let Some(d) = m.backup_retention_days {
@@ -189,7 +202,10 @@ pub(crate) fn etcd_manager_manifest(
     if !env.is_empty() {
         s.push_str("    env:\n");
         for (k, v) in &env {
-            s.push_str(&format!("    - name: {k}\n      value: {v}\n"));
+            s.push_str(&format!(
+                "    - name: {k}\n      value: {}\n",
+                crate::files::yaml_scalar(v)
+            ));
         }
     }
     s.push_str(&format!(

@@ -136,7 +136,7 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
             out.push(ManagedFile::new(
                 format!("manifests-etcdmanager-{ename}-{}", ig.name()),
                 format!("manifests/etcd/{ename}-{}.yaml", ig.name()),
-                etcd::etcd_manager_manifest(ctx, e, ename),
+                etcd::etcd_manager_manifest(ctx, e, ename, ig.name()),
             ));
         }
     }
@@ -183,7 +183,37 @@ pub(crate) fn managed_files(ctx: &ClusterContext) -> Result<Vec<ManagedFile>> {
         out.push(ManagedFile::new(rel.clone(), rel.clone(), content.clone()));
     }
     out.extend(keyset_files(ctx)?);
+    // A file holding a credential the context was given is sensitive wherever it was
+    // built: plans show its digest, and no Terraform data file holds the credential.
+    for f in &mut out {
+        if ctx
+            .credential_env()
+            .iter()
+            .any(|(_, secret)| !secret.is_empty() && f.contents.contains(secret))
+        {
+            f.sensitive = true;
+        }
+    }
     Ok(out)
+}
+
+/// `value` as a YAML scalar: as it is when it reads back as the same string, else
+/// double-quoted (JSON's quoting, which YAML reads).
+pub(crate) fn yaml_scalar(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        && !value.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+        && !matches!(
+            value.to_ascii_lowercase().as_str(),
+            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
+        );
+    if plain {
+        value.to_owned()
+    } else {
+        serde_json::Value::String(value.to_owned()).to_string()
+    }
 }
 
 /// Reads every keyset of the keystore under `store` (the config base):

@@ -48,6 +48,9 @@ pub(super) fn system_env(ctx: &ClusterContext, kops_controller: bool) -> Vec<Val
             vars.insert("AWS_REGION".into(), r);
         }
     }
+    for (k, v) in ctx.credential_env() {
+        vars.insert(k.into(), v.into());
+    }
     if kops_controller {
         // kOps hands these on from the environment it runs in.
         for k in ["KOPS_RUN_TOO_NEW_VERSION", "KOPS_BASE_URL"] {

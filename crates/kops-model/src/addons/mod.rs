@@ -17,6 +17,7 @@ mod cert_manager;
 mod cilium;
 mod cloud_aws;
 mod cloud_gce;
+mod cloud_hetzner;
 mod cluster_autoscaler;
 mod core;
 mod dns;
@@ -306,6 +307,15 @@ pub(crate) fn addons(ctx: &ClusterContext) -> Vec<Addon> {
         }
         out.push(Addon::new("gcp-cloud-controller.addons.k8s.io", "k8s-1.23").pruned());
     }
+    if spec.cloud_provider.hetzner.is_some() {
+        for name in [
+            "hcloud-config.addons.k8s.io",
+            "hcloud-cloud-controller.addons.k8s.io",
+            "hcloud-csi-driver.addons.k8s.io",
+        ] {
+            out.push(Addon::new(name, "k8s-1.22"));
+        }
+    }
     if net.kopeio.is_some() {
         out.push(Addon::networking("networking.kope.io", "k8s-1.12").pruned());
     }
@@ -403,6 +413,9 @@ fn objects(ctx: &ClusterContext, addon: &Addon) -> Result<Option<Vec<Value>>> {
         "gcp-cloud-controller.addons.k8s.io" => cloud_gce::cloud_controller(ctx)?,
         "gcp-pd-csi-driver.addons.k8s.io" => cloud_gce::pd_csi_driver(ctx)?,
         "karpenter.sh" => karpenter::objects(ctx)?,
+        "hcloud-config.addons.k8s.io" => cloud_hetzner::config(ctx)?,
+        "hcloud-cloud-controller.addons.k8s.io" => cloud_hetzner::cloud_controller(ctx)?,
+        "hcloud-csi-driver.addons.k8s.io" => cloud_hetzner::csi_driver(),
         _ => return Ok(None),
     }))
 }
@@ -884,6 +897,12 @@ pub(crate) fn kops_channels_manifest(ctx: &ClusterContext) -> String {
         s.push_str(&format!(
             "    - name: AWS_REGION\n      value: {}\n",
             ctx.region
+        ));
+    }
+    for (k, v) in ctx.credential_env() {
+        s.push_str(&format!(
+            "    - name: {k}\n      value: {}\n",
+            crate::files::yaml_scalar(v)
         ));
     }
     s.push_str(&format!("    image: {image}\n"));

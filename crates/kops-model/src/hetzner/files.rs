@@ -4,8 +4,20 @@
 //! S3-compatible storage (`s3://`, Hetzner's object storage through `S3_ENDPOINT`) and for
 //! `memfs://` (kOps' tests, in bucket `testingBucket`). A local config base has no
 //! Terraform form.
+//!
+//! # The API token in Terraform
+//!
+//! kOps writes the Hetzner token into the manifests of etcd-manager, kops-channels and
+//! kops-controller and into the `hcloud` Secret, and with the Terraform target into their
+//! data files, where `terraform plan` prints it and version control keeps it. Here those
+//! files are templates (`templatefile(...)`) with `${hcloud_token}` where the token goes,
+//! filled from the sensitive variable `hcloud_token` (`TF_VAR_hcloud_token`): the bucket
+//! gets the same objects, and Terraform redacts them in plans. Other secret files (Cilium's
+//! IPsec keys) are never rendered: direct writes put them in the store.
 
 use kops_statestore::StoreUrl;
+use std::collections::BTreeMap;
+
 use kops_tasks::terraform::{Body, Expr, TerraformWriter};
 use kops_tasks::{Change, Context, Fields, Found, Outputs, Task, TaskKey, async_trait};
 
@@ -17,12 +29,33 @@ use crate::files::{ManagedFileTask, managed_files};
 /// The bucket kOps' test harness renders in-memory config bases to.
 const MEMFS_BUCKET: &str = "testingBucket";
 
+/// The Terraform variable the API token comes from.
+pub(crate) const TOKEN_VARIABLE: &str = "hcloud_token";
+
+/// The content Terraform writes for a file.
+#[derive(Debug)]
+enum Content {
+    /// The file's text, as a data file read with `file(...)`.
+    Plain(String),
+    /// A template whose `${hcloud_token}` Terraform fills from the token variable.
+    WithToken(String),
+}
+
+/// `contents` as a Terraform template in which every `token` is `${hcloud_token}`: the
+/// template syntax already in the text (`${`, `%{`) is escaped first.
+fn token_template(contents: &str, token: &str) -> String {
+    contents
+        .replace("${", "$${")
+        .replace("%{", "%%{")
+        .replace(token, &format!("${{{TOKEN_VARIABLE}}}"))
+}
+
 /// A managed file of the Hetzner model.
 #[derive(Debug)]
 pub(crate) struct HetznerManagedFile {
     file: ManagedFileTask,
     name: String,
-    contents: String,
+    contents: Content,
     /// The bucket and key Terraform writes it to.
     render: Option<(String, String)>,
 }
@@ -53,12 +86,36 @@ impl Task<dyn HetznerCloud> for HetznerManagedFile {
         let Some((bucket, key)) = &self.render else {
             return Ok(());
         };
-        let content = w.add_file(
-            "aws_s3_object",
-            &self.name,
-            "content",
-            self.contents.clone().into_bytes(),
-        );
+        let content = match &self.contents {
+            Content::Plain(text) => {
+                w.add_file("aws_s3_object", &self.name, "content", text.clone())
+            }
+            Content::WithToken(template) => {
+                let file = w.add_file("aws_s3_object", &self.name, "content", template.clone());
+                let Expr::Call(_, path) = file else {
+                    return Err(kops_tasks::Error::invalid(
+                        &self.name,
+                        "the Terraform writer did not return file(...)",
+                    ));
+                };
+                w.variable(
+                    TOKEN_VARIABLE,
+                    Body::new()
+                        .attr(
+                            "description",
+                            "The Hetzner API token the cluster's components use (HCLOUD_TOKEN).",
+                        )
+                        .attr("sensitive", true)
+                        .attr("type", Expr::traversal("string")),
+                );
+                let vars = BTreeMap::from([(
+                    TOKEN_VARIABLE.to_owned(),
+                    Expr::traversal(&format!("var.{TOKEN_VARIABLE}")),
+                )]);
+                let args = path.into_iter().chain([Expr::Map(vars)]).collect();
+                Expr::Call("templatefile".into(), args)
+            }
+        };
         let body = Body::new()
             .attr("bucket", bucket.as_str())
             .attr("content", content)
@@ -84,27 +141,32 @@ pub(crate) fn build(ctx: &HetznerModelContext, m: &mut HetznerModel) -> Result<(
             ));
         }
     };
+    let token = ctx.hcloud_token.as_ref().map(|t| t.expose());
     for f in managed_files(ctx)? {
-        // Secret files never go into Terraform: they are written straight to the store;
-        // without a store they exist only for this render.
-        if f.sensitive && ctx.config_store.is_none() {
+        let contents = match token {
+            Some(t) if f.sensitive && !t.is_empty() && f.contents.contains(t) => {
+                Content::WithToken(token_template(&f.contents, t))
+            }
+            _ => Content::Plain(f.contents.clone()),
+        };
+        let rendered = !f.sensitive || matches!(contents, Content::WithToken(_));
+        // Other secret files never go into Terraform: they are written straight to the
+        // store; without a store they exist only for this render.
+        if !rendered && ctx.config_store.is_none() {
             continue;
         }
-        let render = target
-            .as_ref()
-            .filter(|_| !f.sensitive)
-            .map(|(bucket, prefix)| {
-                let key = if prefix.is_empty() {
-                    f.location.clone()
-                } else {
-                    format!("{prefix}/{}", f.location)
-                };
-                (bucket.clone(), key)
-            });
+        let render = target.as_ref().filter(|_| rendered).map(|(bucket, prefix)| {
+            let key = if prefix.is_empty() {
+                f.location.clone()
+            } else {
+                format!("{prefix}/{}", f.location)
+            };
+            (bucket.clone(), key)
+        });
         m.files.push(HetznerManagedFile {
             file: ManagedFileTask::new(&f, ctx),
             name: f.name.clone(),
-            contents: f.contents.clone(),
+            contents,
             render,
         });
     }

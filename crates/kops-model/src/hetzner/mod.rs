@@ -53,9 +53,6 @@ pub type HetznerTask = ResourceTask<HetznerResourceType>;
 pub struct HetznerModelContext {
     /// The cloud-neutral part.
     pub cluster_context: ClusterContext,
-    /// The API token the cluster's cloud controller, CSI driver and autoscaler use (the
-    /// `hcloud` Secret in `kube-system`); `None`: the Secret is not rendered.
-    pub(crate) token: Option<kops_tasks::Sensitive>,
 }
 
 impl std::ops::Deref for HetznerModelContext {
@@ -70,18 +67,17 @@ impl HetznerModelContext {
     /// A context over a completed Hetzner cluster; its region must be a network zone
     /// ([`discover`](fn@discover) sets it from the subnets' locations).
     pub fn new(cluster_context: ClusterContext) -> Self {
-        HetznerModelContext {
-            cluster_context,
-            token: None,
-        }
+        HetznerModelContext { cluster_context }
     }
 
     /// The same context with the Hetzner API token the cluster's own components use
-    /// (kOps takes the one in `HCLOUD_TOKEN`; so does the `kops` CLI). It goes into the
-    /// `hcloud` Secret of `kube-system` and nowhere else: never into a plan, a log or an
-    /// error.
+    /// (kOps takes the one in `HCLOUD_TOKEN`; so does the `kops` CLI): the `hcloud`
+    /// Secret of `kube-system`, and the `HCLOUD_TOKEN` of etcd-manager, kops-channels and
+    /// kops-controller, as kOps passes it. The files holding it are sensitive: plans show
+    /// their digest, and Terraform takes the token from the sensitive variable
+    /// `hcloud_token` instead of writing it into a data file.
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(kops_tasks::Sensitive::new(token));
+        self.cluster_context.hcloud_token = Some(kops_tasks::Sensitive::new(token));
         self
     }
 
@@ -165,6 +161,12 @@ impl HetznerModel {
 pub fn build(ctx: &HetznerModelContext) -> Result<HetznerModel> {
     if ctx.name().is_empty() {
         return Err(invalid("metadata.name", "the cluster has no name"));
+    }
+    if ctx.hcloud_token.as_ref().is_none_or(|t| t.expose().is_empty()) {
+        return Err(invalid(
+            "HCLOUD_TOKEN",
+            "a Hetzner cluster's components need the API token: give it with HetznerModelContext::with_token",
+        ));
     }
     let _memo = ctx.nodeup_memo.scope();
     let mut m = HetznerModel::default();

@@ -117,6 +117,7 @@ pub struct TerraformWriter {
     data: BTreeMap<(String, String), Block>,
     links: HashMap<TaskKey, Link>,
     outputs: BTreeMap<String, Expr>,
+    variables: BTreeMap<String, Body>,
     output_lists: BTreeMap<String, Vec<Expr>>,
     files: BTreeMap<String, Vec<u8>>,
     providers: Vec<Provider>,
@@ -249,6 +250,14 @@ impl TerraformWriter {
             .push(value.into());
     }
 
+    /// Declares an input variable, `variable "<name>" { ... }`, which resources read as
+    /// `var.<name>`: how a configuration takes a value it must not hold, such as a
+    /// credential (`sensitive = true`: Terraform then redacts everything derived from it
+    /// in plans).
+    pub fn variable(&mut self, name: impl Into<String>, body: Body) {
+        self.variables.insert(name.into(), body);
+    }
+
     /// Adds a `provider "<name>" { ... }` block.
     pub fn provider(&mut self, name: impl Into<String>, body: Body) {
         self.providers.push(Provider {
@@ -315,7 +324,7 @@ impl TerraformWriter {
     }
 
     /// Resolves every reference and prints `kubernetes.tf` plus the data files:
-    /// `locals`, `output`s, `provider`s, resources (by type, then name), data sources,
+    /// `variable`s, `locals`, `output`s, `provider`s, resources (by type, then name), data sources,
     /// then the `terraform` block.
     pub fn finish(mut self) -> Result<TerraformOutput> {
         let mut resources = std::mem::take(&mut self.resources);
@@ -353,7 +362,16 @@ impl TerraformWriter {
                 out.push('\n');
             }
         };
+        for (name, body) in &self.variables {
+            sep(&mut out);
+            write_block(
+                &mut out,
+                &format!("variable {}", super::hcl::quote(name, false)),
+                body,
+            );
+        }
         if !outputs.is_empty() {
+            sep(&mut out);
             let mut locals = Body::new();
             for (k, v) in &outputs {
                 locals.set(k.clone(), v.clone());
@@ -485,5 +503,28 @@ mod tests {
             err.contains("Subnet/a") && err.contains("VPC/missing"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn variables_come_first_and_resources_read_them() {
+        let mut w = TerraformWriter::new();
+        w.variable(
+            "token",
+            Body::new().attr("sensitive", true).attr("type", Expr::traversal("string")),
+        );
+        w.output("cluster_name", "a.example.com");
+        w.resource(
+            "x_object",
+            "a",
+            Body::new().attr("secret", Expr::traversal("var.token")),
+        )
+        .unwrap();
+        let out = w.finish().unwrap();
+        let main = out.main_tf();
+        assert!(
+            main.starts_with("variable \"token\" {\n  sensitive = true\n  type      = string\n}\n\nlocals {"),
+            "{main}"
+        );
+        assert!(main.contains("  secret = var.token\n"), "{main}");
     }
 }
