@@ -2,6 +2,8 @@
 //! hcloud's cloud controller manager, and hcloud's CSI driver (the `hcloud-volumes`
 //! default storage class), as kOps installs them.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use super::k8s::{binding, env, host_path_volume, meta, mount, role, rule, sa_subject, service_account};
@@ -413,4 +415,75 @@ pub(super) fn csi_driver() -> Vec<Value> {
             },
         }),
     ]
+}
+
+/// One node group of the Hetzner cluster autoscaler's cluster config, in the field order
+/// the autoscaler's JSON has.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeConfig {
+    cloud_init: String,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    labels: BTreeMap<String, String>,
+    server_labels: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    taints: Vec<Taint>,
+    images_for_arch: BTreeMap<&'static str, String>,
+}
+
+/// A node taint as the autoscaler reads it.
+#[derive(serde::Serialize)]
+struct Taint {
+    key: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    value: String,
+    effect: String,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClusterConfig {
+    node_configs: BTreeMap<String, NodeConfig>,
+}
+
+/// The Hetzner cluster autoscaler's cluster config (`cluster-config.json`): for each
+/// autoscaled node group, the user data, node labels, server labels (with the user data's
+/// hash, as the model labels the servers it makes) and taints of its servers, and its
+/// image for both architectures; two-space indented JSON.
+pub(super) fn cluster_autoscaler_config(ctx: &ClusterContext) -> Result<String> {
+    let mut node_configs = BTreeMap::new();
+    for ig in ctx.groups.iter().filter(|g| {
+        g.spec.role == Some(kops_api::internal::InstanceGroupRole::Node)
+            && g.spec.autoscale != Some(false)
+    }) {
+        let cloud_init = crate::nodeup::user_data(ctx, ig)?.unwrap_or_default();
+        let mut server_labels = crate::hetzner::servers::group_labels(ctx, ig);
+        server_labels.insert(
+            kops_cloud_hetzner::cloud::USER_DATA_LABEL.to_owned(),
+            kops_cloud_hetzner::cloud::user_data_hash(cloud_init.as_bytes()),
+        );
+        let mut taints = Vec::new();
+        for spec in ig.spec.taints.iter().flatten() {
+            let t = super::karpenter::taint(ig, spec)?;
+            let field = |k: &str| t[k].as_str().unwrap_or_default().to_owned();
+            taints.push(Taint {
+                key: field("key"),
+                value: field("value"),
+                effect: field("effect"),
+            });
+        }
+        let image = ig.spec.image.clone().unwrap_or_default();
+        node_configs.insert(
+            ig.name().to_owned(),
+            NodeConfig {
+                cloud_init,
+                labels: crate::cluster::node_labels(ig),
+                server_labels,
+                taints,
+                images_for_arch: BTreeMap::from([("amd64", image.clone()), ("arm64", image)]),
+            },
+        );
+    }
+    serde_json::to_string_pretty(&ClusterConfig { node_configs })
+        .map_err(|e| invalid("clusterAutoscaler", format!("encoding the hcloud cluster config: {e}")))
 }

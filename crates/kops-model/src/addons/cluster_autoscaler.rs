@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use sha2::Digest as _;
 use serde_json::{Value, json};
 
 use super::helpers::{automount, controller_replicas, cp_affinity, cp_tolerations, labeled};
@@ -48,6 +49,7 @@ fn priorities(ctx: &ClusterContext, custom: Option<&BTreeMap<String, Vec<String>
 /// sizes are, and a zone whose share of the maximum is zero is left out; elsewhere the
 /// group is `<ig>.<cluster>`.
 fn node_groups(ctx: &ClusterContext) -> Result<Vec<(String, i64, i64, String)>> {
+    let hetzner = ctx.cluster.spec.cloud_provider.hetzner.is_some();
     let gce_project = ctx
         .cluster
         .spec
@@ -63,6 +65,19 @@ fn node_groups(ctx: &ClusterContext) -> Result<Vec<(String, i64, i64, String)>> 
     {
         let min = i64::from(g.spec.min_size.unwrap_or(0));
         let max = i64::from(g.spec.max_size.unwrap_or(0));
+        if hetzner {
+            // --nodes=min:max:<server type>:<location>:<group>; kOps names the location by
+            // the group's first subnet.
+            let location = g.spec.subnets.iter().flatten().next().cloned().unwrap_or_default();
+            let server_type = g.spec.machine_type.clone().unwrap_or_default();
+            out.push((
+                g.name().to_owned(),
+                min,
+                max,
+                format!("{server_type}:{location}:{}", g.name()),
+            ));
+            continue;
+        }
         let Some(project) = &gce_project else {
             out.push((
                 g.name().to_owned(),
@@ -125,6 +140,8 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         "aws"
     } else if ctx.cluster.spec.cloud_provider.gce.is_some() {
         "gce"
+    } else if ctx.cluster.spec.cloud_provider.hetzner.is_some() {
+        "hetzner"
     } else {
         ""
     };
@@ -219,6 +236,31 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         container["env"] = json!([env("AWS_REGION", &ctx.region)]);
     }
     let mut annotations = json!({"prometheus.io/port": "8085", "prometheus.io/scrape": "true"});
+    let hcloud_config = if cloud == "hetzner" {
+        let config = super::cloud_hetzner::cluster_autoscaler_config(ctx)?;
+        annotations["checksum/hcloud-cluster-config"] = json!(super::hex(&sha2::Sha256::digest(config.as_bytes())));
+        let secret = |name: &str, key: &str| {
+            json!({ "name": name, "valueFrom": { "secretKeyRef": { "key": key, "name": "hcloud" } } })
+        };
+        // The autoscaler takes the key by ID or name; kOps gives the ID, which is unknown
+        // until the key exists (empty with the Terraform target), so its servers came up
+        // without it. The name is known from the start.
+        let ssh_key = crate::hetzner::servers::ssh_key_name(ctx)?.unwrap_or_default();
+        container["env"] = json!([
+            secret("HCLOUD_TOKEN", "token"),
+            secret("HCLOUD_NETWORK", "network"),
+            env("HCLOUD_SSH_KEY", &ssh_key),
+            env("HCLOUD_PUBLIC_IPV4", "true"),
+            env("HCLOUD_PUBLIC_IPV6", "false"),
+            env("HCLOUD_CLUSTER_CONFIG_FILE", "/etc/cluster-autoscaler/cluster-config.json"),
+        ]);
+        container["volumeMounts"] = json!([
+            { "mountPath": "/etc/cluster-autoscaler", "name": "hcloud-cluster-config", "readOnly": true }
+        ]);
+        Some(config)
+    } else {
+        None
+    };
     for (k, v) in ca.pod_annotations.iter().flatten() {
         annotations[k] = v.clone().into();
     }
@@ -263,6 +305,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             },
         },
     });
+    if hcloud_config.is_some() {
+        deployment["spec"]["template"]["spec"]["volumes"] = json!([
+            { "configMap": { "name": "cluster-autoscaler-hcloud-config" }, "name": "hcloud-cluster-config" }
+        ]);
+    }
     if !irsa {
         deployment["spec"]["strategy"] =
             json!({"rollingUpdate": {"maxSurge": 0}, "type": "RollingUpdate"});
@@ -410,6 +457,14 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             "data": { "priorities": priorities(ctx, ca.custom_priority_expander_config.as_ref()) },
             "kind": "ConfigMap",
             "metadata": { "labels": l0, "name": "cluster-autoscaler-priority-expander", "namespace": "kube-system" },
+        }));
+    }
+    if let Some(config) = hcloud_config {
+        out.push(json!({
+            "apiVersion": "v1",
+            "data": { "cluster-config.json": config },
+            "kind": "ConfigMap",
+            "metadata": { "labels": l0, "name": "cluster-autoscaler-hcloud-config", "namespace": "kube-system" },
         }));
     }
     out.push(deployment);

@@ -634,7 +634,7 @@ fn capacity_types(ig: &InstanceGroup) -> Vec<&'static str> {
 }
 
 /// A taint `key[=value][:effect]` as Karpenter's node claim template has it.
-fn taint(ig: &InstanceGroup, spec: &str) -> Result<Value> {
+pub(super) fn taint(ig: &InstanceGroup, spec: &str) -> Result<Value> {
     let bad = || invalid(group_field(ig, "taints"), format!("invalid taint {spec:?}"));
     let parts: Vec<&str> = spec.split(':').collect();
     let (kv, effect) = match parts.as_slice() {

@@ -25,7 +25,7 @@ mod files;
 mod firewall;
 mod loadbalancer;
 mod network;
-mod servers;
+pub(crate) mod servers;
 mod terraform;
 
 use std::collections::BTreeMap;

@@ -16,6 +16,7 @@ use super::cloud::{
     VOLUME_ROLE_LABEL, user_data_hash,
 };
 use super::{HetznerModel, HetznerModelContext};
+use crate::cluster::ClusterContext;
 use crate::error::{Result, invalid};
 
 /// The role kOps writes in a server's [`INSTANCE_ROLE_LABEL`].
@@ -28,12 +29,12 @@ fn role_label(ig: &InstanceGroup) -> &'static str {
     }
 }
 
-/// kOps' `CloudTagsForInstanceGroup` on Hetzner: the cloud labels, the node labels under
+/// kOps' `CloudTagsForInstanceGroup` on Hetzner (without the user data's hash, which a
+/// server gets when it is made): the cloud labels, the node labels under
 /// [`NODE_LABEL_PREFIX`], the autoscaler's taint templates, the cluster, group and role
 /// labels, and for node groups the autoscaler's node group.
-fn group_labels(ctx: &HetznerModelContext, ig: &InstanceGroup) -> BTreeMap<String, String> {
-    let mut labels = ctx.cluster_labels();
-    labels.extend(ctx.cloud_labels());
+pub(crate) fn group_labels(ctx: &ClusterContext, ig: &InstanceGroup) -> BTreeMap<String, String> {
+    let mut labels = ctx.cloud_labels();
     for (k, v) in ig.spec.cloud_labels.iter().flatten() {
         labels.insert(k.clone(), v.clone());
     }
@@ -59,13 +60,21 @@ fn group_labels(ctx: &HetznerModelContext, ig: &InstanceGroup) -> BTreeMap<Strin
     labels
 }
 
-/// The SSH key (`<cluster>-<MD5 fingerprint>`) and a server group per instance group.
+/// The name of the cluster's SSH key in Hetzner, `<cluster>-<MD5 fingerprint>`; `None`
+/// without a key, an error when the key is not an OpenSSH public key line.
+pub(crate) fn ssh_key_name(ctx: &ClusterContext) -> Result<Option<String>> {
+    let Some(key) = ctx.ssh_public_key.as_deref() else {
+        return Ok(None);
+    };
+    let fingerprint = crate::aws::naming::ssh_key_fingerprint(key)
+        .ok_or_else(|| invalid("SSH public key", "not an OpenSSH public key line"))?;
+    Ok(Some(format!("{}-{fingerprint}", ctx.name())))
+}
+
+/// The SSH key and a server group per instance group.
 pub(crate) fn build(ctx: &HetznerModelContext, m: &mut HetznerModel) -> Result<()> {
     let mut ssh_keys = Vec::new();
-    if let Some(key) = ctx.ssh_public_key.as_deref() {
-        let fingerprint = crate::aws::naming::ssh_key_fingerprint(key)
-            .ok_or_else(|| invalid("SSH public key", "not an OpenSSH public key line"))?;
-        let name = format!("{}-{fingerprint}", ctx.name());
+    if let (Some(key), Some(name)) = (ctx.ssh_public_key.as_deref(), ssh_key_name(ctx)?) {
         let t = ctx
             .task("SSHKey", &name, R::SshKey)
             .named(&name)
