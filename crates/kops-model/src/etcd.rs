@@ -151,7 +151,7 @@ pub(crate) fn etcd_manager_manifest(
         env.push(("AWS_REGION".into(), ctx.region.clone()));
     }
     for (k, v) in ctx.credential_env() {
-        env.push((k.into(), v.into()));
+        env.push((k.into(), crate::files::yaml_scalar(v)));
     }
     if let Some(m) = manager {
         if let Some(d) = m.backup_retention_days {
@@ -202,10 +202,7 @@ pub(crate) fn etcd_manager_manifest(
     if !env.is_empty() {
         s.push_str("    env:\n");
         for (k, v) in &env {
-            s.push_str(&format!(
-                "    - name: {k}\n      value: {}\n",
-                crate::files::yaml_scalar(v)
-            ));
+            s.push_str(&format!("    - name: {k}\n      value: {v}\n"));
         }
     }
     s.push_str(&format!(
