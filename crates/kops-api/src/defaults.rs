@@ -1010,9 +1010,8 @@ fn populate_addons(c: &mut Cluster, provider: Option<CloudProvider>, k8s: &semve
         }
         ccm.allocate_node_cidrs = Some(true);
         ccm.configure_cloud_routes = Some(false);
-        ccm.image.get_or_insert_with(|| {
-            "hetznercloud/hcloud-cloud-controller-manager:v1.31.0".into()
-        });
+        ccm.image
+            .get_or_insert_with(|| "hetznercloud/hcloud-cloud-controller-manager:v1.31.0".into());
     }
 
     // Service-account issuer discovery.

@@ -75,6 +75,7 @@ pub mod faults;
 pub mod filter;
 pub mod fixture;
 pub mod gce;
+pub mod hetzner;
 pub mod iam;
 #[cfg(feature = "kube")]
 pub mod kube;

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::k8s::{binding, env, host_path_volume, meta, mount, role, rule, sa_subject, service_account};
+use super::k8s::{
+    binding, env, host_path_volume, meta, mount, role, rule, sa_subject, service_account,
+};
 use crate::cluster::ClusterContext;
 use crate::error::{Result, invalid};
 
@@ -73,7 +75,8 @@ pub(super) fn cloud_controller(ctx: &ClusterContext) -> Result<Vec<Value>> {
         "app.kubernetes.io/instance": name,
         "app.kubernetes.io/name": name,
     });
-    let toleration = |effect: &str, key: &str| json!({ "effect": effect, "key": key, "operator": "Exists" });
+    let toleration =
+        |effect: &str, key: &str| json!({ "effect": effect, "key": key, "operator": "Exists" });
     Ok(vec![
         service_account(name, NS),
         role(
@@ -239,7 +242,8 @@ pub(super) fn csi_driver() -> Vec<Value> {
     let ro = ["get", "list", "watch"];
     let core = |resources: &[&str], verbs: &[&str]| rule(&[""], resources, verbs);
     let storage = |resources: &[&str], verbs: &[&str]| rule(&["storage.k8s.io"], resources, verbs);
-    let snapshots = |resource: &str| rule(&["snapshot.storage.k8s.io"], &[resource], &["get", "list"]);
+    let snapshots =
+        |resource: &str| rule(&["snapshot.storage.k8s.io"], &[resource], &["get", "list"]);
     let mut sa = service_account(controller, NS);
     sa["automountServiceAccountToken"] = json!(true);
     sa["metadata"]["labels"] = chart_labels("controller");
@@ -258,14 +262,20 @@ pub(super) fn csi_driver() -> Vec<Value> {
                 &["persistentvolumes"],
                 &["get", "list", "watch", "create", "delete", "patch"],
             ),
-            core(&["persistentvolumeclaims", "persistentvolumeclaims/status"], &rw),
+            core(
+                &["persistentvolumeclaims", "persistentvolumeclaims/status"],
+                &rw,
+            ),
             storage(&["storageclasses"], &ro),
             core(&["events"], &["list", "watch", "create", "update", "patch"]),
             snapshots("volumesnapshots"),
             snapshots("volumesnapshotcontents"),
             core(&["pods"], &ro),
             storage(&["volumeattributesclasses"], &ro),
-            core(&["events"], &["get", "list", "watch", "create", "update", "patch"]),
+            core(
+                &["events"],
+                &["get", "list", "watch", "create", "update", "patch"],
+            ),
         ],
     );
     cluster_role["metadata"]["labels"] = chart_labels("controller");
@@ -347,7 +357,8 @@ pub(super) fn csi_driver() -> Vec<Value> {
     registrar["volumeMounts"]
         .as_array_mut()
         .map(|m| m.push(mount("registration-dir", "/registration")));
-    let not_in = |key: &str, value: &str| json!({ "key": key, "operator": "NotIn", "values": [value] });
+    let not_in =
+        |key: &str, value: &str| json!({ "key": key, "operator": "NotIn", "values": [value] });
     let daemonset = json!({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -484,6 +495,10 @@ pub(super) fn cluster_autoscaler_config(ctx: &ClusterContext) -> Result<String> 
             },
         );
     }
-    serde_json::to_string_pretty(&ClusterConfig { node_configs })
-        .map_err(|e| invalid("clusterAutoscaler", format!("encoding the hcloud cluster config: {e}")))
+    serde_json::to_string_pretty(&ClusterConfig { node_configs }).map_err(|e| {
+        invalid(
+            "clusterAutoscaler",
+            format!("encoding the hcloud cluster config: {e}"),
+        )
+    })
 }

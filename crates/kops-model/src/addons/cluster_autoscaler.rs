@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use sha2::Digest as _;
 use serde_json::{Value, json};
+use sha2::Digest as _;
 
 use super::helpers::{automount, controller_replicas, cp_affinity, cp_tolerations, labeled};
 use super::k8s::{binding, env, named_rule, role, rule, sa_subject, service_account};
@@ -68,7 +68,14 @@ fn node_groups(ctx: &ClusterContext) -> Result<Vec<(String, i64, i64, String)>> 
         if hetzner {
             // --nodes=min:max:<server type>:<location>:<group>; kOps names the location by
             // the group's first subnet.
-            let location = g.spec.subnets.iter().flatten().next().cloned().unwrap_or_default();
+            let location = g
+                .spec
+                .subnets
+                .iter()
+                .flatten()
+                .next()
+                .cloned()
+                .unwrap_or_default();
             let server_type = g.spec.machine_type.clone().unwrap_or_default();
             out.push((
                 g.name().to_owned(),
@@ -238,10 +245,9 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
     let mut annotations = json!({"prometheus.io/port": "8085", "prometheus.io/scrape": "true"});
     let hcloud_config = if cloud == "hetzner" {
         let config = super::cloud_hetzner::cluster_autoscaler_config(ctx)?;
-        annotations["checksum/hcloud-cluster-config"] = json!(super::hex(&sha2::Sha256::digest(config.as_bytes())));
-        let secret = |name: &str, key: &str| {
-            json!({ "name": name, "valueFrom": { "secretKeyRef": { "key": key, "name": "hcloud" } } })
-        };
+        annotations["checksum/hcloud-cluster-config"] =
+            json!(super::hex(&sha2::Sha256::digest(config.as_bytes())));
+        let secret = |name: &str, key: &str| json!({ "name": name, "valueFrom": { "secretKeyRef": { "key": key, "name": "hcloud" } } });
         // The autoscaler takes the key by ID or name; kOps gives the ID, which is unknown
         // until the key exists (empty with the Terraform target), so its servers came up
         // without it. The name is known from the start.
@@ -252,7 +258,10 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             env("HCLOUD_SSH_KEY", &ssh_key),
             env("HCLOUD_PUBLIC_IPV4", "true"),
             env("HCLOUD_PUBLIC_IPV6", "false"),
-            env("HCLOUD_CLUSTER_CONFIG_FILE", "/etc/cluster-autoscaler/cluster-config.json"),
+            env(
+                "HCLOUD_CLUSTER_CONFIG_FILE",
+                "/etc/cluster-autoscaler/cluster-config.json"
+            ),
         ]);
         container["volumeMounts"] = json!([
             { "mountPath": "/etc/cluster-autoscaler", "name": "hcloud-cluster-config", "readOnly": true }

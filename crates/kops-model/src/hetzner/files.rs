@@ -155,14 +155,17 @@ pub(crate) fn build(ctx: &HetznerModelContext, m: &mut HetznerModel) -> Result<(
         if !rendered && ctx.config_store.is_none() {
             continue;
         }
-        let render = target.as_ref().filter(|_| rendered).map(|(bucket, prefix)| {
-            let key = if prefix.is_empty() {
-                f.location.clone()
-            } else {
-                format!("{prefix}/{}", f.location)
-            };
-            (bucket.clone(), key)
-        });
+        let render = target
+            .as_ref()
+            .filter(|_| rendered)
+            .map(|(bucket, prefix)| {
+                let key = if prefix.is_empty() {
+                    f.location.clone()
+                } else {
+                    format!("{prefix}/{}", f.location)
+                };
+                (bucket.clone(), key)
+            });
         m.files.push(HetznerManagedFile {
             file: ManagedFileTask::new(&f, ctx),
             name: f.name.clone(),

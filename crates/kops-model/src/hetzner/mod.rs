@@ -9,6 +9,7 @@
 //! - [`discover`](fn@discover): complete a stored spec for Hetzner.
 //! - [`render_terraform`]: the Terraform directory kOps writes for a Hetzner cluster.
 //! - [`plan`] / [`apply`]: the direct target over any [`HetznerCloud`], one call each.
+//! - [`delete_cluster`]: everything carrying the cluster's label, in dependency order.
 //! - [`cloud`]: the Hetzner vocabulary of `kops-cloud-hetzner`, re-exported.
 //!
 //! # Servers
@@ -20,6 +21,7 @@
 //! `kops.k8s.io/needs-update` for rolling update to replace.
 
 pub mod cloud;
+mod delete;
 mod discover;
 mod files;
 mod firewall;
@@ -34,6 +36,7 @@ use kops_api::internal::InstanceGroup;
 use kops_tasks::resource::ResourceTask;
 use kops_tasks::{Task, TaskKey};
 
+pub use delete::{delete_cluster, find_cluster_resources};
 pub use discover::{HetznerDiscoverOptions, discover};
 pub use servers::ServerGroup;
 pub use terraform::render_terraform;
@@ -162,7 +165,11 @@ pub fn build(ctx: &HetznerModelContext) -> Result<HetznerModel> {
     if ctx.name().is_empty() {
         return Err(invalid("metadata.name", "the cluster has no name"));
     }
-    if ctx.hcloud_token.as_ref().is_none_or(|t| t.expose().is_empty()) {
+    if ctx
+        .hcloud_token
+        .as_ref()
+        .is_none_or(|t| t.expose().is_empty())
+    {
         return Err(invalid(
             "HCLOUD_TOKEN",
             "a Hetzner cluster's components need the API token: give it with HetznerModelContext::with_token",

@@ -510,7 +510,9 @@ mod tests {
         let mut w = TerraformWriter::new();
         w.variable(
             "token",
-            Body::new().attr("sensitive", true).attr("type", Expr::traversal("string")),
+            Body::new()
+                .attr("sensitive", true)
+                .attr("type", Expr::traversal("string")),
         );
         w.output("cluster_name", "a.example.com");
         w.resource(
@@ -522,7 +524,9 @@ mod tests {
         let out = w.finish().unwrap();
         let main = out.main_tf();
         assert!(
-            main.starts_with("variable \"token\" {\n  sensitive = true\n  type      = string\n}\n\nlocals {"),
+            main.starts_with(
+                "variable \"token\" {\n  sensitive = true\n  type      = string\n}\n\nlocals {"
+            ),
             "{main}"
         );
         assert!(main.contains("  secret = var.token\n"), "{main}");

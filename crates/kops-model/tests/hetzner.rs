@@ -1,0 +1,325 @@
+//! The Hetzner model against the in-memory Hetzner mock: apply, re-plan (empty), change a
+//! group's server type (exactly that group's servers marked out of date, then left alone
+//! by the next plan), delete (nothing with the cluster's label is left, another
+//! cluster's objects are), and the API token: in the store's files, never in a plan or in
+//! Terraform, which takes it from a sensitive variable. Also the calls of a no-op plan
+//! for 2 and for 20 node groups.
+
+use std::sync::Arc;
+
+use kops_api::manifest::{self, Object};
+use kops_api::v1alpha2;
+use kops_cloud_hetzner::HetznerResourceType as R;
+use kops_cloud_hetzner::cloud::{
+    CLUSTER_LABEL, INSTANCE_GROUP_LABEL, NEEDS_UPDATE_LABEL, Resource, USER_DATA_LABEL,
+};
+use kops_mock::hetzner::MockHetzner;
+use kops_model::aws::DiscoverOptions;
+use kops_model::hetzner::{self, HetznerModelContext};
+use kops_statestore::{MemoryStore, Store as _};
+use kops_tasks::LifecycleOverrides;
+
+const NAME: &str = "hz.example.com";
+/// A token no generated text could contain by chance.
+const TOKEN: &str = "hcloudtokenQ7xZp3Lm9Vt2Rk8Ws4Yb6Nc1Dh5Fj0Gx";
+const SSH_KEY: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQCtWu40XQo8dczLsCq0OWV+hxm9uV3WxeH9Kgh4sMzQxNtoU1pvW0XdjpkBesRKGoolfWeCLXWxpyQb1IaiMkKoz7MdhQ/6UKjMjP66aFWWp3pwD0uj0HuJ7tq4gKHKRYGTaZIRWpzUiANBrjugVgA+Sd7E/mYwc/DMXkIyRZbvhQ== test@example";
+
+fn spec(node_groups: usize, node_type: &str) -> String {
+    let mut s = format!(
+        r#"apiVersion: kops.k8s.io/v1alpha2
+kind: Cluster
+metadata:
+  name: {NAME}
+spec:
+  api:
+    loadBalancer:
+      type: Public
+  channel: stable
+  cloudProvider: hetzner
+  configBase: memfs://tests/{NAME}
+  etcdClusters:
+  - etcdMembers:
+    - instanceGroup: control-plane-fsn1
+      name: etcd-1
+    name: main
+  - etcdMembers:
+    - instanceGroup: control-plane-fsn1
+      name: etcd-1
+    name: events
+  iam:
+    legacy: false
+  kubernetesApiAccess: [0.0.0.0/0]
+  kubernetesVersion: v1.32.0
+  networkCIDR: 10.0.0.0/16
+  networking:
+    cni: {{}}
+  nonMasqueradeCIDR: 100.64.0.0/10
+  sshAccess: [0.0.0.0/0]
+  subnets:
+  - name: fsn1
+    type: Public
+    zone: fsn1
+  topology:
+    dns:
+      type: None
+---
+apiVersion: kops.k8s.io/v1alpha2
+kind: InstanceGroup
+metadata:
+  name: control-plane-fsn1
+  labels:
+    kops.k8s.io/cluster: {NAME}
+spec:
+  image: ubuntu-24.04
+  machineType: cx23
+  maxSize: 1
+  minSize: 1
+  role: Master
+  subnets: [fsn1]
+"#
+    );
+    for i in 0..node_groups {
+        s.push_str(&format!(
+            r#"---
+apiVersion: kops.k8s.io/v1alpha2
+kind: InstanceGroup
+metadata:
+  name: nodes-{i}
+  labels:
+    kops.k8s.io/cluster: {NAME}
+spec:
+  image: ubuntu-24.04
+  machineType: {node_type}
+  maxSize: 3
+  minSize: 2
+  role: Node
+  subnets: [fsn1]
+"#
+        ));
+    }
+    s
+}
+
+async fn context(
+    text: &str,
+    store: Arc<MemoryStore>,
+    token: bool,
+) -> anyhow::Result<HetznerModelContext> {
+    let mut cluster: Option<v1alpha2::Cluster> = None;
+    let mut groups = Vec::new();
+    for o in manifest::parse(text.as_bytes(), "spec")? {
+        match o {
+            Object::Cluster(c) => cluster = Some(c),
+            Object::InstanceGroup(ig) => groups.push(ig),
+            _ => {}
+        }
+    }
+    let cluster = cluster.ok_or_else(|| anyhow::anyhow!("no cluster"))?;
+    let opts = DiscoverOptions::default()
+        .with_state_store(store, "memfs://tests")
+        .with_ssh_public_key(SSH_KEY);
+    let ctx = hetzner::discover(&cluster, &groups, &opts).await?;
+    Ok(if token { ctx.with_token(TOKEN) } else { ctx })
+}
+
+fn servers_of(cloud: &MockHetzner, group: &str) -> Vec<Resource> {
+    cloud
+        .objects()
+        .into_iter()
+        .filter(|r| r.resource_type == R::Server)
+        .filter(|r| r.tags.get(INSTANCE_GROUP_LABEL) == Some(group))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_cluster_applies_replans_empty_marks_changed_servers_and_deletes() -> anyhow::Result<()> {
+    let cloud = MockHetzner::new();
+    // Another cluster's network, which a delete must leave alone.
+    cloud.seed(
+        Resource::new(R::Network, "999")
+            .with_name("other.example.com")
+            .with_tag(CLUSTER_LABEL, "other.example.com"),
+    );
+    let store = Arc::new(MemoryStore::new());
+    let none = LifecycleOverrides::new();
+    let ctx = context(&spec(1, "cx23"), store.clone(), true).await?;
+
+    let first = hetzner::plan(&cloud, &ctx, &none).await?;
+    assert!(first.has_changes());
+    hetzner::apply(&cloud, &ctx, &none).await?;
+    let count = |rt: R| {
+        cloud
+            .objects()
+            .iter()
+            .filter(|r| r.resource_type == rt)
+            .count()
+    };
+    assert_eq!(count(R::Network), 2, "ours and the other cluster's");
+    assert_eq!(count(R::NetworkSubnet), 1);
+    assert_eq!(count(R::Firewall), 2);
+    assert_eq!(count(R::LoadBalancer), 1);
+    assert_eq!(count(R::LoadBalancerService), 2);
+    assert_eq!(count(R::LoadBalancerTarget), 1);
+    assert_eq!(count(R::LoadBalancerNetwork), 1);
+    assert_eq!(count(R::SshKey), 1);
+    assert_eq!(count(R::Volume), 2, "one per etcd member");
+    let nodes = servers_of(&cloud, "nodes-0");
+    assert_eq!(nodes.len(), 2, "minSize servers");
+    for s in &nodes {
+        let name = s.name.as_deref().unwrap_or_default();
+        assert!(name.starts_with("nodes-0-"), "{name}");
+        assert_eq!(s.attr_str("server_type"), Some("cx23"));
+        assert!(
+            s.tags
+                .get(USER_DATA_LABEL)
+                .is_some_and(|h| h.starts_with("sha256."))
+        );
+        assert!(
+            s.attr_str("private_ip")
+                .is_some_and(|ip| ip.starts_with("10.0."))
+        );
+    }
+    assert_eq!(servers_of(&cloud, "control-plane-fsn1").len(), 1);
+
+    let again = hetzner::plan(&cloud, &ctx, &none).await?;
+    assert!(
+        !again.has_changes(),
+        "a plan after apply is empty: {}",
+        again.render_text()
+    );
+
+    // A new server type: exactly that group's servers are out of date.
+    let changed = context(&spec(1, "cx33"), store.clone(), true).await?;
+    let plan = hetzner::plan(&cloud, &changed, &none).await?;
+    let keys: Vec<String> = plan.changes().map(|i| i.key.to_string()).collect();
+    assert_eq!(keys, ["ServerGroup/nodes-0"], "{}", plan.render_text());
+    let text = plan.render_text();
+    assert!(text.contains("server type changed"), "{text}");
+    hetzner::apply(&cloud, &changed, &none).await?;
+    let nodes = servers_of(&cloud, "nodes-0");
+    assert_eq!(
+        nodes.len(),
+        2,
+        "marked, not replaced: rolling update replaces them"
+    );
+    assert!(
+        nodes
+            .iter()
+            .all(|s| s.tags.contains_key(NEEDS_UPDATE_LABEL))
+    );
+    assert!(
+        servers_of(&cloud, "control-plane-fsn1")
+            .iter()
+            .all(|s| !s.tags.contains_key(NEEDS_UPDATE_LABEL))
+    );
+    let after = hetzner::plan(&cloud, &changed, &none).await?;
+    assert!(!after.has_changes(), "{}", after.render_text());
+
+    // Delete: nothing of the cluster is left; the other cluster's network is.
+    let deleted = hetzner::delete_cluster(&cloud, NAME).await?;
+    assert!(!deleted.is_empty());
+    let left: Vec<String> = cloud
+        .objects()
+        .iter()
+        .map(|r| {
+            format!(
+                "{:?} {}",
+                r.resource_type,
+                r.name.as_deref().unwrap_or(&r.id)
+            )
+        })
+        .collect();
+    assert_eq!(left, ["Network other.example.com"]);
+    assert!(cloud.calls().contains_key("servers.actions.shutdown"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_token_reaches_the_store_and_never_a_plan_or_terraform() -> anyhow::Result<()> {
+    let cloud = MockHetzner::new();
+    let store = Arc::new(MemoryStore::new());
+    let none = LifecycleOverrides::new();
+    let ctx = context(&spec(1, "cx23"), store.clone(), true).await?;
+    let plan = hetzner::plan(&cloud, &ctx, &none).await?;
+    assert!(!plan.render_text().contains(TOKEN));
+    assert!(!plan.to_json().contains(TOKEN));
+    hetzner::apply(&cloud, &ctx, &none).await?;
+    // The cluster's components read it from the store, as kOps writes it.
+    let secret = store
+        .get(&format!(
+            "{NAME}/addons/hcloud-config.addons.k8s.io/k8s-1.22.yaml"
+        ))
+        .await?;
+    assert!(String::from_utf8_lossy(&secret.data).contains(TOKEN));
+    let etcd = store
+        .get(&format!(
+            "{NAME}/manifests/etcd/main-control-plane-fsn1.yaml"
+        ))
+        .await?;
+    let etcd = String::from_utf8_lossy(&etcd.data).into_owned();
+    assert!(etcd.contains(&format!("value: {TOKEN}")), "{etcd}");
+    assert!(etcd.contains("--volume-provider=hetzner"), "{etcd}");
+
+    let tf = hetzner::render_terraform(&ctx, &none)?;
+    for (path, bytes) in &tf.files {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains(TOKEN),
+            "{path} holds the token"
+        );
+    }
+    let main = tf.main_tf();
+    assert!(main.contains("variable \"hcloud_token\" {"), "{main}");
+    assert!(main.contains("sensitive   = true"), "{main}");
+    assert!(
+        main.contains("\"hcloud_token\" = var.hcloud_token"),
+        "{main}"
+    );
+    let config = &tf.files
+        [&format!("data/aws_s3_object_{NAME}-addons-hcloud-config.addons.k8s.io-k8s-1.22_content")];
+    assert!(String::from_utf8_lossy(config).contains("token: ${hcloud_token}"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cluster_without_a_token_or_in_two_network_zones_is_refused() -> anyhow::Result<()> {
+    let store = Arc::new(MemoryStore::new());
+    let ctx = context(&spec(1, "cx23"), store.clone(), false).await?;
+    let err = hetzner::render_terraform(&ctx, &LifecycleOverrides::new())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("HCLOUD_TOKEN"), "{err}");
+
+    let two_zones = spec(1, "cx23").replace(
+        "  - name: fsn1\n    type: Public\n    zone: fsn1\n",
+        "  - name: fsn1\n    type: Public\n    zone: fsn1\n  - name: ash\n    type: Public\n    zone: ash\n",
+    );
+    let err = context(&two_zones, store, true)
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("spec.subnets[1].zone") && err.contains("us-east"),
+        "{err}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_no_op_plan_costs_the_same_calls_for_2_and_20_node_groups() -> anyhow::Result<()> {
+    let mut costs = Vec::new();
+    for groups in [2, 20] {
+        let cloud = MockHetzner::new();
+        let store = Arc::new(MemoryStore::new());
+        let none = LifecycleOverrides::new();
+        let ctx = context(&spec(groups, "cx23"), store, true).await?;
+        hetzner::apply(&cloud, &ctx, &none).await?;
+        let before = cloud.total_calls();
+        let plan = hetzner::plan(&cloud, &ctx, &none).await?;
+        assert!(!plan.has_changes(), "{}", plan.render_text());
+        costs.push((groups, cloud.total_calls() - before));
+    }
+    eprintln!("no-op plan calls (groups, calls): {costs:?}");
+    Ok(())
+}
