@@ -156,6 +156,8 @@ pub enum CloudArg {
     Aws,
     /// Google Compute Engine
     Gce,
+    /// Hetzner Cloud (one location)
+    Hetzner,
 }
 
 /// Type of the API's load balancer.

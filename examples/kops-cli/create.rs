@@ -52,6 +52,7 @@ fn options(
         .with_cloud(match args.cloud {
             CloudArg::Aws => kops_model::Cloud::Aws,
             CloudArg::Gce => kops_model::Cloud::Gce,
+            CloudArg::Hetzner => kops_model::Cloud::Hetzner,
         })
         .with_zones(args.zones.iter().cloned())
         .with_control_plane_zones(args.control_plane_zones.iter().cloned())

@@ -24,8 +24,11 @@ pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow
     let name = state::cluster_name(args.cluster_name.as_deref(), global)?;
     let st = State::open(global).await?;
     let stored = st.cluster(&name).await?.value;
-    if stored.spec.cloud_provider.as_deref() == Some("gce") {
-        return delete_gce(global, args, &st, &stored).await;
+    if matches!(
+        stored.spec.cloud_provider.as_deref(),
+        Some("gce" | "hetzner")
+    ) {
+        return delete_listed(global, args, &st, &stored).await;
     }
     let cloud = if stored.spec.cloud_provider.as_deref() == Some("aws") {
         Some(Cloud::open(&st, global.mock_cloud, &update::region(&stored)?).await?)
@@ -115,9 +118,23 @@ pub async fn delete_cluster(global: &Global, args: &DeleteClusterArgs) -> anyhow
     Ok(0)
 }
 
-/// `delete cluster` of a GCE cluster: its cloud resources (by kOps' labels and names),
-/// then its state.
-async fn delete_gce(
+/// The cloud resources of a GCE or Hetzner cluster: listed (`yes` false) or deleted;
+/// how many there are.
+async fn cluster_resources(
+    global: &Global,
+    st: &State,
+    stored: &kops_api::v1alpha2::Cluster,
+    yes: bool,
+) -> anyhow::Result<usize> {
+    match stored.spec.cloud_provider.as_deref() {
+        Some("hetzner") => crate::hetzner::delete_resources(global, st, stored, yes).await,
+        _ => crate::gce::delete_resources(global, st, stored, None, yes).await,
+    }
+}
+
+/// `delete cluster` of a GCE or Hetzner cluster: its cloud resources (by kOps' labels
+/// and names), then its state.
+async fn delete_listed(
     global: &Global,
     args: &DeleteClusterArgs,
     st: &State,
@@ -125,7 +142,7 @@ async fn delete_gce(
 ) -> anyhow::Result<u8> {
     let name = stored.name().to_owned();
     if !args.yes {
-        let n = crate::gce::delete_resources(global, st, stored, None, false).await?;
+        let n = cluster_resources(global, st, stored, false).await?;
         if n == 0 {
             println!("No cloud resources of cluster {name} found.");
         }
@@ -137,7 +154,7 @@ async fn delete_gce(
         return Ok(2);
     }
     let lock = st.lock(&name, "delete cluster").await?;
-    if let Err(e) = crate::gce::delete_resources(global, st, stored, None, true).await {
+    if let Err(e) = cluster_resources(global, st, stored, true).await {
         if let Err(r) = lock.release().await {
             eprintln!("warning: releasing the lock of cluster {name}: {r}");
         }

@@ -31,6 +31,7 @@ mod errors;
 mod gce;
 mod get;
 mod helpers;
+mod hetzner;
 mod history;
 mod instances;
 mod journal;

@@ -163,6 +163,12 @@ async fn update_locked(
     lock: Option<&mut kops_statestore::Lock>,
 ) -> anyhow::Result<u8> {
     let stored = st.cluster(name).await?.value;
+    if stored.spec.cloud_provider.as_deref() == Some("hetzner") {
+        let groups: Vec<v1alpha2::InstanceGroup> = st.groups(name).await?;
+        let options = update_options(global, args)?;
+        return crate::hetzner::update_cluster(global, args, st, &stored, &groups, options, lock)
+            .await;
+    }
     if stored.spec.cloud_provider.as_deref() == Some("gce") {
         let groups: Vec<v1alpha2::InstanceGroup> = st.groups(name).await?;
         let options = update_options(global, args)?;

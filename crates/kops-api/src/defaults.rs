@@ -1504,6 +1504,7 @@ fn default_machine_type(
     match provider {
         Some(CloudProvider::Aws) => Some(if bastion { "t3.micro" } else { "t3.medium" }),
         Some(CloudProvider::Gce) => Some(if bastion { "e2-micro" } else { "e2-medium" }),
+        Some(CloudProvider::Hetzner) => Some("cx23"),
         _ => None,
     }
 }
@@ -1566,13 +1567,19 @@ pub fn populate_instance_group(
             })?;
         let arch = machine_architecture(provider, ig.spec.machine_type.as_deref().unwrap_or(""));
         let p = provider.map(|p| p.as_str()).unwrap_or("");
-        let image = channel.find_image(p, &version, arch).ok_or_else(|| {
-            populate_error(
-                "spec.image",
-                format!("the channel has no {} image for {p} and Kubernetes {version}; set spec.image for instance group {name:?}", arch.as_str()),
-            )
-        })?;
-        ig.spec.image = Some(image.name.clone());
+        // Channels list no Hetzner images: kOps takes Ubuntu 24.04 there.
+        let fallback = (provider == Some(CloudProvider::Hetzner)).then_some("ubuntu-24.04");
+        let image = channel
+            .find_image(p, &version, arch)
+            .map(|i| i.name.clone())
+            .or_else(|| fallback.map(str::to_owned))
+            .ok_or_else(|| {
+                populate_error(
+                    "spec.image",
+                    format!("the channel has no {} image for {p} and Kubernetes {version}; set spec.image for instance group {name:?}", arch.as_str()),
+                )
+            })?;
+        ig.spec.image = Some(image);
     }
 
     let subnets = cluster.spec.networking.subnets.as_deref().unwrap_or(&[]);

@@ -31,6 +31,8 @@ pub enum Cloud {
     Aws,
     /// Google Compute Engine.
     Gce,
+    /// Hetzner Cloud (one location per cluster; kOps rates it beta).
+    Hetzner,
 }
 
 /// Where the cluster's machines live.
@@ -331,11 +333,29 @@ fn clean(zones: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The region of an AWS or GCE zone, or an error naming `field`.
+/// The region of an AWS or GCE zone, or of a Hetzner location (its network zone), or an
+/// error naming `field`.
 fn region_in(zone: &str, cloud: Cloud, field: &str) -> Result<String> {
     let provider = match cloud {
         Cloud::Aws => kops_api::internal::CloudProvider::Aws,
         Cloud::Gce => kops_api::internal::CloudProvider::Gce,
+        Cloud::Hetzner => {
+            return kops_cloud_hetzner::cloud::network_zone(zone)
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = kops_cloud_hetzner::cloud::LOCATIONS
+                        .iter()
+                        .map(|(l, _)| *l)
+                        .collect();
+                    invalid(
+                        field,
+                        format!(
+                            "{zone:?} is not a Hetzner location (known: {})",
+                            known.join(", ")
+                        ),
+                    )
+                });
+        }
     };
     let r = region_of_zone(zone, Some(provider));
     let ok = !r.is_empty() && r.len() < zone.len() && r.ends_with(|c: char| c.is_ascii_digit());
@@ -537,6 +557,7 @@ pub fn new_cluster(
     }
     let gce = o.cloud == Cloud::Gce;
     let aws = o.cloud == Cloud::Aws;
+    let hetzner = o.cloud == Cloud::Hetzner;
     let topology = o.topology.unwrap_or(if o.ipv6 {
         Topology::Private
     } else {
@@ -571,6 +592,15 @@ pub fn new_cluster(
     all_zones.extend(cp_zones.iter().cloned());
     all_zones.sort();
     all_zones.dedup();
+    if hetzner && all_zones.len() > 1 {
+        return Err(invalid(
+            "zones",
+            format!(
+                "a Hetzner cluster lives in one location, not {}",
+                all_zones.join(", ")
+            ),
+        ));
+    }
 
     // Subnets: on GCE the region's one; elsewhere one per zone, then one per additional
     // network CIDR, in the zones in turn.
@@ -751,7 +781,14 @@ pub fn new_cluster(
     if !o.cloud_labels.is_empty() {
         spec.cloud_labels = Some(o.cloud_labels.clone());
     }
-    spec.cloud_provider = Some(if gce { "gce" } else { "aws" }.into());
+    spec.cloud_provider = Some(
+        match o.cloud {
+            Cloud::Aws => "aws",
+            Cloud::Gce => "gce",
+            Cloud::Hetzner => "hetzner",
+        }
+        .into(),
+    );
     spec.config_base = Some(format!("{}/{name}", o.state_store.trim_end_matches('/')));
     spec.etcd_clusters = Some(etcd);
     let mut iam = v1alpha2::IAMSpec::default();
@@ -833,6 +870,10 @@ pub fn new_cluster(
     spec.topology = Some(topology_spec);
     spec.dns_zone = o.dns_zone.clone();
     spec.network_cidr = o.network_cidr.clone();
+    // A Hetzner cluster's network needs a range: kOps' Azure and Hetzner default.
+    if hetzner && spec.network_cidr.is_none() {
+        spec.network_cidr = Some("10.0.0.0/16".into());
+    }
     let additional = clean(&o.additional_network_cidrs);
     spec.additional_network_cidrs = (!additional.is_empty()).then_some(additional);
     if o.disable_subnet_tags {

@@ -554,3 +554,106 @@ mod tests {
         assert!(!finished.load(Ordering::SeqCst), "the phase ran on");
     }
 }
+
+/// The update workflow a cloud without orphan deletion shares (GCE, Hetzner): the task
+/// graph of a context `X` over cloud `C`, built once, planned, applied holding the
+/// cluster's lock (the tasks, then the completed spec and the kOps release). Each cloud's
+/// public `UpdateCluster` wraps one.
+#[derive(Debug)]
+pub(crate) struct Workflow<X, C: ?Sized + Sync> {
+    pub(crate) ctx: X,
+    pub(crate) graph: kops_tasks::TaskGraph<C>,
+    pub(crate) options: UpdateOptions,
+    /// The store this cloud's nodes read their configuration from, as advice
+    /// (`gs://my-kops-state`).
+    remote_store: &'static str,
+}
+
+impl<X, C> Workflow<X, C>
+where
+    X: std::ops::Deref<Target = ClusterContext>,
+    C: ?Sized + Sync,
+{
+    /// Builds the graph of the tasks `build` makes of `ctx` (already limited to the
+    /// options' groups: [`UpdateOptions::select_groups`]) with the options' lifecycle
+    /// overrides.
+    pub(crate) fn new(
+        ctx: X,
+        options: UpdateOptions,
+        remote_store: &'static str,
+        build: impl FnOnce(&X) -> Result<Vec<Box<dyn kops_tasks::Task<C>>>>,
+    ) -> Result<Self> {
+        let tasks = build(&ctx)?;
+        let kinds: std::collections::BTreeSet<String> =
+            tasks.iter().map(|t| t.key().kind().to_owned()).collect();
+        let overrides = options.overrides_for(kinds.iter().map(String::as_str));
+        let graph = kops_tasks::TaskGraph::build_with(tasks, &overrides)?;
+        Ok(Workflow {
+            ctx,
+            graph,
+            options,
+            remote_store,
+        })
+    }
+
+    /// Plans the update against `api`.
+    pub(crate) async fn plan(&self, api: &C) -> Result<UpdatePlan> {
+        let plan = kops_tasks::Executor::new(self.options.executor.clone())
+            .plan(&self.graph, api)
+            .await
+            .map_err(crate::error::cloud(format!(
+                "planning cluster {}",
+                self.ctx.name()
+            )))?;
+        Ok(UpdatePlan::new(plan, Vec::new()))
+    }
+
+    /// Applies the update, taking and releasing the cluster's lock in `registry`.
+    pub(crate) async fn apply(
+        &self,
+        api: &C,
+        registry: &Registry,
+        plan: &UpdatePlan,
+        options: ApplyOptions,
+    ) -> Result<Plan> {
+        check_config_base(&self.ctx, &self.options, self.remote_store)?;
+        holding_lock(registry, self.ctx.name(), &self.options, async |lock| {
+            self.apply_holding(api, registry, plan, lock, options).await
+        })
+        .await
+    }
+
+    /// Applies the update holding `lock`, renewing its lease while the tasks run.
+    pub(crate) async fn apply_holding(
+        &self,
+        api: &C,
+        registry: &Registry,
+        plan: &UpdatePlan,
+        lock: &mut Lock,
+        options: ApplyOptions,
+    ) -> Result<Plan> {
+        check_config_base(&self.ctx, &self.options, self.remote_store)?;
+        let name = self.ctx.name();
+        check_lock(lock, name)?;
+        // Nothing is deleted because the spec stopped describing it.
+        debug_assert!(plan.owned.is_empty());
+        let executor = kops_tasks::Executor::new(
+            options
+                .executor
+                .unwrap_or_else(|| self.options.executor.clone()),
+        );
+        renew(lock, registry, name).await?;
+        let clock = executor.options().clock.clone();
+        let report = renewing(
+            lock,
+            registry,
+            name,
+            clock.as_ref(),
+            executor.apply(&self.graph, api),
+        )
+        .await?;
+        let applied = applied(name, report)?;
+        write_state(&self.ctx, registry, lock).await?;
+        Ok(applied)
+    }
+}

@@ -8,69 +8,49 @@
 
 use kops_statestore::{Lock, Registry};
 use kops_tasks::terraform::TerraformOutput;
-use kops_tasks::{Executor, Plan, TaskGraph};
+use kops_tasks::{Plan, TaskGraph};
 
 use super::cloud::GceCloud;
 use super::{GceModelContext, build_tasks};
-use crate::error::{Result, cloud};
+use crate::error::Result;
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
-use crate::update::{
-    applied, check_all_groups, check_config_base, check_lock, holding_lock, renew, renewing,
-    write_state,
-};
+use crate::update::{Workflow, check_all_groups};
 
 /// The store GCE nodes read their configuration from, as advice.
 const REMOTE_STORE: &str = "gs://my-kops-state";
 
 /// One GCE cluster's update workflow (see the module docs).
 #[derive(Debug)]
-pub struct UpdateCluster {
-    ctx: GceModelContext,
-    graph: TaskGraph<dyn GceCloud>,
-    options: UpdateOptions,
-}
+pub struct UpdateCluster(Workflow<GceModelContext, dyn GceCloud>);
 
 impl UpdateCluster {
     /// Builds the model and task graph of `ctx`.
     pub fn new(mut ctx: GceModelContext, options: UpdateOptions) -> Result<Self> {
         options.select_groups(&mut ctx.cluster_context)?;
-        let tasks = build_tasks(&ctx)?;
-        let kinds: std::collections::BTreeSet<String> =
-            tasks.iter().map(|t| t.key().kind().to_owned()).collect();
-        let overrides = options.overrides_for(kinds.iter().map(String::as_str));
-        let graph = TaskGraph::build_with(tasks, &overrides)?;
-        Ok(UpdateCluster {
-            ctx,
-            graph,
-            options,
-        })
+        Workflow::new(ctx, options, REMOTE_STORE, build_tasks).map(UpdateCluster)
     }
 
     /// The context the update works from.
     pub fn context(&self) -> &GceModelContext {
-        &self.ctx
+        &self.0.ctx
     }
 
     /// Every container image and file the cluster's machines download, with where
     /// from (kOps' `get assets`), as the model built in [`new`](Self::new) names them.
     pub fn assets(&self) -> crate::assets::Assets {
-        self.ctx.assets.snapshot()
+        self.0.ctx.assets.snapshot()
     }
 
     /// The task graph.
     pub fn graph(&self) -> &TaskGraph<dyn GceCloud> {
-        &self.graph
+        &self.0.graph
     }
 
     /// Plans the update against `api`: every task's change, nothing applied. Put a
     /// [`kops_cloud_gce::cache::ListCache`] in front of a backend so each collection is
     /// listed once.
     pub async fn plan(&self, api: &dyn GceCloud) -> Result<UpdatePlan> {
-        let plan = Executor::new(self.options.executor.clone())
-            .plan(&self.graph, api)
-            .await
-            .map_err(cloud(format!("planning cluster {}", self.ctx.name())))?;
-        Ok(UpdatePlan::new(plan, Vec::new()))
+        self.0.plan(api).await
     }
 
     /// Applies the update to `api` holding the cluster's lock in `registry` (taken here
@@ -83,11 +63,7 @@ impl UpdateCluster {
         plan: &UpdatePlan,
         options: ApplyOptions,
     ) -> Result<Plan> {
-        check_config_base(&self.ctx, &self.options, REMOTE_STORE)?;
-        holding_lock(registry, self.ctx.name(), &self.options, async |lock| {
-            self.apply_holding(api, registry, plan, lock, options).await
-        })
-        .await
+        self.0.apply(api, registry, plan, options).await
     }
 
     /// [`apply`](Self::apply) for a caller that already holds the cluster's lock (taken
@@ -103,35 +79,15 @@ impl UpdateCluster {
         lock: &mut Lock,
         options: ApplyOptions,
     ) -> Result<Plan> {
-        check_config_base(&self.ctx, &self.options, REMOTE_STORE)?;
-        let name = self.ctx.name();
-        check_lock(lock, name)?;
-        // Nothing on GCE is deleted because the spec stopped describing it.
-        debug_assert!(plan.owned.is_empty());
-        let executor = Executor::new(
-            options
-                .executor
-                .unwrap_or_else(|| self.options.executor.clone()),
-        );
-        renew(lock, registry, name).await?;
-        let clock = executor.options().clock.clone();
-        let report = renewing(
-            lock,
-            registry,
-            name,
-            clock.as_ref(),
-            executor.apply(&self.graph, api),
-        )
-        .await?;
-        let applied = applied(name, report)?;
-        write_state(&self.ctx, registry, lock).await?;
-        Ok(applied)
+        self.0
+            .apply_holding(api, registry, plan, lock, options)
+            .await
     }
 
     /// Renders the cluster as Terraform, from the graph built once in [`new`](Self::new)
     /// (as [`super::render_terraform`] does from a context).
     pub fn render_terraform(&self) -> Result<TerraformOutput> {
-        check_all_groups(&self.ctx, &self.options)?;
-        super::terraform::render(&self.ctx, &self.graph)
+        check_all_groups(&self.0.ctx, &self.0.options)?;
+        super::terraform::render(&self.0.ctx, &self.0.graph)
     }
 }

@@ -9,6 +9,8 @@
 //! - [`discover`](fn@discover): complete a stored spec for Hetzner.
 //! - [`render_terraform`]: the Terraform directory kOps writes for a Hetzner cluster.
 //! - [`plan`] / [`apply`]: the direct target over any [`HetznerCloud`], one call each.
+//! - [`UpdateCluster`]: `update cluster`: plan, apply holding the state-store lock (then
+//!   the completed spec and kOps release), or Terraform.
 //! - [`delete_cluster`]: everything carrying the cluster's label, in dependency order.
 //! - [`cloud`]: the Hetzner vocabulary of `kops-cloud-hetzner`, re-exported.
 //!
@@ -29,6 +31,7 @@ mod loadbalancer;
 mod network;
 pub(crate) mod servers;
 mod terraform;
+mod update;
 
 use std::collections::BTreeMap;
 
@@ -40,6 +43,7 @@ pub use delete::{delete_cluster, find_cluster_resources};
 pub use discover::{HetznerDiscoverOptions, discover};
 pub use servers::ServerGroup;
 pub use terraform::render_terraform;
+pub use update::{ApplyOptions, UpdateCluster, UpdateOptions, UpdatePlan};
 
 use self::cloud::{CLUSTER_LABEL, HetznerCloud, HetznerResourceType};
 use crate::cluster::ClusterContext;

@@ -5,6 +5,7 @@ use kops_statestore::StoreUrl;
 use kops_tasks::terraform::{Body, TerraformOutput, TerraformWriter, render_graph};
 use kops_tasks::{LifecycleOverrides, TaskGraph};
 
+use super::cloud::HetznerCloud;
 use super::{HetznerModelContext, build};
 use crate::error::Result;
 
@@ -18,8 +19,16 @@ pub fn render_terraform(
     overrides: &LifecycleOverrides,
 ) -> Result<TerraformOutput> {
     let graph = TaskGraph::build_with(build(ctx)?.into_tasks(), overrides)?;
+    render(ctx, &graph)
+}
+
+/// Renders `graph`, the graph of `ctx`'s model, as kOps' Terraform target does.
+pub(crate) fn render(
+    ctx: &HetznerModelContext,
+    graph: &TaskGraph<dyn HetznerCloud>,
+) -> Result<TerraformOutput> {
     let mut w = TerraformWriter::new();
-    render_graph(&graph, &mut w)?;
+    render_graph(graph, &mut w)?;
     w.output("cluster_name", ctx.name());
     w.output("region", ctx.region.as_str());
     w.provider("hcloud", ctx.terraform_provider(Body::new(), false));

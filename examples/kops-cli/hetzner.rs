@@ -1,0 +1,280 @@
+//! Hetzner clusters: the cloud a command talks to (the in-memory Hetzner mock with
+//! `--mock-cloud`), `update cluster` and `delete cluster` on it.
+//!
+//! The cluster's components need the Hetzner API token: it comes from `HCLOUD_TOKEN`, as
+//! kOps takes it, and a missing one is an error naming the variable.
+//!
+//! The mock persists between invocations as the other mocks do (see `cloud.rs`): a
+//! journal of successful mutations at [`JOURNAL_PATH`] in the state store, replayed into a
+//! fresh mock on each run and written back with compare-and-swap.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context as _, anyhow, bail};
+use kops_api::v1alpha2;
+use kops_cloud_hetzner::cloud::{CloudResult, HetznerCloud, HetznerResourceType};
+use kops_model::hetzner::{self, ApplyOptions, HetznerModelContext, UpdateCluster, UpdateOptions};
+use kops_tasks::ExecutorOptions;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
+use crate::get::print_table;
+use crate::journal::{Extra, Journaled, MockJournal, Scope};
+use crate::output;
+use crate::state::State;
+
+/// Where the Hetzner mock cloud's journal lives in the state store.
+pub const JOURNAL_PATH: &str = "kops-rs-mock-cloud/hetzner-journal.json";
+
+/// The variable the API token comes from.
+const TOKEN_VAR: &str = "HCLOUD_TOKEN";
+
+/// The mock project: one per state store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Project;
+
+impl Scope for Project {
+    fn describe(&self) -> String {
+        "the Hetzner mock project".into()
+    }
+}
+
+/// The Hetzner mutations beyond the resource calls.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum HetznerEntry {
+    /// A server shut down (before it is deleted).
+    Shutdown {
+        /// The server's ID.
+        id: String,
+    },
+}
+
+#[async_trait::async_trait]
+impl Extra<dyn HetznerCloud> for HetznerEntry {
+    async fn replay(&self, cloud: &dyn HetznerCloud) -> CloudResult<()> {
+        match self {
+            HetznerEntry::Shutdown { id } => cloud.shutdown_server(id).await,
+        }
+    }
+}
+
+/// A Hetzner cloud that records each successful mutation of the cloud it wraps.
+pub type JournaledHetzner = Journaled<dyn HetznerCloud, HetznerResourceType, HetznerEntry>;
+
+#[async_trait::async_trait]
+impl HetznerCloud for JournaledHetzner {
+    async fn shutdown_server(&self, id: &str) -> CloudResult<()> {
+        self.inner().shutdown_server(id).await?;
+        self.record_extra(HetznerEntry::Shutdown { id: id.to_owned() });
+        Ok(())
+    }
+}
+
+/// The Hetzner cloud of one command.
+pub struct HetznerCloudHandle {
+    /// The cloud.
+    pub api: Arc<JournaledHetzner>,
+    mock: Option<Mutex<MockJournal<Project, HetznerResourceType, HetznerEntry>>>,
+    /// A line saying which cloud this is.
+    pub description: String,
+}
+
+impl HetznerCloudHandle {
+    /// Opens the Hetzner cloud of the command: the mock with `--mock-cloud`.
+    pub async fn open(global: &Global, st: &State) -> anyhow::Result<HetznerCloudHandle> {
+        if !global.mock_cloud {
+            bail!(
+                "Hetzner Cloud is reached through the in-memory mock only so far: add --mock-cloud (the hcloud API client is not part of this release)"
+            );
+        }
+        let journal = MockJournal::read(
+            "Hetzner mock cloud",
+            st.store().clone(),
+            &st.url,
+            JOURNAL_PATH,
+            Project,
+        )
+        .await?;
+        let inner: Arc<dyn HetznerCloud> = Arc::new(kops_mock::hetzner::MockHetzner::new());
+        journal.replay(inner.as_ref()).await?;
+        Ok(HetznerCloudHandle {
+            api: Arc::new(JournaledHetzner::new(inner)),
+            description: format!("Hetzner mock cloud (state in {}/{JOURNAL_PATH})", st.url),
+            mock: Some(Mutex::new(journal)),
+        })
+    }
+
+    /// Persists what changed in the mock cloud.
+    pub async fn save(&self) -> anyhow::Result<()> {
+        match &self.mock {
+            Some(journal) => MockJournal::save(journal, &self.api).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// The API token the cluster's components use, from `HCLOUD_TOKEN`.
+fn token() -> anyhow::Result<String> {
+    match std::env::var(TOKEN_VAR) {
+        Ok(t) if !t.trim().is_empty() => Ok(t.trim().to_owned()),
+        _ => Err(anyhow!(
+            "{TOKEN_VAR} is not set: a Hetzner cluster's components need the API token (create one in the Hetzner Cloud console under Security > API tokens)"
+        )),
+    }
+}
+
+async fn context(
+    st: &State,
+    cluster: &v1alpha2::Cluster,
+    groups: &[v1alpha2::InstanceGroup],
+) -> anyhow::Result<HetznerModelContext> {
+    let name = cluster.name();
+    let token = token()?;
+    let opts = crate::update::discover_options(st, name).await?;
+    let ctx = hetzner::discover(cluster, groups, &opts)
+        .await
+        .with_context(|| format!("cluster {name}: completing its spec for Hetzner"))?;
+    Ok(ctx.with_token(token))
+}
+
+/// `update cluster` of a Hetzner cluster through the library's workflow
+/// ([`hetzner::UpdateCluster`]); returns the exit code. `lock` is the cluster's lock,
+/// held by the caller for a direct `--yes` run.
+pub async fn update_cluster(
+    global: &Global,
+    args: &UpdateClusterArgs,
+    st: &State,
+    cluster: &v1alpha2::Cluster,
+    groups: &[v1alpha2::InstanceGroup],
+    options: UpdateOptions,
+    lock: Option<&mut kops_statestore::Lock>,
+) -> anyhow::Result<u8> {
+    let name = cluster.name();
+    let backend = crate::update::terraform_backend(args, "")?;
+    let ctx = context(st, cluster, groups).await?;
+    let update = UpdateCluster::new(ctx, options)
+        .with_context(|| format!("building the model of cluster {name}"))?;
+    if args.target == Target::Terraform {
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("out/terraform"));
+        let rendered = update
+            .render_terraform()
+            .with_context(|| format!("rendering cluster {name} as Terraform"))?;
+        rendered
+            .write_to(&out)
+            .with_context(|| format!("writing Terraform to {}", out.display()))?;
+        crate::update::write_terraform_backend(backend.as_ref(), &out)?;
+        eprintln!(
+            "Terraform configuration for cluster {name} written to {}",
+            out.display()
+        );
+        eprintln!(
+            "Run `terraform init` and `terraform apply` in that directory to create it, with the token in TF_VAR_hcloud_token and HCLOUD_TOKEN."
+        );
+        return Ok(0);
+    }
+    let cloud = HetznerCloudHandle::open(global, st).await?;
+    let plan = update
+        .plan(cloud.api.as_ref())
+        .await
+        .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
+    let Some(lock) = lock.filter(|_| args.yes) else {
+        match args.output {
+            PlanFormat::Json => println!("{}", plan.plan.to_json()),
+            PlanFormat::Text => {
+                println!(
+                    "{}",
+                    output::plan_text(&plan.plan.render_text(), output::stdout_colours())
+                );
+                if plan.plan.has_changes() {
+                    println!("\nMust specify --yes to apply changes");
+                }
+            }
+        }
+        return Ok(u8::try_from(plan.plan.exit_code()).unwrap_or(1));
+    };
+    if !plan.plan.has_changes() {
+        match args.output {
+            PlanFormat::Json => println!("{}", plan.plan.to_json()),
+            PlanFormat::Text => println!("No changes needed for cluster {name}."),
+        }
+        return Ok(0);
+    }
+    let bar = output::progress_bar(update.graph().len() as u64, "apply");
+    let b = bar.clone();
+    let apply = ApplyOptions::default()
+        .with_executor(ExecutorOptions::default().with_progress(move |e| output::follow(&b, e)));
+    let result = update
+        .apply_holding(cloud.api.as_ref(), &st.registry, &plan, lock, apply)
+        .await;
+    bar.finish_and_clear();
+    // The cloud changed whatever the outcome: persist the mock's state first.
+    cloud.save().await?;
+    let result =
+        result.with_context(|| format!("updating cluster {name} in {}", cloud.description))?;
+    match args.output {
+        PlanFormat::Json => println!("{}", result.to_json()),
+        PlanFormat::Text => {
+            let s = result.summary();
+            println!(
+                "Cluster {name} updated: {} created, {} modified, {} deleted, {} unchanged.",
+                s.create, s.update, s.delete, s.unchanged
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// The cloud resources of a Hetzner cluster: listed as a table, or (with `yes`) deleted.
+/// Returns how many there are.
+pub async fn delete_resources(
+    global: &Global,
+    st: &State,
+    cluster: &v1alpha2::Cluster,
+    yes: bool,
+) -> anyhow::Result<usize> {
+    let name = cluster.name();
+    let cloud = HetznerCloudHandle::open(global, st).await?;
+    let api = cloud.api.as_ref();
+    if !yes {
+        let found = hetzner::find_cluster_resources(api, name)
+            .await
+            .with_context(|| {
+                format!(
+                    "listing the resources of cluster {name} in {}",
+                    cloud.description
+                )
+            })?;
+        let rows: Vec<Vec<String>> = found
+            .iter()
+            .map(|r| {
+                vec![
+                    r.resource_type.to_string(),
+                    r.id.clone(),
+                    r.name.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        if !rows.is_empty() {
+            print_table(&["TYPE", "ID", "NAME"], &rows);
+        }
+        return Ok(found.len());
+    }
+    let deleted = hetzner::delete_cluster(api, name).await;
+    cloud.save().await?;
+    let deleted = deleted.with_context(|| {
+        format!(
+            "deleting the resources of cluster {name} in {}",
+            cloud.description
+        )
+    })?;
+    println!(
+        "Deleted {} cloud resource(s) of cluster {name}.",
+        deleted.len()
+    );
+    Ok(deleted.len())
+}
