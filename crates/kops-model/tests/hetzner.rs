@@ -323,3 +323,92 @@ async fn a_no_op_plan_costs_the_same_calls_for_2_and_20_node_groups() -> anyhow:
     eprintln!("no-op plan calls (groups, calls): {costs:?}");
     Ok(())
 }
+
+/// A cloud-only rolling update through `HetznerInstanceGroups`: the servers `update
+/// cluster` marked are replaced one at a time (shut down, deleted, made again by the
+/// cluster's update), never surging; then nothing is out of date and the plan is empty.
+#[cfg(feature = "day2")]
+mod day2 {
+    use std::time::Duration;
+
+    use kops_model::day2::groups::{HetznerInstanceGroups, InstanceGroupCloud, MemberStatus};
+    use kops_model::day2::rolling::{RollingOptions, RollingUpdate};
+    use kops_model::hetzner::{UpdateCluster, UpdateOptions};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_rolling_update_replaces_the_marked_servers() -> anyhow::Result<()> {
+        let mock = Arc::new(MockHetzner::new());
+        let cloud: Arc<dyn kops_cloud_hetzner::HetznerCloud> = mock.clone();
+        let store = Arc::new(MemoryStore::new());
+        let none = LifecycleOverrides::new();
+        let ctx = context(&spec(1, "cx23"), store.clone(), true).await?;
+        hetzner::apply(cloud.as_ref(), &ctx, &none).await?;
+        let before: Vec<String> = servers_of(&mock, "nodes-0")
+            .iter()
+            .map(|s| s.id.clone())
+            .collect();
+
+        let changed = context(&spec(1, "cx33"), store.clone(), true).await?;
+        hetzner::apply(cloud.as_ref(), &changed, &none).await?;
+        let update = Arc::new(UpdateCluster::new(changed, UpdateOptions::default())?);
+        let cluster = update.context().cluster.clone();
+        let groups = update.context().groups.clone();
+        let igs: Arc<dyn InstanceGroupCloud> = Arc::new(HetznerInstanceGroups::with_update(
+            cloud.clone(),
+            update.clone(),
+        ));
+        let read = igs.cloud_groups(NAME, &groups).await?;
+        let nodes = read
+            .iter()
+            .find(|g| g.instance_group == "nodes-0")
+            .ok_or_else(|| anyhow::anyhow!("no nodes-0"))?;
+        assert!(
+            nodes.members.iter().all(|m| m.status.needs_update()),
+            "{nodes:?}"
+        );
+        assert!(
+            nodes
+                .members
+                .iter()
+                .all(|m| m.machine_type.as_deref() == Some("cx23"))
+        );
+
+        let options = RollingOptions::default()
+            .with_cloud_only(true)
+            .with_node_interval(Duration::ZERO)
+            .with_control_plane_interval(Duration::ZERO);
+        let roll = RollingUpdate::new(igs.clone(), options.clone());
+        let plan = roll.plan(&cluster, &groups).await?;
+        let g = plan
+            .groups
+            .iter()
+            .find(|g| g.name == "nodes-0")
+            .ok_or_else(|| anyhow::anyhow!("{plan:?}"))?;
+        assert_eq!((g.need_update, g.max_surge), (2, 0));
+        let report = roll.run(&cluster, &groups).await?;
+        let mut replaced = report.replaced.clone();
+        replaced.sort();
+        let mut wanted = before.clone();
+        wanted.sort();
+        assert_eq!(replaced, wanted, "{report:?}");
+
+        let after = servers_of(&mock, "nodes-0");
+        assert_eq!(after.len(), 2, "replacements made");
+        assert!(after.iter().all(|s| !before.contains(&s.id)), "new servers");
+        assert!(
+            after
+                .iter()
+                .all(|s| s.attr_str("server_type") == Some("cx33"))
+        );
+        let read = igs.cloud_groups(NAME, &groups).await?;
+        assert!(
+            read.iter()
+                .flat_map(|g| &g.members)
+                .all(|m| m.status == MemberStatus::UpToDate)
+        );
+        assert!(!update.plan(cloud.as_ref()).await?.plan.has_changes());
+        Ok(())
+    }
+}

@@ -13,6 +13,8 @@ use kops_cloud_aws::cloud::{
 };
 use kops_cloud_gce::cloud::{GceResourceType, ManagedInstance, Resource as GceResource};
 use kops_cloud_gce::{GceCloud, GceCloudExt as _};
+use kops_cloud_hetzner::cloud::Resource as HetznerResource;
+use kops_cloud_hetzner::{HetznerCloud, HetznerCloudExt as _, HetznerResourceType};
 
 use crate::{Error, Result};
 
@@ -130,7 +132,8 @@ impl CloudGroup {
 }
 
 /// The cloud operations validate and rolling update need. Object-safe; implemented for AWS
-/// by [`AwsInstanceGroups`] and for GCE by [`GceInstanceGroups`].
+/// by [`AwsInstanceGroups`], for GCE by [`GceInstanceGroups`] and for Hetzner by
+/// [`HetznerInstanceGroups`].
 #[async_trait]
 pub trait InstanceGroupCloud: Send + Sync + fmt::Debug + 'static {
     /// The cloud groups of `groups` (an instance group without one is left out).
@@ -517,6 +520,135 @@ impl InstanceGroupCloud for GceInstanceGroups {
     async fn deregister(&self, _group: &CloudGroup, _member: &str) -> Result<()> {
         // As kOps on GCE: nothing to do first. The API load balancer's health check takes
         // an instance out of service as it stops.
+        Ok(())
+    }
+
+    fn can_surge(&self) -> bool {
+        false
+    }
+}
+
+/// [`InstanceGroupCloud`] over any [`HetznerCloud`], as kOps reads Hetzner: there is no
+/// cloud group, an instance group's members are the servers labelled with the cluster and
+/// the group, by ID (the last segment of the node's `hcloud://<id>` provider ID), out of
+/// date when `update cluster` marked them (`kops.k8s.io/needs-update`). Terminating a
+/// member shuts the server down and deletes it, then applies the cluster's update, which
+/// makes its replacement, as kOps re-applies the cluster after each server. Hetzner cannot
+/// surge ([`InstanceGroupCloud::can_surge`]).
+pub struct HetznerInstanceGroups {
+    cloud: Arc<dyn HetznerCloud>,
+    update: Option<Arc<crate::hetzner::UpdateCluster>>,
+}
+
+impl fmt::Debug for HetznerInstanceGroups {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HetznerInstanceGroups")
+            .finish_non_exhaustive()
+    }
+}
+
+impl HetznerInstanceGroups {
+    /// Over `cloud`, for validate: it reads servers only.
+    pub fn new(cloud: Arc<dyn HetznerCloud>) -> Self {
+        HetznerInstanceGroups {
+            cloud,
+            update: None,
+        }
+    }
+
+    /// Over `cloud`, replacing terminated servers by applying `update` (the cluster's
+    /// current model, as `update cluster --yes` applies it).
+    pub fn with_update(
+        cloud: Arc<dyn HetznerCloud>,
+        update: Arc<crate::hetzner::UpdateCluster>,
+    ) -> Self {
+        HetznerInstanceGroups {
+            cloud,
+            update: Some(update),
+        }
+    }
+}
+
+#[async_trait]
+impl InstanceGroupCloud for HetznerInstanceGroups {
+    async fn cloud_groups(
+        &self,
+        cluster: &str,
+        groups: &[InstanceGroup],
+    ) -> Result<Vec<CloudGroup>> {
+        use kops_cloud_hetzner::cloud::{INSTANCE_GROUP_LABEL, NEEDS_UPDATE_LABEL};
+        let servers = self
+            .cloud
+            .list_labelled(HetznerResourceType::Server, cluster)
+            .await
+            .map_err(crate::error::cloud(format!(
+                "listing the servers of cluster {cluster}"
+            )))?;
+        let mut out = Vec::new();
+        for ig in groups {
+            let mine: Vec<&HetznerResource> = servers
+                .iter()
+                .filter(|s| s.tags.get(INSTANCE_GROUP_LABEL) == Some(ig.name()))
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            // kOps' server groups keep minSize servers: that is their target.
+            let min = ig.spec.min_size.unwrap_or(0);
+            let max = ig.spec.max_size.unwrap_or(min);
+            let mut group = CloudGroup::new(ig.name(), ig.name(), min, max, min);
+            for s in mine {
+                let status = if s.tags.contains_key(NEEDS_UPDATE_LABEL) {
+                    MemberStatus::NeedsUpdate {
+                        reason: format!(
+                            "server {} marked {NEEDS_UPDATE_LABEL} by update cluster",
+                            s.name.as_deref().unwrap_or(&s.id)
+                        ),
+                    }
+                } else {
+                    MemberStatus::UpToDate
+                };
+                group.members.push(
+                    CloudMember::new(&s.id, status)
+                        .with_machine(s.attr_str("server_type"), s.attr_str("private_ip")),
+                );
+            }
+            out.push(group);
+        }
+        Ok(out)
+    }
+
+    async fn detach(&self, group: &CloudGroup, member: &str) -> Result<()> {
+        Err(Error::Invalid {
+            field: format!("instance group {}: maxSurge", group.instance_group),
+            message: format!(
+                "cannot detach {member}: Hetzner servers belong to no cloud group; use maxSurge 0"
+            ),
+        })
+    }
+
+    async fn terminate(&self, member: &str) -> Result<()> {
+        let gone = |r: kops_cloud_hetzner::cloud::CloudResult<()>| match r {
+            // Gone already: nothing left to delete (as kOps).
+            Err(e) if e.is_not_found() => Ok(()),
+            r => r,
+        };
+        gone(self.cloud.shutdown_server(member).await).map_err(crate::error::cloud(format!(
+            "shutting down server {member}"
+        )))?;
+        gone(self.cloud.delete(HetznerResourceType::Server, member).await)
+            .map_err(crate::error::cloud(format!("deleting server {member}")))?;
+        if let Some(update) = &self.update {
+            let executor = kops_tasks::Executor::new(Default::default());
+            let report = executor.apply(update.graph(), self.cloud.as_ref()).await;
+            crate::update::applied(update.context().name(), report)?;
+        }
+        Ok(())
+    }
+
+    async fn deregister(&self, _group: &CloudGroup, _member: &str) -> Result<()> {
+        // The API load balancer targets the control plane by label: a server leaves it
+        // as it is deleted.
         Ok(())
     }
 
