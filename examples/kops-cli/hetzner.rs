@@ -278,3 +278,30 @@ pub async fn delete_resources(
     );
     Ok(deleted.len())
 }
+
+/// The cloud side of validate and rolling update for a stored Hetzner cluster. With
+/// `replace` (a rolling update) a terminated server's replacement is made by applying the
+/// cluster's update, so the token (`HCLOUD_TOKEN`) is needed; validate only reads.
+pub async fn instance_groups(
+    global: &Global,
+    st: &State,
+    cluster: &v1alpha2::Cluster,
+    replace: bool,
+) -> anyhow::Result<(
+    HetznerCloudHandle,
+    Arc<dyn kops_model::day2::groups::InstanceGroupCloud>,
+)> {
+    use kops_model::day2::groups::HetznerInstanceGroups;
+    let cloud = HetznerCloudHandle::open(global, st).await?;
+    let api: Arc<dyn HetznerCloud> = cloud.api.clone();
+    if !replace {
+        return Ok((cloud, Arc::new(HetznerInstanceGroups::new(api))));
+    }
+    let name = cluster.name();
+    let groups: Vec<v1alpha2::InstanceGroup> = st.groups(name).await?;
+    let ctx = context(st, cluster, &groups).await?;
+    let update = UpdateCluster::new(ctx, UpdateOptions::default())
+        .with_context(|| format!("building the model of cluster {name}"))?;
+    let igs = HetznerInstanceGroups::with_update(api, Arc::new(update));
+    Ok((cloud, Arc::new(igs)))
+}

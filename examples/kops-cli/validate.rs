@@ -69,6 +69,8 @@ pub enum GroupCloud {
     Aws(Cloud),
     /// A GCE cluster's.
     Gce(GceCloudHandle),
+    /// A Hetzner cluster's.
+    Hetzner(crate::hetzner::HetznerCloudHandle),
 }
 
 impl GroupCloud {
@@ -77,13 +79,14 @@ impl GroupCloud {
         match self {
             GroupCloud::Aws(c) => c.save().await,
             GroupCloud::Gce(c) => c.save().await,
+            GroupCloud::Hetzner(c) => c.save().await,
         }
     }
 }
 
 /// The cloud side of validate and rolling-update (`command`) for a stored cluster, with
-/// the cloud itself. AWS and GCE; another cloud's cluster is an error naming its
-/// provider.
+/// the cloud itself. AWS, GCE and Hetzner; another cloud's cluster is an error naming
+/// its provider.
 pub async fn group_cloud(
     global: &Global,
     st: &State,
@@ -109,8 +112,15 @@ pub async fn group_cloud(
                 Arc::new(GceInstanceGroups::new(api)),
             ))
         }
+        "hetzner" => {
+            // Commands that terminate servers make their replacements.
+            let replace = !matches!(command, "validate cluster" | "get instances");
+            let (cloud, igs) =
+                crate::hetzner::instance_groups(global, st, &stored, replace).await?;
+            Ok((GroupCloud::Hetzner(cloud), igs))
+        }
         provider => anyhow::bail!(
-            "cluster {name}: spec.cloudProvider {provider:?}: `{command}` supports AWS and GCE clusters"
+            "cluster {name}: spec.cloudProvider {provider:?}: `{command}` supports AWS, GCE and Hetzner clusters"
         ),
     }
 }

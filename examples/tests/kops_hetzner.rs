@@ -1,7 +1,8 @@
 //! End-to-end tests of the `kops` binary on Hetzner, on the Hetzner mock cloud
 //! (`--mock-cloud`, a local state store): `create cluster --cloud hetzner`, `update
-//! cluster` (dry run, `--yes`, again with nothing to do, `--target terraform`) and
-//! `delete cluster`; the API token from `HCLOUD_TOKEN`, required, and never printed.
+//! cluster` (dry run, `--yes`, again with nothing to do, `--target terraform`), a new
+//! server type rolled out by a cloud-only `rolling-update cluster`, and `delete cluster`;
+//! the API token from `HCLOUD_TOKEN`, required, and never printed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -144,6 +145,48 @@ fn a_hetzner_cluster_lifecycle_on_the_mock_cloud() {
         main.contains("resource \"hcloud_load_balancer\" \"api-hz-example-com\""),
         "{main}"
     );
+
+    // A new server type: update marks the group's server, a cloud-only rolling update
+    // replaces it, and the plan is empty again.
+    let ig = env
+        .kops(
+            &["get", "ig", "--name", CLUSTER, "nodes-fsn1", "-o", "yaml"],
+            None,
+        )
+        .expect(0)
+        .stdout
+        .replace("machineType: cx23", "machineType: cx33");
+    std::fs::write(env.dir.path().join("ig.yaml"), ig).unwrap();
+    env.kops(&["replace", "-f", "ig.yaml"], None).expect(0);
+    let marked = env.kops(&update, Some(TOKEN)).expect(2);
+    assert!(
+        marked.stdout.contains("server type changed"),
+        "{}",
+        marked.stdout
+    );
+    env.kops(&[&update[..], &["--yes"]].concat(), Some(TOKEN))
+        .expect(0);
+    let rolling = [
+        "rolling-update",
+        "cluster",
+        CLUSTER,
+        "--cloudonly",
+        "--node-interval",
+        "0s",
+    ];
+    let preview = env.kops(&rolling, Some(TOKEN)).expect(2);
+    assert!(preview.stdout.contains("NeedsUpdate"), "{}", preview.stdout);
+    env.kops(&[&rolling[..], &["--yes"]].concat(), Some(TOKEN))
+        .expect(0);
+    let instances = env
+        .kops(&["get", "instances", "--name", CLUSTER], None)
+        .expect(0)
+        .stdout;
+    assert!(
+        instances.contains("cx33") && !instances.contains("NeedsUpdate"),
+        "{instances}"
+    );
+    env.kops(&update, Some(TOKEN)).expect(0);
 
     let dry = env.kops(&["delete", "cluster", CLUSTER], None).expect(2);
     assert!(dry.stdout.contains("hcloud_server"), "{}", dry.stdout);
