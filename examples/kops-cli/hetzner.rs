@@ -1,5 +1,6 @@
 //! Hetzner clusters: the cloud a command talks to (the in-memory Hetzner mock with
-//! `--mock-cloud`), `update cluster` and `delete cluster` on it.
+//! `--mock-cloud`, else the hcloud API through `kops_cloud_hetzner::rest`), `update
+//! cluster` and `delete cluster` on it.
 //!
 //! The cluster's components need the Hetzner API token: it comes from `HCLOUD_TOKEN`, as
 //! kOps takes it, and a missing one is an error naming the variable.
@@ -11,9 +12,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{Context as _, anyhow};
 use kops_api::v1alpha2;
 use kops_cloud_hetzner::cloud::{CloudResult, HetznerCloud, HetznerResourceType};
+use kops_cloud_hetzner::rest::{RestConfig, RestHetzner};
 use kops_model::hetzner::{self, ApplyOptions, HetznerModelContext, UpdateCluster, UpdateOptions};
 use kops_tasks::ExecutorOptions;
 use serde::{Deserialize, Serialize};
@@ -82,12 +84,20 @@ pub struct HetznerCloudHandle {
 }
 
 impl HetznerCloudHandle {
-    /// Opens the Hetzner cloud of the command: the mock with `--mock-cloud`.
+    /// Opens the Hetzner cloud of the command: the mock with `--mock-cloud`, else the
+    /// hcloud API with the token in `HCLOUD_TOKEN` (at `HCLOUD_ENDPOINT` when set).
     pub async fn open(global: &Global, st: &State) -> anyhow::Result<HetznerCloudHandle> {
         if !global.mock_cloud {
-            bail!(
-                "Hetzner Cloud is reached through the in-memory mock only so far: add --mock-cloud (the hcloud API client is not part of this release)"
+            let cfg = RestConfig::from_env().map_err(|e| anyhow!("{e}"))?;
+            let description = format!("Hetzner Cloud ({})", cfg.endpoint);
+            let rest: Arc<dyn HetznerCloud> = Arc::new(
+                RestHetzner::new(cfg).with_context(|| format!("configuring {description}"))?,
             );
+            return Ok(HetznerCloudHandle {
+                api: Arc::new(JournaledHetzner::new(rest)),
+                mock: None,
+                description,
+            });
         }
         let journal = MockJournal::read(
             "Hetzner mock cloud",

@@ -2,10 +2,16 @@
 //! (`--mock-cloud`, a local state store): `create cluster --cloud hetzner`, `update
 //! cluster` (dry run, `--yes`, again with nothing to do, `--target terraform`), a new
 //! server type rolled out by a cloud-only `rolling-update cluster`, and `delete cluster`;
-//! the API token from `HCLOUD_TOKEN`, required, and never printed.
+//! the API token from `HCLOUD_TOKEN`, required, and never printed. Then the hcloud API
+//! for real: the CLI's REST backend plans against the fake of the hcloud API on
+//! 127.0.0.1 (`HCLOUD_ENDPOINT`), and after an apply through the library Hetzner's own
+//! `hcloud` CLI (Debian's hcloud-cli, `KOPS_TEST_HCLOUD`) lists the cluster's servers
+//! with kOps' labels.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
+
+mod support;
 
 const CLUSTER: &str = "hz.example.com";
 const TOKEN: &str = "hcloudtokenK3dP8sQw2Lx7Vn4Zr9Tb1Mf6Hj5Gc0Ya";
@@ -34,6 +40,8 @@ impl Run {
 
 struct Env {
     dir: tempfile::TempDir,
+    /// The hcloud API's root (`HCLOUD_ENDPOINT`); `None`: the mock cloud.
+    endpoint: Option<String>,
 }
 
 impl Env {
@@ -44,8 +52,17 @@ impl Env {
             "KOPS_MOCK_CLOUD",
             "KOPS_CLUSTER_NAME",
             "HCLOUD_TOKEN",
+            "HCLOUD_ENDPOINT",
         ] {
             c.env_remove(v);
+        }
+        match &self.endpoint {
+            Some(e) => {
+                c.env("HCLOUD_ENDPOINT", e);
+            }
+            None => {
+                c.arg("--mock-cloud");
+            }
         }
         if let Some(t) = token {
             c.env("HCLOUD_TOKEN", t);
@@ -58,8 +75,7 @@ impl Env {
             .arg(format!(
                 "file://{}",
                 self.dir.path().join("state").display()
-            ))
-            .arg("--mock-cloud");
+            ));
         let o = c.args(args).output().unwrap();
         Run {
             code: o.status.code().unwrap_or(-1),
@@ -73,6 +89,7 @@ impl Env {
 fn a_hetzner_cluster_lifecycle_on_the_mock_cloud() {
     let env = Env {
         dir: tempfile::tempdir().unwrap(),
+        endpoint: None,
     };
     let create = ["create", "cluster", CLUSTER, "--cloud", "hetzner"];
     // Two locations are refused: a Hetzner cluster lives in one.
@@ -80,7 +97,8 @@ fn a_hetzner_cluster_lifecycle_on_the_mock_cloud() {
         &[&create[..], &["--zones", "fsn1,nbg1"]].concat(),
         Some(TOKEN),
     );
-    assert!(two.expect(1).all().contains("one location"));
+    let two = two.expect(1);
+    assert!(two.all().contains("one location"), "{}", two.all());
     let bad = env.kops(&[&create[..], &["--zones", "sin1"]].concat(), Some(TOKEN));
     assert!(bad.expect(1).all().contains("not a Hetzner location"));
     env.kops(&[&create[..], &["--zones", "fsn1"]].concat(), None)
@@ -194,4 +212,156 @@ fn a_hetzner_cluster_lifecycle_on_the_mock_cloud() {
         .expect(0);
     let gone = env.kops(&["delete", "cluster", CLUSTER], None);
     assert_ne!(gone.code, 0);
+}
+
+#[test]
+fn the_hcloud_api_through_the_rest_backend_and_hetzners_cli() {
+    use kops_cloud_hetzner::rest::{RestConfig, RestHetzner};
+    use kops_mock::hetzner::rest::FakeHcloudApi;
+
+    let Some(hcloud) = support::hcloud() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = rt.block_on(FakeHcloudApi::start(TOKEN)).unwrap();
+    let env = Env {
+        dir: tempfile::tempdir().unwrap(),
+        endpoint: Some(fake.url()),
+    };
+    let key = env.dir.path().join("id.pub");
+    std::fs::write(&key, "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQCtWu40XQo8dczLsCq0OWV+hxm9uV3WxeH9Kgh4sMzQxNtoU1pvW0XdjpkBesRKGoolfWeCLXWxpyQb1IaiMkKoz7MdhQ/6UKjMjP66aFWWp3pwD0uj0HuJ7tq4gKHKRYGTaZIRWpzUiANBrjugVgA+Sd7E/mYwc/DMXkIyRZbvhQ== t@e\n").unwrap();
+    env.kops(
+        &[
+            "create",
+            "cluster",
+            CLUSTER,
+            "--cloud",
+            "hetzner",
+            "--zones",
+            "nbg1",
+            "--ssh-public-key",
+            key.to_str().unwrap(),
+        ],
+        None,
+    )
+    .expect(0);
+    let update = ["update", "cluster", CLUSTER];
+    // The REST backend plans against the fake: everything to create.
+    let plan = env.kops(&update, Some(TOKEN)).expect(2);
+    assert!(
+        plan.stdout.contains("ServerGroup/nodes-nbg1"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        fake.calls().contains_key("GET /servers"),
+        "{:?}",
+        fake.calls()
+    );
+    // A token the API refuses: one error naming HCLOUD_TOKEN, never the token.
+    let refused = env.kops(&update, Some("not-the-token")).expect(1);
+    assert!(
+        refused.stderr.contains("HCLOUD_TOKEN"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!refused.all().contains("not-the-token"));
+
+    // Apply through the library's REST backend (a direct apply needs a remote store).
+    rt.block_on(async {
+        let store = std::sync::Arc::new(kops_statestore::MemoryStore::new());
+        let text = env
+            .kops(&["get", "cluster", CLUSTER, "-o", "yaml"], None)
+            .expect(0)
+            .stdout;
+        let igs = env
+            .kops(&["get", "ig", "--name", CLUSTER, "-o", "yaml"], None)
+            .expect(0)
+            .stdout;
+        let mut cluster = None;
+        let mut groups = Vec::new();
+        for o in
+            kops_api::manifest::parse(format!("{text}\n---\n{igs}").as_bytes(), "spec").unwrap()
+        {
+            match o {
+                kops_api::manifest::Object::Cluster(c) => cluster = Some(c),
+                kops_api::manifest::Object::InstanceGroup(g) => groups.push(g),
+                _ => {}
+            }
+        }
+        let mut cluster = cluster.unwrap();
+        cluster.spec.config_base = Some(format!("memfs://tests/{CLUSTER}"));
+        let opts = kops_model::aws::DiscoverOptions::default()
+            .with_state_store(store, "memfs://tests")
+            .with_ssh_public_key(std::fs::read_to_string(&key).unwrap());
+        let ctx = kops_model::hetzner::discover(&cluster, &groups, &opts)
+            .await
+            .unwrap()
+            .with_token(TOKEN);
+        let cloud = RestHetzner::new(RestConfig::new(TOKEN).with_endpoint(fake.url())).unwrap();
+        kops_model::hetzner::apply(&cloud, &ctx, &Default::default())
+            .await
+            .unwrap();
+    });
+
+    // Hetzner's own CLI reads the fake: the cluster's servers, with kOps' labels.
+    let out = Command::new(&hcloud)
+        .args(["server", "list", "-o", "json"])
+        .env("HCLOUD_ENDPOINT", fake.url())
+        .env("HCLOUD_TOKEN", TOKEN)
+        .env("HOME", env.dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hcloud: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let servers: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let servers = servers.as_array().cloned().unwrap_or_default();
+    assert_eq!(servers.len(), 2, "{servers:?}");
+    for s in &servers {
+        let labels = &s["labels"];
+        assert_eq!(labels["kops.k8s.io/cluster"], CLUSTER, "{s}");
+        assert!(
+            labels["kops.k8s.io/instance-userdata"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("sha256.")),
+            "{s}"
+        );
+        assert_eq!(s["server_type"]["name"], "cx23", "{s}");
+        assert_eq!(s["datacenter"]["location"]["name"], "nbg1", "{s}");
+    }
+    let groups: Vec<&str> = servers
+        .iter()
+        .filter_map(|s| s["labels"]["kops.k8s.io/instance-group"].as_str())
+        .collect();
+    assert!(
+        groups.contains(&"control-plane-nbg1") && groups.contains(&"nodes-nbg1"),
+        "{groups:?}"
+    );
+    // And its other lists read the API's shapes too.
+    for what in ["network", "firewall", "load-balancer", "ssh-key", "volume"] {
+        let out = Command::new(&hcloud)
+            .args([what, "list", "-o", "json"])
+            .env("HCLOUD_ENDPOINT", fake.url())
+            .env("HCLOUD_TOKEN", TOKEN)
+            .env("HOME", env.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hcloud {what} list: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            listed.as_array().is_some_and(|a| !a.is_empty()),
+            "hcloud {what} list: {listed}"
+        );
+    }
 }

@@ -1,11 +1,16 @@
 //! `kops-cloud-hetzner` is kops-rs' Hetzner Cloud: its vocabulary and trait, laid out as
 //! `kops-cloud-gce` is.
 //!
-//! The crate compiles no HTTP client: it is the Hetzner resource types
+//! With `default-features = false` the crate compiles no HTTP client: it is the Hetzner
+//! resource types
 //! ([`HetznerResourceType`] and its table of facts, [`cloud::TypeFacts`]), kOps' labels,
 //! the locations kOps knows with their network zones, the hash kOps labels servers with,
 //! and the [`HetznerCloud`] trait the model's tasks talk to, over the cloud-neutral
 //! [`kops_tasks::resource`] layer. That is what `kops-model` and `kops-mock` depend on.
+//!
+//! - [`rest`] (feature `rest`, default): [`rest::RestHetzner`], a thin client of the
+//!   Hetzner Cloud API over reqwest (the workspace's HTTP client): Hetzner publishes no
+//!   Rust SDK, and the ten collections and their actions kOps uses are few and stable.
 //!
 //! # Example
 //!
@@ -28,5 +33,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(unreachable_pub)]
 pub mod cloud;
+#[cfg(feature = "rest")]
+pub mod rest;
 
 pub use cloud::{HetznerCloud, HetznerCloudExt, HetznerResourceType};

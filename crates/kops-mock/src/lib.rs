@@ -84,7 +84,12 @@ pub mod registry;
 pub mod route53;
 pub mod s3;
 pub mod seed;
-#[cfg(any(feature = "kube", feature = "gce-rest", feature = "registry"))]
+#[cfg(any(
+    feature = "kube",
+    feature = "gce-rest",
+    feature = "hetzner-rest",
+    feature = "registry"
+))]
 mod serve;
 pub mod sqs;
 mod state;

@@ -412,3 +412,104 @@ mod day2 {
         Ok(())
     }
 }
+
+/// The same lifecycle through the REST backend (`RestHetzner`) talking HTTP to the fake of
+/// the hcloud API: apply, plan empty, a new server type marks that group's servers, delete
+/// leaves nothing of the cluster; the calls of a no-op plan; a throttled call is retried.
+#[tokio::test]
+async fn the_lifecycle_through_the_rest_backend_on_the_fake_api() -> anyhow::Result<()> {
+    use kops_cloud_hetzner::rest::{RestConfig, RestHetzner};
+    use kops_mock::hetzner::rest::FakeHcloudApi;
+    use kops_tasks::retry::RetryPolicy;
+
+    let fake = FakeHcloudApi::start("api-token").await?;
+    let cfg = RestConfig::new("api-token")
+        .with_endpoint(fake.url())
+        .with_action_poll(std::time::Duration::from_millis(1))
+        .with_retry(
+            RetryPolicy::default()
+                .with_backoff(
+                    std::time::Duration::from_millis(1),
+                    std::time::Duration::from_millis(5),
+                )
+                .with_max_attempts(4),
+        );
+    let cloud = RestHetzner::new(cfg)?;
+    let store = Arc::new(MemoryStore::new());
+    let none = LifecycleOverrides::new();
+    let ctx = context(&spec(2, "cx23"), store.clone(), true).await?;
+    hetzner::apply(&cloud, &ctx, &none).await?;
+    let objects = fake.cloud().objects();
+    let count = |rt: R| objects.iter().filter(|r| r.resource_type == rt).count();
+    assert_eq!(
+        (
+            count(R::Server),
+            count(R::LoadBalancerService),
+            count(R::NetworkSubnet)
+        ),
+        (5, 2, 1),
+        "1 control-plane and 2x2 node servers, the API's services, the subnet"
+    );
+    let before = fake.total_calls();
+    let again = hetzner::plan(&cloud, &ctx, &none).await?;
+    assert!(!again.has_changes(), "{}", again.render_text());
+    let noop = fake.total_calls() - before;
+    eprintln!("no-op plan through the REST backend, 2 node groups: {noop} calls");
+
+    // A throttled call waits and is retried.
+    fake.throttle_next(2);
+    assert!(!hetzner::plan(&cloud, &ctx, &none).await?.has_changes());
+
+    let changed = context(&spec(2, "cx33"), store, true).await?;
+    let plan = hetzner::plan(&cloud, &changed, &none).await?;
+    let keys: Vec<String> = plan.changes().map(|i| i.key.to_string()).collect();
+    assert_eq!(
+        keys,
+        ["ServerGroup/nodes-0", "ServerGroup/nodes-1"],
+        "{}",
+        plan.render_text()
+    );
+    hetzner::apply(&cloud, &changed, &none).await?;
+    let marked = fake
+        .cloud()
+        .objects()
+        .into_iter()
+        .filter(|r| r.tags.contains_key(NEEDS_UPDATE_LABEL))
+        .count();
+    assert_eq!(marked, 4);
+
+    hetzner::delete_cluster(&cloud, NAME).await?;
+    let left: Vec<String> = fake
+        .cloud()
+        .objects()
+        .iter()
+        .map(|r| format!("{:?} {}", r.resource_type, r.id))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(
+        fake.calls()
+            .contains_key("POST /servers/{id}/actions/shutdown")
+    );
+
+    // A wrong token is refused, naming HCLOUD_TOKEN.
+    let bad = RestHetzner::new(RestConfig::new("wrong").with_endpoint(fake.url()))?;
+    let err = hetzner::plan(&bad, &ctx, &none).await.err().map(|e| {
+        let mut chain = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            chain.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        chain
+    });
+    let err = err.unwrap_or_default();
+    assert!(
+        err.contains("HCLOUD_TOKEN") && err.contains("401 unauthorized"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("wrong"),
+        "the token is not in the error: {err}"
+    );
+    Ok(())
+}

@@ -33,6 +33,12 @@ pub fn gcs_emulator() -> Option<String> {
     endpoint("KOPS_TEST_GCS_ENDPOINT")
 }
 
+/// Debian's hcloud CLI (`KOPS_TEST_HCLOUD`, which `scripts/test` sets after unpacking the
+/// `hcloud-cli` package), as [`endpoint`] reads it.
+pub fn hcloud() -> Option<String> {
+    endpoint("KOPS_TEST_HCLOUD")
+}
+
 /// Debian's kubectl (`KOPS_TEST_KUBECTL`, which `scripts/test` sets after unpacking the
 /// `kubernetes-client` package), as [`endpoint`] reads it.
 pub fn kubectl() -> Option<String> {

@@ -41,6 +41,9 @@
 //! # Ok::<(), String>(())
 //! ```
 
+#[cfg(feature = "hetzner-rest")]
+pub mod rest;
+
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 

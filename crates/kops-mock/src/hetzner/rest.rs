@@ -1,0 +1,846 @@
+//! [`FakeHcloudApi`]: a fake of the Hetzner Cloud API (`/v1`), served on 127.0.0.1 for
+//! tests of real clients: `kops_cloud_hetzner::rest::RestHetzner`, and Hetzner's own
+//! `hcloud` CLI and python3-hcloud (`HCLOUD_ENDPOINT`). Feature `hetzner-rest`.
+//!
+//! It is an HTTP face on a [`MockHetzner`], whose objects it keeps and whose rules it
+//! applies (unique names, parts under their owners, deletes refusing what is in use), in
+//! the API's shapes:
+//!
+//! - **collections** `networks`, `firewalls`, `load_balancers`, `ssh_keys`, `volumes`,
+//!   `servers`: list (paginated, `page`/`per_page`, with `meta.pagination`; filtered by
+//!   `label_selector` terms `k=v`, `k!=v`, `k`, `!k` joined by commas, and by `name`),
+//!   get, create, update (`name`, `labels`), delete;
+//! - **objects** as the API returns them: a server's `server_type`, `image`, `datacenter`
+//!   with its `location`, `public_net`, `private_net` and `status`; a network's `subnets`,
+//!   a load balancer's `services`, `targets` and `private_net`, a firewall's `rules` and
+//!   `applied_to`; `created` times; numeric IDs;
+//! - **actions**: `add_subnet`/`delete_subnet`, `attach_to_network`/
+//!   `detach_from_network`, `add_service`/`delete_service`, `add_target`/`remove_target`,
+//!   `set_rules`, `shutdown`; each write answers an action, finished at once
+//!   (`GET /actions/{id}` says `success`);
+//! - **auth**: a bearer token equal to the fake's, else `401 unauthorized`;
+//! - **errors** in the API's shape (`{"error": {"code", "message", "details"}}`): `404
+//!   not_found`, `409 uniqueness_error` and `409 resource_in_use`, `422 invalid_input`
+//!   naming the field, and `429 rate_limit_exceeded` with `RateLimit-Reset`, injected
+//!   with [`FakeHcloudApi::throttle_next`];
+//! - **calls** counted per method and path pattern (`GET /servers`).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use kops_cloud_hetzner::cloud::{
+    CloudError, CreateRequest, HetznerCloud as _, HetznerResourceType, ListQuery, Resource,
+    ResourceCloud as _, UpdateRequest, network_zone,
+};
+use serde_json::{Value as Json, json};
+use tokio::task::JoinHandle;
+
+use super::MockHetzner;
+
+use HetznerResourceType as R;
+
+type Reply = Response<Full<Bytes>>;
+
+/// When the fake says its objects were made.
+const CREATED: &str = "2026-01-01T00:00:00+00:00";
+
+#[derive(Debug, Default)]
+struct Fake {
+    cloud: MockHetzner,
+    token: String,
+    calls: Mutex<BTreeMap<String, u64>>,
+    /// Requests still to answer `429`.
+    throttle: Mutex<u32>,
+    actions: Mutex<u64>,
+}
+
+/// A running fake of the Hetzner Cloud API (module docs). Dropping it stops the server.
+#[derive(Debug)]
+pub struct FakeHcloudApi {
+    addr: SocketAddr,
+    state: Arc<Fake>,
+    accept: JoinHandle<()>,
+}
+
+impl Drop for FakeHcloudApi {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl FakeHcloudApi {
+    /// An empty project accepting `token`, served on a free port of 127.0.0.1 until
+    /// dropped (needs a tokio runtime).
+    pub async fn start(token: &str) -> std::io::Result<FakeHcloudApi> {
+        let state = Arc::new(Fake {
+            token: token.to_owned(),
+            ..Fake::default()
+        });
+        let (addr, accept) = crate::serve::serve(state.clone(), |s, _, req| handle(s, req)).await?;
+        Ok(FakeHcloudApi {
+            addr,
+            state,
+            accept,
+        })
+    }
+
+    /// The API's root, `http://127.0.0.1:<port>/v1` (`HCLOUD_ENDPOINT`).
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The in-memory project behind the API.
+    pub fn cloud(&self) -> &MockHetzner {
+        &self.state.cloud
+    }
+
+    /// Calls so far, by method and path pattern (`GET /servers`, `POST
+    /// /servers/{id}/actions/shutdown`).
+    pub fn calls(&self) -> BTreeMap<String, u64> {
+        self.state
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Every call so far.
+    pub fn total_calls(&self) -> u64 {
+        self.calls().values().sum()
+    }
+
+    /// Answers the next `n` requests `429 rate_limit_exceeded`, with a `RateLimit-Reset`
+    /// of now.
+    pub fn throttle_next(&self, n: u32) {
+        *self
+            .state
+            .throttle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = n;
+    }
+}
+
+fn reply(status: StatusCode, body: &Json) -> Reply {
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        "content-type",
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn error(status: StatusCode, code: &str, message: &str, field: Option<&str>) -> Reply {
+    let details = match field {
+        Some(f) => json!({ "fields": [ { "name": f, "messages": [message] } ] }),
+        None => Json::Null,
+    };
+    reply(
+        status,
+        &json!({ "error": { "code": code, "message": message, "details": details } }),
+    )
+}
+
+/// The API's answer to a failed call of the in-memory project.
+fn cloud_error(e: &CloudError) -> Reply {
+    match e {
+        CloudError::NotFound { what } => error(StatusCode::NOT_FOUND, "not_found", what, None),
+        CloudError::AlreadyExists { what, .. } => error(
+            StatusCode::CONFLICT,
+            "uniqueness_error",
+            &format!("{what} is already used"),
+            Some("name"),
+        ),
+        CloudError::Conflict { reason, .. } => {
+            error(StatusCode::CONFLICT, "resource_in_use", reason, None)
+        }
+        CloudError::Invalid { field, message } => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+            message,
+            Some(field),
+        ),
+        other => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            &other.to_string(),
+            None,
+        ),
+    }
+}
+
+/// The resource type of a collection.
+fn type_of(collection: &str) -> Option<HetznerResourceType> {
+    [
+        R::Network,
+        R::Firewall,
+        R::LoadBalancer,
+        R::SshKey,
+        R::Volume,
+        R::Server,
+    ]
+    .into_iter()
+    .find(|t| t.facts().collection == collection)
+}
+
+fn singular(rt: HetznerResourceType) -> &'static str {
+    let c = rt.facts().collection;
+    c.strip_suffix('s').unwrap_or(c)
+}
+
+fn num(id: &str) -> Json {
+    id.parse::<i64>().map_or(json!(id), Json::from)
+}
+
+fn location(name: &str) -> Json {
+    json!({ "id": 1, "name": name, "network_zone": network_zone(name).unwrap_or("eu-central"),
+        "country": "DE", "city": name, "description": name, "latitude": 0.0, "longitude": 0.0 })
+}
+
+fn attr<'a>(r: &'a Resource, k: &str) -> &'a str {
+    r.attr_str(k).unwrap_or_default()
+}
+
+/// An object of the project as the API returns it, with its parts.
+fn to_api(r: &Resource, all: &[Resource]) -> Json {
+    let parts = |rt: HetznerResourceType| {
+        all.iter()
+            .filter(move |p| p.resource_type == rt && p.parent.as_deref() == Some(&r.id))
+    };
+    let mut j = json!({ "id": num(&r.id), "name": r.name, "labels": r.tags.to_map(), "created": CREATED,
+        "protection": { "delete": false } });
+    let o = j.as_object_mut().map(std::mem::take).unwrap_or_default();
+    let mut o = o;
+    match r.resource_type {
+        R::Network => {
+            o.insert("ip_range".into(), json!(attr(r, "ip_range")));
+            let subnets: Vec<Json> = parts(R::NetworkSubnet)
+                .map(|s| {
+                    json!({ "type": s.attrs.get("type"), "ip_range": s.attrs.get("ip_range"),
+                    "network_zone": s.attrs.get("network_zone"), "gateway": "10.0.0.1" })
+                })
+                .collect();
+            o.insert("subnets".into(), Json::Array(subnets));
+            o.insert("routes".into(), json!([]));
+            o.insert("servers".into(), json!([]));
+            o.insert("load_balancers".into(), json!([]));
+            o.insert("expose_routes_to_vswitch".into(), json!(false));
+        }
+        R::Firewall => {
+            o.insert(
+                "rules".into(),
+                r.attrs.get("rule").cloned().unwrap_or(json!([])),
+            );
+            let applied: Vec<Json> = r
+                .attrs
+                .get("apply_to")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .map(|a| json!({ "type": "label_selector", "label_selector": { "selector": a["label_selector"] } }))
+                .collect();
+            o.insert("applied_to".into(), Json::Array(applied));
+        }
+        R::LoadBalancer => {
+            o.insert(
+                "load_balancer_type".into(),
+                json!({ "id": 1, "name": attr(r, "load_balancer_type") }),
+            );
+            o.insert("location".into(), location(attr(r, "location")));
+            o.insert("public_net".into(), json!({ "enabled": true, "ipv4": { "ip": r.attrs.get("ipv4") }, "ipv6": { "ip": null } }));
+            let nets: Vec<Json> = parts(R::LoadBalancerNetwork)
+                .map(|n| json!({ "network": num(n.attr_str("network_id").unwrap_or_default()), "ip": "10.0.0.100" }))
+                .collect();
+            o.insert("private_net".into(), Json::Array(nets));
+            let services: Vec<Json> = parts(R::LoadBalancerService)
+                .map(|s| json!({ "protocol": s.attrs.get("protocol"), "listen_port": s.attrs.get("listen_port"),
+                    "destination_port": s.attrs.get("destination_port"), "proxyprotocol": false,
+                    // The API gives every service a health check, by default on its port.
+                    "health_check": { "protocol": "tcp", "port": s.attrs.get("destination_port"),
+                        "interval": 15, "timeout": 10, "retries": 3, "http": null } }))
+                .collect();
+            o.insert("services".into(), Json::Array(services));
+            let targets: Vec<Json> = parts(R::LoadBalancerTarget)
+                .map(|t| json!({ "type": "label_selector", "label_selector": { "selector": t.attrs.get("label_selector") },
+                    "use_private_ip": t.attrs.get("use_private_ip") }))
+                .collect();
+            o.insert("targets".into(), Json::Array(targets));
+            o.insert("algorithm".into(), json!({ "type": "round_robin" }));
+        }
+        R::SshKey => {
+            o.insert("public_key".into(), json!(attr(r, "public_key")));
+            o.insert(
+                "fingerprint".into(),
+                r.attrs.get("fingerprint").cloned().unwrap_or(Json::Null),
+            );
+        }
+        R::Volume => {
+            o.insert(
+                "size".into(),
+                r.attrs.get("size").cloned().unwrap_or(json!(10)),
+            );
+            o.insert("location".into(), location(attr(r, "location")));
+            o.insert("server".into(), Json::Null);
+            o.insert("status".into(), json!("available"));
+            o.insert("format".into(), json!("ext4"));
+        }
+        R::Server => {
+            let loc = attr(r, "location");
+            o.insert("status".into(), json!(attr(r, "status")));
+            o.insert("server_type".into(), json!({ "id": 1, "name": attr(r, "server_type"), "cores": 2, "memory": 4.0, "disk": 40, "architecture": "x86" }));
+            o.insert("image".into(), json!({ "id": 1, "name": attr(r, "image"), "type": "system", "status": "available", "os_flavor": "ubuntu" }));
+            o.insert("datacenter".into(), json!({ "id": 1, "name": format!("{loc}-dc1"), "description": loc, "location": location(loc) }));
+            let ipv4 = r
+                .attr_str("ipv4_address")
+                .map(|ip| json!({ "id": 1, "ip": ip, "blocked": false, "dns_ptr": "" }));
+            o.insert(
+                "public_net".into(),
+                json!({ "ipv4": ipv4, "ipv6": null, "floating_ips": [], "firewalls": [] }),
+            );
+            let private: Vec<Json> = r
+                .attrs
+                .get("network")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .map(|n| json!({ "network": num(n["network_id"].as_str().unwrap_or_default()),
+                    "ip": r.attrs.get("private_ip"), "alias_ips": [], "mac_address": "86:00:00:00:00:01" }))
+                .collect();
+            o.insert("private_net".into(), Json::Array(private));
+            o.insert("volumes".into(), json!([]));
+            o.insert("load_balancers".into(), json!([]));
+            o.insert("included_traffic".into(), json!(0));
+            o.insert("primary_disk_size".into(), json!(40));
+            o.insert("rescue_enabled".into(), json!(false));
+            o.insert("locked".into(), json!(false));
+        }
+        _ => {}
+    }
+    Json::Object(o)
+}
+
+/// Whether `labels` pass an API label selector (`k=v,k!=v,k,!k`).
+fn selected(selector: &str, r: &Resource) -> bool {
+    selector
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .all(|term| {
+            if let Some((k, v)) = term.split_once("!=") {
+                r.tags.get(k.trim()) != Some(v.trim())
+            } else if let Some((k, v)) = term.split_once('=') {
+                r.tags.get(k.trim()) == Some(v.trim())
+            } else if let Some(k) = term.strip_prefix('!') {
+                !r.tags.contains_key(k.trim())
+            } else {
+                r.tags.contains_key(term)
+            }
+        })
+}
+
+/// The model's attributes of a create request body.
+fn create_request(rt: HetznerResourceType, body: &Json) -> Result<CreateRequest, Reply> {
+    let name = body["name"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            error(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_input",
+                "name is required",
+                Some("name"),
+            )
+        })?;
+    let required = |k: &str| -> Result<Json, Reply> {
+        match &body[k] {
+            Json::Null => Err(error(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_input",
+                &format!("{k} is required"),
+                Some(k),
+            )),
+            v => Ok(v.clone()),
+        }
+    };
+    let mut attrs = BTreeMap::new();
+    match rt {
+        R::Network => {
+            attrs.insert("ip_range".to_owned(), required("ip_range")?);
+        }
+        R::Firewall => {
+            attrs.insert(
+                "rule".to_owned(),
+                body["rules"].as_array().map_or(json!([]), |r| json!(r)),
+            );
+            let apply: Vec<Json> = body["apply_to"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| json!({ "label_selector": a["label_selector"]["selector"] }))
+                .collect();
+            attrs.insert("apply_to".to_owned(), Json::Array(apply));
+        }
+        R::LoadBalancer => {
+            attrs.insert(
+                "load_balancer_type".to_owned(),
+                required("load_balancer_type")?,
+            );
+            attrs.insert("location".to_owned(), required("location")?);
+            attrs.insert("ipv4".to_owned(), json!("203.0.113.200"));
+        }
+        R::SshKey => {
+            let key = required("public_key")?;
+            attrs.insert(
+                "fingerprint".to_owned(),
+                json!(fingerprint(key.as_str().unwrap_or_default())),
+            );
+            attrs.insert("public_key".to_owned(), key);
+        }
+        R::Volume => {
+            attrs.insert("size".to_owned(), required("size")?);
+            attrs.insert("location".to_owned(), required("location")?);
+        }
+        R::Server => {
+            for k in ["server_type", "image", "location"] {
+                attrs.insert(k.to_owned(), required(k)?);
+            }
+            attrs.insert("user_data".to_owned(), body["user_data"].clone());
+            let networks: Vec<Json> = body["networks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|n| json!({ "network_id": n.to_string() }))
+                .collect();
+            attrs.insert("network".to_owned(), Json::Array(networks));
+            let keys: Vec<Json> = body["ssh_keys"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|k| json!(k.to_string()))
+                .collect();
+            attrs.insert("ssh_keys".to_owned(), Json::Array(keys));
+            let p = &body["public_net"];
+            attrs.insert(
+                "public_net".to_owned(),
+                json!({ "ipv4_enabled": p["enable_ipv4"].as_bool().unwrap_or(true),
+                    "ipv6_enabled": p["enable_ipv6"].as_bool().unwrap_or(true) }),
+            );
+        }
+        _ => {}
+    }
+    let labels = body["labels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(CreateRequest::new(rt)
+        .with_name(name)
+        .with_tags(labels)
+        .with_attrs(attrs))
+}
+
+/// An OpenSSH key's MD5 fingerprint, colon-separated, as the API reports it.
+fn fingerprint(key: &str) -> String {
+    use base64::Engine as _;
+    use md5::Digest as _;
+    let blob = key
+        .split_whitespace()
+        .nth(1)
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+        .unwrap_or_default();
+    md5::Md5::digest(&blob)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// A part's type and attributes of an owner's action.
+fn part_of(
+    owner: &str,
+    action: &str,
+    body: &Json,
+) -> Option<(HetznerResourceType, bool, BTreeMap<String, Json>)> {
+    let mut a = BTreeMap::new();
+    let (rt, add) = match action {
+        "add_subnet" | "delete_subnet" => {
+            a.insert("network_id".to_owned(), json!(owner));
+            for k in ["type", "ip_range", "network_zone"] {
+                a.insert(k.to_owned(), body[k].clone());
+            }
+            (R::NetworkSubnet, action == "add_subnet")
+        }
+        "attach_to_network" | "detach_from_network" => {
+            a.insert("load_balancer_id".to_owned(), json!(owner));
+            a.insert("network_id".to_owned(), json!(body["network"].to_string()));
+            (R::LoadBalancerNetwork, action == "attach_to_network")
+        }
+        "add_service" | "delete_service" => {
+            a.insert("load_balancer_id".to_owned(), json!(owner));
+            for k in ["protocol", "listen_port", "destination_port"] {
+                a.insert(k.to_owned(), body[k].clone());
+            }
+            (R::LoadBalancerService, action == "add_service")
+        }
+        "add_target" | "remove_target" => {
+            a.insert("load_balancer_id".to_owned(), json!(owner));
+            a.insert("type".to_owned(), json!("label_selector"));
+            a.insert(
+                "label_selector".to_owned(),
+                body["label_selector"]["selector"].clone(),
+            );
+            a.insert("use_private_ip".to_owned(), body["use_private_ip"].clone());
+            (R::LoadBalancerTarget, action == "add_target")
+        }
+        _ => return None,
+    };
+    Some((rt, add, a))
+}
+
+impl Fake {
+    fn action(&self, command: &str) -> Json {
+        let mut n = self.actions.lock().unwrap_or_else(|e| e.into_inner());
+        *n += 1;
+        json!({ "id": *n, "command": command, "status": "success", "progress": 100,
+            "started": CREATED, "finished": CREATED, "resources": [], "error": null })
+    }
+
+    async fn all(&self) -> Vec<Resource> {
+        let mut out = Vec::new();
+        for rt in HetznerResourceType::ALL {
+            out.extend(
+                self.cloud
+                    .list(&ListQuery::new(*rt))
+                    .await
+                    .unwrap_or_default(),
+            );
+        }
+        out
+    }
+
+    async fn get(&self, rt: HetznerResourceType, id: &str) -> Option<Resource> {
+        self.cloud
+            .list(&ListQuery::new(rt).with_ids([id]))
+            .await
+            .ok()?
+            .into_iter()
+            .next()
+    }
+}
+
+fn query_of(req: &Request<Incoming>) -> BTreeMap<String, String> {
+    req.uri()
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| {
+            let v = percent_decode(v);
+            (k.to_owned(), v)
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(&s.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
+    let method = req.method().clone();
+    let path = req.uri().path().trim_end_matches('/').to_owned();
+    let query = query_of(&req);
+    let authorized = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        == Some(s.token.as_str());
+    let body: Json = match req.into_body().collect().await {
+        Ok(b) => serde_json::from_slice(&b.to_bytes()).unwrap_or(Json::Null),
+        Err(_) => Json::Null,
+    };
+    let parts: Vec<&str> = path
+        .trim_start_matches("/v1")
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    let pattern: Vec<&str> = parts
+        .iter()
+        .map(|p| {
+            if p.chars().all(|c| c.is_ascii_digit()) {
+                "{id}"
+            } else {
+                p
+            }
+        })
+        .collect();
+    *s.calls
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(format!("{method} /{}", pattern.join("/")))
+        .or_insert(0) += 1;
+    if !authorized {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unable to authenticate",
+            None,
+        );
+    }
+    {
+        let mut t = s.throttle.lock().unwrap_or_else(|e| e.into_inner());
+        if *t > 0 {
+            *t -= 1;
+            let mut r = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limit_exceeded",
+                "limit of 3600 requests per hour reached",
+                None,
+            );
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            if let Ok(v) = http::HeaderValue::from_str(&now.to_string()) {
+                r.headers_mut().insert("ratelimit-reset", v);
+            }
+            return r;
+        }
+    }
+    match (method, parts.as_slice()) {
+        (Method::GET, ["actions", id]) => reply(
+            StatusCode::OK,
+            &json!({ "action": { "id": num(id), "command": "", "status": "success",
+                "progress": 100, "started": CREATED, "finished": CREATED, "resources": [], "error": null } }),
+        ),
+        (Method::GET, [collection]) => {
+            let Some(rt) = type_of(collection) else {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    "no such collection",
+                    None,
+                );
+            };
+            let all = s.all().await;
+            let mut items: Vec<&Resource> = all
+                .iter()
+                .filter(|r| r.resource_type == rt)
+                .filter(|r| {
+                    query
+                        .get("label_selector")
+                        .is_none_or(|sel| selected(sel, r))
+                })
+                .filter(|r| {
+                    query
+                        .get("name")
+                        .is_none_or(|n| r.name.as_deref() == Some(n.as_str()))
+                })
+                .collect();
+            items.sort_by_key(|r| r.id.parse::<u64>().unwrap_or(0));
+            let per = query
+                .get("per_page")
+                .and_then(|p| p.parse::<usize>().ok())
+                .unwrap_or(25)
+                .clamp(1, 50);
+            let page = query
+                .get("page")
+                .and_then(|p| p.parse::<usize>().ok())
+                .unwrap_or(1)
+                .max(1);
+            let last = items.len().div_ceil(per).max(1);
+            let shown: Vec<Json> = items
+                .iter()
+                .skip((page - 1) * per)
+                .take(per)
+                .map(|r| to_api(r, &all))
+                .collect();
+            let next = (page < last).then_some(page + 1);
+            let previous = (page > 1).then_some(page - 1);
+            reply(
+                StatusCode::OK,
+                &json!({ *collection: shown, "meta": { "pagination": {
+                "page": page, "per_page": per, "previous_page": previous, "next_page": next,
+                "last_page": last, "total_entries": items.len() } } }),
+            )
+        }
+        (Method::GET, [collection, id]) => {
+            let Some(rt) = type_of(collection) else {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    "no such collection",
+                    None,
+                );
+            };
+            match s.get(rt, id).await {
+                Some(r) => reply(
+                    StatusCode::OK,
+                    &json!({ singular(rt): to_api(&r, &s.all().await) }),
+                ),
+                None => error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    &format!("{} with ID {id} not found", singular(rt)),
+                    None,
+                ),
+            }
+        }
+        (Method::POST, [collection]) => {
+            let Some(rt) = type_of(collection) else {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    "no such collection",
+                    None,
+                );
+            };
+            let request = match create_request(rt, &body) {
+                Ok(r) => r,
+                Err(reply) => return reply,
+            };
+            let made = match s.cloud.create(&request).await {
+                Ok(r) => r,
+                Err(e) => return cloud_error(&e),
+            };
+            let mut answer = json!({ singular(rt): to_api(&made, &s.all().await) });
+            if rt != R::SshKey && rt != R::Network {
+                answer["action"] = s.action(&format!("create_{}", singular(rt)));
+            }
+            if rt == R::Server {
+                answer["next_actions"] = json!([s.action("start_server")]);
+                answer["root_password"] = Json::Null;
+            }
+            if rt == R::Firewall {
+                answer["actions"] = json!([]);
+            }
+            reply(StatusCode::CREATED, &answer)
+        }
+        (Method::PUT, [collection, id]) => {
+            let Some(rt) = type_of(collection) else {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    "no such collection",
+                    None,
+                );
+            };
+            let mut update = UpdateRequest::new(rt, (*id).to_owned());
+            if let Some(labels) = body["labels"].as_object() {
+                update = update.with_tags(
+                    labels
+                        .iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                        .collect(),
+                );
+            }
+            match s.cloud.update(&update).await {
+                Ok(r) => reply(
+                    StatusCode::OK,
+                    &json!({ singular(rt): to_api(&r, &s.all().await) }),
+                ),
+                Err(e) => cloud_error(&e),
+            }
+        }
+        (Method::DELETE, [collection, id]) => {
+            let Some(rt) = type_of(collection) else {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    "no such collection",
+                    None,
+                );
+            };
+            if s.get(rt, id).await.is_none() {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    &format!("{} with ID {id} not found", singular(rt)),
+                    None,
+                );
+            }
+            match s.cloud.delete(rt, id).await {
+                Ok(()) if rt == R::Server => reply(
+                    StatusCode::OK,
+                    &json!({ "action": s.action("delete_server") }),
+                ),
+                Ok(()) => {
+                    let mut r = Response::new(Full::new(Bytes::new()));
+                    *r.status_mut() = StatusCode::NO_CONTENT;
+                    r
+                }
+                Err(e) => cloud_error(&e),
+            }
+        }
+        (Method::POST, [collection, id, "actions", action]) => {
+            let Some(rt) = type_of(collection) else {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    "no such collection",
+                    None,
+                );
+            };
+            if s.get(rt, id).await.is_none() {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    &format!("{} with ID {id} not found", singular(rt)),
+                    None,
+                );
+            }
+            let done = match (rt, *action) {
+                (R::Server, "shutdown" | "poweroff") => s.cloud.shutdown_server(id).await,
+                (R::Firewall, "set_rules") => {
+                    let update = UpdateRequest::new(rt, (*id).to_owned())
+                        .with_attrs(BTreeMap::from([("rule".to_owned(), body["rules"].clone())]));
+                    s.cloud.update(&update).await.map(|_| ())
+                }
+                _ => match part_of(id, action, &body) {
+                    Some((part, true, attrs)) => s
+                        .cloud
+                        .create(&CreateRequest::new(part).with_attrs(attrs))
+                        .await
+                        .map(|_| ()),
+                    Some((part, false, attrs)) => {
+                        let key = super::part_identity(part, &attrs);
+                        let found = s
+                            .cloud
+                            .list(&ListQuery::new(part).with_parent(*id))
+                            .await
+                            .unwrap_or_default();
+                        match found
+                            .into_iter()
+                            .find(|p| super::part_identity(part, &p.attrs.to_map()) == key)
+                        {
+                            Some(p) => s.cloud.delete(part, &p.id).await,
+                            None => Err(CloudError::not_found(format!("{part} {key} of {id}"))),
+                        }
+                    }
+                    None => {
+                        return error(
+                            StatusCode::NOT_FOUND,
+                            "not_found",
+                            &format!("no action {action}"),
+                            None,
+                        );
+                    }
+                },
+            };
+            match done {
+                Ok(()) => reply(StatusCode::CREATED, &json!({ "action": s.action(action) })),
+                Err(e) => cloud_error(&e),
+            }
+        }
+        _ => error(StatusCode::NOT_FOUND, "not_found", "no such endpoint", None),
+    }
+}
