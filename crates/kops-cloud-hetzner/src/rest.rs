@@ -842,49 +842,33 @@ impl ResourceCloud<HetznerResourceType> for RestHetzner {
             )
             .await?;
         }
-        if rt == R::Firewall {
-            if let Some(rules) = req.attrs.get("rule") {
-                let body = Self::create_body(
-                    &CreateRequest::new(rt)
-                        .with_attrs(BTreeMap::from([("rule".to_owned(), rules.clone())])),
-                )?;
-                let answer = self
-                    .call(
-                        Method::POST,
-                        &format!("{path}/actions/set_rules"),
-                        &[],
-                        Some(&json!({ "rules": body["rules"] })),
-                        &operation,
-                        &req.id,
-                    )
-                    .await?;
-                self.wait(&answer, &operation).await?;
-            }
-        }
-        if rt == R::LoadBalancer
-            && let Some(t) = req.attrs.get("load_balancer_type")
-        {
+        // The attributes an update may change, each through its action.
+        let rules = |v: &Json| -> CloudResult<Json> {
+            let body = Self::create_body(
+                &CreateRequest::new(R::Firewall)
+                    .with_attrs(BTreeMap::from([("rule".to_owned(), v.clone())])),
+            )?;
+            Ok(json!({ "rules": body["rules"] }))
+        };
+        let changes: [(HetznerResourceType, &str, &str); 3] = [
+            (R::Firewall, "rule", "set_rules"),
+            (R::LoadBalancer, "load_balancer_type", "change_type"),
+            (R::Volume, "size", "resize"),
+        ];
+        for (t, key, action) in changes {
+            let Some(v) = req.attrs.get(key).filter(|_| t == rt) else {
+                continue;
+            };
+            let body = match action {
+                "set_rules" => rules(v)?,
+                _ => json!({ key: v }),
+            };
             let answer = self
                 .call(
                     Method::POST,
-                    &format!("{path}/actions/change_type"),
+                    &format!("{path}/actions/{action}"),
                     &[],
-                    Some(&json!({ "load_balancer_type": t })),
-                    &operation,
-                    &req.id,
-                )
-                .await?;
-            self.wait(&answer, &operation).await?;
-        }
-        if rt == R::Volume
-            && let Some(size) = req.attrs.get("size")
-        {
-            let answer = self
-                .call(
-                    Method::POST,
-                    &format!("{path}/actions/resize"),
-                    &[],
-                    Some(&json!({ "size": size })),
+                    Some(&body),
                     &operation,
                     &req.id,
                 )

@@ -344,26 +344,14 @@ fn selected(selector: &str, r: &Resource) -> bool {
 }
 
 /// The model's attributes of a create request body.
-fn create_request(rt: HetznerResourceType, body: &Json) -> Result<CreateRequest, Reply> {
+fn create_request(rt: HetznerResourceType, body: &Json) -> Result<CreateRequest, CloudError> {
     let name = body["name"]
         .as_str()
         .filter(|n| !n.is_empty())
-        .ok_or_else(|| {
-            error(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_input",
-                "name is required",
-                Some("name"),
-            )
-        })?;
-    let required = |k: &str| -> Result<Json, Reply> {
+        .ok_or_else(|| CloudError::invalid("name", "name is required"))?;
+    let required = |k: &str| -> Result<Json, CloudError> {
         match &body[k] {
-            Json::Null => Err(error(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_input",
-                &format!("{k} is required"),
-                Some(k),
-            )),
+            Json::Null => Err(CloudError::invalid(k, format!("{k} is required"))),
             v => Ok(v.clone()),
         }
     };
@@ -706,7 +694,7 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
             };
             let request = match create_request(rt, &body) {
                 Ok(r) => r,
-                Err(reply) => return reply,
+                Err(e) => return cloud_error(&e),
             };
             let made = match s.cloud.create(&request).await {
                 Ok(r) => r,

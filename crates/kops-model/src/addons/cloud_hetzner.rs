@@ -354,9 +354,9 @@ pub(super) fn csi_driver() -> Vec<Value> {
         &["--kubelet-registration-path=/var/lib/kubelet/plugins/csi.hetzner.cloud/socket"],
         plugin,
     );
-    registrar["volumeMounts"]
-        .as_array_mut()
-        .map(|m| m.push(mount("registration-dir", "/registration")));
+    if let Some(mounts) = registrar["volumeMounts"].as_array_mut() {
+        mounts.push(mount("registration-dir", "/registration"));
+    }
     let not_in =
         |key: &str, value: &str| json!({ "key": key, "operator": "NotIn", "values": [value] });
     let daemonset = json!({

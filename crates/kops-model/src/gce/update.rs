@@ -21,36 +21,38 @@ const REMOTE_STORE: &str = "gs://my-kops-state";
 
 /// One GCE cluster's update workflow (see the module docs).
 #[derive(Debug)]
-pub struct UpdateCluster(Workflow<GceModelContext, dyn GceCloud>);
+pub struct UpdateCluster {
+    flow: Workflow<GceModelContext, dyn GceCloud>,
+}
 
 impl UpdateCluster {
     /// Builds the model and task graph of `ctx`.
     pub fn new(mut ctx: GceModelContext, options: UpdateOptions) -> Result<Self> {
         options.select_groups(&mut ctx.cluster_context)?;
-        Workflow::new(ctx, options, REMOTE_STORE, build_tasks).map(UpdateCluster)
+        Workflow::new(ctx, options, REMOTE_STORE, build_tasks).map(|flow| UpdateCluster { flow })
     }
 
     /// The context the update works from.
     pub fn context(&self) -> &GceModelContext {
-        &self.0.ctx
+        &self.flow.ctx
     }
 
     /// Every container image and file the cluster's machines download, with where
     /// from (kOps' `get assets`), as the model built in [`new`](Self::new) names them.
     pub fn assets(&self) -> crate::assets::Assets {
-        self.0.ctx.assets.snapshot()
+        self.flow.ctx.assets.snapshot()
     }
 
     /// The task graph.
     pub fn graph(&self) -> &TaskGraph<dyn GceCloud> {
-        &self.0.graph
+        &self.flow.graph
     }
 
     /// Plans the update against `api`: every task's change, nothing applied. Put a
     /// [`kops_cloud_gce::cache::ListCache`] in front of a backend so each collection is
     /// listed once.
     pub async fn plan(&self, api: &dyn GceCloud) -> Result<UpdatePlan> {
-        self.0.plan(api).await
+        self.flow.plan(api).await
     }
 
     /// Applies the update to `api` holding the cluster's lock in `registry` (taken here
@@ -63,7 +65,7 @@ impl UpdateCluster {
         plan: &UpdatePlan,
         options: ApplyOptions,
     ) -> Result<Plan> {
-        self.0.apply(api, registry, plan, options).await
+        self.flow.apply(api, registry, plan, options).await
     }
 
     /// [`apply`](Self::apply) for a caller that already holds the cluster's lock (taken
@@ -79,7 +81,7 @@ impl UpdateCluster {
         lock: &mut Lock,
         options: ApplyOptions,
     ) -> Result<Plan> {
-        self.0
+        self.flow
             .apply_holding(api, registry, plan, lock, options)
             .await
     }
@@ -87,7 +89,7 @@ impl UpdateCluster {
     /// Renders the cluster as Terraform, from the graph built once in [`new`](Self::new)
     /// (as [`super::render_terraform`] does from a context).
     pub fn render_terraform(&self) -> Result<TerraformOutput> {
-        check_all_groups(&self.0.ctx, &self.0.options)?;
-        super::terraform::render(&self.0.ctx, &self.0.graph)
+        check_all_groups(&self.flow.ctx, &self.flow.options)?;
+        super::terraform::render(&self.flow.ctx, &self.flow.graph)
     }
 }

@@ -22,30 +22,32 @@ const REMOTE_STORE: &str = "s3://my-kops-state";
 
 /// One Hetzner cluster's update workflow (see the module docs).
 #[derive(Debug)]
-pub struct UpdateCluster(Workflow<HetznerModelContext, dyn HetznerCloud>);
+pub struct UpdateCluster {
+    flow: Workflow<HetznerModelContext, dyn HetznerCloud>,
+}
 
 impl UpdateCluster {
     /// Builds the model and task graph of `ctx`.
     pub fn new(mut ctx: HetznerModelContext, options: UpdateOptions) -> Result<Self> {
         options.select_groups(&mut ctx.cluster_context)?;
         let tasks = |ctx: &HetznerModelContext| Ok(build(ctx)?.into_tasks());
-        Workflow::new(ctx, options, REMOTE_STORE, tasks).map(UpdateCluster)
+        Workflow::new(ctx, options, REMOTE_STORE, tasks).map(|flow| UpdateCluster { flow })
     }
 
     /// The context the update works from.
     pub fn context(&self) -> &HetznerModelContext {
-        &self.0.ctx
+        &self.flow.ctx
     }
 
     /// The task graph.
     pub fn graph(&self) -> &TaskGraph<dyn HetznerCloud> {
-        &self.0.graph
+        &self.flow.graph
     }
 
     /// Plans the update against `api`: every task's change (a server group's count and
     /// its servers newly out of date, with why), nothing applied.
     pub async fn plan(&self, api: &dyn HetznerCloud) -> Result<UpdatePlan> {
-        self.0.plan(api).await
+        self.flow.plan(api).await
     }
 
     /// Applies the update to `api` holding the cluster's lock in `registry` (taken here
@@ -57,7 +59,7 @@ impl UpdateCluster {
         plan: &UpdatePlan,
         options: ApplyOptions,
     ) -> Result<Plan> {
-        self.0.apply(api, registry, plan, options).await
+        self.flow.apply(api, registry, plan, options).await
     }
 
     /// [`apply`](Self::apply) for a caller that already holds the cluster's lock, renewing
@@ -70,14 +72,14 @@ impl UpdateCluster {
         lock: &mut Lock,
         options: ApplyOptions,
     ) -> Result<Plan> {
-        self.0
+        self.flow
             .apply_holding(api, registry, plan, lock, options)
             .await
     }
 
     /// Renders the cluster as Terraform, from the graph built once in [`new`](Self::new).
     pub fn render_terraform(&self) -> Result<TerraformOutput> {
-        check_all_groups(&self.0.ctx, &self.0.options)?;
-        super::terraform::render(&self.0.ctx, &self.0.graph)
+        check_all_groups(&self.flow.ctx, &self.flow.options)?;
+        super::terraform::render(&self.flow.ctx, &self.flow.graph)
     }
 }
