@@ -16,8 +16,10 @@
 //!   `ApplyClusterCmd`).
 //! - [`aws::delete_cluster`]: delete everything a cluster owns in the cloud.
 //! - For GCE, the same three: [`gce::discover`](fn@gce::discover), [`gce::UpdateCluster`]
-//!   and [`gce::delete_cluster`]. Both clouds' `UpdateCluster` take [`UpdateOptions`] and
-//!   [`ApplyOptions`] and plan an [`UpdatePlan`].
+//!   and [`gce::delete_cluster`]; for Hetzner, [`hetzner::discover`](fn@hetzner::discover)
+//!   (then [`hetzner::HetznerModelContext::with_token`]), [`hetzner::UpdateCluster`] and
+//!   [`hetzner::delete_cluster`]. Every cloud's `UpdateCluster` takes [`UpdateOptions`] and
+//!   [`ApplyOptions`] and plans an [`UpdatePlan`].
 //! - [`UpdateOptions`] limits an update as kOps' flags do: to some instance groups' machines
 //!   ([`UpdateOptions::with_instance_groups`], `with_instance_group_roles`: how a
 //!   reconcile updates the control plane before the nodes) or to one [`Phase`]. With
