@@ -6,7 +6,9 @@
 //! for real: the CLI's REST backend plans against the fake of the hcloud API on
 //! 127.0.0.1 (`HCLOUD_ENDPOINT`), and after an apply through the library Hetzner's own
 //! `hcloud` CLI (Debian's hcloud-cli, `KOPS_TEST_HCLOUD`) lists the cluster's servers
-//! with kOps' labels.
+//! with kOps' labels and every other kind, and creates a network and a firewall; Hetzner's
+//! Python library (python3-hcloud, `KOPS_TEST_PYHCLOUD`) lists the servers and creates a
+//! network with its subnet, a firewall, a load balancer and a server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -364,4 +366,100 @@ fn the_hcloud_api_through_the_rest_backend_and_hetzners_cli() {
             "hcloud {what} list: {listed}"
         );
     }
+    // It creates too: a network and a firewall, which the API then lists.
+    let hcloud_run = |args: &[&str]| {
+        let out = Command::new(&hcloud)
+            .args(args)
+            .env("HCLOUD_ENDPOINT", fake.url())
+            .env("HCLOUD_TOKEN", TOKEN)
+            .env("HOME", env.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hcloud {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    hcloud_run(&[
+        "network",
+        "create",
+        "--name",
+        "cli-net",
+        "--ip-range",
+        "10.8.0.0/16",
+    ]);
+    hcloud_run(&[
+        "firewall",
+        "create",
+        "--name",
+        "cli-fw",
+        "--label",
+        "team=platform",
+    ]);
+    use kops_cloud_hetzner::HetznerResourceType as R;
+    let named = |rt: R, name: &str| {
+        fake.cloud()
+            .objects()
+            .iter()
+            .any(|r| r.resource_type == rt && r.name.as_deref() == Some(name))
+    };
+    assert!(named(R::Network, "cli-net") && named(R::Firewall, "cli-fw"));
+
+    // Hetzner's Python library lists the servers and creates a network with its subnet, a
+    // firewall, a load balancer and a server.
+    let Some(pyhcloud) = support::pyhcloud() else {
+        return;
+    };
+    let script = format!(
+        r#"
+import json
+from hcloud import Client
+from hcloud.firewalls.domain import FirewallRule
+from hcloud.images.domain import Image
+from hcloud.load_balancer_types.domain import LoadBalancerType
+from hcloud.locations.domain import Location
+from hcloud.networks.domain import NetworkSubnet
+from hcloud.server_types.domain import ServerType
+c = Client(token="{TOKEN}", api_endpoint="{url}")
+servers = c.servers.get_all(label_selector="kops.k8s.io/cluster={CLUSTER}")
+c.networks.create(name="py-net", ip_range="10.9.0.0/16",
+    subnets=[NetworkSubnet(ip_range="10.9.0.0/24", network_zone="eu-central", type="cloud")])
+c.firewalls.create(name="py-fw", rules=[FirewallRule(direction="in", protocol="tcp", source_ips=["0.0.0.0/0"], port="22")])
+c.load_balancers.create(name="py-lb", load_balancer_type=LoadBalancerType(name="lb11"), location=Location(name="fsn1"))
+made = c.servers.create(name="py-srv", server_type=ServerType(name="cx23"), image=Image(name="ubuntu-24.04"), location=Location(name="fsn1"), labels={{"team": "platform"}})
+print(json.dumps({{"servers": sorted(s.name for s in servers), "made": made.server.name,
+    "made_type": made.server.server_type.name, "nets": [n.name for n in c.networks.get_all(name="py-net")]}}))
+"#,
+        url = fake.url()
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .env("PYTHONPATH", &pyhcloud)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python3-hcloud: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen["servers"].as_array().map(Vec::len), Some(2), "{seen}");
+    assert_eq!(seen["made"], "py-srv", "{seen}");
+    assert_eq!(seen["made_type"], "cx23", "{seen}");
+    assert_eq!(seen["nets"], serde_json::json!(["py-net"]), "{seen}");
+    let subnets = fake
+        .cloud()
+        .objects()
+        .into_iter()
+        .filter(|r| {
+            r.resource_type == R::NetworkSubnet && r.attr_str("ip_range") == Some("10.9.0.0/24")
+        })
+        .count();
+    assert_eq!(subnets, 1);
+    assert!(
+        named(R::Firewall, "py-fw")
+            && named(R::LoadBalancer, "py-lb")
+            && named(R::Server, "py-srv")
+    );
 }

@@ -51,6 +51,9 @@ pub struct RestConfig {
     pub action_poll: Duration,
     /// How long an action may run.
     pub action_timeout: Duration,
+    /// How long a shut-down server may take to stop before it is deleted anyway (kOps
+    /// waits 150 s).
+    pub shutdown_timeout: Duration,
 }
 
 impl std::fmt::Debug for RestConfig {
@@ -73,6 +76,7 @@ impl RestConfig {
                 .with_max_attempts(8),
             action_poll: Duration::from_millis(500),
             action_timeout: Duration::from_secs(600),
+            shutdown_timeout: Duration::from_secs(150),
         }
     }
 
@@ -939,7 +943,7 @@ impl HetznerCloud for RestHetzner {
             let Some(server) = self.owner(R::Server, id).await? else {
                 return Ok(());
             };
-            if server["status"] == "off" || started.elapsed() > self.cfg.action_timeout {
+            if server["status"] == "off" || started.elapsed() > self.cfg.shutdown_timeout {
                 return Ok(());
             }
             tokio::time::sleep(self.cfg.action_poll).await;

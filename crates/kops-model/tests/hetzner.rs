@@ -321,6 +321,10 @@ async fn a_no_op_plan_costs_the_same_calls_for_2_and_20_node_groups() -> anyhow:
         costs.push((groups, cloud.total_calls() - before));
     }
     eprintln!("no-op plan calls (groups, calls): {costs:?}");
+    assert_eq!(
+        costs[0].1, costs[1].1,
+        "the servers are listed once: {costs:?}"
+    );
     Ok(())
 }
 

@@ -39,6 +39,12 @@ pub fn hcloud() -> Option<String> {
     endpoint("KOPS_TEST_HCLOUD")
 }
 
+/// Debian's python3-hcloud (`KOPS_TEST_PYHCLOUD`, its `dist-packages` directory, which
+/// `scripts/test` sets after unpacking the package), as [`endpoint`] reads it.
+pub fn pyhcloud() -> Option<String> {
+    endpoint("KOPS_TEST_PYHCLOUD")
+}
+
 /// Debian's kubectl (`KOPS_TEST_KUBECTL`, which `scripts/test` sets after unpacking the
 /// `kubernetes-client` package), as [`endpoint`] reads it.
 pub fn kubectl() -> Option<String> {

@@ -9,7 +9,7 @@
 //! - **collections** `networks`, `firewalls`, `load_balancers`, `ssh_keys`, `volumes`,
 //!   `servers`: list (paginated, `page`/`per_page`, with `meta.pagination`; filtered by
 //!   `label_selector` terms `k=v`, `k!=v`, `k`, `!k` joined by commas, and by `name`),
-//!   get, create, update (`name`, `labels`), delete;
+//!   get, create (a network with its `subnets`), update (`name`, `labels`), delete;
 //! - **objects** as the API returns them: a server's `server_type`, `image`, `datacenter`
 //!   with its `location`, `public_net`, `private_net` and `status`; a network's `subnets`,
 //!   a load balancer's `services`, `targets` and `private_net`, a firewall's `rules` and
@@ -232,10 +232,20 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
             o.insert("expose_routes_to_vswitch".into(), json!(false));
         }
         R::Firewall => {
-            o.insert(
-                "rules".into(),
-                r.attrs.get("rule").cloned().unwrap_or(json!([])),
-            );
+            let rules: Vec<Json> = r
+                .attrs
+                .get("rule")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .map(|rule| {
+                    let ips = |k: &str| rule[k].as_array().cloned().unwrap_or_default();
+                    json!({ "direction": rule["direction"], "protocol": rule["protocol"],
+                        "port": rule["port"], "source_ips": ips("source_ips"),
+                        "destination_ips": ips("destination_ips"), "description": rule["description"] })
+                })
+                .collect();
+            o.insert("rules".into(), Json::Array(rules));
             let applied: Vec<Json> = r
                 .attrs
                 .get("apply_to")
@@ -252,7 +262,12 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
                 json!({ "id": 1, "name": attr(r, "load_balancer_type") }),
             );
             o.insert("location".into(), location(attr(r, "location")));
-            o.insert("public_net".into(), json!({ "enabled": true, "ipv4": { "ip": r.attrs.get("ipv4") }, "ipv6": { "ip": null } }));
+            o.insert(
+                "public_net".into(),
+                json!({ "enabled": true,
+                    "ipv4": { "ip": r.attrs.get("ipv4"), "dns_ptr": "static.example.invalid" },
+                    "ipv6": { "ip": "2001:db8::1", "dns_ptr": "static.example.invalid" } }),
+            );
             let nets: Vec<Json> = parts(R::LoadBalancerNetwork)
                 .map(|n| json!({ "network": num(n.attr_str("network_id").unwrap_or_default()), "ip": "10.0.0.100" }))
                 .collect();
@@ -700,6 +715,19 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
                 Ok(r) => r,
                 Err(e) => return cloud_error(&e),
             };
+            // A network may come with its subnets.
+            for subnet in body["subnets"].as_array().into_iter().flatten() {
+                let Some((part, _, attrs)) = part_of(&made.id, "add_subnet", subnet) else {
+                    continue;
+                };
+                if let Err(e) = s
+                    .cloud
+                    .create(&CreateRequest::new(part).with_attrs(attrs))
+                    .await
+                {
+                    return cloud_error(&e);
+                }
+            }
             let mut answer = json!({ singular(rt): to_api(&made, &s.all().await) });
             if rt != R::SshKey && rt != R::Network {
                 answer["action"] = s.action(&format!("create_{}", singular(rt)));

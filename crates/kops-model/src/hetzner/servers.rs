@@ -3,6 +3,7 @@
 //! and one volume per etcd member.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use kops_api::internal::{InstanceGroup, InstanceGroupRole};
 use kops_tasks::terraform::{Body, Expr, TerraformWriter};
@@ -73,6 +74,7 @@ pub(crate) fn ssh_key_name(ctx: &ClusterContext) -> Result<Option<String>> {
 
 /// The SSH key and a server group per instance group.
 pub(crate) fn build(ctx: &HetznerModelContext, m: &mut HetznerModel) -> Result<()> {
+    let listing = Arc::new(ClusterServers::default());
     let mut ssh_keys = Vec::new();
     if let (Some(key), Some(name)) = (ctx.ssh_public_key.as_deref(), ssh_key_name(ctx)?) {
         let t = ctx
@@ -105,6 +107,7 @@ pub(crate) fn build(ctx: &HetznerModelContext, m: &mut HetznerModel) -> Result<(
             labels: group_labels(ctx, ig),
             network: ctx.network_key(),
             ssh_keys: ssh_keys.clone(),
+            listing: listing.clone(),
         });
     }
     Ok(())
@@ -173,6 +176,35 @@ pub struct ServerGroup {
     labels: BTreeMap<String, String>,
     network: TaskKey,
     ssh_keys: Vec<TaskKey>,
+    /// The cluster's servers, listed once per run for every group's find.
+    listing: Arc<ClusterServers>,
+}
+
+/// The cluster's servers as one run of the executor saw them: listed once (by the cluster's
+/// label) and shared by the server groups' finds, so that a plan lists servers once
+/// however many groups there are. A group's apply lists its own servers afresh.
+#[derive(Debug, Default)]
+struct ClusterServers(tokio::sync::Mutex<Option<(u64, Arc<Vec<Resource>>)>>);
+
+impl ClusterServers {
+    /// The servers of `cluster` in run `run`: listed on the first call of the run.
+    async fn get(
+        &self,
+        cloud: &dyn HetznerCloud,
+        cluster: &str,
+        run: u64,
+    ) -> kops_tasks::Result<Arc<Vec<Resource>>> {
+        let mut held = self.0.lock().await;
+        if let Some((seen, servers)) = held.as_ref()
+            && *seen == run
+        {
+            return Ok(servers.clone());
+        }
+        let query = ListQuery::new(R::Server).with_tag(TagFilter::equals(CLUSTER_LABEL, cluster));
+        let servers = Arc::new(cloud.list(&query).await?);
+        *held = Some((run, servers.clone()));
+        Ok(servers)
+    }
 }
 
 impl ServerGroup {
@@ -303,7 +335,13 @@ impl Task<dyn HetznerCloud> for ServerGroup {
     }
 
     async fn find(&self, cx: &Context<'_, dyn HetznerCloud>) -> kops_tasks::Result<Option<Found>> {
-        let servers = self.servers(cx.cloud()).await?;
+        let run = cx.results().run_id();
+        let all = self.listing.get(cx.cloud(), &self.cluster, run).await?;
+        let servers: Vec<Resource> = all
+            .iter()
+            .filter(|s| s.tags.get(INSTANCE_GROUP_LABEL) == Some(self.group.as_str()))
+            .cloned()
+            .collect();
         if servers.is_empty() {
             return Ok(None);
         }
