@@ -10,7 +10,6 @@
 //! mock on each run and written back with compare-and-swap.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, anyhow};
@@ -23,13 +22,11 @@ use kops_cloud_gce::rest::{RestConfig, RestGce, TokenSource};
 use kops_model::gce::{self, ApplyOptions, GceModelContext, UpdateCluster, UpdateOptions};
 use kops_statestore::StoreUrl;
 use kops_statestore::gcs::{GcsTokenSource as _, GoogleCredentials};
-use kops_tasks::ExecutorOptions;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
 use crate::get::print_table;
 use crate::journal::{Extra, Journaled, MockJournal, Scope};
-use crate::output;
 use crate::state::State;
 
 /// Where the GCE mock cloud's journal lives in the state store.
@@ -314,23 +311,10 @@ pub async fn update_cluster(
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
     if args.target == Target::Terraform {
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("out/terraform"));
         let rendered = update
             .render_terraform()
             .with_context(|| format!("rendering cluster {name} as Terraform"))?;
-        rendered
-            .write_to(&out)
-            .with_context(|| format!("writing Terraform to {}", out.display()))?;
-        crate::update::write_terraform_backend(backend.as_ref(), &out)?;
-        eprintln!(
-            "Terraform configuration for cluster {name} written to {}",
-            out.display()
-        );
-        eprintln!("Run `terraform init` and `terraform apply` in that directory to create it.");
-        return Ok(0);
+        return crate::update::write_terraform(args, name, &rendered, backend.as_ref(), "");
     }
     let api: Arc<dyn GceCloud> = cloud.api.clone();
     let plan = update
@@ -338,19 +322,7 @@ pub async fn update_cluster(
         .await
         .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
     let Some(lock) = lock.filter(|_| args.yes) else {
-        match args.output {
-            PlanFormat::Json => println!("{}", plan.plan.to_json()),
-            PlanFormat::Text => {
-                println!(
-                    "{}",
-                    output::plan_text(&plan.plan.render_text(), output::stdout_colours())
-                );
-                if plan.plan.has_changes() {
-                    println!("\nMust specify --yes to apply changes");
-                }
-            }
-        }
-        return Ok(u8::try_from(plan.plan.exit_code()).unwrap_or(1));
+        return Ok(crate::update::print_unapplied(args, &plan.plan));
     };
     if !plan.plan.has_changes() {
         match args.output {
@@ -360,10 +332,8 @@ pub async fn update_cluster(
         crate::update::export_after_update(global, st, name, args).await?;
         return Ok(0);
     }
-    let bar = output::progress_bar(update.graph().len() as u64, "apply");
-    let b = bar.clone();
-    let apply = ApplyOptions::default()
-        .with_executor(ExecutorOptions::default().with_progress(move |e| output::follow(&b, e)));
+    let (bar, executor) = crate::update::apply_progress(update.graph().len());
+    let apply = ApplyOptions::default().with_executor(executor);
     let result = update
         .apply_holding(
             &ListCache::for_cluster(api, name),
@@ -378,21 +348,12 @@ pub async fn update_cluster(
     cloud.save().await?;
     let result =
         result.with_context(|| format!("updating cluster {name} in {}", cloud.description))?;
-    match args.output {
-        PlanFormat::Json => println!("{}", result.to_json()),
-        PlanFormat::Text => {
-            let s = result.summary();
-            println!(
-                "Cluster {name} updated: {} created, {} modified, {} deleted, {} unchanged.",
-                s.create, s.update, s.delete, s.unchanged
-            );
-            let groups: Arc<dyn kops_model::day2::groups::InstanceGroupCloud> = Arc::new(
-                kops_model::day2::groups::GceInstanceGroups::new(cloud.api.clone()),
-            );
-            if !args.reconciling {
-                crate::rolling::hint_after_update(groups, st, name).await;
-            }
-        }
+    crate::update::print_applied(args, name, &result);
+    if args.output == PlanFormat::Text && !args.reconciling {
+        let groups: Arc<dyn kops_model::day2::groups::InstanceGroupCloud> = Arc::new(
+            kops_model::day2::groups::GceInstanceGroups::new(cloud.api.clone()),
+        );
+        crate::rolling::hint_after_update(groups, st, name).await;
     }
     crate::update::export_after_update(global, st, name, args).await?;
     Ok(0)

@@ -9,7 +9,6 @@
 //! journal of successful mutations at [`JOURNAL_PATH`] in the state store, replayed into a
 //! fresh mock on each run and written back with compare-and-swap.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, anyhow};
@@ -17,13 +16,11 @@ use kops_api::v1alpha2;
 use kops_cloud_hetzner::cloud::{CloudResult, HetznerCloud, HetznerResourceType};
 use kops_cloud_hetzner::rest::{RestConfig, RestHetzner};
 use kops_model::hetzner::{self, ApplyOptions, HetznerModelContext, UpdateCluster, UpdateOptions};
-use kops_tasks::ExecutorOptions;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
 use crate::get::print_table;
 use crate::journal::{Extra, Journaled, MockJournal, Scope};
-use crate::output;
 use crate::state::State;
 
 /// Where the Hetzner mock cloud's journal lives in the state store.
@@ -167,25 +164,16 @@ pub async fn update_cluster(
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
     if args.target == Target::Terraform {
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("out/terraform"));
         let rendered = update
             .render_terraform()
             .with_context(|| format!("rendering cluster {name} as Terraform"))?;
-        rendered
-            .write_to(&out)
-            .with_context(|| format!("writing Terraform to {}", out.display()))?;
-        crate::update::write_terraform_backend(backend.as_ref(), &out)?;
-        eprintln!(
-            "Terraform configuration for cluster {name} written to {}",
-            out.display()
+        return crate::update::write_terraform(
+            args,
+            name,
+            &rendered,
+            backend.as_ref(),
+            ", with the token in TF_VAR_hcloud_token and HCLOUD_TOKEN",
         );
-        eprintln!(
-            "Run `terraform init` and `terraform apply` in that directory to create it, with the token in TF_VAR_hcloud_token and HCLOUD_TOKEN."
-        );
-        return Ok(0);
     }
     let cloud = HetznerCloudHandle::open(global, st).await?;
     let plan = update
@@ -193,19 +181,7 @@ pub async fn update_cluster(
         .await
         .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
     let Some(lock) = lock.filter(|_| args.yes) else {
-        match args.output {
-            PlanFormat::Json => println!("{}", plan.plan.to_json()),
-            PlanFormat::Text => {
-                println!(
-                    "{}",
-                    output::plan_text(&plan.plan.render_text(), output::stdout_colours())
-                );
-                if plan.plan.has_changes() {
-                    println!("\nMust specify --yes to apply changes");
-                }
-            }
-        }
-        return Ok(u8::try_from(plan.plan.exit_code()).unwrap_or(1));
+        return Ok(crate::update::print_unapplied(args, &plan.plan));
     };
     if !plan.plan.has_changes() {
         match args.output {
@@ -214,10 +190,8 @@ pub async fn update_cluster(
         }
         return Ok(0);
     }
-    let bar = output::progress_bar(update.graph().len() as u64, "apply");
-    let b = bar.clone();
-    let apply = ApplyOptions::default()
-        .with_executor(ExecutorOptions::default().with_progress(move |e| output::follow(&b, e)));
+    let (bar, executor) = crate::update::apply_progress(update.graph().len());
+    let apply = ApplyOptions::default().with_executor(executor);
     let result = update
         .apply_holding(cloud.api.as_ref(), &st.registry, &plan, lock, apply)
         .await;
@@ -226,16 +200,7 @@ pub async fn update_cluster(
     cloud.save().await?;
     let result =
         result.with_context(|| format!("updating cluster {name} in {}", cloud.description))?;
-    match args.output {
-        PlanFormat::Json => println!("{}", result.to_json()),
-        PlanFormat::Text => {
-            let s = result.summary();
-            println!(
-                "Cluster {name} updated: {} created, {} modified, {} deleted, {} unchanged.",
-                s.create, s.update, s.delete, s.unchanged
-            );
-        }
-    }
+    crate::update::print_applied(args, name, &result);
     Ok(0)
 }
 

@@ -219,24 +219,11 @@ async fn update_locked(
         .with_context(|| format!("building the model of cluster {name}"))?;
 
     if args.target == Target::Terraform {
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("out/terraform"));
         let rendered = update
             .render_terraform()
             .await
             .with_context(|| format!("rendering cluster {name} as Terraform"))?;
-        rendered
-            .write_to(&out)
-            .with_context(|| format!("writing Terraform to {}", out.display()))?;
-        write_terraform_backend(backend.as_ref(), &out)?;
-        eprintln!(
-            "Terraform configuration for cluster {name} written to {}",
-            out.display()
-        );
-        eprintln!("Run `terraform init` and `terraform apply` in that directory to create it.");
-        return Ok(0);
+        return write_terraform(args, name, &rendered, backend.as_ref(), "");
     }
 
     let api = cloud.api.as_ref();
@@ -259,19 +246,7 @@ async fn update_locked(
     }
 
     let Some(lock) = lock.filter(|_| args.yes) else {
-        match args.output {
-            PlanFormat::Json => println!("{}", plan.plan.to_json()),
-            PlanFormat::Text => {
-                println!(
-                    "{}",
-                    output::plan_text(&plan.plan.render_text(), output::stdout_colours())
-                );
-                if plan.plan.has_changes() {
-                    println!("\nMust specify --yes to apply changes");
-                }
-            }
-        }
-        return Ok(u8::try_from(plan.plan.exit_code()).unwrap_or(1));
+        return Ok(print_unapplied(args, &plan.plan));
     };
 
     let only_deferred = !args.prune
@@ -292,10 +267,9 @@ async fn update_locked(
         export_after_update(global, st, name, args).await?;
         return Ok(0);
     }
-    let bar = output::progress_bar(update.graph().len() as u64, "apply");
-    let b = bar.clone();
+    let (bar, executor) = apply_progress(update.graph().len());
     let apply = ApplyOptions::default()
-        .with_executor(ExecutorOptions::default().with_progress(move |e| output::follow(&b, e)))
+        .with_executor(executor)
         .with_prune(args.prune);
     let result = update
         .apply_holding(api, &st.registry, &plan, lock, apply)
@@ -305,21 +279,12 @@ async fn update_locked(
     cloud.save().await?;
     let result =
         result.with_context(|| format!("updating cluster {name} in {}", cloud.description))?;
-    match args.output {
-        PlanFormat::Json => println!("{}", result.to_json()),
-        PlanFormat::Text => {
-            let s = result.summary();
-            println!(
-                "Cluster {name} updated: {} created, {} modified, {} deleted, {} unchanged.",
-                s.create, s.update, s.delete, s.unchanged
-            );
-            let groups: Arc<dyn kops_model::day2::groups::InstanceGroupCloud> = Arc::new(
-                kops_model::day2::groups::AwsInstanceGroups::new(cloud.api.clone()),
-            );
-            if !args.reconciling {
-                crate::rolling::hint_after_update(groups, st, name).await;
-            }
-        }
+    print_applied(args, name, &result);
+    if args.output == PlanFormat::Text && !args.reconciling {
+        let groups: Arc<dyn kops_model::day2::groups::InstanceGroupCloud> = Arc::new(
+            kops_model::day2::groups::AwsInstanceGroups::new(cloud.api.clone()),
+        );
+        crate::rolling::hint_after_update(groups, st, name).await;
     }
     export_after_update(global, st, name, args).await?;
     Ok(0)
@@ -598,4 +563,70 @@ async fn control_plane_version(
         "The control plane of cluster {name} runs Kubernetes {running}: the other groups' machines keep it until the control plane runs the spec's version (`kops reconcile cluster` updates both in turn)"
     );
     Some(running)
+}
+
+/// Writes a rendered Terraform configuration to `--out` (and its backend), saying where
+/// and what to run next; `extra` adds to that advice. The exit code.
+pub fn write_terraform(
+    args: &UpdateClusterArgs,
+    name: &str,
+    rendered: &kops_tasks::terraform::TerraformOutput,
+    backend: Option<&kops_tasks::terraform::Backend>,
+    extra: &str,
+) -> anyhow::Result<u8> {
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out/terraform"));
+    rendered
+        .write_to(&out)
+        .with_context(|| format!("writing Terraform to {}", out.display()))?;
+    write_terraform_backend(backend, &out)?;
+    eprintln!(
+        "Terraform configuration for cluster {name} written to {}",
+        out.display()
+    );
+    eprintln!("Run `terraform init` and `terraform apply` in that directory to create it{extra}.");
+    Ok(0)
+}
+
+/// Prints a plan that is not applied (no `--yes`), as text or JSON; the exit code: 0
+/// without changes, 2 with.
+pub fn print_unapplied(args: &UpdateClusterArgs, plan: &kops_tasks::Plan) -> u8 {
+    match args.output {
+        PlanFormat::Json => println!("{}", plan.to_json()),
+        PlanFormat::Text => {
+            println!(
+                "{}",
+                output::plan_text(&plan.render_text(), output::stdout_colours())
+            );
+            if plan.has_changes() {
+                println!("\nMust specify --yes to apply changes");
+            }
+        }
+    }
+    u8::try_from(plan.exit_code()).unwrap_or(1)
+}
+
+/// Prints what an apply did, as text or JSON.
+pub fn print_applied(args: &UpdateClusterArgs, name: &str, result: &kops_tasks::Plan) {
+    match args.output {
+        PlanFormat::Json => println!("{}", result.to_json()),
+        PlanFormat::Text => {
+            let s = result.summary();
+            println!(
+                "Cluster {name} updated: {} created, {} modified, {} deleted, {} unchanged.",
+                s.create, s.update, s.delete, s.unchanged
+            );
+        }
+    }
+}
+
+/// The apply options of a direct update: the executor's progress shown on a bar of the
+/// graph's `tasks`, returned to be cleared once the apply ends.
+pub fn apply_progress(tasks: usize) -> (indicatif::ProgressBar, ExecutorOptions) {
+    let bar = output::progress_bar(tasks as u64, "apply");
+    let b = bar.clone();
+    let executor = ExecutorOptions::default().with_progress(move |e| output::follow(&b, e));
+    (bar, executor)
 }

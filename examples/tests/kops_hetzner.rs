@@ -311,19 +311,23 @@ fn the_hcloud_api_through_the_rest_backend_and_hetzners_cli() {
     });
 
     // Hetzner's own CLI reads the fake: the cluster's servers, with kOps' labels.
-    let out = Command::new(&hcloud)
-        .args(["server", "list", "-o", "json"])
-        .env("HCLOUD_ENDPOINT", fake.url())
-        .env("HCLOUD_TOKEN", TOKEN)
-        .env("HOME", env.dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hcloud: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let servers: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hcloud_run = |args: &[&str]| -> Vec<u8> {
+        let out = Command::new(&hcloud)
+            .args(args)
+            .env("HCLOUD_ENDPOINT", fake.url())
+            .env("HCLOUD_TOKEN", TOKEN)
+            .env("HOME", env.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hcloud {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let out = hcloud_run(&["server", "list", "-o", "json"]);
+    let servers: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let servers = servers.as_array().cloned().unwrap_or_default();
     assert_eq!(servers.len(), 2, "{servers:?}");
     for s in &servers {
@@ -348,39 +352,14 @@ fn the_hcloud_api_through_the_rest_backend_and_hetzners_cli() {
     );
     // And its other lists read the API's shapes too.
     for what in ["network", "firewall", "load-balancer", "ssh-key", "volume"] {
-        let out = Command::new(&hcloud)
-            .args([what, "list", "-o", "json"])
-            .env("HCLOUD_ENDPOINT", fake.url())
-            .env("HCLOUD_TOKEN", TOKEN)
-            .env("HOME", env.dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "hcloud {what} list: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let out = hcloud_run(&[what, "list", "-o", "json"]);
+        let listed: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert!(
             listed.as_array().is_some_and(|a| !a.is_empty()),
             "hcloud {what} list: {listed}"
         );
     }
     // It creates too: a network and a firewall, which the API then lists.
-    let hcloud_run = |args: &[&str]| {
-        let out = Command::new(&hcloud)
-            .args(args)
-            .env("HCLOUD_ENDPOINT", fake.url())
-            .env("HCLOUD_TOKEN", TOKEN)
-            .env("HOME", env.dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "hcloud {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     hcloud_run(&[
         "network",
         "create",

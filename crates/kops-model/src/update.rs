@@ -657,3 +657,32 @@ where
         Ok(applied)
     }
 }
+
+/// Plans `tasks` against `api` with the default executor: what [`crate::gce::plan`] and
+/// [`crate::hetzner::plan`] do, without a state store.
+pub(crate) async fn plan_tasks<C: ?Sized + Sync>(
+    name: &str,
+    tasks: Vec<Box<dyn kops_tasks::Task<C>>>,
+    overrides: &LifecycleOverrides,
+    api: &C,
+) -> Result<Plan> {
+    let graph = kops_tasks::TaskGraph::build_with(tasks, overrides)?;
+    kops_tasks::Executor::new(ExecutorOptions::default())
+        .plan(&graph, api)
+        .await
+        .map_err(crate::error::cloud(format!("planning cluster {name}")))
+}
+
+/// Applies `tasks` to `api` with the default executor; an error lists every failed task.
+pub(crate) async fn apply_tasks<C: ?Sized + Sync>(
+    name: &str,
+    tasks: Vec<Box<dyn kops_tasks::Task<C>>>,
+    overrides: &LifecycleOverrides,
+    api: &C,
+) -> Result<Plan> {
+    let graph = kops_tasks::TaskGraph::build_with(tasks, overrides)?;
+    let report = kops_tasks::Executor::new(ExecutorOptions::default())
+        .apply(&graph, api)
+        .await;
+    applied(name, report)
+}

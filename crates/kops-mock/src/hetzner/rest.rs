@@ -174,6 +174,22 @@ fn cloud_error(e: &CloudError) -> Reply {
     }
 }
 
+/// The answer to a path naming no collection of the API.
+fn no_collection() -> Reply {
+    error(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such collection",
+        None,
+    )
+}
+
+/// The answer for an object `id` of `rt` that does not exist.
+fn missing(rt: HetznerResourceType, id: &str) -> Reply {
+    let what = format!("{} with ID {id} not found", singular(rt));
+    error(StatusCode::NOT_FOUND, "not_found", &what, None)
+}
+
 /// The resource type of a collection.
 fn type_of(collection: &str) -> Option<HetznerResourceType> {
     [
@@ -627,12 +643,7 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
         ),
         (Method::GET, [collection]) => {
             let Some(rt) = type_of(collection) else {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such collection",
-                    None,
-                );
+                return no_collection();
             };
             let all = s.all().await;
             let mut items: Vec<&Resource> = all
@@ -678,34 +689,19 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
         }
         (Method::GET, [collection, id]) => {
             let Some(rt) = type_of(collection) else {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such collection",
-                    None,
-                );
+                return no_collection();
             };
             match s.get(rt, id).await {
                 Some(r) => reply(
                     StatusCode::OK,
                     &json!({ singular(rt): to_api(&r, &s.all().await) }),
                 ),
-                None => error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    &format!("{} with ID {id} not found", singular(rt)),
-                    None,
-                ),
+                None => missing(rt, id),
             }
         }
         (Method::POST, [collection]) => {
             let Some(rt) = type_of(collection) else {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such collection",
-                    None,
-                );
+                return no_collection();
             };
             let request = match create_request(rt, &body) {
                 Ok(r) => r,
@@ -743,12 +739,7 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
         }
         (Method::PUT, [collection, id]) => {
             let Some(rt) = type_of(collection) else {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such collection",
-                    None,
-                );
+                return no_collection();
             };
             let mut update = UpdateRequest::new(rt, (*id).to_owned());
             if let Some(labels) = body["labels"].as_object() {
@@ -769,20 +760,10 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
         }
         (Method::DELETE, [collection, id]) => {
             let Some(rt) = type_of(collection) else {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such collection",
-                    None,
-                );
+                return no_collection();
             };
             if s.get(rt, id).await.is_none() {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    &format!("{} with ID {id} not found", singular(rt)),
-                    None,
-                );
+                return missing(rt, id);
             }
             match s.cloud.delete(rt, id).await {
                 Ok(()) if rt == R::Server => reply(
@@ -799,20 +780,10 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
         }
         (Method::POST, [collection, id, "actions", action]) => {
             let Some(rt) = type_of(collection) else {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such collection",
-                    None,
-                );
+                return no_collection();
             };
             if s.get(rt, id).await.is_none() {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    &format!("{} with ID {id} not found", singular(rt)),
-                    None,
-                );
+                return missing(rt, id);
             }
             let done = match (rt, *action) {
                 (R::Server, "shutdown" | "poweroff") => s.cloud.shutdown_server(id).await,

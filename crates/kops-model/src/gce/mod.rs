@@ -279,14 +279,7 @@ pub async fn plan(
     ctx: &GceModelContext,
     overrides: &kops_tasks::LifecycleOverrides,
 ) -> Result<kops_tasks::Plan> {
-    let graph = kops_tasks::TaskGraph::build_with(build_tasks(ctx)?, overrides)?;
-    kops_tasks::Executor::new(kops_tasks::ExecutorOptions::default())
-        .plan(&graph, api)
-        .await
-        .map_err(crate::error::cloud(format!(
-            "planning cluster {}",
-            ctx.name()
-        )))
+    crate::update::plan_tasks(ctx.name(), build_tasks(ctx)?, overrides, api).await
 }
 
 /// Applies the cluster to `api` (direct target) and returns what was done; an error
@@ -297,9 +290,5 @@ pub async fn apply(
     ctx: &GceModelContext,
     overrides: &kops_tasks::LifecycleOverrides,
 ) -> Result<kops_tasks::Plan> {
-    let graph = kops_tasks::TaskGraph::build_with(build_tasks(ctx)?, overrides)?;
-    let report = kops_tasks::Executor::new(kops_tasks::ExecutorOptions::default())
-        .apply(&graph, api)
-        .await;
-    crate::update::applied(ctx.name(), report)
+    crate::update::apply_tasks(ctx.name(), build_tasks(ctx)?, overrides, api).await
 }

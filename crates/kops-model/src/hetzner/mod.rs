@@ -196,14 +196,7 @@ pub async fn plan(
     ctx: &HetznerModelContext,
     overrides: &kops_tasks::LifecycleOverrides,
 ) -> Result<kops_tasks::Plan> {
-    let graph = kops_tasks::TaskGraph::build_with(build(ctx)?.into_tasks(), overrides)?;
-    kops_tasks::Executor::new(kops_tasks::ExecutorOptions::default())
-        .plan(&graph, api)
-        .await
-        .map_err(crate::error::cloud(format!(
-            "planning cluster {}",
-            ctx.name()
-        )))
+    crate::update::plan_tasks(ctx.name(), build(ctx)?.into_tasks(), overrides, api).await
 }
 
 /// Applies the cluster to `api` (direct target) and returns what was done; an error
@@ -214,9 +207,5 @@ pub async fn apply(
     ctx: &HetznerModelContext,
     overrides: &kops_tasks::LifecycleOverrides,
 ) -> Result<kops_tasks::Plan> {
-    let graph = kops_tasks::TaskGraph::build_with(build(ctx)?.into_tasks(), overrides)?;
-    let report = kops_tasks::Executor::new(kops_tasks::ExecutorOptions::default())
-        .apply(&graph, api)
-        .await;
-    crate::update::applied(ctx.name(), report)
+    crate::update::apply_tasks(ctx.name(), build(ctx)?.into_tasks(), overrides, api).await
 }
