@@ -25,7 +25,7 @@ use kops_statestore::gcs::{GcsTokenSource as _, GoogleCredentials};
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
-use crate::get::print_table;
+use crate::get::print_resources;
 use crate::journal::{Extra, Journaled, MockJournal, Scope};
 use crate::state::State;
 
@@ -381,19 +381,7 @@ pub async fn delete_resources(
     }
     .with_context(|| format!("listing the resources of {what} in {}", cloud.description))?;
     if !yes {
-        let rows: Vec<Vec<String>> = found
-            .iter()
-            .map(|r| {
-                vec![
-                    r.resource_type.to_string(),
-                    r.id.clone(),
-                    r.name.clone().unwrap_or_default(),
-                ]
-            })
-            .collect();
-        if !rows.is_empty() {
-            print_table(&["TYPE", "ID", "NAME"], &rows);
-        }
+        print_resources(&found);
         return Ok(found.len());
     }
     let deleted = match group {

@@ -201,3 +201,20 @@ pub async fn get_all(global: &Global, args: &GetAllArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Cloud objects as a TYPE / ID / NAME table (nothing when there are none).
+pub fn print_resources<K: std::fmt::Display>(found: &[kops_tasks::resource::Resource<K>]) {
+    let rows: Vec<Vec<String>> = found
+        .iter()
+        .map(|r| {
+            vec![
+                r.resource_type.to_string(),
+                r.id.clone(),
+                r.name.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        print_table(&["TYPE", "ID", "NAME"], &rows);
+    }
+}

@@ -19,7 +19,7 @@ use kops_model::hetzner::{self, ApplyOptions, HetznerModelContext, UpdateCluster
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
-use crate::get::print_table;
+use crate::get::print_resources;
 use crate::journal::{Extra, Journaled, MockJournal, Scope};
 use crate::state::State;
 
@@ -224,19 +224,7 @@ pub async fn delete_resources(
                     cloud.description
                 )
             })?;
-        let rows: Vec<Vec<String>> = found
-            .iter()
-            .map(|r| {
-                vec![
-                    r.resource_type.to_string(),
-                    r.id.clone(),
-                    r.name.clone().unwrap_or_default(),
-                ]
-            })
-            .collect();
-        if !rows.is_empty() {
-            print_table(&["TYPE", "ID", "NAME"], &rows);
-        }
+        print_resources(&found);
         return Ok(found.len());
     }
     let deleted = hetzner::delete_cluster(api, name).await;

@@ -396,9 +396,17 @@ enum Listed {
     Unknown,
 }
 
+/// How a managed file renders for the Terraform target (an `aws_s3_object`, a
+/// `google_storage_bucket_object`, ...), as each cloud's model decides.
+pub(crate) type FileRender = Arc<
+    dyn Fn(&mut kops_tasks::terraform::TerraformWriter) -> kops_tasks::Result<()> + Send + Sync,
+>;
+
 /// The task of one managed file: found by reading, applied by writing, the file at its
-/// location in the config-base store. Cloud-neutral: it never calls the cloud.
-#[derive(Clone, Debug)]
+/// location in the config-base store. Cloud-neutral: it never calls the cloud. It renders
+/// for Terraform as its cloud's model said ([`ManagedFileTask::with_render`]), or not at
+/// all.
+#[derive(Clone)]
 pub(crate) struct ManagedFileTask {
     key: TaskKey,
     location: String,
@@ -406,6 +414,17 @@ pub(crate) struct ManagedFileTask {
     sensitive: bool,
     store: Option<Arc<dyn Store>>,
     listings: Arc<Listings>,
+    render: Option<FileRender>,
+}
+
+impl std::fmt::Debug for ManagedFileTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagedFileTask")
+            .field("key", &self.key)
+            .field("location", &self.location)
+            .field("rendered", &self.render.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ManagedFileTask {
@@ -418,7 +437,20 @@ impl ManagedFileTask {
             sensitive: file.sensitive,
             store: ctx.config_store.clone(),
             listings: ctx.file_listings.clone(),
+            render: None,
         }
+    }
+
+    /// The same task, rendered for Terraform by `render`.
+    pub(crate) fn with_render(
+        mut self,
+        render: impl Fn(&mut kops_tasks::terraform::TerraformWriter) -> kops_tasks::Result<()>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.render = Some(Arc::new(render));
+        self
     }
 
     /// What the listing of the file's directory says of it.
@@ -467,6 +499,16 @@ impl ManagedFileTask {
 impl<C: ?Sized + Sync> Task<C> for ManagedFileTask {
     fn key(&self) -> &TaskKey {
         &self.key
+    }
+
+    fn render_terraform(
+        &self,
+        w: &mut kops_tasks::terraform::TerraformWriter,
+    ) -> kops_tasks::Result<()> {
+        match &self.render {
+            Some(render) => render(w),
+            None => Ok(()),
+        }
     }
 
     fn fields(&self) -> Fields {

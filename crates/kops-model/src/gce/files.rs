@@ -7,9 +7,7 @@
 
 use kops_statestore::StoreUrl;
 use kops_tasks::terraform::{Body, Expr, TerraformWriter};
-use kops_tasks::{Change, Context, Fields, Found, Outputs, Task, TaskKey, async_trait};
 
-use super::cloud::GceCloud;
 use super::{GceModel, GceModelContext};
 use crate::error::{Result, invalid};
 use crate::files::{ManagedFileTask, managed_files};
@@ -17,76 +15,40 @@ use crate::files::{ManagedFileTask, managed_files};
 /// The bucket kOps' test harness renders in-memory config bases to.
 const MEMFS_BUCKET: &str = "testingBucket";
 
-#[derive(Clone, Debug)]
-enum Render {
-    S3 { bucket: String, key: String },
-    Gcs { bucket: String, key: String },
-}
-
-/// A managed file of the GCE model.
-#[derive(Debug)]
-pub(crate) struct GceManagedFile {
-    file: ManagedFileTask,
+/// The Terraform resource of a managed file in `bucket` at `key`: an `aws_s3_object` in
+/// the `aws.files` provider (`memfs://`), else a `google_storage_bucket_object` in
+/// `google.files`.
+fn render(
     name: String,
     contents: String,
-    render: Option<Render>,
-}
-
-#[async_trait]
-impl Task<dyn GceCloud> for GceManagedFile {
-    fn key(&self) -> &TaskKey {
-        <ManagedFileTask as Task<dyn GceCloud>>::key(&self.file)
-    }
-
-    fn fields(&self) -> Fields {
-        <ManagedFileTask as Task<dyn GceCloud>>::fields(&self.file)
-    }
-
-    async fn find(&self, cx: &Context<'_, dyn GceCloud>) -> kops_tasks::Result<Option<Found>> {
-        self.file.find(cx).await
-    }
-
-    async fn apply(
-        &self,
-        cx: &Context<'_, dyn GceCloud>,
-        change: &Change<'_>,
-    ) -> kops_tasks::Result<Outputs> {
-        self.file.apply(cx, change).await
-    }
-
-    fn render_terraform(&self, w: &mut TerraformWriter) -> kops_tasks::Result<()> {
-        match &self.render {
-            Some(Render::S3 { bucket, key }) => {
-                let content = w.add_file(
-                    "aws_s3_object",
-                    &self.name,
-                    "content",
-                    self.contents.clone().into_bytes(),
-                );
-                let body = Body::new()
-                    .attr("bucket", bucket.as_str())
-                    .attr("content", content)
-                    .attr("key", key.as_str())
-                    .attr("provider", Expr::traversal("aws.files"))
-                    .attr("server_side_encryption", "AES256");
-                w.resource("aws_s3_object", &self.name, body)
-            }
-            Some(Render::Gcs { bucket, key }) => {
-                let content = w.add_file(
-                    "google_storage_bucket_object",
-                    &self.name,
-                    "content",
-                    self.contents.clone().into_bytes(),
-                );
-                let body = Body::new()
-                    .attr("bucket", bucket.as_str())
-                    .attr("content", content)
-                    .attr("name", key.as_str())
-                    .attr("provider", Expr::traversal("google.files"));
-                w.resource("google_storage_bucket_object", &self.name, body)
-            }
-            None => Ok(()),
+    memfs: bool,
+    bucket: String,
+    key: String,
+) -> impl Fn(&mut TerraformWriter) -> kops_tasks::Result<()> + Send + Sync + 'static {
+    move |w: &mut TerraformWriter| {
+        if memfs {
+            let content = w.add_file(
+                "aws_s3_object",
+                &name,
+                "content",
+                contents.clone().into_bytes(),
+            );
+            let body = Body::new()
+                .attr("bucket", bucket.as_str())
+                .attr("content", content)
+                .attr("key", key.as_str())
+                .attr("provider", Expr::traversal("aws.files"))
+                .attr("server_side_encryption", "AES256");
+            return w.resource("aws_s3_object", &name, body);
         }
+        let t = "google_storage_bucket_object";
+        let content = w.add_file(t, &name, "content", contents.clone().into_bytes());
+        let body = Body::new()
+            .attr("bucket", bucket.as_str())
+            .attr("content", content)
+            .attr("name", key.as_str())
+            .attr("provider", Expr::traversal("google.files"));
+        w.resource(t, &name, body)
     }
 }
 
@@ -111,33 +73,23 @@ pub(crate) fn build(ctx: &GceModelContext, m: &mut GceModel) -> Result<()> {
         if f.sensitive && ctx.config_store.is_none() {
             continue;
         }
-        let render = target
-            .as_ref()
-            .filter(|_| !f.sensitive)
-            .map(|(memfs, bucket, prefix)| {
-                let key = if prefix.is_empty() {
-                    f.location.clone()
-                } else {
-                    format!("{prefix}/{}", f.location)
-                };
-                if *memfs {
-                    Render::S3 {
-                        bucket: bucket.clone(),
-                        key,
-                    }
-                } else {
-                    Render::Gcs {
-                        bucket: bucket.clone(),
-                        key,
-                    }
-                }
-            });
-        m.files.push(GceManagedFile {
-            file: ManagedFileTask::new(&f, ctx),
-            name: f.name.clone(),
-            contents: f.contents.clone(),
-            render,
-        });
+        let mut task = ManagedFileTask::new(&f, ctx);
+        if let Some((memfs, bucket, prefix)) = target.as_ref().filter(|_| !f.sensitive) {
+            let key = if prefix.is_empty() {
+                f.location.clone()
+            } else {
+                format!("{prefix}/{}", f.location)
+            };
+            let r = render(
+                f.name.clone(),
+                f.contents.clone(),
+                *memfs,
+                bucket.clone(),
+                key,
+            );
+            task = task.with_render(r);
+        }
+        m.files.push(task);
     }
     Ok(())
 }

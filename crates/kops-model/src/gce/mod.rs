@@ -220,7 +220,7 @@ impl GceModelContext {
 pub struct GceModel {
     /// Every GCE resource task.
     pub tasks: Vec<GceTask>,
-    files: Vec<files::GceManagedFile>,
+    files: Vec<crate::files::ManagedFileTask>,
 }
 
 impl GceModel {

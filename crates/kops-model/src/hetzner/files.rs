@@ -19,9 +19,7 @@ use kops_statestore::StoreUrl;
 use std::collections::BTreeMap;
 
 use kops_tasks::terraform::{Body, Expr, TerraformWriter};
-use kops_tasks::{Change, Context, Fields, Found, Outputs, Task, TaskKey, async_trait};
 
-use super::cloud::HetznerCloud;
 use super::{HetznerModel, HetznerModelContext};
 use crate::error::{Result, invalid};
 use crate::files::{ManagedFileTask, managed_files};
@@ -50,51 +48,22 @@ fn token_template(contents: &str, token: &str) -> String {
         .replace(token, &format!("${{{TOKEN_VARIABLE}}}"))
 }
 
-/// A managed file of the Hetzner model.
-#[derive(Debug)]
-pub(crate) struct HetznerManagedFile {
-    file: ManagedFileTask,
+/// The `aws_s3_object` of a managed file in `bucket` at `key`, in the `aws.files`
+/// provider: its text as a data file, or a template filled from the token variable.
+fn render(
     name: String,
     contents: Content,
-    /// The bucket and key Terraform writes it to.
-    render: Option<(String, String)>,
-}
-
-#[async_trait]
-impl Task<dyn HetznerCloud> for HetznerManagedFile {
-    fn key(&self) -> &TaskKey {
-        <ManagedFileTask as Task<dyn HetznerCloud>>::key(&self.file)
-    }
-
-    fn fields(&self) -> Fields {
-        <ManagedFileTask as Task<dyn HetznerCloud>>::fields(&self.file)
-    }
-
-    async fn find(&self, cx: &Context<'_, dyn HetznerCloud>) -> kops_tasks::Result<Option<Found>> {
-        self.file.find(cx).await
-    }
-
-    async fn apply(
-        &self,
-        cx: &Context<'_, dyn HetznerCloud>,
-        change: &Change<'_>,
-    ) -> kops_tasks::Result<Outputs> {
-        self.file.apply(cx, change).await
-    }
-
-    fn render_terraform(&self, w: &mut TerraformWriter) -> kops_tasks::Result<()> {
-        let Some((bucket, key)) = &self.render else {
-            return Ok(());
-        };
-        let content = match &self.contents {
-            Content::Plain(text) => {
-                w.add_file("aws_s3_object", &self.name, "content", text.clone())
-            }
+    bucket: String,
+    key: String,
+) -> impl Fn(&mut TerraformWriter) -> kops_tasks::Result<()> + Send + Sync + 'static {
+    move |w: &mut TerraformWriter| {
+        let content = match &contents {
+            Content::Plain(text) => w.add_file("aws_s3_object", &name, "content", text.clone()),
             Content::WithToken(template) => {
-                let file = w.add_file("aws_s3_object", &self.name, "content", template.clone());
+                let file = w.add_file("aws_s3_object", &name, "content", template.clone());
                 let Expr::Call(_, path) = file else {
                     return Err(kops_tasks::Error::invalid(
-                        &self.name,
+                        &name,
                         "the Terraform writer did not return file(...)",
                     ));
                 };
@@ -122,7 +91,7 @@ impl Task<dyn HetznerCloud> for HetznerManagedFile {
             .attr("key", key.as_str())
             .attr("provider", Expr::traversal("aws.files"))
             .attr("server_side_encryption", "AES256");
-        w.resource("aws_s3_object", &self.name, body)
+        w.resource("aws_s3_object", &name, body)
     }
 }
 
@@ -155,23 +124,16 @@ pub(crate) fn build(ctx: &HetznerModelContext, m: &mut HetznerModel) -> Result<(
         if !rendered && ctx.config_store.is_none() {
             continue;
         }
-        let render = target
-            .as_ref()
-            .filter(|_| rendered)
-            .map(|(bucket, prefix)| {
-                let key = if prefix.is_empty() {
-                    f.location.clone()
-                } else {
-                    format!("{prefix}/{}", f.location)
-                };
-                (bucket.clone(), key)
-            });
-        m.files.push(HetznerManagedFile {
-            file: ManagedFileTask::new(&f, ctx),
-            name: f.name.clone(),
-            contents,
-            render,
-        });
+        let mut task = ManagedFileTask::new(&f, ctx);
+        if let Some((bucket, prefix)) = target.as_ref().filter(|_| rendered) {
+            let key = if prefix.is_empty() {
+                f.location.clone()
+            } else {
+                format!("{prefix}/{}", f.location)
+            };
+            task = task.with_render(render(f.name.clone(), contents, bucket.clone(), key));
+        }
+        m.files.push(task);
     }
     Ok(())
 }

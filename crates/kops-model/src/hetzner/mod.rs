@@ -134,7 +134,7 @@ pub struct HetznerModel {
     pub tasks: Vec<HetznerTask>,
     /// One server group per instance group.
     pub server_groups: Vec<ServerGroup>,
-    files: Vec<files::HetznerManagedFile>,
+    files: Vec<crate::files::ManagedFileTask>,
 }
 
 impl HetznerModel {
