@@ -146,6 +146,19 @@ async fn context(
     Ok(ctx.with_token(token))
 }
 
+/// The images and files the machines of a stored Hetzner cluster download
+/// ([`hetzner::UpdateCluster::assets`]); the model needs the token (`HCLOUD_TOKEN`).
+pub async fn assets(
+    st: &State,
+    cluster: &v1alpha2::Cluster,
+    groups: &[v1alpha2::InstanceGroup],
+) -> anyhow::Result<kops_model::assets::Assets> {
+    let ctx = context(st, cluster, groups).await?;
+    let update = UpdateCluster::new(ctx, UpdateOptions::default())
+        .with_context(|| format!("building the model of cluster {}", cluster.name()))?;
+    Ok(update.assets())
+}
+
 /// `update cluster` of a Hetzner cluster through the library's workflow
 /// ([`hetzner::UpdateCluster`]); returns the exit code. `lock` is the cluster's lock,
 /// held by the caller for a direct `--yes` run.

@@ -120,6 +120,12 @@ async fn load_balancer_address(
                 .await
                 .with_context(|| format!("cluster {name}: in {}", cloud.description))?
         }
+        Some("hetzner") => {
+            let cloud = crate::hetzner::HetznerCloudHandle::open(global, st).await?;
+            kops_model::hetzner::api_ingress(cloud.api.as_ref(), name)
+                .await
+                .with_context(|| format!("cluster {name}: in {}", cloud.description))?
+        }
         _ => Vec::new(),
     };
     let Some(chosen) = kops_model::ApiIngress::choose(&found) else {

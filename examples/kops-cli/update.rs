@@ -320,6 +320,9 @@ pub async fn get_assets(global: &Global, args: &crate::cli::GetAssetsArgs) -> an
     let assets = if stored.spec.cloud_provider.as_deref() == Some("gce") {
         let groups = st.groups(&name).await?;
         crate::gce::assets(global, &st, &stored, &groups).await?
+    } else if stored.spec.cloud_provider.as_deref() == Some("hetzner") {
+        let groups = st.groups(&name).await?;
+        crate::hetzner::assets(&st, &stored, &groups).await?
     } else {
         let Prepared { ctx, .. } = prepare(global, &st, &name).await?;
         UpdateCluster::new(ctx, UpdateOptions::default())

@@ -142,6 +142,25 @@ fn a_hetzner_cluster_lifecycle_on_the_mock_cloud() {
     assert!(!json.all().contains(TOKEN), "the JSON plan shows the token");
     env.kops(&[&update[..], &["--yes"]].concat(), Some(TOKEN))
         .expect(0);
+    // The machines' downloads, and a kubeconfig for the API load balancer's address.
+    let assets = env
+        .kops(&["get", "assets", "--name", CLUSTER], Some(TOKEN))
+        .expect(0)
+        .stdout;
+    assert!(
+        assets.contains("hcloud-cloud-controller-manager"),
+        "{assets}"
+    );
+    env.kops(
+        &["export", "kubeconfig", "--name", CLUSTER, "--admin"],
+        None,
+    )
+    .expect(0);
+    let kubeconfig = std::fs::read_to_string(env.dir.path().join("kubeconfig")).unwrap();
+    assert!(
+        kubeconfig.contains("server: https://203.0.113."),
+        "{kubeconfig}"
+    );
     let again = env.kops(&update, Some(TOKEN)).expect(0);
     assert!(
         again.stdout.contains("0 to create, 0 to modify"),

@@ -14,7 +14,7 @@
 //!   their owner;
 //! - **servers** come up `running`, with a private address from their network's range
 //!   and a public IPv4 address when asked for; [`HetznerCloud::shutdown_server`] turns
-//!   one `off`;
+//!   one `off`; **load balancers** get a public IPv4 address;
 //! - **deletes** refuse what others still use (a network a server or a load balancer is
 //!   attached to, an SSH key is not: Hetzner copies keys into servers) with `Conflict`,
 //!   the API's `resource_in_use`;
@@ -288,6 +288,11 @@ impl ResourceCloud<HetznerResourceType> for MockHetzner {
             s.serial += 1;
             if rt == R::Server {
                 Self::boot_server(&mut s, &mut attrs);
+            }
+            if rt == R::LoadBalancer {
+                s.next_public += 1;
+                let ip = format!("203.0.113.{}", s.next_public);
+                attrs.insert("ipv4".into(), Json::String(ip));
             }
             Resource::new(rt, s.serial.to_string()).with_name(name)
         };

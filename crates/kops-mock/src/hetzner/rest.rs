@@ -410,7 +410,6 @@ fn create_request(rt: HetznerResourceType, body: &Json) -> Result<CreateRequest,
                 required("load_balancer_type")?,
             );
             attrs.insert("location".to_owned(), required("location")?);
-            attrs.insert("ipv4".to_owned(), json!("203.0.113.200"));
         }
         R::SshKey => {
             let key = required("public_key")?;

@@ -11,6 +11,7 @@
 //! - [`plan`] / [`apply`]: the direct target over any [`HetznerCloud`], one call each.
 //! - [`UpdateCluster`]: `update cluster`: plan, apply holding the state-store lock (then
 //!   the completed spec and kOps release), or Terraform.
+//! - [`api_ingress`]: the API load balancer's address, for a kubeconfig.
 //! - [`delete_cluster`]: everything carrying the cluster's label, in dependency order.
 //! - [`cloud`]: the Hetzner vocabulary of `kops-cloud-hetzner`, re-exported.
 //!
@@ -48,6 +49,26 @@ pub use update::{ApplyOptions, UpdateCluster, UpdateOptions, UpdatePlan};
 use self::cloud::{CLUSTER_LABEL, HetznerCloud, HetznerResourceType};
 use crate::cluster::ClusterContext;
 use crate::error::{Result, invalid};
+
+/// The address of a cluster's API load balancer, as kOps' `GetApiIngressStatus` finds it
+/// on Hetzner: the public IPv4 address of the load balancer `api.<cluster>` that carries
+/// the cluster's label. Empty when there is none.
+pub async fn api_ingress(api: &dyn HetznerCloud, cluster: &str) -> Result<Vec<crate::ApiIngress>> {
+    use self::cloud::HetznerCloudExt as _;
+    let found = api
+        .list_labelled(HetznerResourceType::LoadBalancer, cluster)
+        .await
+        .map_err(crate::error::cloud(format!(
+            "finding the API load balancer of cluster {cluster}"
+        )))?;
+    let name = format!("api.{cluster}");
+    Ok(found
+        .iter()
+        .filter(|lb| lb.name.as_deref() == Some(name.as_str()))
+        .filter_map(|lb| lb.attr_str("ipv4").filter(|a| !a.is_empty()))
+        .map(|a| crate::ApiIngress::new(a, false))
+        .collect())
+}
 
 /// One Hetzner object the model manages: a [`ResourceTask`] over [`HetznerResourceType`].
 pub type HetznerTask = ResourceTask<HetznerResourceType>;

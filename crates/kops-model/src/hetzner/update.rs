@@ -39,6 +39,12 @@ impl UpdateCluster {
         &self.flow.ctx
     }
 
+    /// Every container image and file the cluster's machines download, with where
+    /// from (kOps' `get assets`), as the model built in [`new`](Self::new) names them.
+    pub fn assets(&self) -> crate::assets::Assets {
+        self.flow.ctx.assets.snapshot()
+    }
+
     /// The task graph.
     pub fn graph(&self) -> &TaskGraph<dyn HetznerCloud> {
         &self.flow.graph
