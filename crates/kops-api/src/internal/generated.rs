@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use super::{
     ApiSpec, CloudProviderSpec, ConfigStoreSpec, InstanceGroupRole, InstanceRootVolumeSpec,
     NetworkingSpec,
@@ -11,116 +13,311 @@ use super::{
 use crate::v1alpha2;
 
 /// Internal `ClusterSpec`: see the field docs; shapes follow kOps' internal API.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ClusterSpec {
     /// Where the cluster's state lives (`configBase`, `keyStore`, `secretStore` in v1alpha2).
+    #[serde(rename = "configStore", default)]
     pub config_store: ConfigStoreSpec,
     /// The cloud and its provider-specific settings.
+    #[serde(rename = "cloudProvider", default)]
     pub cloud_provider: CloudProviderSpec,
     /// Network layout, addressing and the CNI plug-in.
+    #[serde(rename = "networking", default)]
     pub networking: NetworkingSpec,
     /// How the Kubernetes API is reached.
+    #[serde(rename = "api", default)]
     pub api: ApiSpec,
     /// Same as v1alpha2 `additionalPolicies` (additional policies).
+    #[serde(
+        rename = "additionalPolicies",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub additional_policies: Option<BTreeMap<String, String>>,
     /// Same as v1alpha2 `addons` (addons).
+    #[serde(rename = "addons", default, skip_serializing_if = "Option::is_none")]
     pub addons: Option<Vec<v1alpha2::AddonSpec>>,
     /// Same as v1alpha2 `assets` (assets).
+    #[serde(rename = "assets", default, skip_serializing_if = "Option::is_none")]
     pub assets: Option<v1alpha2::AssetsSpec>,
     /// Same as v1alpha2 `authentication` (authentication).
+    #[serde(
+        rename = "authentication",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub authentication: Option<v1alpha2::AuthenticationSpec>,
     /// Same as v1alpha2 `authorization` (authorization).
+    #[serde(
+        rename = "authorization",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub authorization: Option<v1alpha2::AuthorizationSpec>,
     /// Same as v1alpha2 `certManager` (cert manager).
+    #[serde(
+        rename = "certManager",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cert_manager: Option<v1alpha2::CertManagerConfig>,
     /// Same as v1alpha2 `channel` (channel).
+    #[serde(rename = "channel", default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
     /// Same as v1alpha2 `cloudConfig` (cloud config).
+    #[serde(
+        rename = "cloudConfig",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cloud_config: Option<v1alpha2::CloudConfiguration>,
     /// Same as v1alpha2 `cloudControllerManager` (cloud controller manager).
+    #[serde(
+        rename = "cloudControllerManager",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cloud_controller_manager: Option<v1alpha2::CloudControllerManagerConfig>,
     /// Same as v1alpha2 `cloudLabels` (cloud labels).
+    #[serde(
+        rename = "cloudLabels",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cloud_labels: Option<BTreeMap<String, String>>,
     /// Same as v1alpha2 `clusterAutoscaler` (cluster autoscaler).
+    #[serde(
+        rename = "clusterAutoscaler",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cluster_autoscaler: Option<v1alpha2::ClusterAutoscalerConfig>,
     /// Same as v1alpha2 `clusterDNSDomain` (cluster dns domain).
+    #[serde(
+        rename = "clusterDNSDomain",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cluster_dns_domain: Option<String>,
-    /// Same as v1alpha2 `configStore` (config store).
+    /// Same as v1alpha2 `configStore` (config store). Internal JSON name `legacyConfigStore`. Not a field of kOps' internal type; kept so that nothing is lost.
+    #[serde(
+        rename = "legacyConfigStore",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub legacy_config_store: Option<String>,
-    /// Same as v1alpha2 `containerRuntime` (container runtime).
+    /// Same as v1alpha2 `containerRuntime` (container runtime). Not a field of kOps' internal type; kept so that nothing is lost.
+    #[serde(
+        rename = "containerRuntime",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub container_runtime: Option<String>,
     /// Same as v1alpha2 `containerd` (containerd).
+    #[serde(
+        rename = "containerd",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub containerd: Option<v1alpha2::ContainerdConfig>,
     /// Same as v1alpha2 `dnsControllerGossipConfig` (dns controller gossip config).
+    #[serde(
+        rename = "dnsControllerGossipConfig",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dns_controller_gossip_config: Option<v1alpha2::DNSControllerGossipConfig>,
     /// Same as v1alpha2 `dnsZone` (dns zone).
+    #[serde(rename = "dnsZone", default, skip_serializing_if = "Option::is_none")]
     pub dns_zone: Option<String>,
-    /// Same as v1alpha2 `docker` (docker).
+    /// Same as v1alpha2 `docker` (docker). Not a field of kOps' internal type; kept so that nothing is lost.
+    #[serde(rename = "docker", default, skip_serializing_if = "Option::is_none")]
     pub docker: Option<v1alpha2::DockerConfig>,
     /// Same as v1alpha2 `encryptionConfig` (encryption config).
+    #[serde(
+        rename = "encryptionConfig",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub encryption_config: Option<bool>,
     /// Same as v1alpha2 `etcdClusters` (etcd clusters).
+    #[serde(
+        rename = "etcdClusters",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub etcd_clusters: Option<Vec<v1alpha2::EtcdClusterSpec>>,
-    /// Same as v1alpha2 `externalDns` (external dns).
+    /// Same as v1alpha2 `externalDns` (external dns). Internal JSON name `externalDNS`.
+    #[serde(
+        rename = "externalDNS",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub external_dns: Option<v1alpha2::ExternalDNSConfig>,
     /// Same as v1alpha2 `externalPolicies` (external policies).
+    #[serde(
+        rename = "externalPolicies",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub external_policies: Option<BTreeMap<String, Vec<String>>>,
     /// Same as v1alpha2 `fileAssets` (file assets).
+    #[serde(
+        rename = "fileAssets",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub file_assets: Option<Vec<v1alpha2::FileAssetSpec>>,
     /// Same as v1alpha2 `gossipConfig` (gossip config).
+    #[serde(
+        rename = "gossipConfig",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub gossip_config: Option<v1alpha2::GossipConfig>,
     /// Same as v1alpha2 `hooks` (hooks).
+    #[serde(rename = "hooks", default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<Vec<v1alpha2::HookSpec>>,
     /// Same as v1alpha2 `iam` (iam).
+    #[serde(rename = "iam", default, skip_serializing_if = "Option::is_none")]
     pub iam: Option<v1alpha2::IAMSpec>,
     /// Same as v1alpha2 `karpenter` (karpenter).
+    #[serde(rename = "karpenter", default, skip_serializing_if = "Option::is_none")]
     pub karpenter: Option<v1alpha2::KarpenterConfig>,
     /// Same as v1alpha2 `kubeAPIServer` (kube api server).
+    #[serde(
+        rename = "kubeAPIServer",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kube_api_server: Option<v1alpha2::KubeAPIServerConfig>,
     /// Same as v1alpha2 `kubeControllerManager` (kube controller manager).
+    #[serde(
+        rename = "kubeControllerManager",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kube_controller_manager: Option<v1alpha2::KubeControllerManagerConfig>,
     /// Same as v1alpha2 `kubeDNS` (kube dns).
+    #[serde(rename = "kubeDNS", default, skip_serializing_if = "Option::is_none")]
     pub kube_dns: Option<v1alpha2::KubeDNSConfig>,
     /// Same as v1alpha2 `kubeProxy` (kube proxy).
+    #[serde(rename = "kubeProxy", default, skip_serializing_if = "Option::is_none")]
     pub kube_proxy: Option<v1alpha2::KubeProxyConfig>,
     /// Same as v1alpha2 `kubeScheduler` (kube scheduler).
+    #[serde(
+        rename = "kubeScheduler",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kube_scheduler: Option<v1alpha2::KubeSchedulerConfig>,
     /// Same as v1alpha2 `kubelet` (kubelet).
+    #[serde(rename = "kubelet", default, skip_serializing_if = "Option::is_none")]
     pub kubelet: Option<v1alpha2::KubeletConfigSpec>,
     /// Same as v1alpha2 `kubernetesVersion` (kubernetes version).
+    #[serde(
+        rename = "kubernetesVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kubernetes_version: Option<String>,
-    /// Same as v1alpha2 `masterKubelet` (master kubelet).
+    /// Same as v1alpha2 `masterKubelet` (master kubelet). Internal JSON name `controlPlaneKubelet`.
+    #[serde(
+        rename = "controlPlaneKubelet",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub master_kubelet: Option<v1alpha2::KubeletConfigSpec>,
     /// Same as v1alpha2 `metricsServer` (metrics server).
+    #[serde(
+        rename = "metricsServer",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub metrics_server: Option<v1alpha2::MetricsServerConfig>,
     /// Same as v1alpha2 `nodeAuthorization` (node authorization).
+    #[serde(
+        rename = "nodeAuthorization",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub node_authorization: Option<v1alpha2::NodeAuthorizationSpec>,
     /// Same as v1alpha2 `nodePortAccess` (node port access).
+    #[serde(
+        rename = "nodePortAccess",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub node_port_access: Option<Vec<String>>,
     /// Same as v1alpha2 `nodeProblemDetector` (node problem detector).
+    #[serde(
+        rename = "nodeProblemDetector",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub node_problem_detector: Option<v1alpha2::NodeProblemDetectorConfig>,
     /// Same as v1alpha2 `ntp` (ntp).
+    #[serde(rename = "ntp", default, skip_serializing_if = "Option::is_none")]
     pub ntp: Option<v1alpha2::NTPConfig>,
     /// Same as v1alpha2 `packages` (packages).
+    #[serde(rename = "packages", default, skip_serializing_if = "Option::is_none")]
     pub packages: Option<Vec<String>>,
     /// Same as v1alpha2 `rollingUpdate` (rolling update).
+    #[serde(
+        rename = "rollingUpdate",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub rolling_update: Option<v1alpha2::RollingUpdate>,
     /// Same as v1alpha2 `serviceAccountIssuerDiscovery` (service account issuer discovery).
+    #[serde(
+        rename = "serviceAccountIssuerDiscovery",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub service_account_issuer_discovery: Option<v1alpha2::ServiceAccountIssuerDiscoveryConfig>,
     /// Same as v1alpha2 `snapshotController` (snapshot controller).
+    #[serde(
+        rename = "snapshotController",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub snapshot_controller: Option<v1alpha2::SnapshotControllerConfig>,
     /// Same as v1alpha2 `sshAccess` (ssh access).
+    #[serde(rename = "sshAccess", default, skip_serializing_if = "Option::is_none")]
     pub ssh_access: Option<Vec<String>>,
     /// Same as v1alpha2 `sshKeyName` (ssh key name).
+    #[serde(
+        rename = "sshKeyName",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub ssh_key_name: Option<String>,
     /// Same as v1alpha2 `sysctlParameters` (sysctl parameters).
+    #[serde(
+        rename = "sysctlParameters",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub sysctl_parameters: Option<Vec<String>>,
     /// Same as v1alpha2 `target` (target).
+    #[serde(rename = "target", default, skip_serializing_if = "Option::is_none")]
     pub target: Option<v1alpha2::TargetSpec>,
     /// Same as v1alpha2 `updatePolicy` (update policy).
+    #[serde(
+        rename = "updatePolicy",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub update_policy: Option<String>,
     /// Same as v1alpha2 `useHostCertificates` (use host certificates).
+    #[serde(
+        rename = "useHostCertificates",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub use_host_certificates: Option<bool>,
 }
 
@@ -233,102 +430,270 @@ pub(crate) fn copy_clusterspec_to_v1alpha2(b: &ClusterSpec, a: &mut v1alpha2::Cl
 }
 
 /// Internal `InstanceGroupSpec`: see the field docs; shapes follow kOps' internal API.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct InstanceGroupSpec {
     /// What the machines do (`Master` in v1alpha2 is `ControlPlane` here).
+    #[serde(rename = "role", default, skip_serializing_if = "Option::is_none")]
     pub role: Option<InstanceGroupRole>,
     /// The root volume (`rootVolume*` fields in v1alpha2).
+    #[serde(
+        rename = "rootVolume",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub root_volume: Option<InstanceRootVolumeSpec>,
     /// Same as v1alpha2 `additionalSecurityGroups` (additional security groups).
+    #[serde(
+        rename = "additionalSecurityGroups",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub additional_security_groups: Option<Vec<String>>,
     /// Same as v1alpha2 `additionalUserData` (additional user data).
+    #[serde(
+        rename = "additionalUserData",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub additional_user_data: Option<Vec<v1alpha2::UserData>>,
-    /// Same as v1alpha2 `associatePublicIp` (associate public ip).
+    /// Same as v1alpha2 `associatePublicIp` (associate public ip). Internal JSON name `associatePublicIP`.
+    #[serde(
+        rename = "associatePublicIP",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub associate_public_ip: Option<bool>,
     /// Same as v1alpha2 `autoscale` (autoscale).
+    #[serde(rename = "autoscale", default, skip_serializing_if = "Option::is_none")]
     pub autoscale: Option<bool>,
     /// Same as v1alpha2 `autoscalePriority` (autoscale priority).
+    #[serde(
+        rename = "autoscalePriority",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub autoscale_priority: Option<i16>,
     /// Same as v1alpha2 `capacityRebalance` (capacity rebalance).
+    #[serde(
+        rename = "capacityRebalance",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub capacity_rebalance: Option<bool>,
     /// Same as v1alpha2 `cloudLabels` (cloud labels).
+    #[serde(
+        rename = "cloudLabels",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cloud_labels: Option<BTreeMap<String, String>>,
     /// Same as v1alpha2 `compressUserData` (compress user data).
+    #[serde(
+        rename = "compressUserData",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub compress_user_data: Option<bool>,
     /// Same as v1alpha2 `containerd` (containerd).
+    #[serde(
+        rename = "containerd",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub containerd: Option<v1alpha2::ContainerdConfig>,
     /// Same as v1alpha2 `cpuCredits` (cpu credits).
+    #[serde(
+        rename = "cpuCredits",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cpu_credits: Option<String>,
     /// Same as v1alpha2 `detailedInstanceMonitoring` (detailed instance monitoring).
+    #[serde(
+        rename = "detailedInstanceMonitoring",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub detailed_instance_monitoring: Option<bool>,
     /// Same as v1alpha2 `externalLoadBalancers` (external load balancers).
+    #[serde(
+        rename = "externalLoadBalancers",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub external_load_balancers: Option<Vec<v1alpha2::LoadBalancerSpec>>,
     /// Same as v1alpha2 `fileAssets` (file assets).
+    #[serde(
+        rename = "fileAssets",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub file_assets: Option<Vec<v1alpha2::FileAssetSpec>>,
     /// Same as v1alpha2 `gcpProvisioningModel` (gcp provisioning model).
+    #[serde(
+        rename = "gcpProvisioningModel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub gcp_provisioning_model: Option<String>,
     /// Same as v1alpha2 `guestAccelerators` (guest accelerators).
+    #[serde(
+        rename = "guestAccelerators",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub guest_accelerators: Option<Vec<v1alpha2::AcceleratorConfig>>,
     /// Same as v1alpha2 `hooks` (hooks).
+    #[serde(rename = "hooks", default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<Vec<v1alpha2::HookSpec>>,
     /// Same as v1alpha2 `iam` (iam).
+    #[serde(rename = "iam", default, skip_serializing_if = "Option::is_none")]
     pub iam: Option<v1alpha2::IAMProfileSpec>,
     /// Same as v1alpha2 `image` (image).
+    #[serde(rename = "image", default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
     /// Same as v1alpha2 `instanceInterruptionBehavior` (instance interruption behavior).
+    #[serde(
+        rename = "instanceInterruptionBehavior",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub instance_interruption_behavior: Option<String>,
     /// Same as v1alpha2 `instanceMetadata` (instance metadata).
+    #[serde(
+        rename = "instanceMetadata",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub instance_metadata: Option<v1alpha2::InstanceMetadataOptions>,
     /// Same as v1alpha2 `instanceProtection` (instance protection).
+    #[serde(
+        rename = "instanceProtection",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub instance_protection: Option<bool>,
     /// Same as v1alpha2 `kubelet` (kubelet).
+    #[serde(rename = "kubelet", default, skip_serializing_if = "Option::is_none")]
     pub kubelet: Option<v1alpha2::KubeletConfigSpec>,
     /// Same as v1alpha2 `machineType` (machine type).
+    #[serde(
+        rename = "machineType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub machine_type: Option<String>,
     /// Same as v1alpha2 `manager` (manager).
+    #[serde(rename = "manager", default, skip_serializing_if = "Option::is_none")]
     pub manager: Option<String>,
     /// Same as v1alpha2 `maxInstanceLifetime` (max instance lifetime).
+    #[serde(
+        rename = "maxInstanceLifetime",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_instance_lifetime: Option<v1alpha2::Duration>,
     /// Same as v1alpha2 `maxPrice` (max price).
+    #[serde(rename = "maxPrice", default, skip_serializing_if = "Option::is_none")]
     pub max_price: Option<String>,
     /// Same as v1alpha2 `maxSize` (max size).
+    #[serde(rename = "maxSize", default, skip_serializing_if = "Option::is_none")]
     pub max_size: Option<i32>,
     /// Same as v1alpha2 `minSize` (min size).
+    #[serde(rename = "minSize", default, skip_serializing_if = "Option::is_none")]
     pub min_size: Option<i32>,
     /// Same as v1alpha2 `mixedInstancesPolicy` (mixed instances policy).
+    #[serde(
+        rename = "mixedInstancesPolicy",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub mixed_instances_policy: Option<v1alpha2::MixedInstancesPolicySpec>,
     /// Same as v1alpha2 `nodeLabels` (node labels).
+    #[serde(
+        rename = "nodeLabels",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// Same as v1alpha2 `packages` (packages).
+    #[serde(rename = "packages", default, skip_serializing_if = "Option::is_none")]
     pub packages: Option<Vec<String>>,
     /// Same as v1alpha2 `rollingUpdate` (rolling update).
+    #[serde(
+        rename = "rollingUpdate",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub rolling_update: Option<v1alpha2::RollingUpdate>,
-    /// Same as v1alpha2 `rootVolumeDeleteOnTermination` (root volume delete on termination).
+    /// Same as v1alpha2 `rootVolumeDeleteOnTermination` (root volume delete on termination). Not a field of kOps' internal type; kept so that nothing is lost.
+    #[serde(
+        rename = "rootVolumeDeleteOnTermination",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub root_volume_delete_on_termination: Option<bool>,
     /// Same as v1alpha2 `securityGroupOverride` (security group override).
+    #[serde(
+        rename = "securityGroupOverride",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub security_group_override: Option<String>,
     /// Same as v1alpha2 `spotDurationInMinutes` (spot duration in minutes).
+    #[serde(
+        rename = "spotDurationInMinutes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub spot_duration_in_minutes: Option<i64>,
     /// Same as v1alpha2 `subnets` (subnets).
+    #[serde(rename = "subnets", default, skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<String>>,
     /// Same as v1alpha2 `suspendProcesses` (suspend processes).
+    #[serde(
+        rename = "suspendProcesses",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub suspend_processes: Option<Vec<String>>,
     /// Same as v1alpha2 `sysctlParameters` (sysctl parameters).
+    #[serde(
+        rename = "sysctlParameters",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub sysctl_parameters: Option<Vec<String>>,
     /// Same as v1alpha2 `taints` (taints).
+    #[serde(rename = "taints", default, skip_serializing_if = "Option::is_none")]
     pub taints: Option<Vec<String>>,
     /// Same as v1alpha2 `tenancy` (tenancy).
+    #[serde(rename = "tenancy", default, skip_serializing_if = "Option::is_none")]
     pub tenancy: Option<String>,
     /// Same as v1alpha2 `updatePolicy` (update policy).
+    #[serde(
+        rename = "updatePolicy",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub update_policy: Option<String>,
     /// Same as v1alpha2 `volumeMounts` (volume mounts).
+    #[serde(
+        rename = "volumeMounts",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub volume_mounts: Option<Vec<v1alpha2::VolumeMountSpec>>,
     /// Same as v1alpha2 `volumes` (volumes).
+    #[serde(rename = "volumes", default, skip_serializing_if = "Option::is_none")]
     pub volumes: Option<Vec<v1alpha2::VolumeSpec>>,
     /// Same as v1alpha2 `warmPool` (warm pool).
+    #[serde(rename = "warmPool", default, skip_serializing_if = "Option::is_none")]
     pub warm_pool: Option<v1alpha2::WarmPoolSpec>,
     /// Same as v1alpha2 `zones` (zones).
+    #[serde(rename = "zones", default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Vec<String>>,
 }
 
