@@ -24,6 +24,8 @@
 //! - [`validation`]: every problem at once, each with its field path.
 //! - [`version`]: Kubernetes version parsing.
 //! - [`naming`]: kOps' length-limited, hashed object names.
+//! - [`schema`]: the v1alpha2 and internal types described as data (JSON
+//!   names, docs, shapes) for editors, docs and Terraform providers.
 //! - [`yaml`]: kOps' YAML bytes (go-yaml v2 through JSON) and a YAML 1.1 reader.
 //!
 //! # Example
@@ -125,6 +127,7 @@ pub mod internal;
 pub mod keyset;
 pub mod manifest;
 pub mod naming;
+pub mod schema;
 pub mod v1alpha2;
 pub mod validation;
 pub mod version;

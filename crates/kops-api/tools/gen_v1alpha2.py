@@ -2,6 +2,8 @@
 """Generate crates/kops-api/src/v1alpha2/generated.rs from kOps' v1alpha2 Go type files.
 
 Usage: gen_v1alpha2.py <kops-checkout>/pkg/apis/kops/v1alpha2 > src/v1alpha2/generated.rs
+(then regenerate the internal types as tools/gen_internal.py says, and the
+schema tables: tools/gen_schema.py > src/schema/generated.rs)
 
 Only the schema is taken over (type names, JSON field names and field types);
 every field becomes an `Option` so that what the user omitted stays omitted, and

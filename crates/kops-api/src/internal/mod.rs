@@ -30,6 +30,7 @@
 //! kept so that a JSON round trip loses nothing: `containerRuntime`, `docker`,
 //! `legacyConfigStore` (v1alpha2's unused `configStore` string),
 //! `rootVolumeDeleteOnTermination` and the topology's `masters` and `nodes`.
+//! [`crate::schema`] describes these types as data.
 
 mod conversion;
 mod generated;
