@@ -34,8 +34,10 @@
 
 mod conversion;
 mod generated;
+mod paths;
 
 pub use generated::{ClusterSpec, InstanceGroupSpec};
+pub use paths::{cluster_path, instance_group_path};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -1,0 +1,268 @@
+//! The cluster in its cloud, through kops-model: apply the stored spec, roll the
+//! machines, delete everything. AWS only for now: another cloud is a diagnostic.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kops_model::UpdateOptions;
+use kops_model::api::{internal, v1alpha2};
+use kops_model::aws::{self, ApplyOptions, DeleteOptions, DiscoverOptions, UpdateCluster};
+use kops_model::cloud_aws::AwsCloud;
+use kops_model::day2::groups::AwsInstanceGroups;
+use kops_model::day2::rolling::{Journal, RollingOptions, RollingUpdate};
+use kops_model::statestore::Error as StoreError;
+
+use crate::diag::{Diag, Diags};
+use crate::session::Session;
+
+/// A stored cluster, its groups, and the region it runs in.
+pub struct Stored {
+    /// The cluster as stored.
+    pub cluster: v1alpha2::Cluster,
+    /// Its groups as stored.
+    pub groups: Vec<v1alpha2::InstanceGroup>,
+    /// Its region.
+    pub region: String,
+}
+
+fn failed(what: String) -> impl Fn(kops_model::Error) -> Diags {
+    move |e| vec![Diag::failed(&what, &anyhow::Error::new(e))]
+}
+
+/// Reads cluster `name` and its groups (`None`: no such cluster).
+async fn load(session: &Session, name: &str) -> Result<Option<Stored>, Diags> {
+    let cluster = match session.registry.get_cluster(name).await {
+        Ok(c) => c.value,
+        Err(StoreError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(vec![Diag::error("Reading the cluster", e.to_string())]),
+    };
+    let provider = cluster.spec.cloud_provider.clone().unwrap_or_default();
+    if provider != "aws" {
+        return Err(vec![Diag::error(
+            "Cloud not supported by this provider yet",
+            format!("cluster {name}: spec.cloudProvider {provider:?}: only aws is"),
+        )]);
+    }
+    let groups = session
+        .registry
+        .list_instance_groups(name)
+        .await
+        .map_err(|e| vec![Diag::error("Reading the instance groups", e.to_string())])?
+        .into_iter()
+        .map(|g| g.value)
+        .collect();
+    let region = internal::Cluster::try_from(&cluster)
+        .ok()
+        .and_then(|c| c.region())
+        .ok_or_else(|| {
+            vec![Diag::error(
+                "No region",
+                format!("cluster {name}: no subnet zone to take the region from"),
+            )]
+        })?;
+    Ok(Some(Stored {
+        cluster,
+        groups,
+        region,
+    }))
+}
+
+async fn open(session: &Session, region: &str) -> Result<Arc<dyn AwsCloud>, Diags> {
+    let cloud = session
+        .aws(region)
+        .await
+        .map_err(|e| vec![Diag::failed("Opening AWS", &e)])?;
+    Ok(Arc::new(cloud))
+}
+
+/// Runs a library call on a thread of its own, where its future need not be `Send`
+/// (some of kops-model's futures are not, for every lifetime the gRPC server's
+/// futures demand).
+async fn off_thread<F, Fut, T>(f: F) -> Result<T, Diags>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, Diags>>,
+    T: Send + 'static,
+{
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || handle.block_on(f()))
+        .await
+        .map_err(|e| vec![Diag::error("A library call failed", e.to_string())])?
+}
+
+/// A cluster's groups and how many changes applying its stored spec would make
+/// (`None`: no such cluster), off the server's threads.
+pub async fn status(
+    session: &Arc<Session>,
+    name: &str,
+) -> Result<Option<(Vec<String>, usize)>, Diags> {
+    let (session, name) = (session.clone(), name.to_string());
+    off_thread(move || async move {
+        let Some(stored) = load(&session, &name).await? else {
+            return Ok(None);
+        };
+        let groups = stored.groups.iter().map(|g| g.name().to_string()).collect();
+        let changes = update_here(&session, &name, true).await?;
+        Ok(Some((groups, changes)))
+    })
+    .await
+}
+
+/// [`update_here`] off the server's threads.
+pub async fn update(session: &Arc<Session>, name: &str, dry_run: bool) -> Result<usize, Diags> {
+    let (session, name) = (session.clone(), name.to_string());
+    off_thread(move || async move { update_here(&session, &name, dry_run).await }).await
+}
+
+/// [`rolling_update_here`] off the server's threads.
+pub async fn rolling_update(
+    session: &Arc<Session>,
+    name: &str,
+    roll: Roll,
+) -> Result<usize, Diags> {
+    let (session, name) = (session.clone(), name.to_string());
+    off_thread(move || async move { rolling_update_here(&session, &name, &roll).await }).await
+}
+
+/// [`delete_cluster_here`] off the server's threads.
+pub async fn delete_cluster(session: &Arc<Session>, name: &str) -> Result<(), Diags> {
+    let (session, name) = (session.clone(), name.to_string());
+    off_thread(move || async move { delete_cluster_here(&session, &name).await }).await
+}
+
+/// `kops update cluster --yes`: discovers, plans and applies the stored spec, holding
+/// the cluster's lock; with `dry_run`, plans only. Returns how many changes there were.
+async fn update_here(session: &Session, name: &str, dry_run: bool) -> Result<usize, Diags> {
+    let Some(stored) = load(session, name).await? else {
+        return Err(vec![Diag::attr(
+            "cluster_name",
+            "No such cluster",
+            format!("{name} is not in {}", session.state),
+        )]);
+    };
+    let cloud = open(session, &stored.region).await?;
+    let mut discover =
+        DiscoverOptions::default().with_state_store(session.store.clone(), &session.state);
+    let keys = session
+        .registry
+        .list_ssh_public_keys(name)
+        .await
+        .map_err(|e| vec![Diag::error("Reading the admin SSH key", e.to_string())])?;
+    if let Some((_, key)) = keys.into_iter().next() {
+        discover = discover.with_ssh_public_key(key);
+    }
+    let ctx = aws::discover(cloud.as_ref(), &stored.cluster, &stored.groups, &discover)
+        .await
+        .map_err(failed(format!("Discovering cluster {name}")))?;
+    let update = UpdateCluster::new(ctx, UpdateOptions::default())
+        .map_err(failed(format!("Building the model of cluster {name}")))?;
+    let plan = update
+        .plan(cloud.as_ref())
+        .await
+        .map_err(failed(format!("Planning cluster {name}")))?;
+    let changes = plan.plan.changes().count();
+    if dry_run {
+        return Ok(changes);
+    }
+    update
+        .apply(
+            cloud.as_ref(),
+            &session.registry,
+            &plan,
+            ApplyOptions::default(),
+        )
+        .await
+        .map_err(failed(format!("Applying cluster {name}")))?;
+    Ok(changes)
+}
+
+/// The rolling update's settings a `kops_cluster_updater` gives.
+pub struct Roll {
+    /// Replace without draining or validating through the Kubernetes API.
+    pub cloud_only: bool,
+    /// Replace even machines that are up to date.
+    pub force: bool,
+    /// Only these groups (empty: all).
+    pub include: Vec<String>,
+    /// Not these groups.
+    pub exclude: Vec<String>,
+    /// Stop when a drain fails.
+    pub fail_on_drain_error: bool,
+    /// Stop when validation fails.
+    pub fail_on_validate: bool,
+    /// Successful validations in a row before going on.
+    pub validate_count: u32,
+    /// Wait after draining a machine.
+    pub post_drain_delay: Option<Duration>,
+    /// How long validation may take.
+    pub validation_timeout: Option<Duration>,
+}
+
+/// `kops rolling-update cluster --yes`: replaces out-of-date machines, resumable from
+/// its journal in the state store. Returns how many machines were replaced.
+async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Result<usize, Diags> {
+    let Some(stored) = load(session, name).await? else {
+        return Ok(0);
+    };
+    let cluster = internal::Cluster::try_from(&stored.cluster)
+        .map_err(|e| vec![Diag::error("Converting the cluster", e.to_string())])?;
+    let groups: Vec<internal::InstanceGroup> = stored
+        .groups
+        .iter()
+        .map(internal::InstanceGroup::from)
+        .collect();
+    let selected: Vec<String> = groups
+        .iter()
+        .map(|g| g.name().to_string())
+        .filter(|g| roll.include.is_empty() || roll.include.contains(g))
+        .filter(|g| !roll.exclude.contains(g))
+        .collect();
+    if selected.is_empty() {
+        return Ok(0);
+    }
+    let cloud = open(session, &stored.region).await?;
+    let mut options = RollingOptions::default()
+        .with_cloud_only(roll.cloud_only)
+        .with_force(roll.force)
+        .with_instance_groups(selected)
+        .with_fail_on_drain_error(roll.fail_on_drain_error)
+        .with_fail_on_validate_error(roll.fail_on_validate)
+        .with_validate_count(roll.validate_count);
+    if let Some(d) = roll.post_drain_delay {
+        options = options.with_post_drain_delay(d);
+    }
+    if let Some(d) = roll.validation_timeout {
+        options = options.with_validation_timeout(d);
+    }
+    let rolling = RollingUpdate::new(Arc::new(AwsInstanceGroups::new(cloud)), options)
+        .with_journal(Journal::new(session.store.clone(), name));
+    let report = rolling
+        .run(&cluster, &groups)
+        .await
+        .map_err(failed(format!("Rolling update of cluster {name}")))?;
+    Ok(report.replaced.len())
+}
+
+/// `kops delete cluster --yes`: deletes what cluster `name` owns in its cloud.
+async fn delete_cluster_here(session: &Session, name: &str) -> Result<(), Diags> {
+    let Some(stored) = load(session, name).await? else {
+        return Ok(());
+    };
+    let cloud = open(session, &stored.region).await?;
+    let report = aws::delete_cluster(cloud.as_ref(), name, &DeleteOptions::default())
+        .await
+        .map_err(|e| {
+            vec![Diag::error(
+                format!("Deleting cluster {name} in AWS"),
+                e.to_string(),
+            )]
+        })?;
+    if !report.is_complete() {
+        let left: Vec<String> = report.failed.iter().map(|l| format!("{l:?}")).collect();
+        return Err(vec![Diag::error(
+            "Objects left in AWS",
+            format!("cluster {name}: {}", left.join("; ")),
+        )]);
+    }
+    Ok(())
+}

@@ -1,0 +1,395 @@
+//! The provider driven by the real `terraform` binary (`dev_overrides`, no registry),
+//! on moto (`KOPS_TEST_S3_ENDPOINT`, which `scripts/test` starts) with an `s3://` store.
+//! Without terraform or moto the tests skip, saying why; with
+//! `KOPS_TEST_REQUIRE_EMULATORS=1` they fail instead.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// An image moto knows.
+const MOTO_AMI: &str = "ami-1e749f67";
+const REGION: &str = "ap-southeast-2";
+const ZONE: &str = "tf.example";
+
+fn require() -> bool {
+    std::env::var("KOPS_TEST_REQUIRE_EMULATORS").is_ok_and(|v| v == "1")
+}
+
+/// moto's endpoint and the terraform binary, or `None` (skip).
+fn setup() -> Option<(String, String)> {
+    let moto = std::env::var("KOPS_TEST_S3_ENDPOINT")
+        .ok()
+        .filter(|e| !e.is_empty());
+    let terraform = which("terraform");
+    match (moto, terraform) {
+        (Some(m), Some(t)) => Some((m.trim_end_matches('/').to_string(), t)),
+        (m, t) => {
+            assert!(
+                !require(),
+                "KOPS_TEST_REQUIRE_EMULATORS=1 but moto ({m:?}) or terraform ({t:?}) is missing"
+            );
+            eprintln!("skipping: moto (KOPS_TEST_S3_ENDPOINT) or terraform is missing");
+            None
+        }
+    }
+}
+
+fn which(binary: &str) -> Option<String> {
+    let path = std::env::var("PATH").ok()?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(binary))
+        .find(|p| p.is_file())
+        .map(|p| p.display().to_string())
+}
+
+/// Runs a boto3 script against moto; its stdout.
+fn boto(endpoint: &str, script: &str, args: &[&str]) -> String {
+    let prelude = format!(
+        "import boto3, json, sys\nargs = sys.argv[1:]\n\
+         def client(name, region='{REGION}'):\n    \
+         return boto3.client(name, region_name=region, endpoint_url='{endpoint}', \
+         aws_access_key_id='testing', aws_secret_access_key='testing')\n"
+    );
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(format!("{prelude}{script}"))
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "boto3 script failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn prepare(endpoint: &str, bucket: &str) {
+    boto(
+        endpoint,
+        "client('s3', 'us-east-1').create_bucket(Bucket=args[0])\n\
+         r53 = client('route53')\n\
+         if not [z for z in r53.list_hosted_zones()['HostedZones'] if z['Name'] == args[1] + '.']:\n    \
+         r53.create_hosted_zone(Name=args[1] + '.', CallerReference='tf-' + args[0])\n",
+        &[bucket, ZONE],
+    );
+}
+
+/// What moto holds of `cluster`, by kind (empty kinds left out), as text.
+fn leftovers(endpoint: &str, cluster: &str) -> String {
+    boto(
+        endpoint,
+        "cluster = args[0]\n\
+         ec2 = client('ec2')\n\
+         tag = [{'Name': 'tag:KubernetesCluster', 'Values': [cluster]}]\n\
+         out = {}\n\
+         def put(kind, items):\n    \
+         if items: out[kind] = sorted(items)\n\
+         put('vpc', [v['VpcId'] for v in ec2.describe_vpcs(Filters=tag)['Vpcs']])\n\
+         put('subnet', [s['SubnetId'] for s in ec2.describe_subnets(Filters=tag)['Subnets']])\n\
+         put('security group', [g['GroupId'] for g in ec2.describe_security_groups(Filters=tag)['SecurityGroups']])\n\
+         put('launch template', [t['LaunchTemplateName'] for t in ec2.describe_launch_templates()['LaunchTemplates'] if t['LaunchTemplateName'].endswith(cluster)])\n\
+         put('instance', [i['InstanceId'] for r in ec2.describe_instances(Filters=tag)['Reservations'] for i in r['Instances'] if i['State']['Name'] not in ('terminated', 'shutting-down')])\n\
+         asg = client('autoscaling')\n\
+         put('autoscaling group', [g['AutoScalingGroupName'] for g in asg.describe_auto_scaling_groups()['AutoScalingGroups'] if g['AutoScalingGroupName'].endswith(cluster)])\n\
+         print(json.dumps(out, sort_keys=True))\n",
+        &[cluster],
+    )
+    .trim()
+    .to_string()
+}
+
+/// The autoscaling groups of `cluster`: name -> (min, max, launch template version,
+/// instance ids).
+fn groups(endpoint: &str, cluster: &str) -> serde_json::Value {
+    let out = boto(
+        endpoint,
+        "asg = client('autoscaling')\n\
+         out = {}\n\
+         for g in asg.describe_auto_scaling_groups()['AutoScalingGroups']:\n    \
+         if g['AutoScalingGroupName'].endswith(args[0]):\n        \
+         out[g['AutoScalingGroupName']] = {'min': g['MinSize'], 'max': g['MaxSize'], \
+         'instances': sorted(i['InstanceId'] for i in g['Instances'])}\n\
+         print(json.dumps(out))\n",
+        &[cluster],
+    );
+    serde_json::from_str(out.trim()).expect("json")
+}
+
+/// The keys of `bucket` under `prefix`.
+fn objects(endpoint: &str, bucket: &str, prefix: &str) -> Vec<String> {
+    let out = boto(
+        endpoint,
+        "s3 = client('s3', 'us-east-1')\n\
+         keys = []\n\
+         for page in s3.get_paginator('list_objects_v2').paginate(Bucket=args[0], Prefix=args[1]):\n    \
+         keys += [o['Key'] for o in page.get('Contents', [])]\n\
+         print(json.dumps(sorted(keys)))\n",
+        &[bucket, prefix],
+    );
+    serde_json::from_str(out.trim()).expect("json")
+}
+
+/// A Terraform working directory whose `kops` provider is this build's binary.
+struct Work {
+    dir: tempfile::TempDir,
+    terraform: String,
+    endpoint: String,
+}
+
+impl Work {
+    fn new(terraform: &str, endpoint: &str) -> Work {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let binary = PathBuf::from(env!("CARGO_BIN_EXE_terraform-provider-kops"));
+        let rc = format!(
+            "provider_installation {{\n  dev_overrides {{\n    \"terraform-kops/kops\" = \"{}\"\n  }}\n  direct {{}}\n}}\n",
+            binary.parent().expect("bin dir").display()
+        );
+        std::fs::write(dir.path().join("terraformrc"), rc).expect("write rc");
+        Work {
+            dir,
+            terraform: terraform.to_string(),
+            endpoint: endpoint.to_string(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.path().join(name), text).expect("write");
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(&self.terraform)
+            .args(args)
+            .current_dir(self.path())
+            .env("TF_CLI_CONFIG_FILE", self.path().join("terraformrc"))
+            .env("TF_IN_AUTOMATION", "1")
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", REGION)
+            .env("AWS_CONFIG_FILE", "/nonexistent")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("S3_ENDPOINT", &self.endpoint)
+            .env("S3_ACCESS_KEY_ID", "testing")
+            .env("S3_SECRET_ACCESS_KEY", "testing")
+            .output()
+            .expect("terraform runs")
+    }
+
+    /// Runs terraform and requires exit code `code`; its output.
+    fn expect(&self, args: &[&str], code: i32) -> String {
+        let out = self.run(args);
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(code), "terraform {args:?}:\n{text}");
+        text
+    }
+}
+
+/// HCL in terraform-provider-kops' schema (its docs' field names and blocks).
+fn config(bucket: &str, name: &str, node_max: u32, extra: &str) -> String {
+    format!(
+        r#"terraform {{
+  required_providers {{
+    kops = {{ source = "terraform-kops/kops" }}
+  }}
+}}
+
+provider "kops" {{
+  state_store = "s3://{bucket}"
+}}
+
+resource "kops_cluster" "cluster" {{
+  name               = "{name}"
+  admin_ssh_key      = file("${{path.module}}/id.pub")
+  kubernetes_version = "1.34.1"
+  dns_zone           = "{ZONE}"
+
+  cloud_provider {{
+    aws {{}}
+  }}
+
+  config_store {{
+    base = "s3://{bucket}/{name}"
+  }}
+
+  iam {{
+    allow_container_registry = true
+  }}
+
+  networking {{
+    network_cidr = "{cidr}"
+    subnet {{
+      name = "{REGION}a"
+      type = "Public"
+      zone = "{REGION}a"
+      cidr = "172.20.32.0/19"
+    }}
+    topology {{
+      dns = "Public"
+    }}
+    calico {{}}
+  }}
+
+  etcd_cluster {{
+    name = "main"
+    member {{
+      name           = "a"
+      instance_group = "control-plane-{REGION}a"
+    }}
+  }}
+  etcd_cluster {{
+    name = "events"
+    member {{
+      name           = "a"
+      instance_group = "control-plane-{REGION}a"
+    }}
+  }}
+}}
+
+resource "kops_instance_group" "control_plane" {{
+  cluster_name = kops_cluster.cluster.id
+  name         = "control-plane-{REGION}a"
+  role         = "Master"
+  min_size     = 1
+  max_size     = 1
+  machine_type = "t3.medium"
+  image        = "{MOTO_AMI}"
+  subnets      = ["{REGION}a"]
+}}
+
+resource "kops_instance_group" "nodes" {{
+  cluster_name = kops_cluster.cluster.id
+  name         = "nodes-{REGION}a"
+  role         = "Node"
+  min_size     = 1
+  max_size     = {node_max}
+  machine_type = "t3.medium"
+  image        = "{MOTO_AMI}"
+  subnets      = ["{REGION}a"]
+}}
+
+resource "kops_cluster_updater" "updater" {{
+  cluster_name = kops_cluster.cluster.id
+
+  keepers = {{
+    cluster       = kops_cluster.cluster.revision
+    control_plane = kops_instance_group.control_plane.revision
+    nodes         = kops_instance_group.nodes.revision
+  }}
+
+  rolling_update {{
+    skip       = false
+    cloud_only = true
+  }}
+
+  validate {{
+    skip = true
+  }}
+}}
+{extra}"#,
+        cidr = "172.20.0.0/16",
+    )
+}
+
+const SSH_KEY: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQCtWu40XQo8dczLsCq0OWV+hxm9uV3WxeH9Kgh4sMzQxNtoU1pvW0XdjpkBesRKGoolfWeCLXWxpyQb1IaiMkKoz7MdhQ/6UKjMjP66aFWWp3pwD0uj0HuJ7tq4gKHKRYGTaZIRWpzUiANBrjugVgA+Sd7E/mYwc/DMXkIyRZbvhQ== test@example\n";
+
+#[test]
+fn a_cluster_lives_and_dies_in_terraform_on_moto() {
+    let Some((endpoint, terraform)) = setup() else {
+        return;
+    };
+    let bucket = format!("kops-tf-{}", std::process::id());
+    let name = "life.tf.example";
+    prepare(&endpoint, &bucket);
+    let work = Work::new(&terraform, &endpoint);
+    work.write("id.pub", SSH_KEY);
+    work.write("main.tf", &config(&bucket, name, 2, ""));
+
+    // Apply: the spec in the bucket, the cluster in moto.
+    work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    let keys = objects(&endpoint, &bucket, &format!("{name}/"));
+    assert!(keys.contains(&format!("{name}/config")), "{keys:?}");
+    assert!(
+        keys.iter()
+            .any(|k| k.starts_with(&format!("{name}/instancegroup/"))),
+        "{keys:?}"
+    );
+    let asgs = groups(&endpoint, name);
+    let nodes = format!("nodes-{REGION}a.{name}");
+    assert_eq!(asgs[&nodes]["max"], 2, "{asgs}");
+    let before = asgs.clone();
+
+    // A plan right after: nothing to do.
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+
+    // One attribute changed: the plan names it, and applying changes only that group.
+    work.write("main.tf", &config(&bucket, name, 3, ""));
+    let plan = work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        2,
+    );
+    assert!(
+        plan.contains("max_size") && plan.contains("2 -> 3"),
+        "{plan}"
+    );
+    assert!(
+        !plan.contains("kops_cluster.cluster will be updated"),
+        "{plan}"
+    );
+    work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    let after = groups(&endpoint, name);
+    assert_eq!(after[&nodes]["max"], 3, "{after}");
+    for (group, g) in before.as_object().expect("groups") {
+        if group != &nodes {
+            assert_eq!(&after[group], g, "{group} changed");
+        }
+    }
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+
+    // Destroy: nothing of the cluster is left in moto or the bucket.
+    work.expect(
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+        0,
+    );
+    assert_eq!(leftovers(&endpoint, name), "{}");
+    assert_eq!(
+        objects(&endpoint, &bucket, &format!("{name}/")),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_spec_error_names_its_attribute_and_changes_nothing() {
+    let Some((endpoint, terraform)) = setup() else {
+        return;
+    };
+    let bucket = format!("kops-tf-bad-{}", std::process::id());
+    let name = "bad.tf.example";
+    prepare(&endpoint, &bucket);
+    let work = Work::new(&terraform, &endpoint);
+    work.write("id.pub", SSH_KEY);
+    let text = config(&bucket, name, 2, "").replace("172.20.0.0/16", "172.20.0.0/33");
+    work.write("main.tf", &text);
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 1);
+    assert!(out.contains("network_cidr"), "{out}");
+    assert!(out.contains("172.20.0.0/33"), "{out}");
+    assert_eq!(objects(&endpoint, &bucket, ""), Vec::<String>::new());
+    assert_eq!(leftovers(&endpoint, name), "{}");
+}
