@@ -197,7 +197,18 @@ impl Work {
 }
 
 /// HCL in terraform-provider-kops' schema (its docs' field names and blocks).
-fn config(bucket: &str, name: &str, node_max: u32, extra: &str) -> String {
+fn config(bucket: &str, name: &str, node_max: u32, node_type: &str) -> String {
+    config_rolling(bucket, name, node_max, node_type, "")
+}
+
+/// [`config`] with more settings in the updater's `rolling_update` block.
+fn config_rolling(
+    bucket: &str,
+    name: &str,
+    node_max: u32,
+    node_type: &str,
+    rolling: &str,
+) -> String {
     format!(
         r#"terraform {{
   required_providers {{
@@ -274,7 +285,7 @@ resource "kops_instance_group" "nodes" {{
   role         = "Node"
   min_size     = 1
   max_size     = {node_max}
-  machine_type = "t3.medium"
+  machine_type = "{node_type}"
   image        = "{MOTO_AMI}"
   subnets      = ["{REGION}a"]
 }}
@@ -291,13 +302,14 @@ resource "kops_cluster_updater" "updater" {{
   rolling_update {{
     skip       = false
     cloud_only = true
+    {rolling}
   }}
 
   validate {{
     skip = true
   }}
 }}
-{extra}"#,
+"#,
         cidr = "172.20.0.0/16",
     )
 }
@@ -310,11 +322,11 @@ fn a_cluster_lives_and_dies_in_terraform_on_moto() {
         return;
     };
     let bucket = format!("kops-tf-{}", std::process::id());
-    let name = "life.tf.example";
+    let name = &format!("life-{}.{ZONE}", std::process::id());
     prepare(&endpoint, &bucket);
     let work = Work::new(&terraform, &endpoint);
     work.write("id.pub", SSH_KEY);
-    work.write("main.tf", &config(&bucket, name, 2, ""));
+    work.write("main.tf", &config(&bucket, name, 2, "t3.medium"));
 
     // Apply: the spec in the bucket, the cluster in moto.
     work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
@@ -337,7 +349,7 @@ fn a_cluster_lives_and_dies_in_terraform_on_moto() {
     );
 
     // One attribute changed: the plan names it, and applying changes only that group.
-    work.write("main.tf", &config(&bucket, name, 3, ""));
+    work.write("main.tf", &config(&bucket, name, 3, "t3.medium"));
     let plan = work.expect(
         &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
         2,
@@ -363,6 +375,41 @@ fn a_cluster_lives_and_dies_in_terraform_on_moto() {
         0,
     );
 
+    // A new machine type: the group's revision moves, the updater runs again, and its
+    // cloud-only rolling update takes the group's machines out (and no other's). moto
+    // reports every instance at its template's current version, so it cannot show an
+    // instance out of date: the roll is forced, on the one group it includes (kops-model's
+    // tests check finding out-of-date machines, on kops-mock).
+    let rolling = "force = true\n    include_instance_groups = [kops_instance_group.nodes.name]";
+    work.write(
+        "main.tf",
+        &config_rolling(&bucket, name, 3, "t3.large", rolling),
+    );
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    assert!(
+        out.contains("kops_cluster_updater.updater: Modifying"),
+        "{out}"
+    );
+    let rolled = groups(&endpoint, name);
+    let old = after[&nodes]["instances"].as_array().unwrap();
+    let new = rolled[&nodes]["instances"].as_array().unwrap();
+    // (moto does not relaunch what leaves a group, as AWS's health checks do: the
+    // group is left short, and the old machine must be gone from it.)
+    assert!(!old.is_empty(), "{after}");
+    assert!(
+        old.iter().all(|i| !new.contains(i)),
+        "not replaced: {after} -> {rolled}"
+    );
+    let control_plane = format!("control-plane-{REGION}a.masters.{name}");
+    assert_eq!(
+        rolled[&control_plane]["instances"], after[&control_plane]["instances"],
+        "{after} -> {rolled}"
+    );
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+
     // Destroy: nothing of the cluster is left in moto or the bucket.
     work.expect(
         &["destroy", "-auto-approve", "-input=false", "-no-color"],
@@ -381,11 +428,11 @@ fn a_spec_error_names_its_attribute_and_changes_nothing() {
         return;
     };
     let bucket = format!("kops-tf-bad-{}", std::process::id());
-    let name = "bad.tf.example";
+    let name = &format!("bad-{}.{ZONE}", std::process::id());
     prepare(&endpoint, &bucket);
     let work = Work::new(&terraform, &endpoint);
     work.write("id.pub", SSH_KEY);
-    let text = config(&bucket, name, 2, "").replace("172.20.0.0/16", "172.20.0.0/33");
+    let text = config(&bucket, name, 2, "t3.medium").replace("172.20.0.0/16", "172.20.0.0/33");
     work.write("main.tf", &text);
     let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 1);
     assert!(out.contains("network_cidr"), "{out}");
