@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use kops_model::api::defaults::{PopulateOptions, populate_cluster, populate_instance_group};
 use kops_model::api::schema as api_schema;
 use kops_model::api::{internal, v1alpha2, validation};
 use kops_model::statestore::Error as StoreError;
@@ -96,8 +97,25 @@ fn spec_changed(prior: &Value, proposed: &Value) -> Option<bool> {
     }
 }
 
-fn validate(v: &Value) -> Result<(), Diags> {
-    validation::validate_instance_group(&to_internal(v)?).map_err(|e| {
+/// Validates the group a value describes as `kops update cluster` will: completed with
+/// the library's defaults for its cluster first (a stored group may leave its machine
+/// type and image to them). A group whose cluster is not stored yet (both are created
+/// in one apply) is checked when the group is written.
+async fn validate(session: Option<&Session>, v: &Value) -> Result<(), Diags> {
+    let group = to_internal(v)?;
+    let (Some(session), Some(cluster)) = (session, v.get("cluster_name").as_str()) else {
+        return Ok(());
+    };
+    let Ok(stored) = session.registry.get_cluster(cluster).await else {
+        return Ok(());
+    };
+    let invalid =
+        |e: &dyn std::fmt::Display| vec![Diag::error("Invalid instance group", e.to_string())];
+    let cluster = internal::Cluster::try_from(&stored.value).map_err(|e| invalid(&e))?;
+    let options = PopulateOptions::default();
+    let cluster = populate_cluster(&cluster, &options).map_err(|e| invalid(&e))?;
+    let full = populate_instance_group(&cluster, &group, &options).map_err(|e| invalid(&e))?;
+    validation::validate_instance_group(&full).map_err(|e| {
         validation_diags(
             api_schema::internal_instance_group_spec(),
             &e,
@@ -126,7 +144,7 @@ impl Resource for InstanceGroupResource {
 
     async fn plan(
         &self,
-        _session: Option<&Session>,
+        session: Option<&Session>,
         prior: &Value,
         proposed: &Value,
     ) -> Result<Planned, Diags> {
@@ -134,7 +152,7 @@ impl Resource for InstanceGroupResource {
             return Ok(Planned::of(Value::Null));
         }
         if !proposed.has_unknown() {
-            validate(proposed)?;
+            validate(session, proposed).await?;
         }
         let replace: Vec<Vec<Step>> = ["cluster_name", "name"]
             .into_iter()
@@ -179,7 +197,7 @@ impl Resource for InstanceGroupResource {
                 .map_err(|e| store_failed("Deleting the instance group", &e))?;
             return Ok(Value::Null);
         }
-        validate(planned)?;
+        validate(Some(session), planned).await?;
         let group = to_group(planned)?;
         let (cluster, name) = names(planned);
         if let Err(e) = registry.get_cluster(cluster).await {

@@ -440,3 +440,157 @@ fn a_spec_error_names_its_attribute_and_changes_nothing() {
     assert_eq!(objects(&endpoint, &bucket, ""), Vec::<String>::new());
     assert_eq!(leftovers(&endpoint, name), "{}");
 }
+
+/// Stores a cluster as `kops create cluster` makes it (the library's `new_cluster`,
+/// which the CLI's create runs), with its admin SSH key, in `bucket` on moto.
+fn create_with_the_library(endpoint: &str, bucket: &str, name: &str) {
+    use kops_model::statestore::s3::S3Config;
+    use kops_model::statestore::{Registry, StoreOptions, SystemClock, open};
+    use kops_model::{NewClusterOptions, new_cluster};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let state = format!("s3://{bucket}");
+        let s3 = S3Config::from_env()
+            .await
+            .unwrap()
+            .with_endpoint(endpoint)
+            .with_force_path_style(true)
+            .with_region("us-east-1")
+            .with_static_credentials("testing", "testing", None);
+        let store = open(&state, &StoreOptions::default().with_s3(s3)).unwrap();
+        let registry = Registry::new(store, std::sync::Arc::new(SystemClock));
+        let options = NewClusterOptions::new(name, &state)
+            .with_zones([format!("{REGION}a")])
+            .with_image(Some(MOTO_AMI.to_string()));
+        let (cluster, groups) = new_cluster(&options).unwrap();
+        registry.create_cluster(&cluster).await.unwrap();
+        for group in &groups {
+            registry.create_instance_group(name, group).await.unwrap();
+        }
+        registry
+            .add_ssh_public_key(name, SSH_KEY.trim())
+            .await
+            .unwrap();
+    });
+}
+
+/// A cluster `kops create cluster` stored, imported into Terraform (import blocks, the
+/// configuration generated from the imported state, as Terraform's users do): the plan
+/// after the import is empty.
+#[test]
+fn a_cluster_the_cli_created_imports_with_no_changes() {
+    let Some((endpoint, terraform)) = setup() else {
+        return;
+    };
+    let bucket = format!("kops-tf-import-{}", std::process::id());
+    let name = &format!("imp-{}.{ZONE}", std::process::id());
+    prepare(&endpoint, &bucket);
+    create_with_the_library(&endpoint, &bucket, name);
+    let work = Work::new(&terraform, &endpoint);
+    work.write("id.pub", SSH_KEY);
+    work.write(
+        "main.tf",
+        &format!(
+            r#"terraform {{
+  required_providers {{
+    kops = {{ source = "terraform-kops/kops" }}
+  }}
+}}
+
+provider "kops" {{
+  state_store = "s3://{bucket}"
+}}
+
+import {{
+  to = kops_cluster.cluster
+  id = "{name}"
+}}
+
+import {{
+  to = kops_instance_group.control_plane
+  id = "{name}/control-plane-{REGION}a"
+}}
+
+import {{
+  to = kops_instance_group.nodes
+  id = "{name}/nodes-{REGION}a"
+}}
+"#
+        ),
+    );
+    work.expect(
+        &[
+            "plan",
+            "-generate-config-out=generated.tf",
+            "-input=false",
+            "-no-color",
+        ],
+        0,
+    );
+    // Terraform leaves a sensitive value out of the configuration it writes: the user
+    // puts the key back, as its comment says.
+    let generated = std::fs::read_to_string(work.path().join("generated.tf")).unwrap();
+    assert!(generated.contains("admin_ssh_key"), "{generated}");
+    let generated = generated
+        .lines()
+        .map(|l| match l.trim_start().starts_with("admin_ssh_key") {
+            true => "  admin_ssh_key = file(\"${path.module}/id.pub\")".to_string(),
+            false => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    work.write("generated.tf", &generated);
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    assert!(
+        out.contains("3 imported, 0 added, 0 changed, 0 destroyed"),
+        "{out}"
+    );
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+}
+
+/// No credential anywhere: the provider says so on its `aws` block before touching
+/// anything, and the bucket stays empty.
+#[test]
+fn a_missing_credential_names_the_attribute() {
+    let Some((endpoint, terraform)) = setup() else {
+        return;
+    };
+    let bucket = format!("kops-tf-nocred-{}", std::process::id());
+    let name = &format!("nocred-{}.{ZONE}", std::process::id());
+    prepare(&endpoint, &bucket);
+    let work = Work::new(&terraform, &endpoint);
+    work.write("id.pub", SSH_KEY);
+    work.write("main.tf", &config(&bucket, name, 2, "t3.medium"));
+    let out = Command::new(&work.terraform)
+        .args(["apply", "-auto-approve", "-input=false", "-no-color"])
+        .current_dir(work.path())
+        .env("TF_CLI_CONFIG_FILE", work.path().join("terraformrc"))
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("AWS_ENDPOINT_URL", &endpoint)
+        .env("AWS_REGION", REGION)
+        .env("S3_ENDPOINT", &endpoint)
+        .env("AWS_CONFIG_FILE", "/nonexistent")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env_remove("AWS_PROFILE")
+        .env_remove("S3_ACCESS_KEY_ID")
+        .env_remove("S3_SECRET_ACCESS_KEY")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("Missing or rejected credential"), "{text}");
+    assert!(text.contains("S3_ACCESS_KEY_ID"), "{text}");
+    // The diagnostic is on the provider block's `aws` (where a credential goes).
+    assert!(text.contains("in provider \"kops\""), "{text}");
+    assert_eq!(objects(&endpoint, &bucket, ""), Vec::<String>::new());
+}
