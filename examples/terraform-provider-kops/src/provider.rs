@@ -39,6 +39,12 @@ impl KopsProvider {
             "kops_cluster_status",
             Box::new(crate::data::ClusterStatusData),
         );
+        data_sources.insert("kops_cluster", Box::new(crate::data::ClusterData));
+        data_sources.insert(
+            "kops_instance_group",
+            Box::new(crate::data::InstanceGroupData),
+        );
+        data_sources.insert("kops_kube_config", Box::new(crate::data::KubeConfigData));
         KopsProvider {
             resources,
             data_sources,

@@ -28,6 +28,8 @@ pub enum Ty {
     List(Box<Ty>),
     /// `map(T)`.
     Map(Box<Ty>),
+    /// `object({...})`: every attribute, by name.
+    Object(Vec<(String, Ty)>),
 }
 
 impl Ty {
@@ -39,6 +41,11 @@ impl Ty {
             Ty::Bool => "bool".into(),
             Ty::List(t) => serde_json::json!(["list", t.json()]),
             Ty::Map(t) => serde_json::json!(["map", t.json()]),
+            Ty::Object(attrs) => {
+                let attrs: serde_json::Map<String, serde_json::Value> =
+                    attrs.iter().map(|(n, t)| (n.clone(), t.json())).collect();
+                serde_json::json!(["object", attrs])
+            }
         }
     }
 }
@@ -111,6 +118,46 @@ pub struct Nested {
 }
 
 impl Block {
+    /// The type of one object of this block (a nested block: a list of them).
+    pub fn object_type(&self) -> Ty {
+        let mut attrs: Vec<(String, Ty)> = self
+            .attrs
+            .iter()
+            .map(|a| (a.name.clone(), a.ty.clone()))
+            .collect();
+        for b in &self.blocks {
+            attrs.push((b.name.clone(), Ty::List(Box::new(b.block.object_type()))));
+        }
+        Ty::Object(attrs)
+    }
+
+    /// The block for a data source: every attribute computed, and each nested block an
+    /// attribute holding the list of its objects (a data source's blocks are the
+    /// provider's to fill, which Terraform allows for attributes only).
+    pub fn computed(&self) -> Block {
+        let mut attrs: Vec<Attr> = self
+            .attrs
+            .iter()
+            .map(|a| Attr {
+                mode: Mode::Computed,
+                ..a.clone()
+            })
+            .collect();
+        for b in &self.blocks {
+            attrs.push(Attr::new(
+                &b.name,
+                Ty::List(Box::new(b.block.object_type())),
+                Mode::Computed,
+                &b.block.description,
+            ));
+        }
+        Block {
+            attrs,
+            blocks: Vec::new(),
+            description: self.description.clone(),
+        }
+    }
+
     /// The block as Terraform's schema message.
     pub fn to_proto(&self) -> tf::schema::Block {
         tf::schema::Block {

@@ -60,7 +60,7 @@ fn duration(v: &Value, path: Vec<Step>) -> Result<Option<Duration>, Diags> {
 }
 
 /// A Go-style duration: `1h30m`, `90s`, `500ms`.
-fn parse_duration(text: &str) -> Option<Duration> {
+pub fn parse_duration(text: &str) -> Option<Duration> {
     let mut total = Duration::ZERO;
     let mut rest = text.trim();
     if rest.is_empty() {

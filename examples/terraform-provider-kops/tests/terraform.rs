@@ -309,6 +309,22 @@ resource "kops_cluster_updater" "updater" {{
     skip = true
   }}
 }}
+
+data "kops_cluster" "cluster" {{
+  name       = kops_cluster.cluster.id
+  depends_on = [kops_cluster_updater.updater]
+}}
+
+data "kops_instance_group" "nodes" {{
+  cluster_name = kops_cluster.cluster.id
+  name         = kops_instance_group.nodes.name
+  depends_on   = [kops_cluster_updater.updater]
+}}
+
+data "kops_kube_config" "admin" {{
+  cluster_name = kops_cluster.cluster.id
+  depends_on   = [kops_cluster_updater.updater]
+}}
 "#,
         cidr = "172.20.0.0/16",
     )
@@ -341,6 +357,54 @@ fn a_cluster_lives_and_dies_in_terraform_on_moto() {
     let nodes = format!("nodes-{REGION}a.{name}");
     assert_eq!(asgs[&nodes]["max"], 2, "{asgs}");
     let before = asgs.clone();
+
+    // The data sources: the stored spec as the resources show it, and an admin
+    // credential signed by the cluster's CA (checked with openssl).
+    let shown = work.expect(&["show", "-json", "-no-color"], 0);
+    let shown: serde_json::Value = serde_json::from_str(shown.trim()).unwrap();
+    let data = |address: &str| -> serde_json::Value {
+        shown["values"]["root_module"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["address"] == address)
+            .unwrap_or_else(|| panic!("{address} not in {shown}"))["values"]
+            .clone()
+    };
+    let cluster = data("data.kops_cluster.cluster");
+    assert_eq!(
+        cluster["networking"][0]["network_cidr"], "172.20.0.0/16",
+        "{cluster}"
+    );
+    assert_eq!(
+        cluster["networking"][0]["subnet"][0]["zone"],
+        format!("{REGION}a")
+    );
+    assert_eq!(data("data.kops_instance_group.nodes")["max_size"], 2);
+    let admin = data("data.kops_kube_config.admin");
+    assert_eq!(admin["server"], format!("https://api.{name}"), "{admin}");
+    work.write("ca.pem", admin["ca_certs"].as_str().unwrap());
+    work.write("admin.pem", admin["client_cert"].as_str().unwrap());
+    let verify = Command::new("openssl")
+        .args(["verify", "-CAfile", "ca.pem", "admin.pem"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let subject = Command::new("openssl")
+        .args(["x509", "-noout", "-subject", "-in", "admin.pem"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let subject = String::from_utf8_lossy(&subject.stdout);
+    assert!(
+        subject.contains("system:masters") && subject.contains("kubecfg-terraform"),
+        "{subject}"
+    );
 
     // A plan right after: nothing to do.
     work.expect(
