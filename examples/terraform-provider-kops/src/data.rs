@@ -90,7 +90,7 @@ fn config_name<'a>(config: &'a Value, name: &str) -> Result<&'a str, Diags> {
 }
 
 fn not_found(name: &str, what: &str, e: &StoreError) -> Diags {
-    vec![Diag::attr(name, &format!("No such {what}"), e.to_string())]
+    vec![Diag::attr(name, format!("No such {what}"), e.to_string())]
 }
 
 /// `kops_cluster`: a stored cluster, every field as the resource shows it.
