@@ -2,14 +2,19 @@
 //! machines, delete everything. AWS only for now: another cloud is a diagnostic.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use kops_model::UpdateOptions;
 use kops_model::api::{internal, v1alpha2};
 use kops_model::aws::{self, ApplyOptions, DeleteOptions, DiscoverOptions, UpdateCluster};
 use kops_model::cloud_aws::AwsCloud;
 use kops_model::day2::groups::AwsInstanceGroups;
+use kops_model::day2::kubeconfig::{
+    KubeconfigEntry, api_server_url, client_for, issue_admin_credential,
+};
 use kops_model::day2::rolling::{Journal, RollingOptions, RollingUpdate};
+use kops_model::day2::validate::{RepeatOptions, ValidateOptions, Validator, validate_until};
+use kops_model::pki::trusted_certificates;
 use kops_model::statestore::Error as StoreError;
 
 use crate::diag::{Diag, Diags};
@@ -241,6 +246,95 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
         .await
         .map_err(failed(format!("Rolling update of cluster {name}")))?;
     Ok(report.replaced.len())
+}
+
+/// How the updater validates: through the API at `api_server` (default: the cluster's
+/// public API name), until it validates once or `timeout` passes.
+pub struct Check {
+    /// The API's URL, when the cluster's name for it does not resolve from here.
+    pub api_server: Option<String>,
+    /// How long validation may take.
+    pub timeout: Duration,
+    /// The pause between attempts.
+    pub poll_interval: Duration,
+}
+
+/// [`validate_here`] off the server's threads.
+pub async fn validate(session: &Arc<Session>, name: &str, check: Check) -> Result<(), Diags> {
+    let (session, name) = (session.clone(), name.to_string());
+    off_thread(move || async move { validate_here(&session, &name, &check).await }).await
+}
+
+/// `kops validate cluster --wait`: the cluster's nodes and system pods through its API,
+/// with an admin credential minted for the run (never stored), and its groups' machines
+/// in the cloud.
+async fn validate_here(session: &Session, name: &str, check: &Check) -> Result<(), Diags> {
+    let Some(stored) = load(session, name).await? else {
+        return Err(vec![Diag::attr(
+            "cluster_name",
+            "No such cluster",
+            format!("{name} is not in {}", session.state),
+        )]);
+    };
+    let cluster = internal::Cluster::try_from(&stored.cluster)
+        .map_err(|e| vec![Diag::error("Converting the cluster", e.to_string())])?;
+    let groups: Vec<internal::InstanceGroup> = stored
+        .groups
+        .iter()
+        .map(internal::InstanceGroup::from)
+        .collect();
+    let ca = session
+        .registry
+        .get_keyset(name, "kubernetes-ca")
+        .await
+        .map_err(|e| vec![Diag::error("Reading the cluster's CA", e.to_string())])?
+        .value;
+    let minted = failed(format!("Minting an admin credential for {name}"));
+    let bundle = trusted_certificates(&ca).map_err(&minted)?;
+    let credential = issue_admin_credential(
+        &ca,
+        "terraform",
+        check.timeout + Duration::from_secs(600),
+        SystemTime::now(),
+    )
+    .map_err(&minted)?;
+    let public = cluster.spec.api.public_name.as_deref();
+    let server = check
+        .api_server
+        .clone()
+        .unwrap_or_else(|| api_server_url(name, public, false));
+    let entry = KubeconfigEntry::new(name, server)
+        .with_ca_pem(bundle)
+        .with_tls_server_name(format!("api.internal.{name}"))
+        .with_admin(credential);
+    let client = client_for(&entry)
+        .await
+        .map_err(failed(format!("A client for cluster {name}'s API")))?;
+    let cloud = open(session, &stored.region).await?;
+    let validator = Validator::new(
+        client,
+        Arc::new(AwsInstanceGroups::new(cloud)),
+        name,
+        groups,
+        ValidateOptions::default(),
+    );
+    let repeat = RepeatOptions::new(check.timeout, 1)
+        .with_intervals(check.poll_interval, check.poll_interval);
+    match validate_until(&validator, &repeat, |_| {}).await {
+        Ok(v) if v.is_valid() => Ok(()),
+        Ok(v) => Err(vec![Diag::error(
+            format!("Cluster {name} did not validate"),
+            v.failures
+                .iter()
+                .map(|f| format!("{} {}: {}", f.kind, f.name, f.message))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )]),
+        Err(e) => Err(vec![Diag::error(
+            format!("Cluster {name} could not be validated"),
+            e.to_string(),
+        )]),
+    }
 }
 
 /// `kops delete cluster --yes`: deletes what cluster `name` owns in its cloud.

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cloud::{self, Roll};
+use crate::cloud::{self, Check, Roll};
 use crate::diag::{Diag, Diags};
 use crate::resource::{Planned, Resource};
 use crate::schema::{Attr, Block, Mode, Nested, Step, Ty};
@@ -114,6 +114,25 @@ fn roll_of(v: &Value) -> Result<Roll, Diags> {
     })
 }
 
+fn validate_path(name: &str) -> Vec<Step> {
+    vec![
+        Step::Attr("validate".into()),
+        Step::Index(0),
+        Step::Attr(name.into()),
+    ]
+}
+
+fn check_of(v: &Value) -> Result<Check, Diags> {
+    let b = block(v, "validate");
+    Ok(Check {
+        api_server: b.get("api_server").as_str().map(str::to_string),
+        timeout: duration(b.get("timeout"), validate_path("timeout"))?
+            .unwrap_or(Duration::from_secs(15 * 60)),
+        poll_interval: duration(b.get("poll_interval"), validate_path("poll_interval"))?
+            .unwrap_or(Duration::from_secs(10)),
+    })
+}
+
 fn skipped(v: &Value, phase: &str) -> bool {
     block(v, phase).get("skip").as_bool().unwrap_or(false)
 }
@@ -193,7 +212,28 @@ impl Resource for UpdaterResource {
                 nested(
                     "validate",
                     "Validating the cluster through the Kubernetes API.",
-                    vec![flag("skip", "Do not validate.")],
+                    vec![
+                        flag("skip", "Do not validate."),
+                        Attr::new(
+                            "timeout",
+                            Ty::String,
+                            Mode::Optional,
+                            "How long validation may take (default 15m).",
+                        ),
+                        Attr::new(
+                            "poll_interval",
+                            Ty::String,
+                            Mode::Optional,
+                            "The pause between attempts (default 10s).",
+                        ),
+                        Attr::new(
+                            "api_server",
+                            Ty::String,
+                            Mode::Optional,
+                            "The API's URL, when the cluster's name for it does not \
+                             resolve from here (kops' --api-server).",
+                        ),
+                    ],
                 ),
             ],
             description: "Applies a kOps cluster to its cloud and rolls its machines.".into(),
@@ -210,6 +250,7 @@ impl Resource for UpdaterResource {
             return Ok(Planned::of(Value::Null));
         }
         roll_of(proposed)?;
+        check_of(proposed)?;
         let mut planned = proposed.clone();
         planned.set("id", proposed.get("cluster_name").clone());
         let _ = prior;
@@ -242,11 +283,7 @@ impl Resource for UpdaterResource {
             cloud::rolling_update(session, name, roll).await?;
         }
         if !skipped(planned, "validate") {
-            return Err(vec![Diag::at(
-                vec![Step::Attr("validate".into())],
-                "Validation needs the Kubernetes API",
-                "This provider does not validate clusters yet: set validate { skip = true }.",
-            )]);
+            cloud::validate(session, name, check_of(planned)?).await?;
         }
         Ok(planned.clone())
     }

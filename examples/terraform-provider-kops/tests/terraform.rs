@@ -658,3 +658,162 @@ fn a_missing_credential_names_the_attribute() {
     assert!(text.contains("in provider \"kops\""), "{text}");
     assert_eq!(objects(&endpoint, &bucket, ""), Vec::<String>::new());
 }
+
+/// The registry of `bucket` on moto, as the library opens it.
+fn registry(endpoint: &str, bucket: &str) -> kops_model::statestore::Registry {
+    use kops_model::statestore::s3::S3Config;
+    use kops_model::statestore::{Registry, StoreOptions, SystemClock, open};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let s3 = runtime.block_on(S3Config::from_env()).unwrap();
+    let s3 = s3
+        .with_endpoint(endpoint)
+        .with_force_path_style(true)
+        .with_region("us-east-1")
+        .with_static_credentials("testing", "testing", None);
+    let store = open(
+        &format!("s3://{bucket}"),
+        &StoreOptions::default().with_s3(s3),
+    )
+    .unwrap();
+    Registry::new(store, std::sync::Arc::new(SystemClock))
+}
+
+/// The running machines of `cluster` in moto: (instance, group, zone, control plane?).
+fn machines(endpoint: &str, cluster: &str) -> Vec<(String, String, String, bool)> {
+    let out = boto(
+        endpoint,
+        "ec2 = client('ec2')\n\
+         tag = [{'Name': 'tag:KubernetesCluster', 'Values': [args[0]]}]\n\
+         out = []\n\
+         for r in ec2.describe_instances(Filters=tag)['Reservations']:\n    \
+         for i in r['Instances']:\n        \
+         if i['State']['Name'] != 'running': continue\n        \
+         tags = {t['Key']: t['Value'] for t in i.get('Tags', [])}\n        \
+         out.append([i['InstanceId'], tags.get('kops.k8s.io/instancegroup', ''), i['Placement']['AvailabilityZone'], 'k8s.io/role/control-plane' in tags])\n\
+         print(json.dumps(out))\n",
+        &[cluster],
+    );
+    serde_json::from_str(out.trim()).unwrap()
+}
+
+/// The cluster's API as a fake on 127.0.0.1: served with a certificate of the cluster's
+/// CA for `api.internal.<cluster>`, accepting the CA's client certificates, with a Ready
+/// node (and the control plane's static pods) for every running machine in moto.
+fn fake_api(
+    endpoint: &str,
+    bucket: &str,
+    cluster: &str,
+) -> (tokio::runtime::Runtime, kops_mock::kube::FakeKube) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let ca = runtime
+        .block_on(registry(endpoint, bucket).get_keyset(cluster, "kubernetes-ca"))
+        .unwrap()
+        .value;
+    let serving = kops_model::pki::issue_certificate(
+        &ca,
+        "kubernetes-ca",
+        &kops_model::pki::CertificateRequest::server("kubernetes-master")
+            .with_alternate_names(vec![format!("api.internal.{cluster}")])
+            .including_root(),
+        std::time::SystemTime::now(),
+    )
+    .unwrap();
+    let tls = kops_mock::kube::KubeTls::new(
+        serving.certificate_pem,
+        serving.private_key.expose_pem(),
+        kops_model::pki::trusted_certificates(&ca).unwrap(),
+    );
+    let kube = runtime
+        .block_on(kops_mock::kube::FakeKube::start_tls(&tls))
+        .unwrap();
+    for (id, group, zone, control_plane) in machines(endpoint, cluster) {
+        let role = if control_plane {
+            "control-plane"
+        } else {
+            "node"
+        };
+        let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": id,
+                "labels": {
+                    "kops.k8s.io/instancegroup": group,
+                    "kubernetes.io/hostname": id,
+                    format!("node-role.kubernetes.io/{role}"): "",
+                },
+            },
+            "spec": {"providerID": format!("aws:///{zone}/{id}")},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }))
+        .unwrap();
+        kube.put_node(node);
+        if control_plane {
+            for app in [
+                "kube-apiserver",
+                "kube-controller-manager",
+                "kube-scheduler",
+            ] {
+                kube.put_pod(kops_mock::kube::kubelet::static_pod(app, &id));
+            }
+        }
+    }
+    (runtime, kube)
+}
+
+/// The updater's validate phase, through the cluster's API over TLS with an admin
+/// credential it mints: a cluster whose machines all have Ready nodes validates; a node
+/// gone NotReady fails the apply, naming it.
+#[test]
+fn the_updater_validates_the_cluster_through_its_api() {
+    let Some((endpoint, terraform)) = setup() else {
+        return;
+    };
+    let bucket = format!("kops-tf-valid-{}", std::process::id());
+    let name = &format!("valid-{}.{ZONE}", std::process::id());
+    prepare(&endpoint, &bucket);
+    let work = Work::new(&terraform, &endpoint);
+    work.write("id.pub", SSH_KEY);
+    work.write("main.tf", &config(&bucket, name, 2, "t3.medium"));
+    work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+
+    let (_runtime, kube) = fake_api(&endpoint, &bucket, name);
+    let validated = |timeout: &str| {
+        config(&bucket, name, 2, "t3.medium").replace(
+            "  validate {\n    skip = true\n  }",
+            &format!(
+                "  validate {{\n    skip          = false\n    api_server    = \"{}\"\n    timeout       = \"{timeout}\"\n    poll_interval = \"1s\"\n  }}",
+                kube.url()
+            ),
+        )
+    };
+    let text = validated("20s");
+    assert!(text.contains("api_server"), "{text}");
+    work.write("main.tf", &text);
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    assert!(
+        out.contains("kops_cluster_updater.updater: Modifications complete"),
+        "{out}"
+    );
+
+    // A node goes NotReady: the updater fails, naming it.
+    let (id, _, _, _) = machines(&endpoint, name)
+        .into_iter()
+        .find(|m| !m.3)
+        .unwrap();
+    assert!(kube.set_ready(&id, false));
+    work.write("main.tf", &validated("3s"));
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 1);
+    assert!(
+        out.contains("did not validate") && out.contains(&id),
+        "{out}"
+    );
+
+    work.expect(
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+        0,
+    );
+    assert_eq!(leftovers(&endpoint, name), "{}");
+}
