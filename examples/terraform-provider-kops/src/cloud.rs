@@ -30,6 +30,20 @@ pub struct Stored {
     pub region: String,
 }
 
+impl Stored {
+    /// The cluster and its groups in the internal layout the day-two code reads.
+    fn internal(&self) -> Result<(internal::Cluster, Vec<internal::InstanceGroup>), Diags> {
+        let cluster = internal::Cluster::try_from(&self.cluster)
+            .map_err(|e| vec![Diag::error("Converting the cluster", e.to_string())])?;
+        let groups = self
+            .groups
+            .iter()
+            .map(internal::InstanceGroup::from)
+            .collect();
+        Ok((cluster, groups))
+    }
+}
+
 fn failed(what: String) -> impl Fn(kops_model::Error) -> Diags {
     move |e| vec![Diag::failed(&what, &anyhow::Error::new(e))]
 }
@@ -209,13 +223,7 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
     let Some(stored) = load(session, name).await? else {
         return Ok(0);
     };
-    let cluster = internal::Cluster::try_from(&stored.cluster)
-        .map_err(|e| vec![Diag::error("Converting the cluster", e.to_string())])?;
-    let groups: Vec<internal::InstanceGroup> = stored
-        .groups
-        .iter()
-        .map(internal::InstanceGroup::from)
-        .collect();
+    let (cluster, groups) = stored.internal()?;
     let selected: Vec<String> = groups
         .iter()
         .map(|g| g.name().to_string())
@@ -276,13 +284,7 @@ async fn validate_here(session: &Session, name: &str, check: &Check) -> Result<(
             format!("{name} is not in {}", session.state),
         )]);
     };
-    let cluster = internal::Cluster::try_from(&stored.cluster)
-        .map_err(|e| vec![Diag::error("Converting the cluster", e.to_string())])?;
-    let groups: Vec<internal::InstanceGroup> = stored
-        .groups
-        .iter()
-        .map(internal::InstanceGroup::from)
-        .collect();
+    let (cluster, groups) = stored.internal()?;
     let ca = session
         .registry
         .get_keyset(name, "kubernetes-ca")

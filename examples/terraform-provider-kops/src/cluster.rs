@@ -19,7 +19,7 @@ use kops_model::api::v1alpha2;
 use kops_model::api::{internal, validation};
 use kops_model::statestore::Error as StoreError;
 
-use crate::diag::{Diag, Diags};
+use crate::diag::{Diag, Diags, store_failed};
 use crate::resource::{Planned, Resource};
 use crate::schema::{self, Attr, Block, Mode, Step, Ty};
 use crate::session::Session;
@@ -241,10 +241,6 @@ fn validate(v: &Value) -> Result<(), Diags> {
             internal::cluster_path,
         )
     })
-}
-
-fn store_failed(what: &str, e: &StoreError) -> Diags {
-    vec![Diag::error(what, e.to_string())]
 }
 
 #[async_trait::async_trait]

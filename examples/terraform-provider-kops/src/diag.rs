@@ -77,3 +77,8 @@ pub fn path_to_proto(path: &[Step]) -> tf::AttributePath {
 pub fn to_proto(diags: &[Diag]) -> Vec<tf::Diagnostic> {
     diags.iter().map(Diag::to_proto).collect()
 }
+
+/// A state store failure while doing `what`.
+pub fn store_failed(what: &str, e: &kops_model::statestore::Error) -> Diags {
+    vec![Diag::error(what, e.to_string())]
+}

@@ -13,7 +13,7 @@ use kops_model::statestore::Error as StoreError;
 use crate::cluster::{
     keep_if_same, map_value, meta_attrs, metadata, next_revision, validation_diags,
 };
-use crate::diag::{Diag, Diags};
+use crate::diag::{Diag, Diags, store_failed};
 use crate::resource::{Planned, Resource};
 use crate::schema::{self, Block, Step};
 use crate::session::Session;
@@ -122,10 +122,6 @@ async fn validate(session: Option<&Session>, v: &Value) -> Result<(), Diags> {
             internal::instance_group_path,
         )
     })
-}
-
-fn store_failed(what: &str, e: &StoreError) -> Diags {
-    vec![Diag::error(what, e.to_string())]
 }
 
 #[async_trait::async_trait]

@@ -374,10 +374,6 @@ fn field_to_json(
             )?)),
             None => None,
         },
-        Form::Many(o) if v.is_null() => {
-            let _ = o;
-            None
-        }
         Form::Many(o) => {
             let mut items = Vec::new();
             for (i, item) in v.items().iter().enumerate() {

@@ -243,7 +243,7 @@ impl Resource for UpdaterResource {
     async fn plan(
         &self,
         _session: Option<&Session>,
-        prior: &Value,
+        _prior: &Value,
         proposed: &Value,
     ) -> Result<Planned, Diags> {
         if proposed.is_null() {
@@ -253,7 +253,6 @@ impl Resource for UpdaterResource {
         check_of(proposed)?;
         let mut planned = proposed.clone();
         planned.set("id", proposed.get("cluster_name").clone());
-        let _ = prior;
         Ok(Planned::of(planned))
     }
 
