@@ -16,7 +16,7 @@
 //!   `applied_to`; `created` times; numeric IDs;
 //! - **actions**: `add_subnet`/`delete_subnet`, `attach_to_network`/
 //!   `detach_from_network`, `add_service`/`delete_service`, `add_target`/`remove_target`,
-//!   `set_rules`, `shutdown`; each write answers an action, finished at once
+//!   `set_rules`, a volume's `resize`, `shutdown`; each write answers an action, finished at once
 //!   (`GET /actions/{id}` says `success`);
 //! - **auth**: a bearer token equal to the fake's, else `401 unauthorized`;
 //! - **errors** in the API's shape (`{"error": {"code", "message", "details"}}`): `404
@@ -789,6 +789,11 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
                 (R::Firewall, "set_rules") => {
                     let update = UpdateRequest::new(rt, (*id).to_owned())
                         .with_attrs(BTreeMap::from([("rule".to_owned(), body["rules"].clone())]));
+                    s.cloud.update(&update).await.map(|_| ())
+                }
+                (R::Volume, "resize") => {
+                    let update = UpdateRequest::new(rt, (*id).to_owned())
+                        .with_attrs(BTreeMap::from([("size".to_owned(), body["size"].clone())]));
                     s.cloud.update(&update).await.map(|_| ())
                 }
                 _ => match part_of(id, action, &body) {
