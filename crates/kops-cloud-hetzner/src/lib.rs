@@ -11,6 +11,9 @@
 //! - [`rest`] (feature `rest`, default): [`rest::RestHetzner`], a thin client of the
 //!   Hetzner Cloud API over reqwest (the workspace's HTTP client): Hetzner publishes no
 //!   Rust SDK, and the ten collections and their actions kOps uses are few and stable.
+//! - `conformance` (feature `conformance`): the suite every [`HetznerCloud`] must pass,
+//!   run against the mock and against [`rest::RestHetzner`] on the fake of the hcloud API
+//!   (`kops-mock`'s `tests/hetzner_conformance.rs`).
 //!
 //! # Example
 //!
@@ -33,6 +36,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(unreachable_pub)]
 pub mod cloud;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 #[cfg(feature = "rest")]
 pub mod rest;
 
