@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use kops_tasks::resource::immutable_changes;
 use kops_tasks::retry::RetryPolicy;
 use reqwest::Method;
 use serde_json::{Value as Json, json};
@@ -829,10 +830,24 @@ impl ResourceCloud<HetznerResourceType> for RestHetzner {
                 .into_iter()
                 .next()
                 .ok_or_else(|| CloudError::not_found(format!("{rt} {}", req.id)))?;
+            refuse_immutable(rt, &current, req)?;
             self.delete(rt, &req.id).await?;
             let mut attrs = current.attrs.to_map();
             attrs.extend(req.attrs.clone());
             return self.create(&CreateRequest::new(rt).with_attrs(attrs)).await;
+        }
+        // The API has no action for an immutable attribute: refuse it rather than leave
+        // it as it is and answer success.
+        if req
+            .attrs
+            .keys()
+            .any(|k| rt.facts().immutable.contains(&k.as_str()))
+        {
+            let current = self
+                .owner(rt, &req.id)
+                .await?
+                .ok_or_else(|| CloudError::not_found(format!("{rt} {}", req.id)))?;
+            refuse_immutable(rt, &resource(rt, &current), req)?;
         }
         let path = format!("/{}/{}", rt.facts().collection, req.id);
         if let Some(tags) = &req.tags {
@@ -911,6 +926,20 @@ impl ResourceCloud<HetznerResourceType> for RestHetzner {
             Err(e) if e.is_not_found() => Ok(()),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// `Invalid` naming the immutable attributes `req` asks to change on `current`.
+fn refuse_immutable(
+    rt: HetznerResourceType,
+    current: &Resource,
+    req: &UpdateRequest,
+) -> CloudResult<()> {
+    let bad = immutable_changes(rt, &current.attrs, &req.attrs);
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(CloudError::immutable(rt.terraform_type(), &bad))
     }
 }
 
