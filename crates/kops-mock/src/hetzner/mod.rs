@@ -14,7 +14,8 @@
 //!   their owner;
 //! - **servers** come up `running`, with a private address from their network's range
 //!   and a public IPv4 address when asked for; [`HetznerCloud::shutdown_server`] turns
-//!   one `off`; **load balancers** get a public IPv4 address;
+//!   one `off`; **load balancers** get a public IPv4 address, and a private one
+//!   (`private_ip`) while attached to a network;
 //! - **deletes** refuse what others still use (a network a server or a load balancer is
 //!   attached to, an SSH key is not: Hetzner copies keys into servers) with `Conflict`,
 //!   the API's `resource_in_use`;
@@ -270,6 +271,13 @@ impl ResourceCloud<HetznerResourceType> for MockHetzner {
         let mut attrs = req.attrs.clone();
         let mut r = if rt.facts().part {
             let (parent, id) = Self::place_part(&s, rt, &attrs)?;
+            if rt == R::LoadBalancerNetwork {
+                // The load balancer gets an address in the network, as the API reports it.
+                let ip = Self::private_ip(&mut s, &text(attrs.get("network_id")));
+                if let Some(lb) = s.objects.get_mut(&(R::LoadBalancer, parent.clone())) {
+                    lb.attrs.insert("private_ip", Json::String(ip));
+                }
+            }
             Resource::new(rt, id).with_parent(parent)
         } else {
             let name = req.name.clone().ok_or_else(|| {
@@ -349,7 +357,14 @@ impl ResourceCloud<HetznerResourceType> for MockHetzner {
                 source: None,
             });
         }
-        s.objects.remove(&(rt, id.to_owned()));
+        let removed = s.objects.remove(&(rt, id.to_owned()));
+        if let Some(attachment) = removed.filter(|r| r.resource_type == R::LoadBalancerNetwork)
+            && let Some(lb) = attachment
+                .parent
+                .and_then(|p| s.objects.get_mut(&(R::LoadBalancer, p)))
+        {
+            lb.attrs.remove("private_ip");
+        }
         // Parts go with their owner.
         s.objects.retain(|(t, _), o| {
             !(owner_attr(*t).is_some_and(|(_, owner)| owner == rt)
