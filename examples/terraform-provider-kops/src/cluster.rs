@@ -259,6 +259,7 @@ impl Resource for ClusterResource {
         );
         attrs.append(&mut block.attrs);
         block.attrs = attrs;
+        block.blocks.push(crate::secrets::block());
         block.description = "A kOps cluster's spec in the state store.".into();
         block
     }
@@ -275,6 +276,7 @@ impl Resource for ClusterResource {
         if !proposed.has_unknown() {
             validate(proposed)?;
         }
+        crate::secrets::check(proposed)?;
         let replaced = !prior.is_null() && prior.get("name") != proposed.get("name");
         if prior.is_null() || replaced {
             let mut planned = proposed.clone();
@@ -289,7 +291,14 @@ impl Resource for ClusterResource {
                 requires_replace,
             });
         }
-        let changed = spec_changed(prior, proposed);
+        // New secrets move the revision too: the nodes get them when they are replaced.
+        let changed = match (
+            spec_changed(prior, proposed),
+            crate::secrets::changed(prior, proposed),
+        ) {
+            (Some(spec), Some(secrets)) => Some(spec || secrets),
+            _ => None,
+        };
         let mut planned = keep_if_same(prior, proposed, changed);
         if same_key(prior, proposed) {
             planned.set("admin_ssh_key", prior.get("admin_ssh_key").clone());
@@ -359,6 +368,7 @@ impl Resource for ClusterResource {
                 })?;
             }
         }
+        crate::secrets::write(session, &name, prior, planned).await?;
         Ok(planned.clone())
     }
 
@@ -376,6 +386,7 @@ impl Resource for ClusterResource {
         }
         let mut values = from_cluster(&stored)?;
         values.insert("admin_ssh_key".into(), state.get("admin_ssh_key").clone());
+        values.insert("secrets".into(), state.get("secrets").clone());
         values.insert("revision".into(), next_revision(state, Some(true)));
         Ok(self.schema().complete(values))
     }

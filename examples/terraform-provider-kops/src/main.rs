@@ -24,6 +24,7 @@ mod instance_group;
 mod provider;
 mod resource;
 mod schema;
+mod secrets;
 mod session;
 mod tls;
 mod updater;
