@@ -10,14 +10,23 @@
 //!   `servers`: list (paginated, `page`/`per_page`, with `meta.pagination`; filtered by
 //!   `label_selector` terms `k=v`, `k!=v`, `k`, `!k` joined by commas, and by `name`),
 //!   get, create (a network with its `subnets`), update (`name`, `labels`), delete;
-//! - **objects** as the API returns them: a server's `server_type`, `image`, `datacenter`
-//!   with its `location`, `public_net`, `private_net` and `status`; a network's `subnets`,
+//! - **catalogs**, read-only: `locations`, `datacenters`, `server_types`, `images`,
+//!   `load_balancer_types` (a small set: fsn1, nbg1, hel1, ash, hil, sin; cx22 to cx53,
+//!   cpx11 to cpx51, cax11, cax21, ccx13; debian-12/13 and ubuntu-22.04/24.04 for x86 and
+//!   arm; lb11, lb21, lb31), listed (by `name`; images also by `type`, `architecture`,
+//!   `status`) and got by ID. A create names its server type, image, location (or
+//!   datacenter) and load balancer type by name or ID, and the fake keeps the name; an
+//!   unknown one is `422 invalid_input` naming the field, as is a subnet outside its
+//!   network's range or in an unknown network zone;
+//! - **objects** as the API returns them: a server's `server_type`, `image` and
+//!   `datacenter` from the catalogs, `public_net`, `private_net` and `status`; a network's `subnets`,
 //!   a load balancer's `services`, `targets` and `private_net`, a firewall's `rules` and
 //!   `applied_to`; `created` times; numeric IDs;
 //! - **actions**: `add_subnet`/`delete_subnet`, `attach_to_network`/
 //!   `detach_from_network`, `add_service`/`delete_service`, `add_target`/`remove_target`,
-//!   `set_rules`, a volume's `resize`, `shutdown`; each write answers an action, finished at once
-//!   (`GET /actions/{id}` says `success`);
+//!   `set_rules`, a volume's `resize`, `shutdown`; each write answers an action (a
+//!   firewall's a list, `actions`), finished at once (`GET /actions/{id}` and `GET
+//!   /actions?id=..` say `success`);
 //! - **auth**: a bearer token equal to the fake's, else `401 unauthorized`;
 //! - **errors** in the API's shape (`{"error": {"code", "message", "details"}}`): `404
 //!   not_found`, `409 uniqueness_error` and `409 resource_in_use`, `422 invalid_input`
@@ -42,6 +51,10 @@ use tokio::task::JoinHandle;
 
 use super::MockHetzner;
 
+mod catalog;
+
+use catalog::Catalog;
+
 use HetznerResourceType as R;
 
 type Reply = Response<Full<Bytes>>;
@@ -56,7 +69,8 @@ struct Fake {
     calls: Mutex<BTreeMap<String, u64>>,
     /// Requests still to answer `429`.
     throttle: Mutex<u32>,
-    actions: Mutex<u64>,
+    /// Every action's command, the first with ID 1.
+    actions: Mutex<Vec<String>>,
 }
 
 /// A running fake of the Hetzner Cloud API (module docs). Dropping it stops the server.
@@ -214,6 +228,9 @@ fn num(id: &str) -> Json {
 }
 
 fn location(name: &str) -> Json {
+    if let Some(known) = Catalog::Locations.named(name) {
+        return known;
+    }
     json!({ "id": 1, "name": name, "network_zone": network_zone(name).unwrap_or("eu-central"),
         "country": "DE", "city": name, "description": name, "latitude": 0.0, "longitude": 0.0 })
 }
@@ -235,10 +252,16 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
     match r.resource_type {
         R::Network => {
             o.insert("ip_range".into(), json!(attr(r, "ip_range")));
+            // Every subnet's gateway is the network's first address.
+            let gateway = attr(r, "ip_range").parse::<ipnet::Ipv4Net>().map_or_else(
+                |_| "10.0.0.1".to_owned(),
+                |n| std::net::Ipv4Addr::from(u32::from(n.network()) + 1).to_string(),
+            );
             let subnets: Vec<Json> = parts(R::NetworkSubnet)
                 .map(|s| {
                     json!({ "type": s.attrs.get("type"), "ip_range": s.attrs.get("ip_range"),
-                    "network_zone": s.attrs.get("network_zone"), "gateway": "10.0.0.1" })
+                    "network_zone": s.attrs.get("network_zone"), "gateway": gateway,
+                    "vswitch_id": null })
                 })
                 .collect();
             o.insert("subnets".into(), Json::Array(subnets));
@@ -275,7 +298,9 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
         R::LoadBalancer => {
             o.insert(
                 "load_balancer_type".into(),
-                json!({ "id": 1, "name": attr(r, "load_balancer_type") }),
+                Catalog::LoadBalancerTypes
+                    .named(attr(r, "load_balancer_type"))
+                    .unwrap_or_else(|| json!({ "id": 1, "name": attr(r, "load_balancer_type") })),
             );
             o.insert("location".into(), location(attr(r, "location")));
             o.insert(
@@ -323,9 +348,25 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
         R::Server => {
             let loc = attr(r, "location");
             o.insert("status".into(), json!(attr(r, "status")));
-            o.insert("server_type".into(), json!({ "id": 1, "name": attr(r, "server_type"), "cores": 2, "memory": 4.0, "disk": 40, "architecture": "x86" }));
-            o.insert("image".into(), json!({ "id": 1, "name": attr(r, "image"), "type": "system", "status": "available", "os_flavor": "ubuntu" }));
-            o.insert("datacenter".into(), json!({ "id": 1, "name": format!("{loc}-dc1"), "description": loc, "location": location(loc) }));
+            let machine = Catalog::ServerTypes.named(attr(r, "server_type")).unwrap_or_else(|| {
+                json!({ "id": 1, "name": attr(r, "server_type"), "cores": 2, "memory": 4.0, "disk": 40, "architecture": "x86" })
+            });
+            // The image of the server's architecture.
+            let image = Catalog::Images
+                .select(&BTreeMap::from([
+                    ("name".to_owned(), attr(r, "image").to_owned()),
+                    ("architecture".to_owned(), machine["architecture"].as_str().unwrap_or("x86").to_owned()),
+                ]))
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| json!({ "id": 1, "name": attr(r, "image"), "type": "system", "status": "available", "os_flavor": "ubuntu" }));
+            o.insert("primary_disk_size".into(), machine["disk"].clone());
+            o.insert("server_type".into(), machine);
+            o.insert("image".into(), image);
+            let dc = catalog::datacenter_of(loc).unwrap_or_else(|| {
+                json!({ "id": 1, "name": format!("{loc}-dc1"), "description": loc, "location": location(loc) })
+            });
+            o.insert("datacenter".into(), dc);
             let ipv4 = r
                 .attr_str("ipv4_address")
                 .map(|ip| json!({ "id": 1, "ip": ip, "blocked": false, "dns_ptr": "" }));
@@ -346,7 +387,6 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
             o.insert("volumes".into(), json!([]));
             o.insert("load_balancers".into(), json!([]));
             o.insert("included_traffic".into(), json!(0));
-            o.insert("primary_disk_size".into(), json!(40));
             o.insert("rescue_enabled".into(), json!(false));
             o.insert("locked".into(), json!(false));
         }
@@ -389,7 +429,12 @@ fn create_request(rt: HetznerResourceType, body: &Json) -> Result<CreateRequest,
     let mut attrs = BTreeMap::new();
     match rt {
         R::Network => {
-            attrs.insert("ip_range".to_owned(), required("ip_range")?);
+            let range = required("ip_range")?;
+            let net = network_range(&range, "ip_range")?;
+            for (i, subnet) in body["subnets"].as_array().into_iter().flatten().enumerate() {
+                check_subnet(net, subnet, &format!("subnets[{i}]."))?;
+            }
+            attrs.insert("ip_range".to_owned(), range);
         }
         R::Firewall => {
             attrs.insert(
@@ -407,9 +452,9 @@ fn create_request(rt: HetznerResourceType, body: &Json) -> Result<CreateRequest,
         R::LoadBalancer => {
             attrs.insert(
                 "load_balancer_type".to_owned(),
-                required("load_balancer_type")?,
+                reference(body, "load_balancer_type", Catalog::LoadBalancerTypes)?,
             );
-            attrs.insert("location".to_owned(), required("location")?);
+            attrs.insert("location".to_owned(), place(body)?);
         }
         R::SshKey => {
             let key = required("public_key")?;
@@ -421,12 +466,18 @@ fn create_request(rt: HetznerResourceType, body: &Json) -> Result<CreateRequest,
         }
         R::Volume => {
             attrs.insert("size".to_owned(), required("size")?);
-            attrs.insert("location".to_owned(), required("location")?);
+            attrs.insert("location".to_owned(), place(body)?);
         }
         R::Server => {
-            for k in ["server_type", "image", "location"] {
-                attrs.insert(k.to_owned(), required(k)?);
-            }
+            attrs.insert(
+                "server_type".to_owned(),
+                reference(body, "server_type", Catalog::ServerTypes)?,
+            );
+            attrs.insert(
+                "image".to_owned(),
+                reference(body, "image", Catalog::Images)?,
+            );
+            attrs.insert("location".to_owned(), place(body)?);
             attrs.insert("user_data".to_owned(), body["user_data"].clone());
             let networks: Vec<Json> = body["networks"]
                 .as_array()
@@ -463,6 +514,89 @@ fn create_request(rt: HetznerResourceType, body: &Json) -> Result<CreateRequest,
         .with_name(name)
         .with_tags(labels)
         .with_attrs(attrs))
+}
+
+/// An IPv4 range in CIDR notation given in `field`, or `422 invalid_input` naming it.
+fn network_range(given: &Json, field: &str) -> Result<ipnet::Ipv4Net, CloudError> {
+    given
+        .as_str()
+        .and_then(|r| r.parse::<ipnet::Ipv4Net>().ok())
+        .ok_or_else(|| {
+            CloudError::invalid(
+                field,
+                format!("invalid input in field '{field}': {given} is not an IPv4 range"),
+            )
+        })
+}
+
+/// Checks a subnet for a network of `net`: its range inside the network's, a known
+/// network zone and type (fields named with `prefix`).
+fn check_subnet(net: ipnet::Ipv4Net, subnet: &Json, prefix: &str) -> Result<(), CloudError> {
+    let field = format!("{prefix}ip_range");
+    let range = network_range(&subnet["ip_range"], &field)?;
+    if !net.contains(&range) {
+        return Err(CloudError::invalid(
+            field.as_str(),
+            format!("invalid input in field '{field}': {range} is not within the network's {net}"),
+        ));
+    }
+    let zone = &subnet["network_zone"];
+    if !["eu-central", "us-east", "us-west", "ap-southeast"]
+        .iter()
+        .any(|z| zone.as_str() == Some(z))
+    {
+        let field = format!("{prefix}network_zone");
+        return Err(CloudError::invalid(
+            field.as_str(),
+            format!("invalid input in field '{field}': no network zone {zone}"),
+        ));
+    }
+    if !["cloud", "server", "vswitch"]
+        .iter()
+        .any(|t| subnet["type"].as_str() == Some(t))
+    {
+        let field = format!("{prefix}type");
+        return Err(CloudError::invalid(
+            field.as_str(),
+            format!(
+                "invalid input in field '{field}': {} is not cloud, server or vswitch",
+                subnet["type"]
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The name of the catalog entry that `field` of a create names by name or by ID, or
+/// `422 invalid_input` naming the field.
+fn reference(body: &Json, field: &str, catalog: Catalog) -> Result<Json, CloudError> {
+    let given = &body[field];
+    let shown = match given {
+        Json::Null => return Err(CloudError::invalid(field, format!("{field} is required"))),
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    catalog
+        .find(given)
+        .map(|e| e["name"].clone())
+        .ok_or_else(|| {
+            let what = catalog.singular().replace('_', " ");
+            CloudError::invalid(
+                field,
+                format!("invalid input in field '{field}': {what} {shown} not found"),
+            )
+        })
+}
+
+/// The location a create names: its `location`, or the location of its `datacenter`.
+fn place(body: &Json) -> Result<Json, CloudError> {
+    if body["location"].is_null() && !body["datacenter"].is_null() {
+        let dc = reference(body, "datacenter", Catalog::Datacenters)?;
+        return Ok(Catalog::Datacenters
+            .named(dc.as_str().unwrap_or_default())
+            .map_or(Json::Null, |d| d["location"]["name"].clone()));
+    }
+    reference(body, "location", Catalog::Locations)
 }
 
 /// An OpenSSH key's MD5 fingerprint, colon-separated, as the API reports it.
@@ -526,9 +660,23 @@ fn part_of(
 impl Fake {
     fn action(&self, command: &str) -> Json {
         let mut n = self.actions.lock().unwrap_or_else(|e| e.into_inner());
-        *n += 1;
-        json!({ "id": *n, "command": command, "status": "success", "progress": 100,
+        n.push(command.to_owned());
+        Self::finished(u64::try_from(n.len()).unwrap_or(u64::MAX), command)
+    }
+
+    fn finished(id: u64, command: &str) -> Json {
+        json!({ "id": id, "command": command, "status": "success", "progress": 100,
             "started": CREATED, "finished": CREATED, "resources": [], "error": null })
+    }
+
+    /// Action `id`, finished (every action of the fake finishes at once).
+    fn done(&self, id: u64) -> Json {
+        let n = self.actions.lock().unwrap_or_else(|e| e.into_inner());
+        let command = usize::try_from(id)
+            .ok()
+            .and_then(|i| n.get(i.checked_sub(1)?))
+            .map_or("", String::as_str);
+        Self::finished(id, command)
     }
 
     async fn all(&self) -> Vec<Resource> {
@@ -554,6 +702,38 @@ impl Fake {
     }
 }
 
+/// Every `key=value` of a query string, repeated keys included (`id=1&id=2`).
+fn query_all(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), percent_decode(v)))
+        .collect()
+}
+
+/// One page of `items` as a list answers it under `key`, with `meta.pagination`
+/// (`page`, `per_page` of at most 50, 25 by default).
+fn page(query: &BTreeMap<String, String>, key: &str, items: Vec<Json>) -> Json {
+    let per = query
+        .get("per_page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(25)
+        .clamp(1, 50);
+    let page = query
+        .get("page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let total = items.len();
+    let last = total.div_ceil(per).max(1);
+    let shown: Vec<Json> = items.into_iter().skip((page - 1) * per).take(per).collect();
+    let next = (page < last).then_some(page + 1);
+    let previous = (page > 1).then_some(page - 1);
+    json!({ key: shown, "meta": { "pagination": {
+        "page": page, "per_page": per, "previous_page": previous, "next_page": next,
+        "last_page": last, "total_entries": total } } })
+}
+
 fn query_of(req: &Request<Incoming>) -> BTreeMap<String, String> {
     req.uri()
         .query()
@@ -577,6 +757,7 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
     let method = req.method().clone();
     let path = req.uri().path().trim_end_matches('/').to_owned();
     let query = query_of(&req);
+    let query_string = req.uri().query().unwrap_or_default().to_owned();
     let authorized = req
         .headers()
         .get("authorization")
@@ -635,11 +816,46 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
         }
     }
     match (method, parts.as_slice()) {
-        (Method::GET, ["actions", id]) => reply(
-            StatusCode::OK,
-            &json!({ "action": { "id": num(id), "command": "", "status": "success",
-                "progress": 100, "started": CREATED, "finished": CREATED, "resources": [], "error": null } }),
-        ),
+        (Method::GET, ["actions", id]) => match id.parse::<u64>() {
+            Ok(n) => reply(StatusCode::OK, &json!({ "action": s.done(n) })),
+            Err(_) => error(StatusCode::NOT_FOUND, "not_found", "no such action", None),
+        },
+        (Method::GET, ["actions"]) => {
+            // The actions asked for by `id=` (hcloud-go waits on several at once).
+            let ids = query_all(&query_string);
+            let shown: Vec<Json> = ids
+                .iter()
+                .filter(|(k, _)| k == "id")
+                .filter_map(|(_, v)| v.parse::<u64>().ok())
+                .map(|id| s.done(id))
+                .collect();
+            reply(StatusCode::OK, &page(&query, "actions", shown))
+        }
+        (Method::GET, [collection]) if Catalog::of(collection).is_some() => {
+            let Some(catalog) = Catalog::of(collection) else {
+                return no_collection();
+            };
+            let mut answer = page(&query, collection, catalog.select(&query));
+            if catalog == Catalog::Datacenters {
+                // The API recommends a datacenter for new servers.
+                answer["recommendation"] = json!(4);
+            }
+            reply(StatusCode::OK, &answer)
+        }
+        (Method::GET, [collection, id]) if Catalog::of(collection).is_some() => {
+            let Some(catalog) = Catalog::of(collection) else {
+                return no_collection();
+            };
+            match catalog.by_id(id) {
+                Some(e) => reply(StatusCode::OK, &json!({ catalog.singular(): e })),
+                None => error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    &format!("{} with ID {id} not found", catalog.singular()),
+                    None,
+                ),
+            }
+        }
         (Method::GET, [collection]) => {
             let Some(rt) = type_of(collection) else {
                 return no_collection();
@@ -660,31 +876,8 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
                 })
                 .collect();
             items.sort_by_key(|r| r.id.parse::<u64>().unwrap_or(0));
-            let per = query
-                .get("per_page")
-                .and_then(|p| p.parse::<usize>().ok())
-                .unwrap_or(25)
-                .clamp(1, 50);
-            let page = query
-                .get("page")
-                .and_then(|p| p.parse::<usize>().ok())
-                .unwrap_or(1)
-                .max(1);
-            let last = items.len().div_ceil(per).max(1);
-            let shown: Vec<Json> = items
-                .iter()
-                .skip((page - 1) * per)
-                .take(per)
-                .map(|r| to_api(r, &all))
-                .collect();
-            let next = (page < last).then_some(page + 1);
-            let previous = (page > 1).then_some(page - 1);
-            reply(
-                StatusCode::OK,
-                &json!({ *collection: shown, "meta": { "pagination": {
-                "page": page, "per_page": per, "previous_page": previous, "next_page": next,
-                "last_page": last, "total_entries": items.len() } } }),
-            )
+            let shown = items.iter().map(|r| to_api(r, &all)).collect();
+            reply(StatusCode::OK, &page(&query, collection, shown))
         }
         (Method::GET, [collection, id]) => {
             let Some(rt) = type_of(collection) else {
@@ -732,7 +925,15 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
                 answer["root_password"] = Json::Null;
             }
             if rt == R::Firewall {
-                answer["actions"] = json!([]);
+                // Rules and the resources they apply to are set by actions of their own.
+                let mut actions = Vec::new();
+                if body["rules"].as_array().is_some_and(|r| !r.is_empty()) {
+                    actions.push(s.action("set_firewall_rules"));
+                }
+                if body["apply_to"].as_array().is_some_and(|a| !a.is_empty()) {
+                    actions.push(s.action("apply_firewall"));
+                }
+                answer["actions"] = Json::Array(actions);
             }
             reply(StatusCode::CREATED, &answer)
         }
@@ -784,6 +985,18 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
             if s.get(rt, id).await.is_none() {
                 return missing(rt, id);
             }
+            if (rt, *action) == (R::Network, "add_subnet") {
+                let network = s.get(rt, id).await;
+                let range = network
+                    .as_ref()
+                    .and_then(|n| n.attr_str("ip_range"))
+                    .unwrap_or_default();
+                if let Err(e) = network_range(&json!(range), "ip_range")
+                    .and_then(|net| check_subnet(net, &body, ""))
+                {
+                    return cloud_error(&e);
+                }
+            }
             let done = match (rt, *action) {
                 (R::Server, "shutdown" | "poweroff") => s.cloud.shutdown_server(id).await,
                 (R::Firewall, "set_rules") => {
@@ -828,6 +1041,11 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
                 },
             };
             match done {
+                // A firewall's actions answer a list: one per resource it touches.
+                Ok(()) if rt == R::Firewall => reply(
+                    StatusCode::CREATED,
+                    &json!({ "actions": [s.action("set_firewall_rules")] }),
+                ),
                 Ok(()) => reply(StatusCode::CREATED, &json!({ "action": s.action(action) })),
                 Err(e) => cloud_error(&e),
             }
