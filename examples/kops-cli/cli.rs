@@ -749,6 +749,13 @@ pub struct UpdateClusterArgs {
     /// exist, the later ones are left alone)
     #[arg(long, value_name = "PHASE")]
     pub phase: Option<String>,
+    /// Hetzner: write the cluster's files byte for byte as kOps does. With --target
+    /// terraform the API token goes into the data files (terraform plan prints it) instead
+    /// of coming from the sensitive variable hcloud_token, and the cluster autoscaler gets
+    /// kOps' empty SSH key (its servers come up without it) instead of the key's name.
+    /// Other clouds' files are kOps' already
+    #[arg(long)]
+    pub kops_identical_files: bool,
     /// Part of `reconcile cluster`, which rolls the machines itself: no hint to.
     #[arg(skip)]
     pub reconciling: bool,

@@ -473,6 +473,7 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
             ignore_kubelet_version_skew: false,
             backend: Default::default(),
             phase: None,
+            kops_identical_files: false,
             reconciling: false,
         };
         return crate::update::update_cluster(global, &update).await;

@@ -173,7 +173,10 @@ pub async fn update_cluster(
 ) -> anyhow::Result<u8> {
     let name = cluster.name();
     let backend = crate::update::terraform_backend(args, "")?;
-    let ctx = context(st, cluster, groups).await?;
+    let mut ctx = context(st, cluster, groups).await?;
+    if args.kops_identical_files {
+        ctx = ctx.with_kops_identical_files();
+    }
     let update = UpdateCluster::new(ctx, options)
         .with_context(|| format!("building the model of cluster {name}"))?;
     if args.target == Target::Terraform {
@@ -185,7 +188,11 @@ pub async fn update_cluster(
             name,
             &rendered,
             backend.as_ref(),
-            ", with the token in TF_VAR_hcloud_token and HCLOUD_TOKEN",
+            if args.kops_identical_files {
+                ", with the token in HCLOUD_TOKEN (the data files hold it too: keep them secret)"
+            } else {
+                ", with the token in TF_VAR_hcloud_token and HCLOUD_TOKEN"
+            },
         );
     }
     let cloud = HetznerCloudHandle::open(global, st).await?;

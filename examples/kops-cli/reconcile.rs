@@ -75,6 +75,7 @@ pub async fn reconcile_cluster(global: &Global, args: &ReconcileClusterArgs) -> 
         ignore_kubelet_version_skew: false,
         backend: Default::default(),
         phase: None,
+        kops_identical_files: false,
         reconciling: true,
     };
     if !args.yes {

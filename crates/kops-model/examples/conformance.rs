@@ -9,6 +9,11 @@
 //! `id_rsa.pub`; the cloud is seeded from `CASE_DIR/../../fixtures/mock-cloud.yaml` and
 //! images come from `fixtures/channels/stable`. `OUT_DIR` receives `kubernetes.tf` and
 //! `data/`. Exits non-zero with the error chain when the case cannot be rendered.
+//!
+//! `KOPS_CONFORMANCE_KOPS_IDENTICAL=1` renders Hetzner cases with the library's
+//! kOps-identical files (`HetznerModelContext::with_kops_identical_files`: the API token
+//! in data files, the autoscaler's SSH key empty, as kOps writes them); by default they
+//! are rendered as `kops update cluster --target terraform` renders them.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -198,6 +203,9 @@ fn run() -> anyhow::Result<()> {
                 "HCLOUD_TOKEN" => ctx = ctx.with_token(v.clone()),
                 other => bail!("case.yaml env: {other} is not a variable the renderer knows"),
             }
+        }
+        if std::env::var_os("KOPS_CONFORMANCE_KOPS_IDENTICAL").is_some_and(|v| v == "1") {
+            ctx = ctx.with_kops_identical_files();
         }
         kops_model::hetzner::render_terraform(&ctx, &overrides)?.write_to(&out_dir)?;
         return Ok(());

@@ -74,6 +74,10 @@ pub struct ClusterContext {
     /// etcd-manager, kops-channels, kops-controller and the `hcloud` Secret); set through
     /// `HetznerModelContext::with_token`. A file holding it is sensitive.
     pub(crate) hcloud_token: Option<kops_tasks::Sensitive>,
+    /// Whether the Hetzner files are written byte for byte as kOps writes them, the API
+    /// token in Terraform's data files and the autoscaler's SSH key included; set through
+    /// `HetznerModelContext::with_kops_identical_files`.
+    pub(crate) hcloud_kops_identical: bool,
     /// The groups whose machines an update builds (launch templates, autoscaling groups,
     /// instance templates, nodeup configs), when an update names some (kOps'
     /// `--instance-group`, `--instance-group-roles`); `None`: every group. The other
@@ -147,6 +151,7 @@ impl ClusterContext {
             encryption_config_hash: None,
             cilium_password: None,
             hcloud_token: None,
+            hcloud_kops_identical: false,
             additional_objects: Vec::new(),
             updated_groups: None,
             assets: Default::default(),

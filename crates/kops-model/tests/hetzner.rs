@@ -280,6 +280,65 @@ async fn the_token_reaches_the_store_and_never_a_plan_or_terraform() -> anyhow::
     Ok(())
 }
 
+/// The cluster autoscaler's `HCLOUD_SSH_KEY` in `files` (Terraform's data files).
+fn autoscaler_ssh_key(files: &std::collections::BTreeMap<String, Vec<u8>>) -> String {
+    let (_, manifest) = files
+        .iter()
+        .find(|(p, _)| p.contains("addons-cluster-autoscaler"))
+        .expect("the cluster autoscaler's manifest");
+    let text = String::from_utf8_lossy(manifest);
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.contains("name: HCLOUD_SSH_KEY"));
+    lines.next().expect("HCLOUD_SSH_KEY");
+    lines.next().expect("its value").trim().to_owned()
+}
+
+#[tokio::test]
+async fn kops_identical_files_put_the_token_in_data_files_and_no_key_in_the_autoscaler()
+-> anyhow::Result<()> {
+    let none = LifecycleOverrides::new();
+    let text = spec(1, "cx23").replacen(
+        "  channel: stable\n",
+        "  channel: stable\n  clusterAutoscaler:\n    enabled: true\n",
+        1,
+    );
+    let ctx = context(&text, Arc::new(MemoryStore::new()), true).await?;
+    // By default the autoscaler gets the key's name, which exists from the start.
+    let default = hetzner::render_terraform(&ctx, &none)?;
+    let key = autoscaler_ssh_key(&default.files);
+    assert!(key.starts_with(&format!("value: {NAME}-")), "{key}");
+
+    let identical = hetzner::render_terraform(&ctx.with_kops_identical_files(), &none)?;
+    assert_eq!(autoscaler_ssh_key(&identical.files), "value: \"\"");
+    let main = identical.main_tf();
+    assert!(!main.contains("hcloud_token"), "{main}");
+    let config = &identical.files
+        [&format!("data/aws_s3_object_{NAME}-addons-hcloud-config.addons.k8s.io-k8s-1.22_content")];
+    assert!(String::from_utf8_lossy(config).contains(&format!("token: {TOKEN}")));
+    // Every other file is the same in both forms.
+    let differ: Vec<&String> = default
+        .files
+        .iter()
+        .filter(|(p, bytes)| identical.files.get(*p) != Some(*bytes))
+        .map(|(p, _)| p)
+        .collect();
+    assert!(differ.len() >= 5, "{differ:?}");
+    for p in differ {
+        assert!(
+            p.contains("hcloud-config")
+                || p.contains("etcdmanager")
+                || p.contains("kops-channels")
+                || p.contains("kops-controller")
+                || p.contains("cluster-autoscaler")
+                || p.contains("addons-bootstrap")
+                || p == "kubernetes.tf",
+            "{p} differs"
+        );
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_cluster_without_a_token_or_in_two_network_zones_is_refused() -> anyhow::Result<()> {
     let store = Arc::new(MemoryStore::new());

@@ -250,8 +250,13 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         let secret = |name: &str, key: &str| json!({ "name": name, "valueFrom": { "secretKeyRef": { "key": key, "name": "hcloud" } } });
         // The autoscaler takes the key by ID or name; kOps gives the ID, which is unknown
         // until the key exists (empty with the Terraform target), so its servers came up
-        // without it. The name is known from the start.
-        let ssh_key = crate::hetzner::servers::ssh_key_name(ctx)?.unwrap_or_default();
+        // without it. The name is known from the start; kOps' empty value only when the
+        // files must be kOps' own.
+        let ssh_key = if ctx.hcloud_kops_identical {
+            String::new()
+        } else {
+            crate::hetzner::servers::ssh_key_name(ctx)?.unwrap_or_default()
+        };
         container["env"] = json!([
             secret("HCLOUD_TOKEN", "token"),
             secret("HCLOUD_NETWORK", "network"),

@@ -14,6 +14,9 @@
 //! filled from the sensitive variable `hcloud_token` (`TF_VAR_hcloud_token`): the bucket
 //! gets the same objects, and Terraform redacts them in plans. Other secret files (Cilium's
 //! IPsec keys) are never rendered: direct writes put them in the store.
+//!
+//! A context made [`with_kops_identical_files`](super::HetznerModelContext::with_kops_identical_files)
+//! writes those files as kOps does instead, the token in their data files.
 
 use kops_statestore::StoreUrl;
 use std::collections::BTreeMap;
@@ -112,13 +115,15 @@ pub(crate) fn build(ctx: &HetznerModelContext, m: &mut HetznerModel) -> Result<(
     };
     let token = ctx.hcloud_token.as_ref().map(|t| t.expose());
     for f in managed_files(ctx)? {
+        let holds_token =
+            token.is_some_and(|t| f.sensitive && !t.is_empty() && f.contents.contains(t));
         let contents = match token {
-            Some(t) if f.sensitive && !t.is_empty() && f.contents.contains(t) => {
+            Some(t) if holds_token && !ctx.hcloud_kops_identical => {
                 Content::WithToken(token_template(&f.contents, t))
             }
             _ => Content::Plain(f.contents.clone()),
         };
-        let rendered = !f.sensitive || matches!(contents, Content::WithToken(_));
+        let rendered = !f.sensitive || holds_token;
         // Other secret files never go into Terraform: they are written straight to the
         // store; without a store they exist only for this render.
         if !rendered && ctx.config_store.is_none() {

@@ -109,6 +109,22 @@ impl HetznerModelContext {
         self
     }
 
+    /// The same context, writing the cluster's files byte for byte as kOps writes them,
+    /// for a team moving between kOps and kops-rs that wants no stored object to change.
+    /// Two things differ from the default, both on purpose:
+    /// - With the Terraform target, the files that hold the API token (the `hcloud`
+    ///   Secret, the manifests of etcd-manager, kops-channels and kops-controller) are data
+    ///   files with the token in them, read with `file(...)`: `terraform plan` prints it,
+    ///   and whatever keeps the Terraform directory keeps it. By default they are
+    ///   templates filled from the sensitive variable `hcloud_token`.
+    /// - The cluster autoscaler's `HCLOUD_SSH_KEY` is empty, as kOps renders it (kOps
+    ///   passes the key's ID, unknown before the key exists), so the servers it creates
+    ///   come up without the SSH key. By default it is the key's name.
+    pub fn with_kops_identical_files(mut self) -> Self {
+        self.cluster_context.hcloud_kops_identical = true;
+        self
+    }
+
     /// A new task of this cluster.
     pub(crate) fn task(
         &self,
