@@ -1053,3 +1053,110 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
         _ => error(StatusCode::NOT_FOUND, "not_found", "no such endpoint", None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid(r: Result<impl std::fmt::Debug, CloudError>) -> (String, String) {
+        match r {
+            Err(CloudError::Invalid { field, message }) => (field, message),
+            other => panic!("not invalid_input: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_server_names_its_type_image_and_location_by_name_or_id() {
+        let body = json!({ "name": "s", "server_type": 104, "image": "debian-12",
+            "location": "2", "labels": { "role": "web" } });
+        let req = create_request(R::Server, &body).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(req.attrs.get("server_type"), Some(&json!("cx22")));
+        assert_eq!(req.attrs.get("image"), Some(&json!("debian-12")));
+        assert_eq!(req.attrs.get("location"), Some(&json!("nbg1")));
+        // A datacenter instead of a location.
+        let body = json!({ "name": "s", "server_type": "cpx11", "image": "ubuntu-24.04",
+            "datacenter": "hel1-dc2" });
+        let req = create_request(R::Server, &body).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(req.attrs.get("location"), Some(&json!("hel1")));
+    }
+
+    #[test]
+    fn an_unknown_catalog_entry_is_invalid_input_naming_the_field() {
+        let server = |k: &str, v: Json| {
+            let mut body = json!({ "name": "s", "server_type": "cx22", "image": "debian-12",
+                "location": "fsn1" });
+            body[k] = v;
+            invalid(create_request(R::Server, &body))
+        };
+        for (k, v) in [
+            ("server_type", "cx999"),
+            ("image", "debian-99"),
+            ("location", "sin1"),
+        ] {
+            let (field, message) = server(k, json!(v));
+            assert_eq!(field, k);
+            assert!(
+                message.contains(v) && message.contains(&format!("'{k}'")),
+                "{message}"
+            );
+        }
+        let lb = json!({ "name": "l", "load_balancer_type": "lb99", "location": "fsn1" });
+        assert_eq!(
+            invalid(create_request(R::LoadBalancer, &lb)).0,
+            "load_balancer_type"
+        );
+        let missing = json!({ "name": "s", "image": "debian-12", "location": "fsn1" });
+        assert_eq!(
+            invalid(create_request(R::Server, &missing)).0,
+            "server_type"
+        );
+    }
+
+    #[test]
+    fn a_subnet_lies_in_its_network_and_a_known_zone() {
+        let net = json!({ "name": "n", "ip_range": "10.0.0.0/16", "subnets": [
+            { "type": "cloud", "ip_range": "10.0.1.0/24", "network_zone": "eu-central" },
+            { "type": "cloud", "ip_range": "10.1.0.0/24", "network_zone": "eu-central" } ] });
+        let (field, message) = invalid(create_request(R::Network, &net));
+        assert_eq!(field, "subnets[1].ip_range");
+        assert!(
+            message.contains("10.1.0.0/24") && message.contains("10.0.0.0/16"),
+            "{message}"
+        );
+        let range = "10.0.0.0/16".parse().unwrap_or_else(|e| panic!("{e}"));
+        let zone = json!({ "type": "cloud", "ip_range": "10.0.2.0/24", "network_zone": "mars" });
+        assert_eq!(invalid(check_subnet(range, &zone, "")).0, "network_zone");
+        let kind = json!({ "type": "lan", "ip_range": "10.0.2.0/24", "network_zone": "us-east" });
+        assert_eq!(invalid(check_subnet(range, &kind, "")).0, "type");
+        let bad = json!({ "name": "n", "ip_range": "10.0.0.0/33" });
+        assert_eq!(invalid(create_request(R::Network, &bad)).0, "ip_range");
+    }
+
+    #[test]
+    fn a_list_answers_one_page_with_its_pagination() {
+        let items: Vec<Json> = (1..=30).map(|i| json!({ "id": i })).collect();
+        let q = BTreeMap::from([("page".to_owned(), "2".to_owned())]);
+        let p = page(&q, "things", items);
+        assert_eq!(p["things"].as_array().map(Vec::len), Some(5));
+        assert_eq!(p["things"][0]["id"], 26);
+        let pg = &p["meta"]["pagination"];
+        assert_eq!(
+            (
+                pg["page"].clone(),
+                pg["last_page"].clone(),
+                pg["next_page"].clone(),
+                pg["previous_page"].clone(),
+                pg["total_entries"].clone()
+            ),
+            (json!(2), json!(2), Json::Null, json!(1), json!(30))
+        );
+        assert_eq!(
+            query_all("id=1&id=2&sort=x"),
+            [
+                ("id".into(), "1".into()),
+                ("id".into(), "2".into()),
+                ("sort".into(), "x".into())
+            ]
+        );
+    }
+}

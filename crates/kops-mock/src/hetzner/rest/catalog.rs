@@ -454,3 +454,61 @@ pub(super) fn datacenter_of(location: &str) -> Option<Json> {
         .into_iter()
         .find(|d| d["location"]["name"].as_str() == Some(location))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_found_by_name_by_id_and_by_id_in_a_string() {
+        for given in [json!("cx22"), json!(104), json!("104")] {
+            let found = Catalog::ServerTypes.find(&given);
+            assert_eq!(
+                found.map(|e| e["name"].clone()),
+                Some(json!("cx22")),
+                "{given}"
+            );
+        }
+        assert_eq!(Catalog::ServerTypes.find(&json!("cx999")), None);
+        assert_eq!(Catalog::Locations.find(&json!(true)), None);
+        let lb = Catalog::LoadBalancerTypes.named("lb11").unwrap_or_default();
+        assert_eq!(lb["max_targets"], 25);
+    }
+
+    #[test]
+    fn images_by_name_give_the_x86_one_first_and_filter_by_architecture() {
+        let by_name = |arch: Option<&str>| {
+            let mut q = std::collections::BTreeMap::from([("name".into(), "debian-12".into())]);
+            if let Some(a) = arch {
+                q.insert("architecture".into(), a.into());
+            }
+            Catalog::Images
+                .select(&q)
+                .iter()
+                .map(|i| i["architecture"].as_str().unwrap_or_default().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(by_name(None), ["x86", "arm"]);
+        assert_eq!(by_name(Some("arm")), ["arm"]);
+    }
+
+    #[test]
+    fn every_location_has_a_datacenter_offering_its_server_types() {
+        for l in Catalog::Locations.entries() {
+            let name = l["name"].as_str().unwrap_or_default();
+            let dc = datacenter_of(name).unwrap_or_default();
+            assert_eq!(dc["location"], l, "{name}");
+            let available = dc["server_types"]["available"]
+                .as_array()
+                .map_or(0, Vec::len);
+            assert!(available > 0, "{name}");
+        }
+        // The cx series is European.
+        let ash = datacenter_of("ash").unwrap_or_default();
+        assert!(
+            !ash["server_types"]["available"]
+                .as_array()
+                .is_some_and(|a| a.contains(&json!(104)))
+        );
+    }
+}
