@@ -280,6 +280,44 @@ async fn the_token_reaches_the_store_and_never_a_plan_or_terraform() -> anyhow::
     Ok(())
 }
 
+/// kOps builds the API load balancer for every Hetzner cluster; without
+/// `api.loadBalancer` in the spec the control plane's firewall also opens 443.
+#[tokio::test]
+async fn without_an_api_load_balancer_in_the_spec_kops_rules_still_build_one() -> anyhow::Result<()>
+{
+    let none = LifecycleOverrides::new();
+    let with_lb = spec(1, "cx23");
+    let without = with_lb.replacen(
+        "  api:\n    loadBalancer:\n      type: Public\n",
+        "  api:\n    dns: {}\n",
+        1,
+    );
+    assert_ne!(with_lb, without);
+    let rules_443 = |main: &str| main.matches("port       = \"443\"").count();
+    for (text, opened) in [(&with_lb, 0), (&without, 1)] {
+        let ctx = context(text, Arc::new(MemoryStore::new()), true).await?;
+        let main = hetzner::render_terraform(&ctx, &none)?.main_tf().to_owned();
+        assert!(
+            main.contains(&format!(
+                "resource \"hcloud_load_balancer\" \"api-{}\"",
+                NAME.replace('.', "-")
+            )),
+            "{main}"
+        );
+        assert_eq!(rules_443(&main), opened, "{main}");
+        // And the mock applies it.
+        let cloud = MockHetzner::new();
+        hetzner::apply(&cloud, &ctx, &none).await?;
+        let lbs = cloud
+            .objects()
+            .into_iter()
+            .filter(|r| r.resource_type == R::LoadBalancer)
+            .count();
+        assert_eq!(lbs, 1);
+    }
+    Ok(())
+}
+
 /// The cluster autoscaler's `HCLOUD_SSH_KEY` in `files` (Terraform's data files).
 fn autoscaler_ssh_key(files: &std::collections::BTreeMap<String, Vec<u8>>) -> String {
     let (_, manifest) = files

@@ -1,7 +1,9 @@
-//! kOps' Hetzner `LoadBalancerModelBuilder`: when the API has a load balancer, an `lb11`
-//! named `api.<cluster>` in the first group's location, attached to the cluster's network,
-//! forwarding TCP 443 (the API server) and 3988 (kops-controller) to the control plane's
-//! private addresses, which it selects by label.
+//! kOps' Hetzner `LoadBalancerModelBuilder`: an `lb11` named `api.<cluster>` in the first
+//! group's location, attached to the cluster's network, forwarding TCP 443 (the API
+//! server) and 3988 (kops-controller) to the control plane's private addresses, which it
+//! selects by label. kOps builds it for every Hetzner cluster, also one whose spec has no
+//! `api.loadBalancer` (whose firewall then also opens 443 to `api.access`), and so does
+//! this builder: the same spec makes the same cloud with either tool.
 
 use kops_tasks::resource::{Attr, FindBy};
 
@@ -17,9 +19,6 @@ const KUBE_API_SERVER_PORT: i64 = 443;
 const KOPS_CONTROLLER_PORT: i64 = 3988;
 
 pub(crate) fn build(ctx: &HetznerModelContext, m: &mut HetznerModel) -> Result<()> {
-    if !ctx.has_api_lb() {
-        return Ok(());
-    }
     let Some(first) = ctx.groups.first() else {
         return Err(invalid(
             "instance groups",
