@@ -96,6 +96,9 @@ const KNOWN_DIRS: &[&str] = &[
     "instancegroup",
     "manifests",
     "pki",
+    // kops-model's rolling-update journal (`rolling-update/journal.json`), left by a
+    // roll that failed or was stopped.
+    "rolling-update",
     "secrets",
 ];
 

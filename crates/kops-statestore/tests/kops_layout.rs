@@ -548,9 +548,18 @@ async fn registry_compare_and_swap_history_and_delete_body() {
     assert!(reg.get_cluster(NAME).await.is_ok());
     store.delete(&format!("{NAME}/notes.txt")).await.unwrap();
 
-    // Deleting the cluster removes its whole tree, history included, and nothing else.
+    // Deleting the cluster removes its whole tree, history and the journal of an
+    // unfinished rolling update included, and nothing else.
+    store
+        .put(
+            &format!("{NAME}/rolling-update/journal.json"),
+            Bytes::from_static(b"{}"),
+            PutOptions::create(),
+        )
+        .await
+        .unwrap();
     let removed = reg.delete_cluster(NAME).await.unwrap();
-    assert_eq!(removed, 13); // 7 kOps files + 3 history entries and their claims
+    assert_eq!(removed, 14); // 7 kOps files + 3 history entries and their claims + journal
     assert!(store.list(&format!("{NAME}/")).await.unwrap().is_empty());
     assert_eq!(reg.list_clusters().await.unwrap(), ["other.example.com"]);
     assert!(reg.get_cluster(NAME).await.unwrap_err().is_not_found());
