@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use kops_model::UpdateOptions;
+use kops_model::api::keyset::Keyset;
 use kops_model::api::{internal, v1alpha2};
 use kops_model::aws::{self, ApplyOptions, DeleteOptions, DiscoverOptions, UpdateCluster};
 use kops_model::cloud_aws::AwsCloud;
@@ -13,7 +14,9 @@ use kops_model::day2::kubeconfig::{
     KubeconfigEntry, api_server_url, client_for, issue_admin_credential,
 };
 use kops_model::day2::rolling::{Journal, RollingOptions, RollingUpdate};
-use kops_model::day2::validate::{RepeatOptions, ValidateOptions, Validator, validate_until};
+use kops_model::day2::validate::{
+    ClusterValidator, RepeatOptions, ValidateOptions, Validator, validate_until,
+};
 use kops_model::pki::trusted_certificates;
 use kops_model::statestore::Error as StoreError;
 
@@ -109,12 +112,22 @@ where
         .map_err(|e| vec![Diag::error("A library call failed", e.to_string())])?
 }
 
-/// A cluster's groups and how many changes applying its stored spec would make
-/// (`None`: no such cluster), off the server's threads.
+/// What `kops_cluster_status` reports of a cluster that exists.
+pub struct Status {
+    /// Its instance groups.
+    pub groups: Vec<String>,
+    /// How many changes applying its stored spec would make.
+    pub changes: usize,
+    /// Whether it validates through its API right now.
+    pub valid: bool,
+}
+
+/// A cluster's [`Status`] (`None`: no such cluster), off the server's threads.
 pub async fn status(
     session: &Arc<Session>,
     name: &str,
-) -> Result<Option<(Vec<String>, usize)>, Diags> {
+    access: ApiAccess,
+) -> Result<Option<Status>, Diags> {
     let (session, name) = (session.clone(), name.to_string());
     off_thread(move || async move {
         let Some(stored) = load(&session, &name).await? else {
@@ -122,9 +135,49 @@ pub async fn status(
         };
         let groups = stored.groups.iter().map(|g| g.name().to_string()).collect();
         let changes = update_here(&session, &name, true).await?;
-        Ok(Some((groups, changes)))
+        let valid = is_valid_here(&session, &name, &stored, &access).await?;
+        Ok(Some(Status {
+            groups,
+            changes,
+            valid,
+        }))
     })
     .await
+}
+
+/// How long one validation of `kops_cluster_status` may take before the cluster counts
+/// as not valid (an API that does not answer).
+const STATUS_VALIDATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Whether cluster `name` validates through its API once, now: false when it does not,
+/// when its API does not answer, or when it has no CA yet (never applied). Only a
+/// failure to read the state store is an error.
+async fn is_valid_here(
+    session: &Session,
+    name: &str,
+    stored: &Stored,
+    access: &ApiAccess,
+) -> Result<bool, Diags> {
+    let Some(ca) = read_ca(session, name).await? else {
+        return Ok(false);
+    };
+    let Ok((cluster, groups)) = stored.internal() else {
+        return Ok(false);
+    };
+    let entry = api_entry(name, &cluster, &ca, access)?;
+    let Ok(client) = client_for(&entry).await else {
+        return Ok(false);
+    };
+    let cloud = open(session, &stored.region).await?;
+    let validator = Validator::new(
+        client,
+        Arc::new(AwsInstanceGroups::new(cloud)),
+        name,
+        groups,
+        ValidateOptions::default(),
+    );
+    let checked = tokio::time::timeout(STATUS_VALIDATION_TIMEOUT, validator.validate()).await;
+    Ok(matches!(checked, Ok(Ok(v)) if v.is_valid()))
 }
 
 /// [`update_here`] off the server's threads.
@@ -215,6 +268,16 @@ pub struct Roll {
     pub post_drain_delay: Option<Duration>,
     /// How long validation may take.
     pub validation_timeout: Option<Duration>,
+    /// How long draining one node may take.
+    pub drain_timeout: Option<Duration>,
+    /// Wait after replacing a control-plane machine.
+    pub control_plane_interval: Option<Duration>,
+    /// Wait after replacing a node (or API server) machine.
+    pub node_interval: Option<Duration>,
+    /// Wait after replacing a bastion.
+    pub bastion_interval: Option<Duration>,
+    /// How the roll reaches the cluster's API (unless `cloud_only`).
+    pub access: ApiAccess,
 }
 
 /// `kops rolling-update cluster --yes`: replaces out-of-date machines, resumable from
@@ -247,8 +310,40 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
     if let Some(d) = roll.validation_timeout {
         options = options.with_validation_timeout(d);
     }
-    let rolling = RollingUpdate::new(Arc::new(AwsInstanceGroups::new(cloud)), options)
+    if let Some(d) = roll.drain_timeout {
+        options = options.with_drain_timeout(d);
+    }
+    if let Some(d) = roll.control_plane_interval {
+        options = options.with_control_plane_interval(d);
+    }
+    if let Some(d) = roll.node_interval {
+        options = options.with_node_interval(d);
+    }
+    if let Some(d) = roll.bastion_interval {
+        options = options.with_bastion_interval(d);
+    }
+    let instance_groups = Arc::new(AwsInstanceGroups::new(cloud));
+    let mut rolling = RollingUpdate::new(instance_groups.clone(), options)
         .with_journal(Journal::new(session.store.clone(), name));
+    if !roll.cloud_only {
+        // Taint, cordon, drain and validate through the cluster's API, as an admin whose
+        // credential is minted for this run and never stored.
+        let Some(ca) = read_ca(session, name).await? else {
+            return Err(no_ca(name));
+        };
+        let entry = api_entry(name, &cluster, &ca, &roll.access)?;
+        let client = client_for(&entry)
+            .await
+            .map_err(failed(format!("A client for cluster {name}'s API")))?;
+        let validator: Arc<dyn ClusterValidator> = Arc::new(Validator::new(
+            client.clone(),
+            instance_groups,
+            name,
+            groups.clone(),
+            ValidateOptions::default(),
+        ));
+        rolling = rolling.with_kube(client, validator);
+    }
     let report = rolling
         .run(&cluster, &groups)
         .await
@@ -256,11 +351,64 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
     Ok(report.replaced.len())
 }
 
-/// How the updater validates: through the API at `api_server` (default: the cluster's
-/// public API name), until it validates once or `timeout` passes.
-pub struct Check {
+/// How the provider reaches a cluster's API: at `server` (default: the cluster's public
+/// API name), as an admin whose credential, minted for the run, lasts `lifetime`.
+#[derive(Debug, Clone)]
+pub struct ApiAccess {
     /// The API's URL, when the cluster's name for it does not resolve from here.
-    pub api_server: Option<String>,
+    pub server: Option<String>,
+    /// How long the admin credential lasts.
+    pub lifetime: Duration,
+}
+
+/// The cluster's CA keyset (`None`: not made yet, the cluster was never applied).
+async fn read_ca(session: &Session, name: &str) -> Result<Option<Keyset>, Diags> {
+    match session.registry.get_keyset(name, "kubernetes-ca").await {
+        Ok(ca) => Ok(Some(ca.value)),
+        Err(StoreError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(vec![Diag::error("Reading the cluster's CA", e.to_string())]),
+    }
+}
+
+fn no_ca(name: &str) -> Diags {
+    vec![Diag::attr(
+        "cluster_name",
+        "No cluster CA yet",
+        format!(
+            "cluster {name} has no kubernetes-ca keyset: it is made when the cluster is first applied"
+        ),
+    )]
+}
+
+/// A client configuration for cluster `name`'s API: its CA bundle, the API's internal
+/// name as the TLS server name (the name its certificate carries whatever URL reaches
+/// it), and an admin credential minted now (held in memory only).
+fn api_entry(
+    name: &str,
+    cluster: &internal::Cluster,
+    ca: &Keyset,
+    access: &ApiAccess,
+) -> Result<KubeconfigEntry, Diags> {
+    let minted = failed(format!("Minting an admin credential for {name}"));
+    let bundle = trusted_certificates(ca).map_err(&minted)?;
+    let credential = issue_admin_credential(ca, "terraform", access.lifetime, SystemTime::now())
+        .map_err(&minted)?;
+    let public = cluster.spec.api.public_name.as_deref();
+    let server = access
+        .server
+        .clone()
+        .unwrap_or_else(|| api_server_url(name, public, false));
+    Ok(KubeconfigEntry::new(name, server)
+        .with_ca_pem(bundle)
+        .with_tls_server_name(format!("api.internal.{name}"))
+        .with_admin(credential))
+}
+
+/// How the updater validates: through the API (see [`ApiAccess`]), until it validates
+/// once or `timeout` passes.
+pub struct Check {
+    /// Where the API is, and the credential's lifetime.
+    pub access: ApiAccess,
     /// How long validation may take.
     pub timeout: Duration,
     /// The pause between attempts.
@@ -285,30 +433,10 @@ async fn validate_here(session: &Session, name: &str, check: &Check) -> Result<(
         )]);
     };
     let (cluster, groups) = stored.internal()?;
-    let ca = session
-        .registry
-        .get_keyset(name, "kubernetes-ca")
-        .await
-        .map_err(|e| vec![Diag::error("Reading the cluster's CA", e.to_string())])?
-        .value;
-    let minted = failed(format!("Minting an admin credential for {name}"));
-    let bundle = trusted_certificates(&ca).map_err(&minted)?;
-    let credential = issue_admin_credential(
-        &ca,
-        "terraform",
-        check.timeout + Duration::from_secs(600),
-        SystemTime::now(),
-    )
-    .map_err(&minted)?;
-    let public = cluster.spec.api.public_name.as_deref();
-    let server = check
-        .api_server
-        .clone()
-        .unwrap_or_else(|| api_server_url(name, public, false));
-    let entry = KubeconfigEntry::new(name, server)
-        .with_ca_pem(bundle)
-        .with_tls_server_name(format!("api.internal.{name}"))
-        .with_admin(credential);
+    let Some(ca) = read_ca(session, name).await? else {
+        return Err(no_ca(name));
+    };
+    let entry = api_entry(name, &cluster, &ca, &check.access)?;
     let client = client_for(&entry)
         .await
         .map_err(failed(format!("A client for cluster {name}'s API")))?;

@@ -21,8 +21,9 @@ use crate::schema::{Attr, Block, Mode, Ty};
 use crate::session::Session;
 use crate::value::Value;
 
-/// `kops_cluster_status`: whether the cluster exists, its groups, and whether its cloud
-/// differs from its stored spec (a dry run of `kops update cluster`).
+/// `kops_cluster_status`: whether the cluster exists, its groups, whether its cloud
+/// differs from its stored spec (a dry run of `kops update cluster`), and whether it
+/// validates through its API right now (`kops validate cluster`, once).
 pub struct ClusterStatusData;
 
 #[async_trait::async_trait]
@@ -45,10 +46,24 @@ impl DataSource for ClusterStatusData {
                     "Whether applying the stored spec would change the cloud.",
                 ),
                 Attr::new(
+                    "is_valid",
+                    Ty::Bool,
+                    Mode::Computed,
+                    "Whether it validates through its API now (false when the API does \
+                     not answer, or the cluster was never applied).",
+                ),
+                Attr::new(
                     "instance_groups",
                     Ty::List(Box::new(Ty::String)),
                     Mode::Computed,
                     "Its instance groups.",
+                ),
+                Attr::new(
+                    "api_server",
+                    Ty::String,
+                    Mode::Optional,
+                    "The API's URL, when the cluster's name for it does not resolve from \
+                     here (kops' --api-server).",
                 ),
             ],
             blocks: Vec::new(),
@@ -63,12 +78,21 @@ impl DataSource for ClusterStatusData {
         let mut values = BTreeMap::new();
         values.insert("id".to_string(), Value::String(name.to_string()));
         values.insert("cluster_name".to_string(), Value::String(name.to_string()));
-        let status = crate::cloud::status(session, name).await?;
+        let server = config.get("api_server").as_str().map(str::to_string);
+        values.insert("api_server".to_string(), config.get("api_server").clone());
+        let access = crate::cloud::ApiAccess {
+            server,
+            // One validation: a credential of minutes is enough.
+            lifetime: Duration::from_secs(600),
+        };
+        let status = crate::cloud::status(session, name, access).await?;
         values.insert("exists".to_string(), Value::Bool(status.is_some()));
-        if let Some((groups, changes)) = status {
-            let groups = groups.into_iter().map(Value::String).collect();
+        values.insert("is_valid".to_string(), Value::Bool(false));
+        if let Some(status) = status {
+            let groups = status.groups.into_iter().map(Value::String).collect();
             values.insert("instance_groups".to_string(), Value::List(groups));
-            values.insert("needs_update".to_string(), Value::Bool(changes > 0));
+            values.insert("needs_update".to_string(), Value::Bool(status.changes > 0));
+            values.insert("is_valid".to_string(), Value::Bool(status.valid));
         }
         Ok(self.schema().complete(values))
     }
@@ -99,7 +123,9 @@ pub struct ClusterData;
 #[async_trait::async_trait]
 impl DataSource for ClusterData {
     fn schema(&self) -> Block {
-        let mut block = ClusterResource.schema().computed();
+        let mut block = ClusterResource.schema();
+        block.blocks.retain(|b| b.name != "secrets");
+        let mut block = block.computed();
         block
             .attrs
             .retain(|a| a.name != "name" && a.name != "admin_ssh_key");

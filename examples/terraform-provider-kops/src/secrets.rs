@@ -71,7 +71,10 @@ struct Secrets {
 impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Secrets")
-            .field("docker_config", &self.docker_config.as_ref().map(|_| "<redacted>"))
+            .field(
+                "docker_config",
+                &self.docker_config.as_ref().map(|_| "<redacted>"),
+            )
             .field("ca", &self.ca.as_ref().map(|_| "<redacted>"))
             .finish()
     }
@@ -299,10 +302,7 @@ mod tests {
             .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
             .collect();
         let mut top = BTreeMap::new();
-        top.insert(
-            "secrets".to_string(),
-            Value::List(vec![Value::Map(object)]),
-        );
+        top.insert("secrets".to_string(), Value::List(vec![Value::Map(object)]));
         Value::Map(top)
     }
 

@@ -8,7 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cloud::{self, Check, Roll};
+use kops_model::day2::kubeconfig::DEFAULT_ADMIN_LIFETIME;
+
+use crate::cloud::{self, ApiAccess, Check, Roll};
 use crate::diag::{Diag, Diags};
 use crate::resource::{Planned, Resource};
 use crate::schema::{Attr, Block, Mode, Nested, Step, Ty};
@@ -95,8 +97,28 @@ fn roll_path(name: &str) -> Vec<Step> {
     ]
 }
 
+/// `admin_lifetime`, when the configuration sets it.
+fn admin_lifetime(v: &Value) -> Result<Option<Duration>, Diags> {
+    duration(
+        v.get("admin_lifetime"),
+        vec![Step::Attr("admin_lifetime".into())],
+    )
+}
+
+/// `rolling_update { api_server }`, else `validate { api_server }`.
+fn api_server(v: &Value) -> Option<String> {
+    let of = |phase: &str| {
+        block(v, phase)
+            .get("api_server")
+            .as_str()
+            .map(str::to_string)
+    };
+    of("rolling_update").or_else(|| of("validate"))
+}
+
 fn roll_of(v: &Value) -> Result<Roll, Diags> {
     let r = block(v, "rolling_update");
+    let at = |name: &str| duration(r.get(name), roll_path(name));
     Ok(Roll {
         cloud_only: r.get("cloud_only").as_bool().unwrap_or(false),
         force: r.get("force").as_bool().unwrap_or(false),
@@ -109,8 +131,16 @@ fn roll_of(v: &Value) -> Result<Roll, Diags> {
             .as_i64()
             .and_then(|n| u32::try_from(n).ok())
             .unwrap_or(1),
-        post_drain_delay: duration(r.get("post_drain_delay"), roll_path("post_drain_delay"))?,
-        validation_timeout: duration(r.get("validation_timeout"), roll_path("validation_timeout"))?,
+        post_drain_delay: at("post_drain_delay")?,
+        validation_timeout: at("validation_timeout")?,
+        drain_timeout: at("drain_timeout")?,
+        control_plane_interval: at("master_interval")?,
+        node_interval: at("node_interval")?,
+        bastion_interval: at("bastion_interval")?,
+        access: ApiAccess {
+            server: api_server(v),
+            lifetime: admin_lifetime(v)?.unwrap_or(DEFAULT_ADMIN_LIFETIME),
+        },
     })
 }
 
@@ -124,10 +154,15 @@ fn validate_path(name: &str) -> Vec<Step> {
 
 fn check_of(v: &Value) -> Result<Check, Diags> {
     let b = block(v, "validate");
+    let timeout = duration(b.get("timeout"), validate_path("timeout"))?
+        .unwrap_or(Duration::from_secs(15 * 60));
     Ok(Check {
-        api_server: b.get("api_server").as_str().map(str::to_string),
-        timeout: duration(b.get("timeout"), validate_path("timeout"))?
-            .unwrap_or(Duration::from_secs(15 * 60)),
+        access: ApiAccess {
+            server: b.get("api_server").as_str().map(str::to_string),
+            // The validation's timeout and some margin, unless the configuration says.
+            lifetime: admin_lifetime(v)?.unwrap_or(timeout + Duration::from_secs(600)),
+        },
+        timeout,
         poll_interval: duration(b.get("poll_interval"), validate_path("poll_interval"))?
             .unwrap_or(Duration::from_secs(10)),
     })
@@ -150,6 +185,14 @@ impl Resource for UpdaterResource {
                     Mode::Optional,
                     "Any change of these runs the updater again (the revisions of the \
                      cluster and its groups).",
+                ),
+                Attr::new(
+                    "admin_lifetime",
+                    Ty::String,
+                    Mode::Optional,
+                    "How long the admin credential minted for the run's calls to the \
+                     Kubernetes API lasts (default: 18h for the rolling update, the \
+                     validation's timeout and 10m for the validation).",
                 ),
             ],
             blocks: vec![
@@ -194,6 +237,37 @@ impl Resource for UpdaterResource {
                             Ty::String,
                             Mode::Optional,
                             "How long validation may take (e.g. 15m).",
+                        ),
+                        Attr::new(
+                            "drain_timeout",
+                            Ty::String,
+                            Mode::Optional,
+                            "How long draining one node may take (default 15m).",
+                        ),
+                        Attr::new(
+                            "master_interval",
+                            Ty::String,
+                            Mode::Optional,
+                            "Wait after replacing a control-plane machine (default 15s).",
+                        ),
+                        Attr::new(
+                            "node_interval",
+                            Ty::String,
+                            Mode::Optional,
+                            "Wait after replacing a node machine (default 15s).",
+                        ),
+                        Attr::new(
+                            "bastion_interval",
+                            Ty::String,
+                            Mode::Optional,
+                            "Wait after replacing a bastion (default 15s).",
+                        ),
+                        Attr::new(
+                            "api_server",
+                            Ty::String,
+                            Mode::Optional,
+                            "The API's URL, when the cluster's name for it does not \
+                             resolve from here (default: validate's api_server).",
                         ),
                         Attr::new(
                             "include_instance_groups",
@@ -271,14 +345,6 @@ impl Resource for UpdaterResource {
             cloud::update(session, name, false).await?;
         }
         if !skipped(planned, "rolling_update") {
-            if !roll.cloud_only {
-                return Err(vec![Diag::at(
-                    roll_path("cloud_only"),
-                    "Draining needs the Kubernetes API",
-                    "This provider rolls machines in cloud-only mode so far: set \
-                     rolling_update { cloud_only = true } (or skip = true).",
-                )]);
-            }
             cloud::rolling_update(session, name, roll).await?;
         }
         if !skipped(planned, "validate") {
@@ -301,8 +367,75 @@ impl Resource for UpdaterResource {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{parse_duration, roll_of};
+    use crate::schema::Step;
+    use crate::value::Value;
+    use std::collections::BTreeMap;
     use std::time::Duration;
+
+    fn updater(rolling: &[(&str, Value)], validate: &[(&str, Value)]) -> Value {
+        let object = |pairs: &[(&str, Value)]| {
+            Value::List(vec![Value::Map(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect::<BTreeMap<_, _>>(),
+            )])
+        };
+        let mut top = BTreeMap::new();
+        top.insert("rolling_update".to_string(), object(rolling));
+        top.insert("validate".to_string(), object(validate));
+        Value::Map(top)
+    }
+
+    #[test]
+    fn every_rolling_tunable_reaches_the_roll() {
+        let text = |s: &str| Value::String(s.into());
+        let v = updater(
+            &[
+                ("drain_timeout", text("2m")),
+                ("validation_timeout", text("3m")),
+                ("master_interval", text("4s")),
+                ("node_interval", text("5s")),
+                ("bastion_interval", text("6s")),
+                ("post_drain_delay", text("7s")),
+                ("validate_count", Value::Int(3)),
+                ("fail_on_drain_error", Value::Bool(false)),
+            ],
+            &[("api_server", text("https://127.0.0.1:6443"))],
+        );
+        let roll = roll_of(&v).unwrap();
+        let s = Duration::from_secs;
+        assert_eq!(roll.drain_timeout, Some(s(120)));
+        assert_eq!(roll.validation_timeout, Some(s(180)));
+        assert_eq!(roll.control_plane_interval, Some(s(4)));
+        assert_eq!(roll.node_interval, Some(s(5)));
+        assert_eq!(roll.bastion_interval, Some(s(6)));
+        assert_eq!(roll.post_drain_delay, Some(s(7)));
+        assert_eq!(roll.validate_count, 3);
+        assert!(!roll.fail_on_drain_error);
+        assert!(!roll.cloud_only);
+        // The roll reaches the API where validation does, unless it says otherwise.
+        assert_eq!(
+            roll.access.server.as_deref(),
+            Some("https://127.0.0.1:6443")
+        );
+        assert_eq!(roll.access.lifetime, s(18 * 3600));
+
+        // A bad duration is a diagnostic on its attribute.
+        let bad = updater(&[("node_interval", text("soon"))], &[]);
+        let diags = roll_of(&bad).err().unwrap();
+        assert_eq!(
+            diags[0].path.as_deref(),
+            Some(
+                &[
+                    Step::Attr("rolling_update".into()),
+                    Step::Index(0),
+                    Step::Attr("node_interval".into())
+                ][..]
+            )
+        );
+    }
 
     #[test]
     fn durations_read_as_go_writes_them() {

@@ -162,9 +162,11 @@ impl Work {
         std::fs::write(self.path().join(name), text).expect("write");
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    /// Runs terraform here with more environment.
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         Command::new(&self.terraform)
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(self.path())
             .env("TF_CLI_CONFIG_FILE", self.path().join("terraformrc"))
             .env("TF_IN_AUTOMATION", "1")
@@ -185,7 +187,12 @@ impl Work {
 
     /// Runs terraform and requires exit code `code`; its output.
     fn expect(&self, args: &[&str], code: i32) -> String {
-        let out = self.run(args);
+        self.expect_with(args, code, &[])
+    }
+
+    /// [`Work::expect`] with more environment.
+    fn expect_with(&self, args: &[&str], code: i32, env: &[(&str, &str)]) -> String {
+        let out = self.run_with(args, env);
         let text = format!(
             "{}\n{}",
             String::from_utf8_lossy(&out.stdout),
@@ -696,6 +703,50 @@ fn machines(endpoint: &str, cluster: &str) -> Vec<(String, String, String, bool)
     serde_json::from_str(out.trim()).unwrap()
 }
 
+/// Gives every running machine of `cluster` in moto not `seen` before a Ready node (and
+/// a control-plane machine its static pods), as kubelets joining would. A machine joins
+/// once: a node deleted while its machine still runs (a drained one) stays deleted.
+fn join_nodes(
+    endpoint: &str,
+    cluster: &str,
+    kube: &kops_mock::kube::FakeKube,
+    seen: &mut std::collections::BTreeSet<String>,
+) {
+    for (id, group, zone, control_plane) in machines(endpoint, cluster) {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        let role = if control_plane {
+            "control-plane"
+        } else {
+            "node"
+        };
+        let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": id,
+                "labels": {
+                    "kops.k8s.io/instancegroup": group,
+                    "kubernetes.io/hostname": id,
+                    format!("node-role.kubernetes.io/{role}"): "",
+                },
+            },
+            "spec": {"providerID": format!("aws:///{zone}/{id}")},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }))
+        .unwrap();
+        kube.put_node(node);
+        if control_plane {
+            for app in [
+                "kube-apiserver",
+                "kube-controller-manager",
+                "kube-scheduler",
+            ] {
+                kube.put_pod(kops_mock::kube::kubelet::static_pod(app, &id));
+            }
+        }
+    }
+}
+
 /// The cluster's API as a fake on 127.0.0.1: served with a certificate of the cluster's
 /// CA for `api.internal.<cluster>`, accepting the CA's client certificates, with a Ready
 /// node (and the control plane's static pods) for every running machine in moto.
@@ -730,36 +781,7 @@ fn fake_api(
     let kube = runtime
         .block_on(kops_mock::kube::FakeKube::start_tls(&tls))
         .unwrap();
-    for (id, group, zone, control_plane) in machines(endpoint, cluster) {
-        let role = if control_plane {
-            "control-plane"
-        } else {
-            "node"
-        };
-        let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
-            "metadata": {
-                "name": id,
-                "labels": {
-                    "kops.k8s.io/instancegroup": group,
-                    "kubernetes.io/hostname": id,
-                    format!("node-role.kubernetes.io/{role}"): "",
-                },
-            },
-            "spec": {"providerID": format!("aws:///{zone}/{id}")},
-            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
-        }))
-        .unwrap();
-        kube.put_node(node);
-        if control_plane {
-            for app in [
-                "kube-apiserver",
-                "kube-controller-manager",
-                "kube-scheduler",
-            ] {
-                kube.put_pod(kops_mock::kube::kubelet::static_pod(app, &id));
-            }
-        }
-    }
+    join_nodes(endpoint, cluster, &kube, &mut Default::default());
     (runtime, kube)
 }
 
@@ -798,12 +820,66 @@ fn the_updater_validates_the_cluster_through_its_api() {
         "{out}"
     );
 
-    // A node goes NotReady: the updater fails, naming it.
+    // kops_cluster_status: valid through the fake API, not valid (and no error) through
+    // an API that does not answer.
+    work.write(
+        "status.tf",
+        &format!(
+            r#"data "kops_cluster_status" "here" {{
+  cluster_name = kops_cluster.cluster.id
+  api_server   = "{}"
+}}
+
+data "kops_cluster_status" "unreachable" {{
+  cluster_name = kops_cluster.cluster.id
+  api_server   = "https://127.0.0.1:9"
+}}
+
+output "here" {{
+  value = data.kops_cluster_status.here
+}}
+
+output "unreachable" {{
+  value = data.kops_cluster_status.unreachable
+}}
+"#,
+            kube.url()
+        ),
+    );
+    let status = || -> serde_json::Value {
+        work.expect(
+            &[
+                "apply",
+                "-refresh-only",
+                "-auto-approve",
+                "-input=false",
+                "-no-color",
+            ],
+            0,
+        );
+        let out = work.expect(&["output", "-json"], 0);
+        serde_json::from_str(out.trim()).unwrap()
+    };
+    let outputs = status();
+    let here = &outputs["here"]["value"];
+    assert_eq!(here["exists"], true, "{outputs}");
+    assert_eq!(here["is_valid"], true, "{outputs}");
+    assert_eq!(
+        outputs["unreachable"]["value"]["is_valid"], false,
+        "{outputs}"
+    );
+    assert_eq!(outputs["unreachable"]["value"]["exists"], true, "{outputs}");
+
+    // A node goes NotReady: the status says the cluster is not valid, and the updater
+    // fails, naming it.
     let (id, _, _, _) = machines(&endpoint, name)
         .into_iter()
         .find(|m| !m.3)
         .unwrap();
     assert!(kube.set_ready(&id, false));
+    let outputs = status();
+    assert_eq!(outputs["here"]["value"]["is_valid"], false, "{outputs}");
+    assert_eq!(outputs["here"]["value"]["exists"], true, "{outputs}");
     work.write("main.tf", &validated("3s"));
     let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 1);
     assert!(
@@ -816,4 +892,365 @@ fn the_updater_validates_the_cluster_through_its_api() {
         0,
     );
     assert_eq!(leftovers(&endpoint, name), "{}");
+}
+
+/// A pod of a ReplicaSet (drained like any workload), running on `node`.
+fn workload(name: &str, app: &str, node: &str) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(serde_json::json!({
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {"app": app},
+            "ownerReferences": [{
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "name": app,
+                "uid": format!("uid-rs-{app}"),
+                "controller": true,
+            }],
+        },
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }))
+    .unwrap()
+}
+
+/// Joins moto's new machines to the fake API every second (see [`join_nodes`]) until
+/// dropped.
+struct Kubelets {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Kubelets {
+    fn start(
+        endpoint: &str,
+        cluster: &str,
+        kube: &std::sync::Arc<kops_mock::kube::FakeKube>,
+    ) -> Kubelets {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (endpoint, cluster, kube) = (endpoint.to_string(), cluster.to_string(), kube.clone());
+        let mut seen: std::collections::BTreeSet<String> =
+            kube.objects().nodes.keys().cloned().collect();
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                join_nodes(&endpoint, &cluster, &kube, &mut seen);
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+        });
+        Kubelets {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Kubelets {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The updater's rolling update without `cloud_only`: through the cluster's API over TLS
+/// (an admin credential minted for the run), the node of each replaced machine is
+/// tainted, cordoned and drained (its pods evicted), its Node deleted, and the cluster
+/// validated, with terraform-provider-kops' tunables; a drain that a PodDisruptionBudget
+/// blocks past `drain_timeout` fails the apply (`fail_on_drain_error`), naming the node.
+#[test]
+fn the_updater_drains_nodes_through_the_api() {
+    let Some((endpoint, terraform)) = setup() else {
+        return;
+    };
+    let bucket = format!("kops-tf-drain-{}", std::process::id());
+    let name = &format!("drain-{}.{ZONE}", std::process::id());
+    prepare(&endpoint, &bucket);
+    let work = Work::new(&terraform, &endpoint);
+    work.write("id.pub", SSH_KEY);
+    work.write("main.tf", &config(&bucket, name, 2, "t3.medium"));
+    work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+
+    let (_runtime, kube) = fake_api(&endpoint, &bucket, name);
+    let kube = std::sync::Arc::new(kube);
+    let nodes_group = format!("nodes-{REGION}a");
+    let node_of_group = || {
+        machines(&endpoint, name)
+            .into_iter()
+            .find(|m| m.1 == nodes_group)
+            .unwrap()
+            .0
+    };
+    let control_plane: Vec<String> = machines(&endpoint, name)
+        .into_iter()
+        .filter(|m| m.3)
+        .map(|m| m.0)
+        .collect();
+    let old = node_of_group();
+    kube.put_pod(workload("web-1", "web", &old));
+    let _kubelets = Kubelets::start(&endpoint, name, &kube);
+
+    // Not cloud-only, through the fake API; moto reports every machine up to date, so the
+    // roll is forced, on the nodes' group only.
+    let rolled = |extra: &str| {
+        let rolling = format!(
+            "force = true\n    include_instance_groups = [kops_instance_group.nodes.name]\n    \
+             api_server = \"{}\"\n    node_interval = \"2s\"\n    post_drain_delay = \"1s\"\n    \
+             validation_timeout = \"3m\"\n    validate_count = 1\n    {extra}",
+            kube.url()
+        );
+        config_rolling(&bucket, name, 2, "t3.medium", &rolling)
+            .replace("cloud_only = true", "cloud_only = false")
+    };
+    let text = rolled("drain_timeout = \"1m\"");
+    assert!(text.contains("cloud_only = false"), "{text}");
+    work.write("main.tf", &text);
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    assert!(
+        out.contains("kops_cluster_updater.updater: Modifications complete"),
+        "{out}"
+    );
+    // The old machine's node: tainted, cordoned, its pod evicted, its Node deleted; the
+    // machine gone from moto; the control plane's nodes untouched.
+    let evictions = kube.evictions();
+    assert!(
+        evictions.iter().any(|e| e.pod == "default/web-1"
+            && e.node.as_deref() == Some(old.as_str())
+            && e.blocked_by.is_none()),
+        "{evictions:?}"
+    );
+    let requests = kube.requests();
+    let on_old = |method: &str, needle: &str| {
+        requests.iter().any(|r| {
+            r.method == method
+                && r.path == format!("/api/v1/nodes/{old}")
+                && r.body.contains(needle)
+        })
+    };
+    assert!(
+        on_old("PATCH", "kops.k8s.io/scheduled-for-update"),
+        "{requests:?}"
+    );
+    assert!(on_old("PATCH", "\"unschedulable\":true"), "{requests:?}");
+    assert!(on_old("DELETE", ""), "{requests:?}");
+    assert!(
+        requests.iter().all(|r| control_plane
+            .iter()
+            .all(|c| !r.path.ends_with(&format!("/nodes/{c}")))),
+        "{requests:?}"
+    );
+    assert!(!kube.objects().nodes.contains_key(&old));
+    assert!(
+        machines(&endpoint, name).iter().all(|m| m.0 != old),
+        "{old} still runs"
+    );
+
+    // A budget that allows no disruption of the pod on the new machine: its drain times
+    // out, and with fail_on_drain_error the apply fails, naming the node.
+    let new = node_of_group();
+    assert_ne!(new, old);
+    kube.put_pod(workload("db-0", "db", &new));
+    let pdb: k8s_openapi::api::policy::v1::PodDisruptionBudget =
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "db", "namespace": "default"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
+        }))
+        .unwrap();
+    kube.put_pdb(pdb);
+    work.write(
+        "main.tf",
+        &rolled("drain_timeout = \"2s\"\n    fail_on_drain_error = true"),
+    );
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 1);
+    // (Terraform wraps a diagnostic's lines.)
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!("draining node {new}"))
+            && flat.contains("PodDisruptionBudget default/db")
+            && flat.contains("drain timeout 2s reached"),
+        "{out}"
+    );
+    let evictions = kube.evictions();
+    assert!(
+        evictions.iter().any(|e| e.pod == "default/db-0"
+            && e.node.as_deref() == Some(new.as_str())
+            && e.blocked_by.is_some()),
+        "{evictions:?}"
+    );
+
+    drop(_kubelets);
+    work.expect(
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+        0,
+    );
+    assert_eq!(leftovers(&endpoint, name), "{}");
+}
+
+/// A CA made for a test: (certificate PEM, RSA key PEM).
+fn test_ca() -> (String, String) {
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_RSA_SHA256).unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "my-kubernetes-ca");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+/// A middle line of a PEM's base64 (what a leak would show of it).
+fn pem_line(pem: &str) -> String {
+    let lines: Vec<&str> = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    lines[lines.len() / 2].to_string()
+}
+
+/// `kops_cluster`'s `secrets` block: the CA and the docker config the configuration gives
+/// land in the state store as kOps keeps them (the CA the primary keypair of
+/// kubernetes-ca, the docker config the `dockerconfig` secret); Terraform's plans, output
+/// and trace log never show them; bad ones are diagnostics on their attribute that do not
+/// quote them; removing the docker config removes the secret.
+#[test]
+fn cluster_secrets_reach_the_store_and_no_output() {
+    let Some((endpoint, terraform)) = setup() else {
+        return;
+    };
+    let bucket = format!("kops-tf-secrets-{}", std::process::id());
+    let name = &format!("secrets-{}.{ZONE}", std::process::id());
+    prepare(&endpoint, &bucket);
+    let work = Work::new(&terraform, &endpoint);
+    work.write("id.pub", SSH_KEY);
+    let (cert, key) = test_ca();
+    let (_, other_key) = test_ca();
+    let token = format!("dG9rZW4tc2VjcmV0-{}", std::process::id());
+    let docker = format!("{{\"auths\":{{\"registry.example\":{{\"auth\":\"{token}\"}}}}}}");
+    work.write("ca.crt", &cert);
+    work.write("ca.key", &key);
+    work.write("other.key", &other_key);
+    work.write("docker.json", &docker);
+    work.write("docker-bad.json", &format!("not json {token}"));
+    // The cluster alone (no groups, no updater): the secrets are the state store's.
+    let full = config(&bucket, name, 2, "t3.medium");
+    let cluster_only = &full[..full.find("resource \"kops_instance_group\"").unwrap()];
+    let with_secrets = |secrets: &str| {
+        cluster_only.replace(
+            "  kubernetes_version",
+            &format!("  secrets {{\n{secrets}  }}\n\n  kubernetes_version"),
+        )
+    };
+    let ca_lines = "    cluster_ca_cert = file(\"${path.module}/ca.crt\")\n    \
+                    cluster_ca_key  = file(\"${path.module}/ca.key\")\n";
+    let secrets =
+        format!("{ca_lines}    docker_config   = file(\"${{path.module}}/docker.json\")\n");
+    work.write("main.tf", &with_secrets(&secrets));
+    let never_shown = |out: &str| {
+        for (what, secret) in [
+            ("key", pem_line(&key)),
+            ("token", token.clone()),
+            ("other key", pem_line(&other_key)),
+        ] {
+            assert!(!out.contains(&secret), "the {what} is shown:\n{out}");
+        }
+    };
+    let trace = [("TF_LOG", "trace")];
+    let plan = work.expect_with(&["plan", "-input=false", "-no-color"], 0, &trace);
+    assert!(plan.contains("secrets"), "{plan}");
+    never_shown(&plan);
+    let out = work.expect_with(
+        &["apply", "-auto-approve", "-input=false", "-no-color"],
+        0,
+        &trace,
+    );
+    never_shown(&out);
+    never_shown(&work.expect(&["show", "-no-color"], 0));
+
+    // The store holds them as kOps does.
+    let registry = registry(&endpoint, &bucket);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let ca = runtime
+        .block_on(registry.get_keyset(name, "kubernetes-ca"))
+        .unwrap()
+        .value;
+    let primary = ca.primary().expect("a primary keypair");
+    let der = |pem: &[u8]| kops_model::pki::Certificate::from_pem(pem).unwrap().der;
+    assert_eq!(
+        der(primary.public_material.as_deref().unwrap()),
+        der(cert.as_bytes())
+    );
+    assert_eq!(primary.private_material.as_deref(), Some(key.as_bytes()));
+    // The library signs with it: a certificate it issues verifies against the given CA.
+    let issued = kops_model::pki::issue_certificate(
+        &ca,
+        "kubernetes-ca",
+        &kops_model::pki::CertificateRequest::client("someone"),
+        std::time::SystemTime::now(),
+    )
+    .unwrap();
+    work.write("issued.pem", &issued.certificate_pem);
+    let verify = Command::new("openssl")
+        .args(["verify", "-CAfile", "ca.crt", "issued.pem"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let stored = runtime
+        .block_on(registry.get_secret(name, "dockerconfig"))
+        .unwrap();
+    assert_eq!(stored.data, docker.as_bytes());
+
+    // A plan right after: nothing to do.
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+
+    // Bad secrets: a diagnostic on the attribute, the value not quoted, nothing written.
+    let mismatched = secrets.replace("ca.key", "other.key");
+    work.write("main.tf", &with_secrets(&mismatched));
+    let out = work.expect_with(&["plan", "-input=false", "-no-color"], 1, &trace);
+    assert!(
+        out.contains("Invalid CA key") && out.contains("cluster_ca_key"),
+        "{out}"
+    );
+    never_shown(&out);
+    let bad_docker = secrets.replace("docker.json", "docker-bad.json");
+    work.write("main.tf", &with_secrets(&bad_docker));
+    let out = work.expect_with(&["plan", "-input=false", "-no-color"], 1, &trace);
+    assert!(
+        out.contains("Invalid docker config") && out.contains("docker_config"),
+        "{out}"
+    );
+    never_shown(&out);
+
+    // Without docker_config the secret goes; the CA stays.
+    work.write("main.tf", &with_secrets(ca_lines));
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    never_shown(&out);
+    assert_eq!(
+        runtime.block_on(registry.list_secrets(name)).unwrap(),
+        Vec::<String>::new()
+    );
+    assert!(
+        runtime
+            .block_on(registry.get_keyset(name, "kubernetes-ca"))
+            .is_ok()
+    );
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+
+    work.expect(
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+        0,
+    );
+    assert_eq!(
+        objects(&endpoint, &bucket, &format!("{name}/")),
+        Vec::<String>::new()
+    );
 }
