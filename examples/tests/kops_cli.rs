@@ -2041,6 +2041,58 @@ fn create_cluster_takes_images_from_the_channel_file() {
         .expect_error("/nonexistent/stable");
 }
 
+/// API-server groups (kOps' APIServerNodes: `--api-server-count`, `--api-server-size`)
+/// on the mock cloud: split between the zones, one `apiserver-<zone>` group each.
+#[test]
+fn create_cluster_makes_api_server_groups() {
+    let env = Env::new();
+    let r = env
+        .kops(&[
+            "create",
+            "cluster",
+            "a.example.com",
+            "--zones",
+            "us-test-1a,us-test-1b",
+            "--dns",
+            "public",
+            "--api-server-count",
+            "3",
+            "--api-server-size",
+            "m5.large",
+            "--dry-run",
+            "-o",
+            "yaml",
+        ])
+        .expect(0);
+    let groups: Vec<kops_api::v1alpha2::InstanceGroup> =
+        kops_api::manifest::parse(r.stdout.as_bytes(), "create --dry-run")
+            .unwrap()
+            .into_iter()
+            .filter_map(|o| match o {
+                kops_api::manifest::Object::InstanceGroup(g) => Some(g),
+                _ => None,
+            })
+            .filter(|g| g.spec.role.as_deref() == Some("APIServer"))
+            .collect();
+    let names: Vec<&str> = groups.iter().map(|g| g.name()).collect();
+    assert_eq!(
+        names,
+        ["apiserver-us-test-1a", "apiserver-us-test-1b"],
+        "{}",
+        r.stdout
+    );
+    let sizes: Vec<(Option<i32>, Option<&str>)> = groups
+        .iter()
+        .map(|g| (g.spec.min_size, g.spec.machine_type.as_deref()))
+        .collect();
+    assert_eq!(
+        sizes,
+        [(Some(2), Some("m5.large")), (Some(1), Some("m5.large"))],
+        "{}",
+        r.stdout
+    );
+}
+
 /// The default machine types are the cloud's answer: the mock chooses as kOps' AWS cloud
 /// does (t3.medium, bastions t3.micro; arm64 images get t4g), and a fixture
 /// (`KOPS_MOCK_CLOUD_FIXTURE`) can fix the answers as kOps' test mock does. The fixture's

@@ -679,6 +679,73 @@ fn the_binary_talks_to_moto() {
     assert!(objects(&ep, bucket, cluster).is_empty());
 }
 
+/// `create cluster`'s options from kOps' create goldens on moto (the cloud answers the
+/// default machine types, the store is `s3://`): API-server groups
+/// (`--api-server-count`, `--api-server-size`) and `--set` with kOps' `cluster.` prefix.
+#[test]
+fn create_cluster_options_on_moto() {
+    let Some(ep) = moto() else { return };
+    let (region, bucket, cluster) = ("eu-north-1", "kops-cli-real-create", "servers.cli-real.example");
+    prepare_moto(&ep, bucket);
+    let env = Env::aws(&ep, &ep, region);
+    let state = format!("s3://{bucket}");
+    fresh(&env, &state, cluster);
+    env.kops(&[
+        "--state",
+        &state,
+        "create",
+        "cluster",
+        cluster,
+        "--zones",
+        "eu-north-1a,eu-north-1b",
+        "--image",
+        MOTO_AMI,
+        "--dns-zone",
+        PARENT_ZONE,
+        "--api-server-count",
+        "3",
+        "--api-server-size",
+        "m5.large",
+        "--set",
+        "cluster.spec.kubelet.maxPods=200",
+    ])
+    .expect(0);
+    let groups = env
+        .kops(&[
+            "--state", &state, "get", "ig", "--name", cluster, "-o", "yaml",
+        ])
+        .expect(0)
+        .stdout;
+    let api: Vec<kops_api::v1alpha2::InstanceGroup> =
+        kops_api::manifest::parse(groups.as_bytes(), "get ig")
+            .unwrap()
+            .into_iter()
+            .filter_map(|o| match o {
+                kops_api::manifest::Object::InstanceGroup(g) => Some(g),
+                _ => None,
+            })
+            .filter(|g| g.spec.role.as_deref() == Some("APIServer"))
+            .collect();
+    let names: Vec<&str> = api.iter().map(|g| g.name()).collect();
+    assert_eq!(
+        names,
+        ["apiserver-eu-north-1a", "apiserver-eu-north-1b"],
+        "{groups}"
+    );
+    let total: i32 = api.iter().map(|g| g.spec.min_size.unwrap_or(0)).sum();
+    assert_eq!(total, 3, "{groups}");
+    for g in &api {
+        assert_eq!(g.spec.machine_type.as_deref(), Some("m5.large"), "{groups}");
+    }
+    let spec = env
+        .kops(&["--state", &state, "get", "cluster", cluster, "-o", "yaml"])
+        .expect(0)
+        .stdout;
+    assert!(spec.contains("maxPods: 200"), "{spec}");
+    env.kops(&["--state", &state, "delete", "cluster", cluster, "--yes"])
+        .expect(0);
+}
+
 #[test]
 fn cluster_lifecycle_on_moto() {
     let Some(ep) = moto() else { return };
