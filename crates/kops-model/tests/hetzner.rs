@@ -319,17 +319,24 @@ async fn without_an_api_load_balancer_in_the_spec_kops_rules_still_build_one() -
 }
 
 /// The cluster autoscaler's `HCLOUD_SSH_KEY` in `files` (Terraform's data files).
-fn autoscaler_ssh_key(files: &std::collections::BTreeMap<String, Vec<u8>>) -> String {
+fn autoscaler_ssh_key(
+    files: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> anyhow::Result<String> {
     let (_, manifest) = files
         .iter()
         .find(|(p, _)| p.contains("addons-cluster-autoscaler"))
-        .expect("the cluster autoscaler's manifest");
+        .ok_or_else(|| anyhow::anyhow!("no cluster autoscaler manifest"))?;
     let text = String::from_utf8_lossy(manifest);
     let mut lines = text
         .lines()
         .skip_while(|l| !l.contains("name: HCLOUD_SSH_KEY"));
-    lines.next().expect("HCLOUD_SSH_KEY");
-    lines.next().expect("its value").trim().to_owned()
+    lines
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("no HCLOUD_SSH_KEY"))?;
+    let value = lines
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("HCLOUD_SSH_KEY has no value"))?;
+    Ok(value.trim().to_owned())
 }
 
 #[tokio::test]
@@ -344,11 +351,11 @@ async fn kops_identical_files_put_the_token_in_data_files_and_no_key_in_the_auto
     let ctx = context(&text, Arc::new(MemoryStore::new()), true).await?;
     // By default the autoscaler gets the key's name, which exists from the start.
     let default = hetzner::render_terraform(&ctx, &none)?;
-    let key = autoscaler_ssh_key(&default.files);
+    let key = autoscaler_ssh_key(&default.files)?;
     assert!(key.starts_with(&format!("value: {NAME}-")), "{key}");
 
     let identical = hetzner::render_terraform(&ctx.with_kops_identical_files(), &none)?;
-    assert_eq!(autoscaler_ssh_key(&identical.files), "value: \"\"");
+    assert_eq!(autoscaler_ssh_key(&identical.files)?, "value: \"\"");
     let main = identical.main_tf();
     assert!(!main.contains("hcloud_token"), "{main}");
     let config = &identical.files
