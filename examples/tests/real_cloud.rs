@@ -685,7 +685,11 @@ fn the_binary_talks_to_moto() {
 #[test]
 fn create_cluster_options_on_moto() {
     let Some(ep) = moto() else { return };
-    let (region, bucket, cluster) = ("eu-north-1", "kops-cli-real-create", "servers.cli-real.example");
+    let (region, bucket, cluster) = (
+        "eu-north-1",
+        "kops-cli-real-create",
+        "servers.cli-real.example",
+    );
     prepare_moto(&ep, bucket);
     let env = Env::aws(&ep, &ep, region);
     let state = format!("s3://{bucket}");
