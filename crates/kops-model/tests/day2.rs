@@ -1185,3 +1185,44 @@ async fn the_control_planes_version_is_its_oldest_kubelets() {
         Some("1.33.5")
     );
 }
+
+/// A client of the library answers an eviction that a PodDisruptionBudget refuses with
+/// the 429 at once (in real time), for the drain to retry on its own terms within its
+/// timeout: kube's default retry would hold it for minutes.
+#[tokio::test]
+async fn a_refused_eviction_reaches_the_drain_at_once() {
+    use kops_model::day2::kubeconfig::{KubeconfigEntry, client_for};
+    let kube = FakeKube::start().await.unwrap();
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {
+            "name": "db-0", "namespace": "default", "labels": {"app": "db"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db",
+                                 "uid": "uid-db", "controller": true}],
+        },
+        "spec": {"nodeName": "n1", "containers": [{"name": "main", "image": "pause"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }))
+    .unwrap();
+    kube.put_pod(pod);
+    let pdb: PodDisruptionBudget = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "db", "namespace": "default"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
+    }))
+    .unwrap();
+    kube.put_pdb(pdb);
+    let client = client_for(&KubeconfigEntry::new(CLUSTER, kube.url()))
+        .await
+        .unwrap();
+    let pods = kube::Api::<Pod>::namespaced(client, "default");
+    let evicted = tokio::time::timeout(
+        Duration::from_secs(20),
+        pods.evict("db-0", &kube::api::EvictParams::default()),
+    )
+    .await
+    .expect("the 429 comes back within 20s");
+    assert!(
+        matches!(&evicted, Err(kube::Error::Api(s)) if s.code == 429),
+        "{evicted:?}"
+    );
+    assert_eq!(kube.evictions().len(), 1, "retried: {:?}", kube.evictions());
+}

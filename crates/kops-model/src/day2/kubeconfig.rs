@@ -362,9 +362,14 @@ pub async fn client_from_kubeconfig(text: &str, context: Option<&str>) -> Result
         context: context.map(str::to_owned),
         ..Default::default()
     };
-    let config = kube::Config::from_custom_kubeconfig(kc, &options)
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &options)
         .await
         .map_err(|e| fail("loading the kubeconfig context".into(), Box::new(e)))?;
+    // The day-two code retries on kOps' terms (an eviction refused with 429 every
+    // `evict_retry` until `drain_timeout`, validation every tick until its timeout).
+    // kube's own retry of 429/503/504 (15 attempts, backing off up to minutes) would hide
+    // a refused eviction from the drain for minutes, past its timeout.
+    config.default_retry = false;
     kube::Client::try_from(config)
         .map_err(|e| fail("building the Kubernetes client".into(), Box::new(e)))
 }
