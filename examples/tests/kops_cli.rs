@@ -2064,16 +2064,7 @@ fn create_cluster_makes_api_server_groups() {
             "yaml",
         ])
         .expect(0);
-    let groups: Vec<kops_api::v1alpha2::InstanceGroup> =
-        kops_api::manifest::parse(r.stdout.as_bytes(), "create --dry-run")
-            .unwrap()
-            .into_iter()
-            .filter_map(|o| match o {
-                kops_api::manifest::Object::InstanceGroup(g) => Some(g),
-                _ => None,
-            })
-            .filter(|g| g.spec.role.as_deref() == Some("APIServer"))
-            .collect();
+    let groups = support::groups_of_role(&r.stdout, "APIServer");
     let names: Vec<&str> = groups.iter().map(|g| g.name()).collect();
     assert_eq!(
         names,

@@ -720,16 +720,7 @@ fn create_cluster_options_on_moto() {
         ])
         .expect(0)
         .stdout;
-    let api: Vec<kops_api::v1alpha2::InstanceGroup> =
-        kops_api::manifest::parse(groups.as_bytes(), "get ig")
-            .unwrap()
-            .into_iter()
-            .filter_map(|o| match o {
-                kops_api::manifest::Object::InstanceGroup(g) => Some(g),
-                _ => None,
-            })
-            .filter(|g| g.spec.role.as_deref() == Some("APIServer"))
-            .collect();
+    let api = support::groups_of_role(&groups, "APIServer");
     let names: Vec<&str> = api.iter().map(|g| g.name()).collect();
     assert_eq!(
         names,

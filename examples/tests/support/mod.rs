@@ -50,3 +50,17 @@ pub fn pyhcloud() -> Option<String> {
 pub fn kubectl() -> Option<String> {
     endpoint("KOPS_TEST_KUBECTL")
 }
+
+/// The InstanceGroups of `role` (v1alpha2 spelling, e.g. `APIServer`) in `yaml`, a stream
+/// of kOps objects as `get ig -o yaml` or `create cluster --dry-run -o yaml` prints it.
+pub fn groups_of_role(yaml: &str, role: &str) -> Vec<kops_api::v1alpha2::InstanceGroup> {
+    kops_api::manifest::parse(yaml.as_bytes(), "the command's output")
+        .unwrap()
+        .into_iter()
+        .filter_map(|o| match o {
+            kops_api::manifest::Object::InstanceGroup(g) => Some(g),
+            _ => None,
+        })
+        .filter(|g| g.spec.role.as_deref() == Some(role))
+        .collect()
+}
