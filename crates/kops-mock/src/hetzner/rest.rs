@@ -397,21 +397,58 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
 
 /// Whether `labels` pass an API label selector (`k=v,k!=v,k,!k`).
 fn selected(selector: &str, r: &Resource) -> bool {
-    selector
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .all(|term| {
-            if let Some((k, v)) = term.split_once("!=") {
-                r.tags.get(k.trim()) != Some(v.trim())
-            } else if let Some((k, v)) = term.split_once('=') {
-                r.tags.get(k.trim()) == Some(v.trim())
-            } else if let Some(k) = term.strip_prefix('!') {
-                !r.tags.contains_key(k.trim())
-            } else {
-                r.tags.contains_key(term)
+    selector_terms(selector)
+        .into_iter()
+        .all(|term| matches(term, r))
+}
+
+/// The terms of a label selector: its commas outside `in (a,b)` sets.
+fn selector_terms(selector: &str) -> Vec<&str> {
+    let (mut terms, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (i, c) in selector.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                terms.push(selector[start..i].trim());
+                start = i + 1;
             }
-        })
+            _ => {}
+        }
+    }
+    terms.push(selector[start..].trim());
+    terms.retain(|t| !t.is_empty());
+    terms
+}
+
+/// Whether `r`'s labels satisfy one selector term: `k`, `!k`, `k=v`, `k==v`, `k!=v`,
+/// `k in (a,b)`, `k notin (a,b)`.
+fn matches(term: &str, r: &Resource) -> bool {
+    let set = |rest: &str| -> Vec<String> {
+        rest.trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .split(',')
+            .map(|v| v.trim().to_owned())
+            .collect()
+    };
+    if let Some((k, rest)) = term.split_once(" notin ") {
+        let value = r.tags.get(k.trim());
+        return value.is_none_or(|v| !set(rest).iter().any(|s| s == v));
+    }
+    if let Some((k, rest)) = term.split_once(" in ") {
+        let value = r.tags.get(k.trim());
+        return value.is_some_and(|v| set(rest).iter().any(|s| s == v));
+    }
+    if let Some((k, v)) = term.split_once("!=") {
+        r.tags.get(k.trim()) != Some(v.trim())
+    } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+        r.tags.get(k.trim()) == Some(v.trim())
+    } else if let Some(k) = term.strip_prefix('!') {
+        !r.tags.contains_key(k.trim())
+    } else {
+        r.tags.contains_key(term)
+    }
 }
 
 /// The model's attributes of a create request body.
@@ -1063,6 +1100,32 @@ mod tests {
             Err(CloudError::Invalid { field, message }) => (field, message),
             other => panic!("not invalid_input: {other:?}"),
         }
+    }
+
+    #[test]
+    fn label_selectors_take_sets_and_negations() {
+        let r = Resource::new(HetznerResourceType::Server, "1")
+            .with_tag("kops.k8s.io/cluster", "a.example.com")
+            .with_tag("kops.k8s.io/instance-group", "nodes");
+        let pick = |sel: &str| selected(sel, &r);
+        assert!(pick("kops.k8s.io/cluster=a.example.com"));
+        assert!(pick(
+            "kops.k8s.io/cluster==a.example.com,kops.k8s.io/instance-group"
+        ));
+        assert!(pick("kops.k8s.io/instance-group in (control-plane,nodes)"));
+        assert!(!pick(
+            "kops.k8s.io/instance-group in (control-plane, bastion)"
+        ));
+        assert!(pick(
+            "kops.k8s.io/instance-group notin (control-plane),kops.k8s.io/cluster"
+        ));
+        assert!(!pick("kops.k8s.io/instance-group notin (nodes)"));
+        assert!(pick("kops.k8s.io/other notin (x)"));
+        assert!(!pick(
+            "kops.k8s.io/cluster in (b.example.com,c.example.com),!x"
+        ));
+        assert!(!pick("!kops.k8s.io/cluster"));
+        assert!(pick("kops.k8s.io/cluster!=b.example.com"));
     }
 
     #[test]
