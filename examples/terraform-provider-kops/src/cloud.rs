@@ -21,6 +21,7 @@ use kops_model::pki::trusted_certificates;
 use kops_model::statestore::Error as StoreError;
 
 use crate::diag::{Diag, Diags};
+use crate::mock::{MockCloud, Turn};
 use crate::session::Session;
 
 /// A stored cluster, its groups, and the region it runs in.
@@ -89,12 +90,54 @@ async fn load(session: &Session, name: &str) -> Result<Option<Stored>, Diags> {
     }))
 }
 
-async fn open(session: &Session, region: &str) -> Result<Arc<dyn AwsCloud>, Diags> {
+/// The cloud a call runs against: AWS, or in mock mode the mock (see [`crate::mock`]),
+/// open for this call only.
+struct Opened {
+    cloud: Arc<dyn AwsCloud>,
+    /// The mock, and the turn it holds until dropped.
+    mock: Option<(MockCloud, Turn)>,
+}
+
+impl Opened {
+    /// Keeps what the call changed in the mock (nothing to do on AWS). Called also after
+    /// a failure: the cloud changed anyway.
+    async fn save(&self) -> Result<(), Diags> {
+        match &self.mock {
+            Some((mock, _)) => mock
+                .save()
+                .await
+                .map_err(|e| vec![Diag::failed("Saving the mock cloud", &e)]),
+            None => Ok(()),
+        }
+    }
+}
+
+async fn open(session: &Session, region: &str) -> Result<Opened, Diags> {
+    if session.mock {
+        let (mock, turn) = MockCloud::open(session.store.clone(), &session.state, region)
+            .await
+            .map_err(|e| vec![Diag::failed("Opening the mock cloud", &e)])?;
+        return Ok(Opened {
+            cloud: mock.cloud(),
+            mock: Some((mock, turn)),
+        });
+    }
     let cloud = session
         .aws(region)
         .await
         .map_err(|e| vec![Diag::failed("Opening AWS", &e)])?;
-    Ok(Arc::new(cloud))
+    Ok(Opened {
+        cloud: Arc::new(cloud),
+        mock: None,
+    })
+}
+
+/// `result`, once what the call changed in the mock is saved.
+async fn saved<T>(opened: &Opened, result: Result<T, Diags>) -> Result<T, Diags> {
+    let kept = opened.save().await;
+    let value = result?;
+    kept?;
+    Ok(value)
 }
 
 /// Runs a library call on a thread of its own, where its future need not be `Send`
@@ -168,10 +211,10 @@ async fn is_valid_here(
     let Ok(client) = client_for(&entry).await else {
         return Ok(false);
     };
-    let cloud = open(session, &stored.region).await?;
+    let opened = open(session, &stored.region).await?;
     let validator = Validator::new(
         client,
-        Arc::new(AwsInstanceGroups::new(cloud)),
+        Arc::new(AwsInstanceGroups::new(opened.cloud.clone())),
         name,
         groups,
         ValidateOptions::default(),
@@ -212,7 +255,8 @@ async fn update_here(session: &Session, name: &str, dry_run: bool) -> Result<usi
             format!("{name} is not in {}", session.state),
         )]);
     };
-    let cloud = open(session, &stored.region).await?;
+    let opened = open(session, &stored.region).await?;
+    let cloud = &opened.cloud;
     let mut discover =
         DiscoverOptions::default().with_state_store(session.store.clone(), &session.state);
     let keys = session
@@ -226,7 +270,9 @@ async fn update_here(session: &Session, name: &str, dry_run: bool) -> Result<usi
     let ctx = aws::discover(cloud.as_ref(), &stored.cluster, &stored.groups, &discover)
         .await
         .map_err(failed(format!("Discovering cluster {name}")))?;
-    let update = UpdateCluster::new(ctx, UpdateOptions::default())
+    // The mock's machines read nothing: a local config base is fine there.
+    let options = UpdateOptions::default().with_unreadable_config_base(session.mock);
+    let update = UpdateCluster::new(ctx, options)
         .map_err(failed(format!("Building the model of cluster {name}")))?;
     let plan = update
         .plan(cloud.as_ref())
@@ -236,7 +282,7 @@ async fn update_here(session: &Session, name: &str, dry_run: bool) -> Result<usi
     if dry_run {
         return Ok(changes);
     }
-    update
+    let applied = update
         .apply(
             cloud.as_ref(),
             &session.registry,
@@ -244,7 +290,8 @@ async fn update_here(session: &Session, name: &str, dry_run: bool) -> Result<usi
             ApplyOptions::default(),
         )
         .await
-        .map_err(failed(format!("Applying cluster {name}")))?;
+        .map_err(failed(format!("Applying cluster {name}")));
+    saved(&opened, applied).await?;
     Ok(changes)
 }
 
@@ -276,6 +323,9 @@ pub struct Roll {
     pub node_interval: Option<Duration>,
     /// Wait after replacing a bastion.
     pub bastion_interval: Option<Duration>,
+    /// The pause between the roll's validations, after a failed one and between
+    /// successful ones (`validate { poll_interval }`; kOps: 30s and 10s).
+    pub validate_interval: Option<Duration>,
     /// How the roll reaches the cluster's API (unless `cloud_only`).
     pub access: ApiAccess,
 }
@@ -296,7 +346,7 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
     if selected.is_empty() {
         return Ok(0);
     }
-    let cloud = open(session, &stored.region).await?;
+    let opened = open(session, &stored.region).await?;
     let mut options = RollingOptions::default()
         .with_cloud_only(roll.cloud_only)
         .with_force(roll.force)
@@ -322,7 +372,12 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
     if let Some(d) = roll.bastion_interval {
         options = options.with_bastion_interval(d);
     }
-    let instance_groups = Arc::new(AwsInstanceGroups::new(cloud));
+    if let Some(d) = roll.validate_interval {
+        options = options
+            .with_validate_tick(d)
+            .with_validate_success_interval(d);
+    }
+    let instance_groups = Arc::new(AwsInstanceGroups::new(opened.cloud.clone()));
     let mut rolling = RollingUpdate::new(instance_groups.clone(), options)
         .with_journal(Journal::new(session.store.clone(), name));
     if !roll.cloud_only {
@@ -347,8 +402,8 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
     let report = rolling
         .run(&cluster, &groups)
         .await
-        .map_err(failed(format!("Rolling update of cluster {name}")))?;
-    Ok(report.replaced.len())
+        .map_err(failed(format!("Rolling update of cluster {name}")));
+    Ok(saved(&opened, report).await?.replaced.len())
 }
 
 /// How the provider reaches a cluster's API: at `server` (default: the cluster's public
@@ -440,10 +495,10 @@ async fn validate_here(session: &Session, name: &str, check: &Check) -> Result<(
     let client = client_for(&entry)
         .await
         .map_err(failed(format!("A client for cluster {name}'s API")))?;
-    let cloud = open(session, &stored.region).await?;
+    let opened = open(session, &stored.region).await?;
     let validator = Validator::new(
         client,
-        Arc::new(AwsInstanceGroups::new(cloud)),
+        Arc::new(AwsInstanceGroups::new(opened.cloud.clone())),
         name,
         groups,
         ValidateOptions::default(),
@@ -472,15 +527,16 @@ async fn delete_cluster_here(session: &Session, name: &str) -> Result<(), Diags>
     let Some(stored) = load(session, name).await? else {
         return Ok(());
     };
-    let cloud = open(session, &stored.region).await?;
-    let report = aws::delete_cluster(cloud.as_ref(), name, &DeleteOptions::default())
+    let opened = open(session, &stored.region).await?;
+    let deleted = aws::delete_cluster(opened.cloud.as_ref(), name, &DeleteOptions::default())
         .await
         .map_err(|e| {
             vec![Diag::error(
                 format!("Deleting cluster {name} in AWS"),
                 e.to_string(),
             )]
-        })?;
+        });
+    let report = saved(&opened, deleted).await?;
     if !report.is_complete() {
         let left: Vec<String> = report.failed.iter().map(|l| format!("{l:?}")).collect();
         return Err(vec![Diag::error(

@@ -21,6 +21,7 @@ mod cluster;
 mod data;
 mod diag;
 mod instance_group;
+mod mock;
 mod provider;
 mod resource;
 mod schema;

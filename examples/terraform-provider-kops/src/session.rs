@@ -19,10 +19,20 @@ fn text_attr(name: &str, description: &str) -> Attr {
 /// The provider block's schema (terraform-provider-kops' names).
 pub fn schema() -> Block {
     Block {
-        attrs: vec![text_attr(
-            "state_store",
-            "Where clusters are kept: s3://, gs://, file:// (default: KOPS_STATE_STORE).",
-        )],
+        attrs: vec![
+            text_attr(
+                "state_store",
+                "Where clusters are kept: s3://, gs://, file:// (default: KOPS_STATE_STORE).",
+            ),
+            Attr::new(
+                "mock_cloud",
+                Ty::Bool,
+                Mode::Optional,
+                "Clusters live on kops-mock's in-memory AWS cloud, not on AWS, kept between \
+                 runs in the state store as `kops --mock-cloud` keeps it (for examples and \
+                 tests; the config base may then be a file:// one).",
+            ),
+        ],
         blocks: vec![Nested {
             name: "aws".into(),
             max_items: 1,
@@ -68,6 +78,8 @@ pub struct Session {
     pub store: Arc<dyn Store>,
     /// Its clusters, in kOps' layout.
     pub registry: Registry,
+    /// Mock mode: clusters live on the mock cloud (see [`crate::mock`]).
+    pub mock: bool,
     aws: AwsSettings,
 }
 
@@ -170,6 +182,7 @@ impl Session {
             state,
             store,
             registry,
+            mock: config.get("mock_cloud").as_bool().unwrap_or(false),
             aws,
         })
     }

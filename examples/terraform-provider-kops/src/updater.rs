@@ -137,6 +137,7 @@ fn roll_of(v: &Value) -> Result<Roll, Diags> {
         control_plane_interval: at("master_interval")?,
         node_interval: at("node_interval")?,
         bastion_interval: at("bastion_interval")?,
+        validate_interval: poll_interval(v)?,
         access: ApiAccess {
             server: api_server(v),
             lifetime: admin_lifetime(v)?.unwrap_or(DEFAULT_ADMIN_LIFETIME),
@@ -152,6 +153,15 @@ fn validate_path(name: &str) -> Vec<Step> {
     ]
 }
 
+/// `validate { poll_interval }`, when the configuration sets it: the pause between
+/// validation attempts, of the validate phase and of the rolling update's validations.
+fn poll_interval(v: &Value) -> Result<Option<Duration>, Diags> {
+    duration(
+        block(v, "validate").get("poll_interval"),
+        validate_path("poll_interval"),
+    )
+}
+
 fn check_of(v: &Value) -> Result<Check, Diags> {
     let b = block(v, "validate");
     let timeout = duration(b.get("timeout"), validate_path("timeout"))?
@@ -163,8 +173,7 @@ fn check_of(v: &Value) -> Result<Check, Diags> {
             lifetime: admin_lifetime(v)?.unwrap_or(timeout + Duration::from_secs(600)),
         },
         timeout,
-        poll_interval: duration(b.get("poll_interval"), validate_path("poll_interval"))?
-            .unwrap_or(Duration::from_secs(10)),
+        poll_interval: poll_interval(v)?.unwrap_or(Duration::from_secs(10)),
     })
 }
 
@@ -298,7 +307,9 @@ impl Resource for UpdaterResource {
                             "poll_interval",
                             Ty::String,
                             Mode::Optional,
-                            "The pause between attempts (default 10s).",
+                            "The pause between validation attempts (default 10s), also the rolling \
+                             update's between its validations (default, as kOps: 30s after a \
+                             failed one, 10s between successful ones).",
                         ),
                         Attr::new(
                             "api_server",
@@ -402,7 +413,10 @@ mod tests {
                 ("validate_count", Value::Int(3)),
                 ("fail_on_drain_error", Value::Bool(false)),
             ],
-            &[("api_server", text("https://127.0.0.1:6443"))],
+            &[
+                ("api_server", text("https://127.0.0.1:6443")),
+                ("poll_interval", text("250ms")),
+            ],
         );
         let roll = roll_of(&v).unwrap();
         let s = Duration::from_secs;
@@ -413,6 +427,7 @@ mod tests {
         assert_eq!(roll.bastion_interval, Some(s(6)));
         assert_eq!(roll.post_drain_delay, Some(s(7)));
         assert_eq!(roll.validate_count, 3);
+        assert_eq!(roll.validate_interval, Some(Duration::from_millis(250)));
         assert!(!roll.fail_on_drain_error);
         assert!(!roll.cloud_only);
         // The roll reaches the API where validation does, unless it says otherwise.
@@ -421,6 +436,8 @@ mod tests {
             Some("https://127.0.0.1:6443")
         );
         assert_eq!(roll.access.lifetime, s(18 * 3600));
+        // Without a poll_interval the roll keeps kOps' pauses.
+        assert_eq!(roll_of(&updater(&[], &[])).unwrap().validate_interval, None);
 
         // A bad duration is a diagnostic on its attribute.
         let bad = updater(&[("node_interval", text("soon"))], &[]);

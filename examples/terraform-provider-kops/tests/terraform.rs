@@ -1001,11 +1001,18 @@ fn the_updater_drains_nodes_through_the_api() {
              validation_timeout = \"3m\"\n    validate_count = 1\n    {extra}",
             kube.url()
         );
+        // validate { poll_interval } paces the roll's validations too (kOps waits 30s
+        // after a failed one): the new machine's node joins within a second.
         config_rolling(&bucket, name, 2, "t3.medium", &rolling)
             .replace("cloud_only = true", "cloud_only = false")
+            .replace(
+                "  validate {\n    skip = true\n  }",
+                "  validate {\n    skip          = true\n    poll_interval = \"1s\"\n  }",
+            )
     };
     let text = rolled("drain_timeout = \"1m\"");
     assert!(text.contains("cloud_only = false"), "{text}");
+    assert!(text.contains("poll_interval = \"1s\""), "{text}");
     work.write("main.tf", &text);
     let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
     assert!(
@@ -1253,4 +1260,179 @@ fn cluster_secrets_reach_the_store_and_no_output() {
         objects(&endpoint, &bucket, &format!("{name}/")),
         Vec::<String>::new()
     );
+}
+
+/// The terraform binary, or `None` (skip; with `KOPS_TEST_REQUIRE_EMULATORS=1`, fail).
+fn terraform_only() -> Option<String> {
+    let found = which("terraform");
+    if found.is_none() {
+        assert!(
+            !require(),
+            "KOPS_TEST_REQUIRE_EMULATORS=1 but terraform is missing"
+        );
+        eprintln!("skipping: terraform is missing");
+    }
+    found
+}
+
+/// An image of the mock cloud's seed (the `kops` CLI's `seed/mock-cloud.yaml`).
+const MOCK_AMI: &str = "ami-0a1b2c3d4e5f60001";
+
+/// [`config_rolling`] in mock mode: a `file://` state store at `dir` (and config base
+/// under it), the seed's public zone `example.com` and image.
+fn mock_config(dir: &Path, name: &str, node_max: u32, node_type: &str, rolling: &str) -> String {
+    let store = format!("file://{}", dir.display());
+    config_rolling("BUCKET", name, node_max, node_type, rolling)
+        .replace(
+            "state_store = \"s3://BUCKET\"",
+            &format!("state_store = \"{store}\"\n  mock_cloud  = true"),
+        )
+        .replace("s3://BUCKET/", &format!("{store}/"))
+        .replace(&format!("\"{ZONE}\""), "\"example.com\"")
+        .replace(MOTO_AMI, MOCK_AMI)
+}
+
+/// The files under `dir`, as paths relative to it, but for the local store's own lock
+/// file (`flock`ed while it writes; no object of the store).
+fn files(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n == ".kops-statestore.lock")
+            {
+                continue;
+            } else {
+                out.push(path.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if dir.exists() {
+        walk(dir, dir, &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// The mock cloud's journal in the store: its entries.
+fn journal(dir: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("kops-rs-mock-cloud/journal.json")).unwrap();
+    let journal: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(journal["region"], REGION, "{journal}");
+    journal["entries"].as_array().unwrap().clone()
+}
+
+/// The IDs the journal's entries of `op` name.
+fn journal_ids(entries: &[serde_json::Value], op: &str) -> std::collections::BTreeSet<String> {
+    entries
+        .iter()
+        .filter(|e| e["op"] == op)
+        .filter_map(|e| e["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Mock mode: a whole life (apply, an empty plan, a change, a cloud-only roll, destroy)
+/// on kops-mock's cloud with a `file://` state store, each command a provider process of
+/// its own that replays the mock's journal from the store. No emulator: AWS's endpoint
+/// is a closed port, so any call to AWS would fail.
+#[test]
+fn a_cluster_lives_and_dies_on_the_mock_cloud_with_a_file_store() {
+    let Some(terraform) = terraform_only() else {
+        return;
+    };
+    let work = Work::new(&terraform, "http://127.0.0.1:9");
+    let store = tempfile::tempdir().unwrap();
+    let dir = store.path();
+    let name = "mock.example.com";
+    work.write("id.pub", SSH_KEY);
+    let fast = "node_interval = \"100ms\"";
+    work.write("main.tf", &mock_config(dir, name, 2, "t3.medium", fast));
+
+    // Apply: the spec in the directory, the cluster in the mock's journal.
+    work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    let stored = files(dir);
+    assert!(stored.contains(&format!("{name}/config")), "{stored:?}");
+    assert!(
+        stored.contains(&format!("{name}/instancegroup/nodes-{REGION}a")),
+        "{stored:?}"
+    );
+    let spec = std::fs::read_to_string(dir.join(name).join("config")).unwrap();
+    assert!(spec.contains("networkCIDR: 172.20.0.0/16"), "{spec}");
+    assert!(spec.contains("dnsZone: example.com"), "{spec}");
+    let nodes =
+        std::fs::read_to_string(dir.join(format!("{name}/instancegroup/nodes-{REGION}a"))).unwrap();
+    assert!(nodes.contains("maxSize: 2"), "{nodes}");
+    assert!(nodes.contains(MOCK_AMI), "{nodes}");
+    let entries = journal(dir);
+    let created = journal_ids(&entries, "create");
+    let asg = format!("nodes-{REGION}a.{name}");
+    assert!(created.contains(&asg), "{created:?}");
+    assert!(
+        created.iter().any(|id| id.starts_with("vpc-")),
+        "{created:?}"
+    );
+
+    // A plan right after, in a new process replaying the journal: nothing to do.
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+
+    // A new machine type: the updater applies it and its cloud-only roll replaces the
+    // nodes' machines (forced, as in the moto test), which the journal records.
+    let rolling = format!(
+        "{fast}\n    force = true\n    include_instance_groups = [kops_instance_group.nodes.name]"
+    );
+    work.write("main.tf", &mock_config(dir, name, 3, "t3.large", &rolling));
+    let out = work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    assert!(
+        out.contains("kops_cluster_updater.updater: Modifying"),
+        "{out}"
+    );
+    let after = journal(dir);
+    assert!(after.len() > entries.len(), "{after:?}");
+    let rolled: Vec<_> = after[entries.len()..]
+        .iter()
+        .filter(|e| e["op"] == "terminate" || e["op"] == "detach")
+        .collect();
+    assert!(!rolled.is_empty(), "no machine replaced: {after:?}");
+    let nodes =
+        std::fs::read_to_string(dir.join(format!("{name}/instancegroup/nodes-{REGION}a"))).unwrap();
+    assert!(
+        nodes.contains("maxSize: 3") && nodes.contains("t3.large"),
+        "{nodes}"
+    );
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+
+    // Destroy: the cluster's tree is gone from the directory, leaving only the mock's
+    // journal, in which everything the cluster created was deleted.
+    work.expect(
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+        0,
+    );
+    assert_eq!(
+        files(dir),
+        vec!["kops-rs-mock-cloud/journal.json".to_string()]
+    );
+    // (An object under a parent, such as a route or a role's policy, goes with it.)
+    let entries = journal(dir);
+    let deleted = journal_ids(&entries, "delete");
+    let left: Vec<_> = entries
+        .iter()
+        .filter(|e| e["op"] == "create")
+        .filter(|e| {
+            let gone = |id: &serde_json::Value| id.as_str().is_some_and(|i| deleted.contains(i));
+            !gone(&e["id"]) && !gone(&e["request"]["parent"])
+        })
+        .map(|e| (e["request"]["resource_type"].clone(), e["id"].clone()))
+        .collect();
+    assert!(left.is_empty(), "not deleted: {left:?}");
+    assert!(deleted.contains(&asg) && deleted.iter().any(|id| id.starts_with("vpc-")));
 }
