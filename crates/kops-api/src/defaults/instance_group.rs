@@ -95,90 +95,119 @@ pub fn populate_instance_group(
     }
 
     if ig.spec.image.is_none() {
-        let channel = opts.channel.as_ref().ok_or_else(|| {
-            populate_error(
-                "spec.image",
-                format!(
-                    "instance group {name:?} has no image and no channel was given to choose one"
-                ),
-            )
-        })?;
-        let version = cluster
-            .spec
-            .kubernetes_version
-            .as_deref()
-            .and_then(parse_kubernetes_version)
-            .ok_or_else(|| {
-                populate_error(
-                    "spec.kubernetesVersion",
-                    "the cluster has no valid Kubernetes version",
-                )
-            })?;
-        let arch = machine_architecture(provider, ig.spec.machine_type.as_deref().unwrap_or(""));
-        let p = provider.map(|p| p.as_str()).unwrap_or("");
-        // Channels list no Hetzner images: kOps takes Ubuntu 24.04 there.
-        let fallback = (provider == Some(CloudProvider::Hetzner)).then_some("ubuntu-24.04");
-        let image = channel
-            .find_image(p, &version, arch)
-            .map(|i| i.name.clone())
-            .or_else(|| fallback.map(str::to_owned))
-            .ok_or_else(|| {
-                populate_error(
-                    "spec.image",
-                    format!("the channel has no {} image for {p} and Kubernetes {version}; set spec.image for instance group {name:?}", arch.as_str()),
-                )
-            })?;
-        ig.spec.image = Some(image);
+        ig.spec.image = Some(default_image(cluster, &ig, opts)?);
     }
-
-    let subnets = cluster.spec.networking.subnets.as_deref().unwrap_or(&[]);
     if ig.spec.subnets.as_ref().is_none_or(|s| s.is_empty()) {
-        if role_v == InstanceGroupRole::ControlPlane {
-            return Err(populate_error(
-                "spec.subnets",
-                format!("control-plane instance group {name:?} must name its subnets"),
-            ));
-        }
-        let pick = |skip: &[&str]| -> Vec<String> {
-            subnets
-                .iter()
-                .filter(|s| !skip.contains(&s.type_.as_deref().unwrap_or("")))
-                .filter_map(|s| s.name.clone())
-                .collect()
-        };
-        let mut chosen =
-            if role_v == InstanceGroupRole::ApiServer && cluster.spec.networking.is_ipv6_only() {
-                pick(&["Private", "Utility"])
-            } else {
-                pick(&["DualStack", "Utility"])
-            };
-        if chosen.is_empty() {
-            chosen = pick(&["Utility"]);
-        }
-        if chosen.is_empty() {
-            return Err(populate_error(
-                "spec.subnets",
-                format!(
-                    "cannot choose subnets for instance group {name:?}: the cluster has no Public or Private subnet"
-                ),
-            ));
-        }
-        ig.spec.subnets = Some(chosen);
+        ig.spec.subnets = Some(default_subnets(cluster, &name, &role_v)?);
     }
-
     if ig.spec.manager.is_none() {
         ig.spec.manager = Some("CloudGroup".to_string());
     }
-    // GPU machines get a label and a taint (kOps asks EC2 whether the type
-    // has GPUs; here the instance family tells).
+    if provider == Some(CloudProvider::Aws) {
+        add_gpu_label_and_taint(cluster, &mut ig);
+    }
+    // APIServer groups need kOps' APIServerNodes feature, which also labels
+    // the control plane as an API server.
+    let api_server_nodes = opts
+        .instance_groups
+        .iter()
+        .any(|g| g.spec.role == Some(InstanceGroupRole::ApiServer));
+    ig.spec.kubelet = Some(instance_group_kubelet(cluster, &ig, api_server_nodes)?);
+    Ok(ig)
+}
+
+/// The image for a group that names none: the channel's image for the cloud,
+/// the Kubernetes version and the machine's architecture (Ubuntu 24.04 on
+/// Hetzner, which channels do not list).
+fn default_image(cluster: &Cluster, ig: &InstanceGroup, opts: &PopulateOptions) -> Result<String> {
+    let name = ig.name();
+    let provider = cluster.spec.cloud_provider.provider();
+    let channel = opts.channel.as_ref().ok_or_else(|| {
+        populate_error(
+            "spec.image",
+            format!("instance group {name:?} has no image and no channel was given to choose one"),
+        )
+    })?;
+    let version = cluster
+        .spec
+        .kubernetes_version
+        .as_deref()
+        .and_then(parse_kubernetes_version)
+        .ok_or_else(|| {
+            populate_error(
+                "spec.kubernetesVersion",
+                "the cluster has no valid Kubernetes version",
+            )
+        })?;
+    let arch = machine_architecture(provider, ig.spec.machine_type.as_deref().unwrap_or(""));
+    let p = provider.map(|p| p.as_str()).unwrap_or("");
+    // Channels list no Hetzner images: kOps takes Ubuntu 24.04 there.
+    let fallback = (provider == Some(CloudProvider::Hetzner)).then_some("ubuntu-24.04");
+    let image = channel
+        .find_image(p, &version, arch)
+        .map(|i| i.name.clone())
+        .or_else(|| fallback.map(str::to_owned))
+        .ok_or_else(|| {
+            populate_error(
+                "spec.image",
+                format!("the channel has no {} image for {p} and Kubernetes {version}; set spec.image for instance group {name:?}", arch.as_str()),
+            )
+        })?;
+    Ok(image)
+}
+
+/// The subnets for a group that names none (a control-plane group must):
+/// every subnet but Utility ones (and DualStack ones, or Private ones for
+/// API servers on IPv6), else every subnet but Utility ones.
+fn default_subnets(
+    cluster: &Cluster,
+    name: &str,
+    role_v: &InstanceGroupRole,
+) -> Result<Vec<String>> {
+    let subnets = cluster.spec.networking.subnets.as_deref().unwrap_or(&[]);
+    if *role_v == InstanceGroupRole::ControlPlane {
+        return Err(populate_error(
+            "spec.subnets",
+            format!("control-plane instance group {name:?} must name its subnets"),
+        ));
+    }
+    let pick = |skip: &[&str]| -> Vec<String> {
+        subnets
+            .iter()
+            .filter(|s| !skip.contains(&s.type_.as_deref().unwrap_or("")))
+            .filter_map(|s| s.name.clone())
+            .collect()
+    };
+    let mut chosen =
+        if *role_v == InstanceGroupRole::ApiServer && cluster.spec.networking.is_ipv6_only() {
+            pick(&["Private", "Utility"])
+        } else {
+            pick(&["DualStack", "Utility"])
+        };
+    if chosen.is_empty() {
+        chosen = pick(&["Utility"]);
+    }
+    if chosen.is_empty() {
+        return Err(populate_error(
+            "spec.subnets",
+            format!(
+                "cannot choose subnets for instance group {name:?}: the cluster has no Public or Private subnet"
+            ),
+        ));
+    }
+    Ok(chosen)
+}
+
+/// AWS GPU machines, with the NVIDIA runtime on, get a label and a taint
+/// (kOps asks EC2 whether the type has GPUs; here the instance family tells).
+fn add_gpu_label_and_taint(cluster: &Cluster, ig: &mut InstanceGroup) {
     let nvidia = |c: &Option<v::ContainerdConfig>| {
         c.as_ref()
             .and_then(|c| c.nvidia_gpu.as_ref())
             .and_then(|n| n.enabled)
             == Some(true)
     };
-    if provider == Some(CloudProvider::Aws)
-        && (nvidia(&cluster.spec.containerd) || nvidia(&ig.spec.containerd))
+    if (nvidia(&cluster.spec.containerd) || nvidia(&ig.spec.containerd))
         && is_aws_gpu_machine_type(ig.spec.machine_type.as_deref().unwrap_or(""))
     {
         ig.spec
@@ -190,14 +219,6 @@ pub fn populate_instance_group(
             taints.push("nvidia.com/gpu:NoSchedule".to_string());
         }
     }
-    // APIServer groups need kOps' APIServerNodes feature, which also labels
-    // the control plane as an API server.
-    let api_server_nodes = opts
-        .instance_groups
-        .iter()
-        .any(|g| g.spec.role == Some(InstanceGroupRole::ApiServer));
-    ig.spec.kubelet = Some(instance_group_kubelet(cluster, &ig, api_server_nodes)?);
-    Ok(ig)
 }
 
 /// Recursively overlays `overlay` on `base` as a JSON merge of Go structs
@@ -232,9 +253,6 @@ fn merge_kubelet(
     serde_json::from_value(b).map_err(fail)
 }
 
-/// The kubelet settings of an instance group: the cluster's kubelet (or
-/// control-plane kubelet) with the group's own settings on top, the role's
-/// node labels and taints added.
 /// Whether an AWS instance type has GPUs, by its family (`p3`, `g4dn`,
 /// `g5g`, `gr6`, ...); for a mixed list, the first type decides.
 pub fn is_aws_gpu_machine_type(machine_type: &str) -> bool {
@@ -248,6 +266,9 @@ pub fn is_aws_gpu_machine_type(machine_type: &str) -> bool {
     matches!(letters.as_str(), "p" | "g" | "gr") && rest.starts_with(|c: char| c.is_ascii_digit())
 }
 
+/// The kubelet settings of an instance group: the cluster's kubelet (or
+/// control-plane kubelet) with the group's own settings on top, the role's
+/// node labels and taints added.
 fn instance_group_kubelet(
     cluster: &Cluster,
     ig: &InstanceGroup,

@@ -55,11 +55,12 @@
 //! |---|---|
 //! | `upup/pkg/fi/cloudup/populate_cluster_spec.go` `PopulateClusterSpec` | [`populate_cluster`] (the steps in order) |
 //! | `populateClusterSpec.run` (version, channel) | `cluster::populate_kubernetes_version` |
-//! | `pkg/apis/kops/v1alpha2` defaults (topology, authorization, flannel) | `cluster::populate_topology_and_authorization` |
-//! | `pkg/model/components/etcd.go` `EtcdOptionsBuilder` (and kOps' etcd sanity checks) | `cluster::populate_etcd_clusters` |
+//! | `pkg/apis/kops/v1alpha2/defaults.go` `SetDefaults_ClusterSpec` (topology, authorization, flannel) | `cluster::populate_topology_and_authorization` |
+//! | `populateClusterSpec.run` (etcd sanity checks), `pkg/model/components/etcd.go` `EtcdOptionsBuilder` | `cluster::populate_etcd_clusters` |
 //! | `populateClusterSpec.assignSubnets`, `upup/pkg/fi/cloudup/subnets.go` `assignCIDRsToSubnets` | `network::populate_networks`, [`assign_subnet_cidrs`] |
-//! | `pkg/model/components/defaults.go` `DefaultsOptionsBuilder` (API endpoint, external DNS) | `cluster::populate_api_endpoint` |
+//! | `populateClusterSpec.run` (API DNS or load balancer, public name, external DNS provider) | `cluster::populate_api_endpoint` |
 //! | `populateClusterSpec.run` (key and secret stores, DNS zone) | `cluster::populate_state_store`, `cluster::populate_dns_zone` |
+//! | `pkg/model/components/defaults.go` `DefaultsOptionsBuilder` (cluster DNS domain) | `components::populate_components` (its first step) |
 //! | `kubedns.go` `KubeDnsOptionsBuilder` | `components::populate_kube_dns` |
 //! | `kubelet.go` `KubeletOptionsBuilder` | `components::populate_kubelets` |
 //! | `kubeapiserver/model.go`, `apiserver.go` `KubeAPIServerOptionsBuilder` | `components::populate_kube_api_server` |

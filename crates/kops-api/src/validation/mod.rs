@@ -28,11 +28,11 @@
 //!
 //! | kOps (pkg/apis/kops/validation/) | here |
 //! |---|---|
-//! | `legacy.go` `ValidateCluster`, `validation.go` `validateClusterSpec` | `cluster::cluster_errors` |
+//! | `validation.go` `newValidateCluster`, `validateClusterSpec`, `legacy.go` `ValidateCluster` | `cluster::cluster_errors` |
 //! | `validation.go` `validateCloudProvider` | `cluster::spec::validate_cloud_provider` |
 //! | `validation.go` `validateTopology` | `cluster::topology::validate_topology` |
 //! | `validation.go` `validateSubnets` | `cluster::subnets::validate_subnets` |
-//! | `validation.go` `validateNetworking`, `validateNetworkingCilium` | `cluster::networking::{validate_networking, validate_cilium}` |
+//! | `validation.go` `validateNetworking`, `validateNetworkingCilium` | `cluster::networking::{validate_network_ranges, validate_networking, validate_cilium}` |
 //! | `validation.go` `validateEtcdClusterSpec` | `cluster::etcd::validate_etcd_cluster_spec` |
 //! | `legacy.go` `validateServiceAccountIssuerDiscovery` | `cluster::iam::validate_service_account_issuer_discovery` |
 //! | `instancegroup.go` `ValidateInstanceGroup` | `instance_group::instance_group_errors` |

@@ -6,8 +6,8 @@
 //!
 //! | kOps (pkg/apis/kops/validation/) | here |
 //! |---|---|
-//! | `legacy.go` `ValidateCluster` (name checks) | `spec::validate_cluster_name` |
-//! | `validation.go` `validateClusterSpec` (target) | `spec::validate_terraform_target` |
+//! | `validation.go` `newValidateCluster` (`ValidateObjectMeta`) | `spec::validate_cluster_name` |
+//! | none (ours: Terraform provider keys) | `spec::validate_terraform_target` |
 //! | `validation.go` `validateCloudProvider` | `spec::validate_cloud_provider` |
 //! | `legacy.go` `ValidateCluster` (kubernetesVersion) | `spec::validate_kubernetes_version` |
 //! | `validation.go` `validateClusterSpec` (gossip, nodeAuthorization, docker) | `spec::validate_removed_fields` |
@@ -23,13 +23,13 @@
 //! | `legacy.go` `validateServiceAccountIssuerDiscovery` | `iam::validate_service_account_issuer_discovery` |
 //! | `validation.go` `validateClusterSpec` (api.loadBalancer), `aws.go` `awsValidateSSLPolicy`, `awsValidateAdditionalSecurityGroups` | `api::validate_api_load_balancer` |
 //! | `aws.go` `awsValidateLoadBalancerSubnets` | `api::validate_api_load_balancer_subnets` |
-//! | `gce.go` `gceValidateCluster` | `spec::validate_gce_project` |
-//! | `legacy.go` `ValidateCluster` (kubeAPIServer serviceClusterIPRange) | `components::validate_kube_api_server_service_range` |
+//! | none (ours: kOps finds the project elsewhere) | `spec::validate_gce_project` |
+//! | `validation.go` `validateKubeAPIServer` (serviceClusterIPRange) | `components::validate_kube_api_server_service_range` |
 //! | `legacy.go` `ValidateCluster` (kubelet clusterDNS), `isExperimentalClusterDNS` | `components::validate_kubelet_cluster_dns` |
 //! | `validation.go` `validateTopology`, `validateCloudDNSTopology`, `usesLegacyGossip` | `topology::validate_topology` |
-//! | `legacy.go` `ValidateCluster` (networkCIDR, nonMasqueradeCIDR, podCIDR, serviceClusterIPRange, clusterCIDR, kubeDNS serverIP) | `networking::validate_network_ranges` |
+//! | `validation.go` `validateNetworking` (networkCIDR, additionalNetworkCIDRs, nonMasqueradeCIDR, podCIDR, serviceClusterIPRange), `legacy.go` `ValidateCluster` (kubeControllerManager clusterCIDR, kubeDNS serverIP) | `networking::validate_network_ranges` |
 //! | `validation.go` `validateSubnets`, `validateSubnet` | `subnets::validate_subnets`, `subnets::validate_subnet` |
-//! | `validation.go` `validateNetworking` | `networking::validate_networking` |
+//! | `validation.go` `validateNetworking` (the CNI options) | `networking::validate_networking` |
 //! | `validation.go` `validateNetworkingCilium` | `networking::validate_cilium` |
 //! | `validation.go` `validateEtcdClusterSpec`, `validateEtcdMemberSpec`, `validateEtcdVersion` | `etcd::validate_etcd_clusters`, `etcd::validate_etcd_cluster_spec` |
 
