@@ -117,6 +117,15 @@ pub struct UpdateOptions {
     /// The whole lock request (holder, host, process, command, lease); when set it wins
     /// over `lock_holder`.
     pub lock_request: Option<LockRequest>,
+    /// A dry run reads every autoscaling group's lifecycle hooks from the cloud (the CLI's
+    /// `update cluster --refresh`), instead of trusting kops-rs' record of the last apply
+    /// for the groups that have not been recreated since (AWS reads the hooks of one group
+    /// per call; see [`crate::aws::UpdateCluster::dry_run`]). An apply always reads.
+    pub refresh: bool,
+    /// How old a record of the last apply's lifecycle hooks a dry run trusts; `None`:
+    /// [`DEFAULT_HOOKS_RECORD_MAX_AGE`](crate::aws::DEFAULT_HOOKS_RECORD_MAX_AGE) (one
+    /// hour).
+    pub hooks_record_max_age: Option<std::time::Duration>,
     /// Allow direct apply with a config base the cluster's nodes cannot read (`file://`,
     /// `memfs://`): only for clouds without real nodes, such as the mock.
     pub allow_unreadable_config_base: bool,
@@ -174,6 +183,19 @@ impl UpdateOptions {
     /// Sets the lock request (holder, host, process, command, lease) used while applying.
     pub fn with_lock_request(mut self, request: LockRequest) -> Self {
         self.lock_request = Some(request);
+        self
+    }
+
+    /// Makes a dry run read every lifecycle hook from the cloud (see [`Self::refresh`]).
+    pub fn with_refresh(mut self, refresh: bool) -> Self {
+        self.refresh = refresh;
+        self
+    }
+
+    /// Sets how old a record of the last apply's lifecycle hooks a dry run trusts (see
+    /// [`Self::hooks_record_max_age`]).
+    pub fn with_hooks_record_max_age(mut self, max_age: std::time::Duration) -> Self {
+        self.hooks_record_max_age = Some(max_age);
         self
     }
 
@@ -307,11 +329,24 @@ pub struct UpdatePlan {
     /// What would change, deletions included.
     pub plan: Plan,
     pub(crate) owned: Vec<OwnedObject>,
+    /// What a dry run took from the record of the last apply.
+    pub(crate) recorded_hooks: Option<crate::aws::RecordedHooks>,
 }
 
 impl UpdatePlan {
     pub(crate) fn new(plan: Plan, owned: Vec<OwnedObject>) -> Self {
-        UpdatePlan { plan, owned }
+        UpdatePlan {
+            plan,
+            owned,
+            recorded_hooks: None,
+        }
+    }
+
+    /// The lifecycle hooks a dry run ([`crate::aws::UpdateCluster::dry_run`]) took from
+    /// kops-rs' record of the last apply instead of reading them; `None` when it read every
+    /// group's (or the plan is not a dry run's).
+    pub fn recorded_hooks(&self) -> Option<&crate::aws::RecordedHooks> {
+        self.recorded_hooks.as_ref()
     }
 }
 

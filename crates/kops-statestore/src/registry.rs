@@ -13,12 +13,14 @@
 //! | `kops-version.txt` | the version of the tool that last updated the cluster |
 //!
 //! These are kOps' own paths and formats, so a store written by kOps reads
-//! here and the other way round. Three additions of kops-rs live in the same tree:
+//! here and the other way round. Four additions of kops-rs live in the same tree:
 //! `history/<id>/config`, the previous versions of `config` (kept on every
 //! update; an empty `history/<sequence>` marker claims each number), `kops-rs.lock`, the lock object while a mutating operation
 //! runs, and `instancegroups.kops-rs.json`, a copy of the instance groups that a listing
-//! vouches for group by group (see [`Registry::refresh_instance_group_snapshot`]). kOps
-//! ignores them when reading; note that kOps' own
+//! vouches for group by group (see [`Registry::refresh_instance_group_snapshot`]), and
+//! `lifecycle-hooks.kops-rs.json`, kops-model's record of the lifecycle hooks the last
+//! apply left on the cluster's autoscaling groups. kOps ignores them when reading; note
+//! that kOps' own
 //! `delete cluster` refuses to delete a tree holding files it does not
 //! know, so delete a cluster with history through [`Registry::delete_cluster`].
 //!
@@ -84,6 +86,10 @@ const KNOWN_FILES: &[&str] = &[
     "kops-version.txt",
     "kops-rs.lock",
     IG_SNAPSHOT,
+    // kops-model's record of the lifecycle hooks the last apply left on the cluster's
+    // autoscaling groups, which a dry run trusts for a while (AWS reads them one group
+    // per call).
+    "lifecycle-hooks.kops-rs.json",
 ];
 
 /// Directories under `<cluster>/` that kOps or kops-rs write.

@@ -8,7 +8,8 @@
 //!   ([`AwsModel`]).
 //! - [`discover`](fn@discover): the cloud lookups that make a [`ModelContext`].
 //! - [`UpdateCluster`]: plan / apply / Terraform; objects the cluster owns that the spec
-//!   no longer describes are planned for deletion.
+//!   no longer describes are planned for deletion. A dry run trusts kops-rs' record of
+//!   the last apply's lifecycle hooks ([`RecordedHooks`]).
 //! - [`delete_cluster`]: everything a cluster owns, in dependency order.
 //! - [`recover`]: a lost store's cluster read back from the objects it owns.
 //! - [`terraform`]: rendering a model to a Terraform directory as kOps lays it out.
@@ -17,6 +18,7 @@ pub(crate) mod builders;
 pub mod cloud;
 pub(crate) mod delete;
 mod discover;
+mod hooks;
 pub(crate) mod naming;
 pub(crate) mod orphans;
 mod reads;
@@ -32,6 +34,7 @@ pub use delete::{
     find_cluster_resources_with, is_owned,
 };
 pub use discover::{DiscoverOptions, discover};
+pub use hooks::{DEFAULT_HOOKS_RECORD_MAX_AGE, RecordedHooks};
 pub use task::AwsTask;
 pub use update::{ApplyOptions, UpdateCluster, UpdateOptions, UpdatePlan};
 

@@ -29,6 +29,30 @@ impl<'a> Reads<'a> {
             .await
     }
 
+    /// [`AwsCloud::list_digests`]: the query a task's find by parent makes.
+    pub(crate) async fn list_digests(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
+        let what = format!("list {}", query.resource_type);
+        self.policy
+            .run(&what, CloudError::is_retryable, || {
+                self.cloud.list_digests(query)
+            })
+            .await
+    }
+
+    /// [`AwsCloud::list_tagged`]: the query a task's find by name tag makes.
+    pub(crate) async fn list_tagged(
+        &self,
+        rt: ResourceType,
+        tags: &[(&str, &str)],
+    ) -> CloudResult<Vec<std::sync::Arc<Resource>>> {
+        let what = format!("list {rt} by tags");
+        self.policy
+            .run(&what, CloudError::is_retryable, || {
+                self.cloud.list_tagged(rt, tags)
+            })
+            .await
+    }
+
     pub(crate) async fn get(&self, rt: ResourceType, id: &str) -> CloudResult<Option<Resource>> {
         let what = format!("get {rt} {id}");
         self.policy

@@ -14,6 +14,7 @@ use kops_tasks::{Executor, Mode, OwnedObject, Plan, Results, TaskGraph};
 use super::builders::OutputValue;
 use super::builders::{self, ModelContext};
 use super::cloud::AwsCloud;
+use super::hooks::{self, RecordedHooks};
 use super::orphans::{self, Claims, OrphanDeleter};
 use super::terraform::render_built;
 use crate::error::{Error, Result, TaskFailure, cloud, invalid};
@@ -106,6 +107,65 @@ impl UpdateCluster {
         Ok(UpdatePlan::new(plan, owned))
     }
 
+    /// Plans a dry run against `api`: as [`plan`](Self::plan), except that the lifecycle
+    /// hooks of autoscaling groups are taken from kops-rs' record of the last apply in
+    /// `registry` (`<cluster>/lifecycle-hooks.kops-rs.json`) when it is younger than
+    /// [`UpdateOptions::hooks_record_max_age`] and the group's ARN is still the recorded
+    /// one (a recreated group, or one the record lacks, is read). AWS reads the hooks of
+    /// one group per call; with the record a no-op dry run's calls no longer grow with
+    /// the instance groups. [`UpdatePlan::recorded_hooks`] says how many groups' hooks
+    /// came from the record. With [`UpdateOptions::refresh`], or without a record to
+    /// trust (missing, stale, unreadable: logged at debug level), this is `plan`.
+    ///
+    /// A hook changed out of band since the last apply (by hand, by kOps) is not seen
+    /// until the record expires or a refresh; an apply never trusts the record.
+    pub async fn dry_run(
+        &self,
+        api: std::sync::Arc<dyn AwsCloud>,
+        registry: &Registry,
+    ) -> Result<UpdatePlan> {
+        let name = self.ctx.name();
+        if self.options.refresh {
+            return self.plan(api.as_ref()).await;
+        }
+        let max_age = self
+            .options
+            .hooks_record_max_age
+            .unwrap_or(hooks::DEFAULT_HOOKS_RECORD_MAX_AGE);
+        let Some((recorded_at, groups)) = hooks::load(registry, name, max_age).await else {
+            return self.plan(api.as_ref()).await;
+        };
+        let trusting = hooks::TrustingCloud::new(api, name, groups);
+        let mut plan = self.plan(&trusting).await?;
+        let used = trusting.used();
+        if used > 0 {
+            plan.recorded_hooks = Some(RecordedHooks {
+                groups: used,
+                recorded_at,
+            });
+        }
+        Ok(plan)
+    }
+
+    /// Records the lifecycle hooks every autoscaling group of the cluster has now, as
+    /// [`apply`](Self::apply) does once it is done (see [`dry_run`](Self::dry_run)), for a
+    /// caller whose apply found nothing to change and so did not call it. Reads the
+    /// hooks through `api`, whose cache a plan made just before usually answers.
+    pub async fn record_lifecycle_hooks(
+        &self,
+        api: &dyn AwsCloud,
+        registry: &Registry,
+    ) -> Result<()> {
+        hooks::record(
+            api,
+            registry,
+            self.ctx.name(),
+            &self.options.executor.retry_policy(),
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// Applies `plan` to `api` holding the cluster's lock in `registry` (taken here and
     /// released at the end): the tasks, then the orphans one wave at a time, then the
     /// completed spec and the kOps release. Returns what was done. The cloud may have
@@ -149,6 +209,8 @@ impl UpdateCluster {
         );
         let clock = executor.options().clock.clone();
         renew(lock, registry, &name).await?;
+        // A failed apply leaves no record of the hooks for a dry run to trust.
+        hooks::forget(registry, &name).await?;
         let report = renewing(
             lock,
             registry,
@@ -190,6 +252,10 @@ impl UpdateCluster {
             .collect();
         applied.add_orphans(&self.graph, &deleted);
         write_state(&self.ctx, registry, lock).await?;
+        // Best effort: without the record, dry runs read every group's hooks.
+        if let Err(e) = self.record_lifecycle_hooks(api, registry).await {
+            tracing::warn!(cluster = %name, error = %e, "could not record the lifecycle hooks of the apply");
+        }
         Ok(applied)
     }
 
