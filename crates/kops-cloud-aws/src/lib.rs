@@ -47,9 +47,12 @@
 //!
 //! Finding objects to compare ([`ResourceCloud::list_digests`](cloud::ResourceCloud::list_digests))
 //! reads a bucket's files from one `ListObjectsV2` listing, comparing the MD5 ETags with
-//! the expected content instead of reading every object, so a no-op plan costs the same
-//! calls for 2 or 50 instance groups except one `DescribeLifecycleHooks` per group with
-//! hooks (that API takes one group name).
+//! the expected content instead of reading every object. A plan's calls are then the same
+//! for 2 or 200 instance groups except one `DescribeLifecycleHooks` per autoscaling group
+//! (that API takes one group name, and every group carries kOps' hooks): a plan made to
+//! apply reads them, while a dry run (`kops_model::aws::UpdateCluster::dry_run`) takes the
+//! hooks of groups not recreated since the last apply from that apply's record in the
+//! state store, so a no-op dry run's calls do not grow with the groups.
 //!
 //! # Differences from moto
 //!
