@@ -86,6 +86,9 @@ pub enum Command {
     Completion(CompletionArgs),
     /// Print this kops' version and the kOps release of the clusters it builds
     Version(VersionArgs),
+    /// Write the command reference (Markdown and man pages) from these definitions
+    #[command(name = "gen-cli-docs", hide = true)]
+    GenCliDocs(crate::clidocs::GenCliDocsArgs),
 }
 
 #[derive(Debug, Args)]

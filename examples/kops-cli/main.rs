@@ -23,6 +23,7 @@
 //! [`output`] (colour, progress bars), [`errors`] (one-line errors for the user).
 
 mod cli;
+mod clidocs;
 mod cloud;
 mod create;
 mod delete;
@@ -144,6 +145,15 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Completion(args) => {
             cli::completion(args.shell);
+            Ok(0)
+        }
+        Command::GenCliDocs(args) => {
+            let pages = clidocs::write(&args)?;
+            println!(
+                "wrote {pages} pages to {} and {}",
+                args.out.display(),
+                args.man.display()
+            );
             Ok(0)
         }
         Command::Version(args) => {

@@ -2345,3 +2345,59 @@ fn iam_policy_prints_json_a_table_and_terraform() {
         bad.stderr
     );
 }
+
+/// The command reference under docs/ is what `kops gen-cli-docs` writes from the clap
+/// definitions today: a changed flag or help text without regenerated docs fails here.
+#[test]
+fn the_command_reference_in_docs_is_current() {
+    let out = tempfile::tempdir().unwrap();
+    let (md, man) = (out.path().join("cli"), out.path().join("man"));
+    let run = Run::from(
+        Command::new(env!("CARGO_BIN_EXE_kops"))
+            .args(["gen-cli-docs", "--out"])
+            .arg(&md)
+            .arg("--man")
+            .arg(&man)
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let mut stale = Vec::new();
+    for (fresh, checked_in) in [(&md, docs.join("cli")), (&man, docs.join("man"))] {
+        let names = |dir: &Path| -> std::collections::BTreeSet<String> {
+            std::fs::read_dir(dir)
+                .map(|d| {
+                    d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (want, have) = (names(fresh), names(&checked_in));
+        for name in want.union(&have) {
+            let a = std::fs::read(fresh.join(name)).ok();
+            let b = std::fs::read(checked_in.join(name)).ok();
+            if a != b {
+                stale.push(format!(
+                    "docs/{}/{name}",
+                    checked_in.file_name().unwrap().to_string_lossy()
+                ));
+            }
+        }
+    }
+    assert!(
+        page_count(&md) > 40,
+        "too few pages written: {}",
+        run.stdout
+    );
+    assert!(
+        stale.is_empty(),
+        "the command reference is stale; regenerate it with \
+         `cargo run -p kops-examples --bin kops -- gen-cli-docs` (from the repository root):\n{}",
+        stale.join("\n")
+    );
+}
+
+fn page_count(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+}
