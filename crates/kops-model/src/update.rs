@@ -143,6 +143,10 @@ pub struct UpdateOptions {
     /// about in the security phase). [`Self::lifecycle_overrides`] win over it. Direct
     /// apply and plans only.
     pub phase: Option<Phase>,
+    /// Apply even when the state store was last updated by a newer kOps release than
+    /// this one (its `kops-version.txt`), which is otherwise refused (kOps'
+    /// `--allow-kops-downgrade`).
+    pub allow_kops_downgrade: bool,
 }
 
 impl std::fmt::Debug for UpdateOptions {
@@ -157,6 +161,7 @@ impl std::fmt::Debug for UpdateOptions {
             .field("instance_groups", &self.instance_groups)
             .field("instance_group_roles", &self.instance_group_roles)
             .field("phase", &self.phase)
+            .field("allow_kops_downgrade", &self.allow_kops_downgrade)
             .finish_non_exhaustive()
     }
 }
@@ -221,6 +226,12 @@ impl UpdateOptions {
     /// Limits the update to one phase (see [`Self::phase`]).
     pub fn with_phase(mut self, phase: Option<Phase>) -> Self {
         self.phase = phase;
+        self
+    }
+
+    /// Applies even over a newer kOps release's state (see [`Self::allow_kops_downgrade`]).
+    pub fn with_allow_kops_downgrade(mut self, allow: bool) -> Self {
+        self.allow_kops_downgrade = allow;
         self
     }
 
@@ -430,6 +441,53 @@ pub(crate) fn check_config_base(
             "{base} is {what}: the cluster's nodes read their configuration (nodeup configs, addons, manifests) from the config base and cannot reach it; keep the cluster in a {scheme}// state store (e.g. --state {remote}) or render it with the Terraform target"
         ),
     ))
+}
+
+/// Refuses to apply `ctx` when its cluster's state was last updated by a newer kOps
+/// release than `ctx`'s (the release in `kops-version.txt`), unless `options` allow the
+/// downgrade: an older release may not know what the newer one set up. A state without
+/// the file (never applied) passes.
+pub(crate) async fn check_kops_version(
+    ctx: &ClusterContext,
+    registry: &Registry,
+    options: &UpdateOptions,
+) -> Result<()> {
+    if options.allow_kops_downgrade {
+        return Ok(());
+    }
+    let name = ctx.name();
+    let Some(last) = registry
+        .get_kops_version(name)
+        .await
+        .map_err(store(format!("reading the kOps version of cluster {name}")))?
+    else {
+        return Ok(());
+    };
+    let last = last.trim();
+    let parse = |v: &str| semver::Version::parse(v.trim().trim_start_matches('v'));
+    let field = format!("{name}/kops-version.txt");
+    let last_version = parse(last).map_err(|e| {
+        invalid(
+            field.clone(),
+            format!("{last:?} is not a kOps version: {e}"),
+        )
+    })?;
+    let ours = parse(&ctx.kops_release).map_err(|e| {
+        invalid(
+            "kops release",
+            format!("{:?} is not a kOps version: {e}", ctx.kops_release),
+        )
+    })?;
+    if last_version > ours {
+        return Err(invalid(
+            field,
+            format!(
+                "cluster {name} was last updated by kOps {last}, newer than this release ({}); allow the downgrade to update it with this one (kOps' --allow-kops-downgrade)",
+                ctx.kops_release
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Runs `apply` holding the lock of cluster `name` in `registry`, taken here and
@@ -670,6 +728,7 @@ where
         check_config_base(&self.ctx, &self.options, self.remote_store)?;
         let name = self.ctx.name();
         check_lock(lock, name)?;
+        check_kops_version(&self.ctx, registry, &self.options).await?;
         // Nothing is deleted because the spec stopped describing it.
         debug_assert!(plan.owned.is_empty());
         let executor = kops_tasks::Executor::new(

@@ -170,8 +170,23 @@ impl GoogleCredentials {
 
     /// Credentials from the JSON of a service-account key file or an
     /// `authorized_user` file; `origin` names it in error messages. Reads
-    /// nothing from the environment.
+    /// nothing from the environment. Tokens carry the storage scope.
     pub fn from_json(json: &[u8], origin: impl Into<String>) -> Result<Self> {
+        Self::from_json_with_scopes(json, origin, [STORAGE_SCOPE])
+    }
+
+    /// [`GoogleCredentials::from_json`] with tokens for `scopes` (for example
+    /// [`CLOUD_PLATFORM_SCOPE`], when the same key serves other Google APIs too).
+    pub fn from_json_with_scopes<I, S>(
+        json: &[u8],
+        origin: impl Into<String>,
+        scopes: I,
+    ) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
         let origin = origin.into();
         let invalid = |reason: String| Error::Invalid {
             what: origin.clone(),
@@ -187,12 +202,10 @@ impl GoogleCredentials {
         use google_cloud_auth::credentials::{service_account, user_account};
         let built = match kind.as_str() {
             "service_account" => service_account::Builder::new(value)
-                .with_access_specifier(service_account::AccessSpecifier::from_scopes([
-                    STORAGE_SCOPE,
-                ]))
+                .with_access_specifier(service_account::AccessSpecifier::from_scopes(scopes))
                 .build_access_token_credentials(),
             "authorized_user" => user_account::Builder::new(value)
-                .with_scopes([STORAGE_SCOPE])
+                .with_scopes(scopes)
                 .build_access_token_credentials(),
             other => {
                 return Err(invalid(format!(

@@ -566,6 +566,20 @@ async fn service_account_keys_sign_the_requests() {
         "{}",
         String::from_utf8_lossy(&verified.stdout)
     );
+    // The same key for every Google API: its JWTs carry the scope asked for instead.
+    let creds = kops_statestore::gcs::GoogleCredentials::from_json_with_scopes(
+        sa.to_string().as_bytes(),
+        "test key",
+        [kops_statestore::gcs::CLOUD_PLATFORM_SCOPE],
+    )
+    .unwrap();
+    let seen = authorization_seen(creds).await;
+    let jwt = seen[0].as_deref().unwrap().strip_prefix("Bearer ").unwrap();
+    let claims: serde_json::Value =
+        serde_json::from_slice(&b64url(jwt.split('.').nth(1).unwrap())).unwrap();
+    let scope = claims["scope"].as_str().unwrap_or_default();
+    assert!(scope.contains("auth/cloud-platform"), "{claims}");
+    assert!(!scope.contains("devstorage"), "{claims}");
 }
 
 /// An `authorized_user` file (`gcloud auth application-default login`): its refresh

@@ -20,8 +20,8 @@ use super::terraform::render_built;
 use crate::error::{Error, Result, TaskFailure, cloud, invalid};
 pub use crate::update::{ApplyOptions, UpdateOptions, UpdatePlan};
 use crate::update::{
-    applied, check_all_groups, check_config_base, check_lock, holding_lock, left_groups, renew,
-    renewing, write_state,
+    applied, check_all_groups, check_config_base, check_kops_version, check_lock, holding_lock,
+    left_groups, renew, renewing, write_state,
 };
 
 /// One cluster's update workflow (see the module docs).
@@ -201,6 +201,7 @@ impl UpdateCluster {
         check_config_base(&self.ctx, &self.options, "s3://my-kops-state")?;
         let name = self.ctx.name().to_owned();
         check_lock(lock, &name)?;
+        check_kops_version(&self.ctx, registry, &self.options).await?;
         let executor = Executor::new(
             options
                 .executor
