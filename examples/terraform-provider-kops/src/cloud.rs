@@ -1,5 +1,6 @@
 //! The cluster in its cloud, through kops-model: apply the stored spec, roll the
-//! machines, delete everything. AWS only for now: another cloud is a diagnostic.
+//! machines, delete everything. AWS (or its mock) and GCE (through Google's REST APIs);
+//! another cloud is a diagnostic.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -9,7 +10,8 @@ use kops_model::api::keyset::Keyset;
 use kops_model::api::{internal, v1alpha2};
 use kops_model::aws::{self, ApplyOptions, DeleteOptions, DiscoverOptions, UpdateCluster};
 use kops_model::cloud_aws::AwsCloud;
-use kops_model::day2::groups::AwsInstanceGroups;
+use kops_model::cloud_gce::cache::ListCache;
+use kops_model::day2::groups::{AwsInstanceGroups, GceInstanceGroups, InstanceGroupCloud};
 use kops_model::day2::kubeconfig::{
     KubeconfigEntry, api_server_url, client_for, issue_admin_credential,
 };
@@ -17,6 +19,7 @@ use kops_model::day2::rolling::{Journal, RollingOptions, RollingUpdate};
 use kops_model::day2::validate::{
     ClusterValidator, RepeatOptions, ValidateOptions, Validator, validate_until,
 };
+use kops_model::gce::{self, cloud::GceCloud};
 use kops_model::pki::trusted_certificates;
 use kops_model::statestore::Error as StoreError;
 
@@ -24,7 +27,18 @@ use crate::diag::{Diag, Diags};
 use crate::mock::{MockCloud, Turn};
 use crate::session::Session;
 
-/// A stored cluster, its groups, and the region it runs in.
+/// The cloud a stored cluster runs in.
+pub enum Cloud {
+    /// AWS (or in mock mode its mock).
+    Aws,
+    /// GCE, in this project.
+    Gce {
+        /// The project.
+        project: String,
+    },
+}
+
+/// A stored cluster, its groups, the cloud and the region it runs in.
 pub struct Stored {
     /// The cluster as stored.
     pub cluster: v1alpha2::Cluster,
@@ -32,6 +46,8 @@ pub struct Stored {
     pub groups: Vec<v1alpha2::InstanceGroup>,
     /// Its region.
     pub region: String,
+    /// Its cloud.
+    pub cloud: Cloud,
 }
 
 impl Stored {
@@ -54,18 +70,42 @@ fn failed(what: String) -> impl Fn(kops_model::Error) -> Diags {
 
 /// Reads cluster `name` and its groups (`None`: no such cluster).
 async fn load(session: &Session, name: &str) -> Result<Option<Stored>, Diags> {
-    let cluster = match session.registry.get_cluster(name).await {
+    let mut cluster = match session.registry.get_cluster(name).await {
         Ok(c) => c.value,
         Err(StoreError::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(vec![Diag::error("Reading the cluster", e.to_string())]),
     };
     let provider = cluster.spec.cloud_provider.clone().unwrap_or_default();
-    if provider != "aws" {
-        return Err(vec![Diag::error(
-            "Cloud not supported by this provider yet",
-            format!("cluster {name}: spec.cloudProvider {provider:?}: only aws is"),
-        )]);
-    }
+    let cloud = match provider.as_str() {
+        "aws" => Cloud::Aws,
+        "gce" => {
+            let project = cluster
+                .spec
+                .project
+                .clone()
+                .filter(|p| !p.is_empty())
+                .or_else(|| session.gce_project())
+                .ok_or_else(|| {
+                    vec![Diag::error(
+                        "No GCE project",
+                        format!(
+                            "cluster {name}: spec.project: set kops_cluster's cloud_provider \
+                             {{ gce {{ project }} }}, or the provider's gce {{ project }} \
+                             (or GOOGLE_CLOUD_PROJECT)"
+                        ),
+                    )]
+                })?;
+            // The model reads the project from the spec.
+            cluster.spec.project = Some(project.clone());
+            Cloud::Gce { project }
+        }
+        _ => {
+            return Err(vec![Diag::error(
+                "Cloud not supported by this provider yet",
+                format!("cluster {name}: spec.cloudProvider {provider:?}: aws and gce are"),
+            )]);
+        }
+    };
     let groups = session
         .registry
         .list_instance_groups(name)
@@ -87,18 +127,33 @@ async fn load(session: &Session, name: &str) -> Result<Option<Stored>, Diags> {
         cluster,
         groups,
         region,
+        cloud,
     }))
 }
 
+/// A cluster's cloud API.
+enum Api {
+    Aws(Arc<dyn AwsCloud>),
+    Gce(Arc<dyn GceCloud>),
+}
+
 /// The cloud a call runs against: AWS, or in mock mode the mock (see [`crate::mock`]),
-/// open for this call only.
+/// or GCE, open for this call only.
 struct Opened {
-    cloud: Arc<dyn AwsCloud>,
+    api: Api,
     /// The mock, and the turn it holds until dropped.
     mock: Option<(MockCloud, Turn)>,
 }
 
 impl Opened {
+    /// The cloud's instance groups, as the rolling update and validation read them.
+    fn groups(&self) -> Arc<dyn InstanceGroupCloud> {
+        match &self.api {
+            Api::Aws(cloud) => Arc::new(AwsInstanceGroups::new(cloud.clone())),
+            Api::Gce(cloud) => Arc::new(GceInstanceGroups::new(cloud.clone())),
+        }
+    }
+
     /// Keeps what the call changed in the mock (nothing to do on AWS). Called also after
     /// a failure: the cloud changed anyway.
     async fn save(&self) -> Result<(), Diags> {
@@ -112,13 +167,33 @@ impl Opened {
     }
 }
 
-async fn open(session: &Session, region: &str) -> Result<Opened, Diags> {
+async fn open(session: &Session, stored: &Stored) -> Result<Opened, Diags> {
+    let region = &stored.region;
+    if let Cloud::Gce { project } = &stored.cloud {
+        if session.mock {
+            return Err(vec![Diag::error(
+                "No GCE mock",
+                format!(
+                    "cluster {}: mock_cloud runs AWS clusters only; GCE's run on Google's APIs \
+                     (gce {{ endpoint }} for a fake of them)",
+                    stored.cluster.name()
+                ),
+            )]);
+        }
+        let cloud = session
+            .gce(project, region)
+            .map_err(|e| vec![Diag::failed("Opening GCE", &e)])?;
+        return Ok(Opened {
+            api: Api::Gce(Arc::new(cloud)),
+            mock: None,
+        });
+    }
     if session.mock {
         let (mock, turn) = MockCloud::open(session.store.clone(), &session.state, region)
             .await
             .map_err(|e| vec![Diag::failed("Opening the mock cloud", &e)])?;
         return Ok(Opened {
-            cloud: mock.cloud(),
+            api: Api::Aws(mock.cloud()),
             mock: Some((mock, turn)),
         });
     }
@@ -127,7 +202,7 @@ async fn open(session: &Session, region: &str) -> Result<Opened, Diags> {
         .await
         .map_err(|e| vec![Diag::failed("Opening AWS", &e)])?;
     Ok(Opened {
-        cloud: Arc::new(cloud),
+        api: Api::Aws(Arc::new(cloud)),
         mock: None,
     })
 }
@@ -177,7 +252,7 @@ pub async fn status(
             return Ok(None);
         };
         let groups = stored.groups.iter().map(|g| g.name().to_string()).collect();
-        let changes = update_here(&session, &name, true).await?;
+        let changes = update_here(&session, &name, true, &Apply::default()).await?;
         let valid = is_valid_here(&session, &name, &stored, &access).await?;
         Ok(Some(Status {
             groups,
@@ -211,10 +286,10 @@ async fn is_valid_here(
     let Ok(client) = client_for(&entry).await else {
         return Ok(false);
     };
-    let opened = open(session, &stored.region).await?;
+    let opened = open(session, stored).await?;
     let validator = Validator::new(
         client,
-        Arc::new(AwsInstanceGroups::new(opened.cloud.clone())),
+        opened.groups(),
         name,
         groups,
         ValidateOptions::default(),
@@ -223,10 +298,24 @@ async fn is_valid_here(
     Ok(matches!(checked, Ok(Ok(v)) if v.is_valid()))
 }
 
+/// The updater's `apply { .. }` settings.
+#[derive(Default)]
+pub struct Apply {
+    /// Per-kind lifecycle overrides.
+    pub lifecycle_overrides: kops_model::tasks::LifecycleOverrides,
+    /// Apply over a newer kOps release's state.
+    pub allow_kops_downgrade: bool,
+}
+
 /// [`update_here`] off the server's threads.
-pub async fn update(session: &Arc<Session>, name: &str, dry_run: bool) -> Result<usize, Diags> {
+pub async fn update(
+    session: &Arc<Session>,
+    name: &str,
+    dry_run: bool,
+    apply: Apply,
+) -> Result<usize, Diags> {
     let (session, name) = (session.clone(), name.to_string());
-    off_thread(move || async move { update_here(&session, &name, dry_run).await }).await
+    off_thread(move || async move { update_here(&session, &name, dry_run, &apply).await }).await
 }
 
 /// [`rolling_update_here`] off the server's threads.
@@ -239,15 +328,60 @@ pub async fn rolling_update(
     off_thread(move || async move { rolling_update_here(&session, &name, &roll).await }).await
 }
 
+/// How a cluster's deletion retries (`kops_cluster`'s `delete` block, as
+/// terraform-provider-kops names it).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Deletion {
+    /// The pause between passes.
+    pub interval: Option<Duration>,
+    /// How long the passes may take in all.
+    pub wait: Option<Duration>,
+    /// Retries after the first pass (0: as `wait` says).
+    pub count: Option<u32>,
+}
+
+impl Deletion {
+    /// The library's options: `interval` the pause between passes; `count` retries
+    /// after the first pass, else as many passes as pauses fit in `wait`; neither, the
+    /// library's default.
+    pub fn options(&self) -> DeleteOptions {
+        let mut options = DeleteOptions::default();
+        let interval = self.interval.unwrap_or(options.retry_delay);
+        options = options.with_retry_delay(interval);
+        let by_wait = self.wait.map(|w| {
+            let pauses = w.as_secs_f64() / interval.as_secs_f64().max(0.001);
+            (pauses.ceil() as u32).saturating_add(1)
+        });
+        let rounds = match (self.count.filter(|c| *c > 0), by_wait) {
+            (Some(c), Some(w)) => Some(c.saturating_add(1).min(w)),
+            (Some(c), None) => Some(c.saturating_add(1)),
+            (None, w) => w,
+        };
+        if let Some(r) = rounds {
+            options = options.with_max_rounds(r);
+        }
+        options
+    }
+}
+
 /// [`delete_cluster_here`] off the server's threads.
-pub async fn delete_cluster(session: &Arc<Session>, name: &str) -> Result<(), Diags> {
+pub async fn delete_cluster(
+    session: &Arc<Session>,
+    name: &str,
+    deletion: Deletion,
+) -> Result<(), Diags> {
     let (session, name) = (session.clone(), name.to_string());
-    off_thread(move || async move { delete_cluster_here(&session, &name).await }).await
+    off_thread(move || async move { delete_cluster_here(&session, &name, &deletion).await }).await
 }
 
 /// `kops update cluster --yes`: discovers, plans and applies the stored spec, holding
 /// the cluster's lock; with `dry_run`, plans only. Returns how many changes there were.
-async fn update_here(session: &Session, name: &str, dry_run: bool) -> Result<usize, Diags> {
+async fn update_here(
+    session: &Session,
+    name: &str,
+    dry_run: bool,
+    apply: &Apply,
+) -> Result<usize, Diags> {
     let Some(stored) = load(session, name).await? else {
         return Err(vec![Diag::attr(
             "cluster_name",
@@ -255,8 +389,7 @@ async fn update_here(session: &Session, name: &str, dry_run: bool) -> Result<usi
             format!("{name} is not in {}", session.state),
         )]);
     };
-    let opened = open(session, &stored.region).await?;
-    let cloud = &opened.cloud;
+    let opened = open(session, &stored).await?;
     let mut discover =
         DiscoverOptions::default().with_state_store(session.store.clone(), &session.state);
     let keys = session
@@ -267,32 +400,64 @@ async fn update_here(session: &Session, name: &str, dry_run: bool) -> Result<usi
     if let Some((_, key)) = keys.into_iter().next() {
         discover = discover.with_ssh_public_key(key);
     }
-    let ctx = aws::discover(cloud.as_ref(), &stored.cluster, &stored.groups, &discover)
-        .await
-        .map_err(failed(format!("Discovering cluster {name}")))?;
     // The mock's machines read nothing: a local config base is fine there.
-    let options = UpdateOptions::default().with_unreadable_config_base(session.mock);
-    let update = UpdateCluster::new(ctx, options)
-        .map_err(failed(format!("Building the model of cluster {name}")))?;
-    let plan = update
-        .plan(cloud.as_ref())
-        .await
-        .map_err(failed(format!("Planning cluster {name}")))?;
-    let changes = plan.plan.changes().count();
-    if dry_run {
-        return Ok(changes);
+    let options = UpdateOptions::default()
+        .with_unreadable_config_base(session.mock)
+        .with_lifecycle_overrides(apply.lifecycle_overrides.clone())
+        .with_allow_kops_downgrade(apply.allow_kops_downgrade);
+    let applied = match &opened.api {
+        Api::Aws(cloud) => {
+            let ctx = aws::discover(cloud.as_ref(), &stored.cluster, &stored.groups, &discover)
+                .await
+                .map_err(failed(format!("Discovering cluster {name}")))?;
+            let update = UpdateCluster::new(ctx, options)
+                .map_err(failed(format!("Building the model of cluster {name}")))?;
+            let plan = update
+                .plan(cloud.as_ref())
+                .await
+                .map_err(failed(format!("Planning cluster {name}")))?;
+            let changes = plan.plan.changes().count();
+            if dry_run {
+                return Ok(changes);
+            }
+            update
+                .apply(
+                    cloud.as_ref(),
+                    &session.registry,
+                    &plan,
+                    ApplyOptions::default(),
+                )
+                .await
+                .map(|_| changes)
+        }
+        Api::Gce(cloud) => {
+            let ctx = gce::discover(cloud.as_ref(), &stored.cluster, &stored.groups, &discover)
+                .await
+                .map_err(failed(format!("Discovering cluster {name}")))?;
+            let update = gce::UpdateCluster::new(ctx, options)
+                .map_err(failed(format!("Building the model of cluster {name}")))?;
+            // Each collection listed once per plan and apply.
+            let plan = update
+                .plan(&ListCache::for_cluster(cloud.clone(), name))
+                .await
+                .map_err(failed(format!("Planning cluster {name}")))?;
+            let changes = plan.plan.changes().count();
+            if dry_run {
+                return Ok(changes);
+            }
+            update
+                .apply(
+                    &ListCache::for_cluster(cloud.clone(), name),
+                    &session.registry,
+                    &plan,
+                    ApplyOptions::default(),
+                )
+                .await
+                .map(|_| changes)
+        }
     }
-    let applied = update
-        .apply(
-            cloud.as_ref(),
-            &session.registry,
-            &plan,
-            ApplyOptions::default(),
-        )
-        .await
-        .map_err(failed(format!("Applying cluster {name}")));
-    saved(&opened, applied).await?;
-    Ok(changes)
+    .map_err(failed(format!("Applying cluster {name}")));
+    saved(&opened, applied).await
 }
 
 /// The rolling update's settings a `kops_cluster_updater` gives.
@@ -346,7 +511,7 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
     if selected.is_empty() {
         return Ok(0);
     }
-    let opened = open(session, &stored.region).await?;
+    let opened = open(session, &stored).await?;
     let mut options = RollingOptions::default()
         .with_cloud_only(roll.cloud_only)
         .with_force(roll.force)
@@ -377,7 +542,7 @@ async fn rolling_update_here(session: &Session, name: &str, roll: &Roll) -> Resu
             .with_validate_tick(d)
             .with_validate_success_interval(d);
     }
-    let instance_groups = Arc::new(AwsInstanceGroups::new(opened.cloud.clone()));
+    let instance_groups = opened.groups();
     let mut rolling = RollingUpdate::new(instance_groups.clone(), options)
         .with_journal(Journal::new(session.store.clone(), name));
     if !roll.cloud_only {
@@ -495,10 +660,10 @@ async fn validate_here(session: &Session, name: &str, check: &Check) -> Result<(
     let client = client_for(&entry)
         .await
         .map_err(failed(format!("A client for cluster {name}'s API")))?;
-    let opened = open(session, &stored.region).await?;
+    let opened = open(session, &stored).await?;
     let validator = Validator::new(
         client,
-        Arc::new(AwsInstanceGroups::new(opened.cloud.clone())),
+        opened.groups(),
         name,
         groups,
         ValidateOptions::default(),
@@ -523,26 +688,80 @@ async fn validate_here(session: &Session, name: &str, check: &Check) -> Result<(
 }
 
 /// `kops delete cluster --yes`: deletes what cluster `name` owns in its cloud.
-async fn delete_cluster_here(session: &Session, name: &str) -> Result<(), Diags> {
+async fn delete_cluster_here(
+    session: &Session,
+    name: &str,
+    deletion: &Deletion,
+) -> Result<(), Diags> {
     let Some(stored) = load(session, name).await? else {
         return Ok(());
     };
-    let opened = open(session, &stored.region).await?;
-    let deleted = aws::delete_cluster(opened.cloud.as_ref(), name, &DeleteOptions::default())
-        .await
-        .map_err(|e| {
-            vec![Diag::error(
-                format!("Deleting cluster {name} in AWS"),
-                e.to_string(),
-            )]
-        });
-    let report = saved(&opened, deleted).await?;
-    if !report.is_complete() {
-        let left: Vec<String> = report.failed.iter().map(|l| format!("{l:?}")).collect();
-        return Err(vec![Diag::error(
-            "Objects left in AWS",
-            format!("cluster {name}: {}", left.join("; ")),
-        )]);
+    let opened = open(session, &stored).await?;
+    match &opened.api {
+        Api::Aws(cloud) => {
+            let deleted = aws::delete_cluster(cloud.as_ref(), name, &deletion.options())
+                .await
+                .map_err(|e| {
+                    vec![Diag::error(
+                        format!("Deleting cluster {name} in AWS"),
+                        e.to_string(),
+                    )]
+                });
+            let report = saved(&opened, deleted).await?;
+            if !report.is_complete() {
+                let left: Vec<String> = report.failed.iter().map(|l| format!("{l:?}")).collect();
+                return Err(vec![Diag::error(
+                    "Objects left in AWS",
+                    format!("cluster {name}: {}", left.join("; ")),
+                )]);
+            }
+        }
+        Api::Gce(cloud) => {
+            gce::delete_cluster(cloud.as_ref(), name)
+                .await
+                .map_err(failed(format!("Deleting cluster {name} in GCE")))?;
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Deletion;
+    use std::time::Duration;
+
+    #[test]
+    fn the_delete_block_bounds_the_passes() {
+        let s = Duration::from_secs;
+        let none = Deletion::default().options();
+        let default = kops_model::aws::DeleteOptions::default();
+        assert_eq!(none.max_rounds, default.max_rounds);
+        assert_eq!(none.retry_delay, default.retry_delay);
+        // The Go provider's defaults: every 10s for 10m.
+        let go = Deletion {
+            interval: Some(s(10)),
+            wait: Some(s(600)),
+            count: None,
+        }
+        .options();
+        assert_eq!((go.retry_delay, go.max_rounds), (s(10), 61));
+        // count retries after the first pass; the smaller bound wins.
+        let counted = Deletion {
+            interval: Some(Duration::from_millis(200)),
+            wait: Some(s(60)),
+            count: Some(2),
+        }
+        .options();
+        assert_eq!(
+            (counted.retry_delay, counted.max_rounds),
+            (Duration::from_millis(200), 3)
+        );
+        let waited = Deletion {
+            interval: Some(s(1)),
+            wait: Some(s(2)),
+            count: Some(9),
+        }
+        .options();
+        assert_eq!(waited.max_rounds, 3);
+    }
 }

@@ -19,9 +19,10 @@ use kops_model::api::v1alpha2;
 use kops_model::api::{internal, validation};
 use kops_model::statestore::Error as StoreError;
 
+use crate::cloud::Deletion;
 use crate::diag::{Diag, Diags, store_failed};
 use crate::resource::{Planned, Resource};
-use crate::schema::{self, Attr, Block, Mode, Step, Ty};
+use crate::schema::{self, Attr, Block, Mode, Nested, Step, Ty};
 use crate::session::Session;
 use crate::value::Value;
 
@@ -243,6 +244,89 @@ fn validate(v: &Value) -> Result<(), Diags> {
     })
 }
 
+/// The `delete` block (terraform-provider-kops' `delete_options`).
+fn delete_block() -> Nested {
+    Nested {
+        name: "delete".into(),
+        max_items: 1,
+        block: Block {
+            attrs: vec![
+                Attr::new(
+                    "interval",
+                    Ty::String,
+                    Mode::Optional,
+                    "The pause between passes over what is left to delete (default 10s).",
+                ),
+                Attr::new(
+                    "wait",
+                    Ty::String,
+                    Mode::Optional,
+                    "How long the passes may take in all, counted in pauses: wait / interval \
+                     passes at most.",
+                ),
+                Attr::new(
+                    "count",
+                    Ty::Number,
+                    Mode::Optional,
+                    "Retries after the first pass, at most (0: as wait says; neither: 30 \
+                     passes).",
+                ),
+            ],
+            blocks: Vec::new(),
+            description: "How destroying the cluster deletes its cloud objects (AWS: some go \
+                          asynchronously and are retried; GCE deletes in one pass)."
+                .into(),
+        },
+    }
+}
+
+fn delete_path(name: &str) -> Vec<Step> {
+    vec![
+        Step::Attr("delete".into()),
+        Step::Index(0),
+        Step::Attr(name.into()),
+    ]
+}
+
+/// The `delete` block's settings; a bad one is a diagnostic on its attribute.
+pub fn deletion_of(v: &Value) -> Result<Deletion, Diags> {
+    let b = v
+        .get("delete")
+        .items()
+        .first()
+        .cloned()
+        .unwrap_or(Value::Null);
+    let duration = |name: &str| match b.get(name).as_str() {
+        None => Ok(None),
+        Some(text) => crate::updater::parse_duration(text)
+            .map(Some)
+            .ok_or_else(|| {
+                vec![Diag::at(
+                    delete_path(name),
+                    "Invalid duration",
+                    format!("{text:?}: expected e.g. 10s, 5m, 1h30m"),
+                )]
+            }),
+    };
+    let interval = duration("interval")?;
+    let wait = duration("wait")?;
+    let count = match b.get("count").as_i64() {
+        None => None,
+        Some(n) => Some(u32::try_from(n).map_err(|_| {
+            vec![Diag::at(
+                delete_path("count"),
+                "Invalid count",
+                format!("{n}: expected 0 or more"),
+            )]
+        })?),
+    };
+    Ok(Deletion {
+        interval,
+        wait,
+        count,
+    })
+}
+
 #[async_trait::async_trait]
 impl Resource for ClusterResource {
     fn schema(&self) -> Block {
@@ -260,6 +344,7 @@ impl Resource for ClusterResource {
         attrs.append(&mut block.attrs);
         block.attrs = attrs;
         block.blocks.push(crate::secrets::block());
+        block.blocks.push(delete_block());
         block.description = "A kOps cluster's spec in the state store.".into();
         block
     }
@@ -277,6 +362,7 @@ impl Resource for ClusterResource {
             validate(proposed)?;
         }
         crate::secrets::check(proposed)?;
+        deletion_of(proposed)?;
         let replaced = !prior.is_null() && prior.get("name") != proposed.get("name");
         if prior.is_null() || replaced {
             let mut planned = proposed.clone();
@@ -305,6 +391,8 @@ impl Resource for ClusterResource {
         } else {
             planned.set("admin_ssh_key", proposed.get("admin_ssh_key").clone());
         }
+        // How a destroy deletes is no change of the cluster, but the state keeps it.
+        planned.set("delete", proposed.get("delete").clone());
         Ok(Planned::of(planned))
     }
 
@@ -317,7 +405,7 @@ impl Resource for ClusterResource {
         let registry = &session.registry;
         if planned.is_null() {
             let name = name_of(prior).unwrap_or_default();
-            crate::cloud::delete_cluster(session, name).await?;
+            crate::cloud::delete_cluster(session, name, deletion_of(prior)?).await?;
             registry
                 .delete_cluster(name)
                 .await
@@ -387,6 +475,7 @@ impl Resource for ClusterResource {
         let mut values = from_cluster(&stored)?;
         values.insert("admin_ssh_key".into(), state.get("admin_ssh_key").clone());
         values.insert("secrets".into(), state.get("secrets").clone());
+        values.insert("delete".into(), state.get("delete").clone());
         values.insert("revision".into(), next_revision(state, Some(true)));
         Ok(self.schema().complete(values))
     }

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kops_model::day2::kubeconfig::DEFAULT_ADMIN_LIFETIME;
+use kops_model::tasks::{Lifecycle, LifecycleOverrides};
 
-use crate::cloud::{self, ApiAccess, Check, Roll};
+use crate::cloud::{self, ApiAccess, Apply, Check, Roll};
 use crate::diag::{Diag, Diags};
 use crate::resource::{Planned, Resource};
 use crate::schema::{Attr, Block, Mode, Nested, Step, Ty};
@@ -177,6 +178,52 @@ fn check_of(v: &Value) -> Result<Check, Diags> {
     })
 }
 
+fn apply_path(name: &str) -> Vec<Step> {
+    vec![
+        Step::Attr("apply".into()),
+        Step::Index(0),
+        Step::Attr(name.into()),
+    ]
+}
+
+/// The apply phase's settings: `lifecycle_overrides` (task kind to lifecycle, every bad
+/// one a diagnostic naming its key) and `allow_kops_downgrade`.
+fn apply_of(v: &Value) -> Result<Apply, Diags> {
+    let b = block(v, "apply");
+    let mut overrides = LifecycleOverrides::new();
+    let mut diags = Vec::new();
+    if let Value::Map(m) = b.get("lifecycle_overrides") {
+        for (kind, lifecycle) in m {
+            let Some(text) = lifecycle.as_str() else {
+                continue;
+            };
+            match text.parse::<Lifecycle>() {
+                Ok(l) if !kind.trim().is_empty() => overrides = overrides.with(kind.trim(), l),
+                Ok(_) => diags.push(Diag::at(
+                    apply_path("lifecycle_overrides"),
+                    "Invalid lifecycle override",
+                    "an empty task kind",
+                )),
+                Err(_) => diags.push(Diag::at(
+                    apply_path("lifecycle_overrides"),
+                    "Invalid lifecycle override",
+                    format!(
+                        "{kind}: unknown lifecycle {text:?} (one of {})",
+                        Lifecycle::ALL.map(Lifecycle::as_str).join(", ")
+                    ),
+                )),
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Apply {
+        lifecycle_overrides: overrides,
+        allow_kops_downgrade: b.get("allow_kops_downgrade").as_bool().unwrap_or(false),
+    })
+}
+
 fn skipped(v: &Value, phase: &str) -> bool {
     block(v, phase).get("skip").as_bool().unwrap_or(false)
 }
@@ -208,7 +255,22 @@ impl Resource for UpdaterResource {
                 nested(
                     "apply",
                     "Applying the stored spec to the cloud.",
-                    vec![flag("skip", "Do not apply.")],
+                    vec![
+                        flag("skip", "Do not apply."),
+                        flag(
+                            "allow_kops_downgrade",
+                            "Apply even when the cluster was last updated by a newer kOps \
+                             release than this provider's (its kops-version.txt).",
+                        ),
+                        Attr::new(
+                            "lifecycle_overrides",
+                            Ty::Map(Box::new(Ty::String)),
+                            Mode::Optional,
+                            "Task kind to lifecycle (Sync, Ignore, WarnIfInsufficientAccess, \
+                             ExistsAndValidates, ExistsAndWarnIfChanges), as kops' \
+                             --lifecycle-overrides: { InstanceGroupManager = \"Ignore\" }.",
+                        ),
+                    ],
                 ),
                 nested(
                     "rolling_update",
@@ -336,6 +398,7 @@ impl Resource for UpdaterResource {
         }
         roll_of(proposed)?;
         check_of(proposed)?;
+        apply_of(proposed)?;
         let mut planned = proposed.clone();
         planned.set("id", proposed.get("cluster_name").clone());
         Ok(Planned::of(planned))
@@ -353,7 +416,7 @@ impl Resource for UpdaterResource {
         let name = planned.get("cluster_name").as_str().unwrap_or_default();
         let roll = roll_of(planned)?;
         if !skipped(planned, "apply") {
-            cloud::update(session, name, false).await?;
+            cloud::update(session, name, false, apply_of(planned)?).await?;
         }
         if !skipped(planned, "rolling_update") {
             cloud::rolling_update(session, name, roll).await?;

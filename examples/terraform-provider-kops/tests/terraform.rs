@@ -1411,6 +1411,41 @@ fn a_cluster_lives_and_dies_on_the_mock_cloud_with_a_file_store() {
         0,
     );
 
+    // How the destroy deletes (terraform-provider-kops' `delete` block): checked at
+    // plan, kept in the state without touching the cluster's revision.
+    let with_delete = |block: &str| {
+        mock_config(dir, name, 3, "t3.large", &rolling).replace(
+            "resource \"kops_cluster\" \"cluster\" {\n",
+            &format!("resource \"kops_cluster\" \"cluster\" {{\n  delete {{\n{block}\n  }}\n"),
+        )
+    };
+    work.write("main.tf", &with_delete("    interval = \"soon\""));
+    let out = work.expect(&["plan", "-input=false", "-no-color"], 1);
+    assert!(out.contains("Invalid duration"), "{out}");
+    assert!(out.contains("interval = \"soon\""), "{out}");
+    work.write(
+        "main.tf",
+        &with_delete("    interval = \"100ms\"\n    wait     = \"1m\"\n    count    = 5"),
+    );
+    let out = work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        2,
+    );
+    assert!(
+        out.contains("1 to change") && out.contains("+ interval = \"100ms\""),
+        "{out}"
+    );
+    work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    let shown = work.expect(&["show", "-json", "-no-color"], 0);
+    assert!(
+        shown.contains(r#""delete":[{"count":5,"interval":"100ms","wait":"1m"}]"#),
+        "{shown}"
+    );
+    work.expect(
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+    );
+
     // Destroy: the cluster's tree is gone from the directory, leaving only the mock's
     // journal, in which everything the cluster created was deleted.
     work.expect(
@@ -1435,4 +1470,597 @@ fn a_cluster_lives_and_dies_on_the_mock_cloud_with_a_file_store() {
         .collect();
     assert!(left.is_empty(), "not deleted: {left:?}");
     assert!(deleted.contains(&asg) && deleted.iter().any(|id| id.starts_with("vpc-")));
+}
+
+/// The GCS emulator (`KOPS_TEST_GCS_ENDPOINT`, which `scripts/test` starts, its default
+/// bucket `kops-test`) and terraform, or `None` (skip; with
+/// `KOPS_TEST_REQUIRE_EMULATORS=1`, fail).
+fn gcs_setup() -> Option<(String, String)> {
+    let gcs = std::env::var("KOPS_TEST_GCS_ENDPOINT")
+        .ok()
+        .filter(|e| !e.is_empty());
+    match (gcs, which("terraform")) {
+        (Some(g), Some(t)) => Some((g.trim_end_matches('/').to_string(), t)),
+        (g, t) => {
+            assert!(
+                !require(),
+                "KOPS_TEST_REQUIRE_EMULATORS=1 but the GCS emulator ({g:?}) or terraform ({t:?}) is missing"
+            );
+            eprintln!(
+                "skipping: the GCS emulator (KOPS_TEST_GCS_ENDPOINT) or terraform is missing"
+            );
+            None
+        }
+    }
+}
+
+/// The names of the objects under `prefix` in the emulator's bucket `kops-test`.
+fn gcs_objects(emulator: &str, prefix: &str) -> Vec<String> {
+    let script = "import json, sys, urllib.request, urllib.parse\n\
+        base, prefix = sys.argv[1], sys.argv[2]\n\
+        names, token = [], None\n\
+        while True:\n    \
+        q = {'prefix': prefix}\n    \
+        if token: q['pageToken'] = token\n    \
+        r = json.load(urllib.request.urlopen(base + '/storage/v1/b/kops-test/o?' + urllib.parse.urlencode(q)))\n    \
+        names += [o['name'] for o in r.get('items', [])]\n    \
+        token = r.get('nextPageToken')\n    \
+        if not token: break\n\
+        print(json.dumps(sorted(names)))\n";
+    let out = Command::new("python3")
+        .args(["-c", script, emulator, prefix])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "listing the bucket: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// A prefix of the shared emulator's bucket no other run uses.
+fn unique_prefix(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{what}-{}-{nanos}", std::process::id())
+}
+
+/// A GCE cluster in terraform-provider-kops' schema (`cloud_provider { gce { project } }`)
+/// in project `testproject`, region `us-test1`, with the state store `state` and the
+/// provider's `gce` block `google`.
+fn gce_config(state: &str, google: &str, name: &str, node_min: u32, node_max: u32) -> String {
+    format!(
+        r#"terraform {{
+  required_providers {{
+    kops = {{ source = "terraform-kops/kops" }}
+  }}
+}}
+
+provider "kops" {{
+  state_store = "{state}"
+  {google}
+}}
+
+resource "kops_cluster" "cluster" {{
+  name               = "{name}"
+  admin_ssh_key      = file("${{path.module}}/id.pub")
+  kubernetes_version = "1.34.1"
+
+  cloud_provider {{
+    gce {{
+      project = "testproject"
+    }}
+  }}
+
+  config_store {{
+    base = "{state}/{name}"
+  }}
+
+  api {{
+    load_balancer {{
+      type = "Public"
+    }}
+  }}
+
+  networking {{
+    subnet {{
+      name   = "us-test1"
+      type   = "Public"
+      region = "us-test1"
+    }}
+    topology {{
+      dns = "None"
+    }}
+    cilium {{}}
+  }}
+
+  etcd_cluster {{
+    name = "main"
+    member {{
+      name           = "a"
+      instance_group = "control-plane-us-test1-a"
+    }}
+  }}
+  etcd_cluster {{
+    name = "events"
+    member {{
+      name           = "a"
+      instance_group = "control-plane-us-test1-a"
+    }}
+  }}
+}}
+
+resource "kops_instance_group" "control_plane" {{
+  cluster_name = kops_cluster.cluster.id
+  name         = "control-plane-us-test1-a"
+  role         = "Master"
+  min_size     = 1
+  max_size     = 1
+  machine_type = "e2-medium"
+  image        = "ubuntu-os-cloud/ubuntu-2404-noble-amd64-v20260615"
+  subnets      = ["us-test1"]
+  zones        = ["us-test1-a"]
+}}
+
+resource "kops_instance_group" "nodes" {{
+  cluster_name = kops_cluster.cluster.id
+  name         = "nodes-us-test1-a"
+  role         = "Node"
+  min_size     = {node_min}
+  max_size     = {node_max}
+  machine_type = "e2-medium"
+  image        = "ubuntu-os-cloud/ubuntu-2404-noble-amd64-v20260615"
+  subnets      = ["us-test1"]
+  zones        = ["us-test1-a"]
+}}
+
+resource "kops_cluster_updater" "updater" {{
+  cluster_name = kops_cluster.cluster.id
+
+  keepers = {{
+    cluster       = kops_cluster.cluster.revision
+    control_plane = kops_instance_group.control_plane.revision
+    nodes         = kops_instance_group.nodes.revision
+  }}
+
+  rolling_update {{
+    skip       = false
+    cloud_only = true
+  }}
+
+  validate {{
+    skip = true
+  }}
+}}
+"#
+    )
+}
+
+/// The environment a GCE test's terraform runs in: no Google credentials, endpoint or
+/// project of the machine's (a home of its own, no gcloud files, no metadata server).
+fn google_env(work: &Work) -> Vec<(String, String)> {
+    let home = work.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    vec![
+        ("HOME".into(), home.display().to_string()),
+        // A closed port: no metadata server answers.
+        ("GCE_METADATA_HOST".into(), "127.0.0.1:9".into()),
+        ("GCE_METADATA_IP".into(), "127.0.0.1:9".into()),
+    ]
+}
+
+/// Runs terraform in `work` with the Google variables of the machine removed and `env`
+/// set; its exit code and output.
+fn run_google(work: &Work, args: &[&str], env: &[(String, String)]) -> (Option<i32>, String) {
+    let mut c = Command::new(&work.terraform);
+    for v in [
+        "KOPS_GCE_ENDPOINT",
+        "STORAGE_EMULATOR_HOST",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_OAUTH_ACCESS_TOKEN",
+        "GOOGLE_CLOUD_PROJECT",
+        "KOPS_STATE_STORE",
+    ] {
+        c.env_remove(v);
+    }
+    let out = c
+        .args(args)
+        .current_dir(work.path())
+        .env("TF_CLI_CONFIG_FILE", work.path().join("terraformrc"))
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1")
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .expect("terraform runs");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+#[track_caller]
+fn expect_google(work: &Work, args: &[&str], code: i32, env: &[(String, String)]) -> String {
+    let (got, text) = run_google(work, args, env);
+    assert_eq!(got, Some(code), "terraform {args:?}:\n{text}");
+    text
+}
+
+/// What the fake GCE API holds, as `collection/name`.
+fn fake_objects(fake: &kops_mock::gce::rest::FakeGceApi) -> Vec<String> {
+    let mut out: Vec<String> = fake
+        .objects()
+        .iter()
+        .map(|o| format!("{}/{}", o.collection, o.name))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A GCE cluster's whole life through Terraform: on the fake of Google's APIs
+/// (`kops_mock::gce::rest::FakeGceApi`) with a `gs://` state store on the GCS emulator,
+/// both named by the provider's `gce` block. `apply` creates the cluster (its instance
+/// templates and managed instance groups in the fake, its spec in the bucket); a plan
+/// right after is empty, also with the endpoints taken from the environment instead
+/// (`KOPS_GCE_ENDPOINT`, `STORAGE_EMULATOR_HOST`); a node group's new size reaches its
+/// managed instance group; `destroy` leaves nothing in the fake or the bucket.
+#[test]
+fn a_gce_cluster_lives_and_dies_in_terraform_with_a_gs_store() {
+    let Some((gcs, terraform)) = gcs_setup() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = rt
+        .block_on(kops_mock::gce::rest::FakeGceApi::start(
+            "testproject",
+            "us-test1",
+        ))
+        .unwrap();
+    let prefix = unique_prefix("tf-gce");
+    let state = format!("gs://kops-test/{prefix}");
+    let name = "tfgce.example.com";
+    let work = Work::new(&terraform, "http://127.0.0.1:9");
+    work.write("id.pub", SSH_KEY);
+    let env = google_env(&work);
+    let block = format!(
+        "gce {{\n    endpoint         = \"{}\"\n    storage_endpoint = \"{gcs}\"\n  }}",
+        fake.url()
+    );
+    work.write("main.tf", &gce_config(&state, &block, name, 1, 1));
+    expect_google(
+        &work,
+        &["apply", "-auto-approve", "-input=false", "-no-color"],
+        0,
+        &env,
+    );
+
+    // The cluster in the fake: instance templates and managed instance groups of its two
+    // groups, and their instances.
+    let objects = fake_objects(&fake);
+    let of = |collection: &str| -> Vec<&String> {
+        objects
+            .iter()
+            .filter(|o| o.contains(&format!("/{collection}/")))
+            .collect()
+    };
+    assert_eq!(of("instanceTemplates").len(), 2, "{objects:#?}");
+    let groups = of("instanceGroupManagers");
+    assert_eq!(groups.len(), 2, "{objects:#?}");
+    assert!(
+        groups.iter().any(|g| g.contains("nodes-us-test1-a")),
+        "{groups:?}"
+    );
+    assert!(
+        fake.calls()
+            .contains_key("compute.instanceTemplates.insert")
+    );
+    // Its spec, groups and the release that applied it in the bucket, in kOps' layout.
+    let stored = gcs_objects(&gcs, &format!("{prefix}/"));
+    for key in [
+        "config",
+        "cluster-completed.spec",
+        "instancegroup/nodes-us-test1-a",
+        "kops-version.txt",
+    ] {
+        let key = format!("{prefix}/{name}/{key}");
+        assert!(stored.contains(&key), "{key} not in {stored:#?}");
+    }
+
+    // A plan right after is empty: with the block's endpoints, and with the
+    // environment's.
+    expect_google(
+        &work,
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+        &env,
+    );
+    work.write("main.tf", &gce_config(&state, "", name, 1, 1));
+    let mut from_env = env.clone();
+    from_env.push(("KOPS_GCE_ENDPOINT".into(), fake.url()));
+    from_env.push(("STORAGE_EMULATOR_HOST".into(), gcs.clone()));
+    expect_google(
+        &work,
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+        &from_env,
+    );
+
+    // A bigger node group: its managed instance group is resized.
+    work.write("main.tf", &gce_config(&state, &block, name, 2, 3));
+    let plan = expect_google(
+        &work,
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        2,
+        &env,
+    );
+    assert!(plan.contains("~ min_size"), "{plan}");
+    expect_google(
+        &work,
+        &["apply", "-auto-approve", "-input=false", "-no-color"],
+        0,
+        &env,
+    );
+    let sizes = fake_groups(&fake);
+    let nodes: Vec<i64> = sizes
+        .iter()
+        .filter(|(n, _)| n.contains("nodes"))
+        .map(|(_, size)| *size)
+        .collect();
+    assert_eq!(nodes, vec![2], "{sizes:?}");
+    expect_google(
+        &work,
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+        &env,
+    );
+
+    expect_google(
+        &work,
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+        0,
+        &env,
+    );
+    assert_eq!(
+        fake_objects(&fake),
+        Vec::<String>::new(),
+        "left in the fake"
+    );
+    assert_eq!(
+        gcs_objects(&gcs, &format!("{prefix}/{name}/")),
+        Vec::<String>::new(),
+        "left in the bucket"
+    );
+    drop(fake);
+}
+
+/// No Google credential anywhere for a `gs://` store: a diagnostic on the provider's
+/// `gce` block naming where credentials come from, before anything is written; a
+/// credentials file that is not one is a diagnostic on `gce.credentials` that does not
+/// quote it.
+#[test]
+fn a_missing_google_credential_names_the_gce_block() {
+    let Some((gcs, terraform)) = gcs_setup() else {
+        return;
+    };
+    let prefix = unique_prefix("tf-gce-nocred");
+    let state = format!("gs://kops-test/{prefix}");
+    let work = Work::new(&terraform, "http://127.0.0.1:9");
+    work.write("id.pub", SSH_KEY);
+    let env = google_env(&work);
+    work.write(
+        "main.tf",
+        &gce_config(&state, "", "nocred.example.com", 1, 1),
+    );
+    let text = expect_google(
+        &work,
+        &["apply", "-auto-approve", "-input=false", "-no-color"],
+        1,
+        &env,
+    );
+    assert!(text.contains("Missing or rejected credential"), "{text}");
+    assert!(text.contains("GOOGLE_APPLICATION_CREDENTIALS"), "{text}");
+    assert!(
+        text.contains("with provider[\"registry.terraform.io/terraform-kops/kops\"]")
+            || text.contains("in provider \"kops\""),
+        "{text}"
+    );
+
+    let secret = "not-json-but-a-secret-41c7";
+    work.write(
+        "key.json",
+        &format!("{{\"type\": \"service_account\", \"private_key\": \"{secret}\"}}"),
+    );
+    let block = format!(
+        "gce {{\n    credentials      = file(\"${{path.module}}/key.json\")\n    storage_endpoint = \"{gcs}\"\n  }}"
+    );
+    work.write(
+        "main.tf",
+        &gce_config(&state, &block, "nocred.example.com", 1, 1),
+    );
+    let text = expect_google(
+        &work,
+        &["apply", "-auto-approve", "-input=false", "-no-color"],
+        1,
+        &env,
+    );
+    // Refused when read, or when first used: either way on the attribute's block.
+    assert!(
+        text.contains("Invalid credentials") || text.contains("Missing or rejected credential"),
+        "{text}"
+    );
+    assert!(!text.contains(secret), "the key was quoted: {text}");
+    assert_eq!(
+        gcs_objects(&gcs, &format!("{prefix}/")),
+        Vec::<String>::new()
+    );
+}
+
+/// Writes `body` at `key` in the emulator's bucket `kops-test`.
+fn gcs_put(emulator: &str, key: &str, body: &str) {
+    let script = "import sys, urllib.request, urllib.parse\n\
+        base, key, body = sys.argv[1], sys.argv[2], sys.argv[3]\n\
+        url = base + '/upload/storage/v1/b/kops-test/o?' + urllib.parse.urlencode({'uploadType': 'media', 'name': key})\n\
+        urllib.request.urlopen(urllib.request.Request(url, data=body.encode(), method='POST', headers={'Content-Type': 'text/plain'}))\n";
+    let out = Command::new("python3")
+        .args(["-c", script, emulator, key, body])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "writing {key}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The object at `key` in the emulator's bucket `kops-test`.
+fn gcs_get(emulator: &str, key: &str) -> String {
+    let script = "import sys, urllib.request, urllib.parse\n\
+        base, key = sys.argv[1], sys.argv[2]\n\
+        sys.stdout.write(urllib.request.urlopen(base + '/storage/v1/b/kops-test/o/' + urllib.parse.quote(key, safe='') + '?alt=media').read().decode())\n";
+    let out = Command::new("python3")
+        .args(["-c", script, emulator, key])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "reading {key}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The managed instance groups in the fake: name -> target size.
+fn fake_groups(fake: &kops_mock::gce::rest::FakeGceApi) -> std::collections::BTreeMap<String, i64> {
+    fake.objects()
+        .into_iter()
+        .filter(|o| o.collection.ends_with("instanceGroupManagers"))
+        .map(|o| (o.name, o.json["targetSize"].as_i64().unwrap_or(-1)))
+        .collect()
+}
+
+/// The updater's `apply` phase tunables, on GCE: `lifecycle_overrides` reach the
+/// library's update (the firewall rules `Ignore`d are not created, a bad lifecycle is a
+/// diagnostic naming the attribute); a state last written by a newer kOps
+/// release (its `kops-version.txt`) is refused, naming the file, until
+/// `allow_kops_downgrade`.
+#[test]
+fn the_updater_applies_lifecycle_overrides_and_refuses_a_kops_downgrade() {
+    let Some((gcs, terraform)) = gcs_setup() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = rt
+        .block_on(kops_mock::gce::rest::FakeGceApi::start(
+            "testproject",
+            "us-test1",
+        ))
+        .unwrap();
+    let prefix = unique_prefix("tf-gce-apply");
+    let state = format!("gs://kops-test/{prefix}");
+    let name = "tfapply.example.com";
+    let work = Work::new(&terraform, "http://127.0.0.1:9");
+    work.write("id.pub", SSH_KEY);
+    let env = google_env(&work);
+    let block = format!(
+        "gce {{\n    endpoint         = \"{}\"\n    storage_endpoint = \"{gcs}\"\n  }}",
+        fake.url()
+    );
+    let config = |apply: &str, node_max: u32| {
+        // (No roll here: the machines are not what this test is about.)
+        gce_config(&state, &block, name, 1, node_max)
+            .replace(
+                "  rolling_update {\n",
+                &format!("  apply {{\n{apply}\n  }}\n\n  rolling_update {{\n"),
+            )
+            .replace("skip       = false", "skip       = true")
+    };
+    let apply = ["apply", "-auto-approve", "-input=false", "-no-color"];
+
+    // Firewall rules ignored: the rest of the cluster is made, they are not.
+    let firewalls =
+        |objects: &[String]| objects.iter().filter(|o| o.contains("/firewalls/")).count();
+    work.write(
+        "main.tf",
+        &config("    lifecycle_overrides = { FirewallRule = \"Ignore\" }", 1),
+    );
+    expect_google(&work, &apply, 0, &env);
+    let objects = fake_objects(&fake);
+    assert_eq!(fake_groups(&fake).len(), 2, "{objects:#?}");
+    assert_eq!(firewalls(&objects), 0, "{objects:#?}");
+
+    // A lifecycle that is none: a diagnostic on the attribute, nothing run.
+    work.write(
+        "main.tf",
+        &config(
+            "    lifecycle_overrides = { FirewallRule = \"Sometimes\" }",
+            1,
+        ),
+    );
+    let out = expect_google(&work, &apply, 1, &env);
+    assert!(out.contains("Invalid lifecycle override"), "{out}");
+    assert!(out.contains("lifecycle_overrides"), "{out}");
+    assert!(out.contains("FirewallRule"), "{out}");
+    assert_eq!(firewalls(&fake_objects(&fake)), 0);
+
+    // Without the override the updater runs again and makes them.
+    work.write("main.tf", &config("    skip = false", 1));
+    expect_google(&work, &apply, 0, &env);
+    let objects = fake_objects(&fake);
+    assert!(firewalls(&objects) > 0, "{objects:#?}");
+    let groups = fake_groups(&fake);
+    let version_key = format!("{prefix}/{name}/kops-version.txt");
+    assert_eq!(
+        gcs_get(&gcs, &version_key).trim(),
+        kops_model::DEFAULT_KOPS_RELEASE
+    );
+
+    // A newer kOps updated the cluster since: a change is refused, naming the file and
+    // the release, and nothing changes in the cloud.
+    gcs_put(&gcs, &version_key, "99.0.0");
+    work.write("main.tf", &config("    skip = false", 2));
+    let out = expect_google(&work, &apply, 1, &env);
+    assert!(out.contains("kops-version.txt"), "{out}");
+    assert!(out.contains("99.0.0"), "{out}");
+    assert!(out.contains("downgrade"), "{out}");
+    assert_eq!(fake_groups(&fake), groups, "the cloud changed");
+    assert_eq!(gcs_get(&gcs, &version_key).trim(), "99.0.0");
+
+    // Allowed, the change applies and the file names this release again.
+    work.write("main.tf", &config("    allow_kops_downgrade = true", 2));
+    expect_google(&work, &apply, 0, &env);
+    assert_eq!(
+        gcs_get(&gcs, &version_key).trim(),
+        kops_model::DEFAULT_KOPS_RELEASE
+    );
+    expect_google(
+        &work,
+        &["plan", "-detailed-exitcode", "-input=false", "-no-color"],
+        0,
+        &env,
+    );
+
+    expect_google(
+        &work,
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+        0,
+        &env,
+    );
+    assert_eq!(
+        fake_objects(&fake),
+        Vec::<String>::new(),
+        "left in the fake"
+    );
+    drop(fake);
 }
