@@ -6,7 +6,7 @@
 //! set it to a 127.0.0.1 address).
 //!
 //! The mock persists between invocations as the AWS mock does (see `cloud.rs`): a journal
-//! of successful mutations at [`JOURNAL_PATH`] in the state store, replayed into a fresh
+//! of successful mutations at [`GCE_JOURNAL_PATH`] in the state store, replayed into a fresh
 //! mock on each run and written back with compare-and-swap.
 
 use std::collections::BTreeMap;
@@ -15,88 +15,17 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context as _, anyhow};
 use kops_api::v1alpha2;
 use kops_cloud_gce::cache::ListCache;
-use kops_cloud_gce::cloud::{
-    CloudError, CloudResult, GceCloud, GceResourceType, ManagedInstance, ManagedZone, ProjectInfo,
-};
+use kops_cloud_gce::cloud::{CloudError, CloudResult, GceCloud};
 use kops_cloud_gce::rest::{RestConfig, RestGce, TokenSource};
+pub use kops_mock::journal::JournaledGce;
+use kops_mock::journal::{GCE_JOURNAL_PATH, GceJournal};
 use kops_model::gce::{self, ApplyOptions, GceModelContext, UpdateCluster, UpdateOptions};
 use kops_statestore::StoreUrl;
 use kops_statestore::gcs::{GcsTokenSource as _, GoogleCredentials};
-use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
 use crate::get::print_resources;
-use crate::journal::{Extra, Journaled, MockJournal, Scope};
 use crate::state::State;
-
-/// Where the GCE mock cloud's journal lives in the state store.
-pub const JOURNAL_PATH: &str = "kops-rs-mock-cloud/gce-journal.json";
-
-/// The project and region the GCE mock serves.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct ProjectRegion {
-    project: String,
-    region: String,
-}
-
-impl Scope for ProjectRegion {
-    fn describe(&self) -> String {
-        format!("project {} in {}", self.project, self.region)
-    }
-}
-
-/// The GCE mutations beyond the resource calls: a rolling update's.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "lowercase")]
-pub enum GceEntry {
-    /// A rolling update's replacement: the group recreated these instances from its
-    /// current template.
-    Recreate {
-        /// The managed instance group's ID (`<zone>/<name>`).
-        group: String,
-        /// The instances' names.
-        instances: Vec<String>,
-    },
-}
-
-#[async_trait::async_trait]
-impl Extra<dyn GceCloud> for GceEntry {
-    async fn replay(&self, cloud: &dyn GceCloud) -> CloudResult<()> {
-        match self {
-            GceEntry::Recreate { group, instances } => {
-                cloud.recreate_instances(group, instances).await
-            }
-        }
-    }
-}
-
-/// A GCE cloud that records each successful mutation of the cloud it wraps.
-pub type JournaledGce = Journaled<dyn GceCloud, GceResourceType, GceEntry>;
-
-#[async_trait::async_trait]
-impl GceCloud for JournaledGce {
-    async fn project(&self) -> CloudResult<ProjectInfo> {
-        self.inner().project().await
-    }
-    async fn zones(&self) -> CloudResult<Vec<String>> {
-        self.inner().zones().await
-    }
-    async fn managed_zones(&self) -> CloudResult<Vec<ManagedZone>> {
-        self.inner().managed_zones().await
-    }
-    async fn managed_instances(&self, group: &str) -> CloudResult<Vec<ManagedInstance>> {
-        self.inner().managed_instances(group).await
-    }
-    // A rolling update's recreations change the cloud: journaled and replayed in order.
-    async fn recreate_instances(&self, group: &str, instances: &[String]) -> CloudResult<()> {
-        self.inner().recreate_instances(group, instances).await?;
-        self.record_extra(GceEntry::Recreate {
-            group: group.to_owned(),
-            instances: instances.to_vec(),
-        });
-        Ok(())
-    }
-}
 
 /// What a GCE client is opened for: project, region and state store URL (whose bucket
 /// the client covers).
@@ -117,7 +46,7 @@ pub struct GceCloudHandle {
     /// The cloud.
     pub api: Arc<JournaledGce>,
     /// For the mock: its journal in the state store.
-    mock: Option<Mutex<MockJournal<ProjectRegion, GceResourceType, GceEntry>>>,
+    mock: Option<GceJournal>,
     /// A line saying which cloud this is.
     pub description: String,
 }
@@ -174,33 +103,22 @@ impl GceCloudHandle {
     }
 
     async fn open_mock(st: &State, project: &str, region: &str) -> anyhow::Result<GceCloudHandle> {
-        let journal = MockJournal::read(
-            "GCE mock cloud",
-            st.store().clone(),
-            &st.url,
-            JOURNAL_PATH,
-            ProjectRegion {
-                project: project.to_owned(),
-                region: region.to_owned(),
-            },
-        )
-        .await?;
-        let inner: Arc<dyn GceCloud> = Arc::new(kops_mock::gce::MockGce::new(project, region));
-        journal.replay(inner.as_ref()).await?;
+        let journal = GceJournal::read(st.store().clone(), &st.url, project, region).await?;
+        let api = journal.open_mock().await?;
         Ok(GceCloudHandle {
-            api: Arc::new(JournaledGce::new(inner)),
+            api: Arc::new(api),
             description: format!(
-                "GCE mock cloud (project {project}, region {region}, state in {}/{JOURNAL_PATH})",
+                "GCE mock cloud (project {project}, region {region}, state in {}/{GCE_JOURNAL_PATH})",
                 st.url
             ),
-            mock: Some(Mutex::new(journal)),
+            mock: Some(journal),
         })
     }
 
     /// Persists what changed in the mock cloud (nothing to do for GCE itself).
     pub async fn save(&self) -> anyhow::Result<()> {
         match &self.mock {
-            Some(journal) => MockJournal::save(journal, &self.api).await,
+            Some(journal) => Ok(journal.save(&self.api).await?),
             None => Ok(()),
         }
     }

@@ -6,76 +6,31 @@
 //! kOps takes it, and a missing one is an error naming the variable.
 //!
 //! The mock persists between invocations as the other mocks do (see `cloud.rs`): a
-//! journal of successful mutations at [`JOURNAL_PATH`] in the state store, replayed into a
+//! journal of successful mutations at [`HETZNER_JOURNAL_PATH`] in the state store, replayed into a
 //! fresh mock on each run and written back with compare-and-swap.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow};
 use kops_api::v1alpha2;
-use kops_cloud_hetzner::cloud::{CloudResult, HetznerCloud, HetznerResourceType};
+use kops_cloud_hetzner::cloud::HetznerCloud;
 use kops_cloud_hetzner::rest::{RestConfig, RestHetzner};
+pub use kops_mock::journal::JournaledHetzner;
+use kops_mock::journal::{HETZNER_JOURNAL_PATH, HetznerJournal};
 use kops_model::hetzner::{self, ApplyOptions, HetznerModelContext, UpdateCluster, UpdateOptions};
-use serde::{Deserialize, Serialize};
 
 use crate::cli::{Global, PlanFormat, Target, UpdateClusterArgs};
 use crate::get::print_resources;
-use crate::journal::{Extra, Journaled, MockJournal, Scope};
 use crate::state::State;
-
-/// Where the Hetzner mock cloud's journal lives in the state store.
-pub const JOURNAL_PATH: &str = "kops-rs-mock-cloud/hetzner-journal.json";
 
 /// The variable the API token comes from.
 const TOKEN_VAR: &str = "HCLOUD_TOKEN";
-
-/// The mock project: one per state store.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Project;
-
-impl Scope for Project {
-    fn describe(&self) -> String {
-        "the Hetzner mock project".into()
-    }
-}
-
-/// The Hetzner mutations beyond the resource calls.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "lowercase")]
-pub enum HetznerEntry {
-    /// A server shut down (before it is deleted).
-    Shutdown {
-        /// The server's ID.
-        id: String,
-    },
-}
-
-#[async_trait::async_trait]
-impl Extra<dyn HetznerCloud> for HetznerEntry {
-    async fn replay(&self, cloud: &dyn HetznerCloud) -> CloudResult<()> {
-        match self {
-            HetznerEntry::Shutdown { id } => cloud.shutdown_server(id).await,
-        }
-    }
-}
-
-/// A Hetzner cloud that records each successful mutation of the cloud it wraps.
-pub type JournaledHetzner = Journaled<dyn HetznerCloud, HetznerResourceType, HetznerEntry>;
-
-#[async_trait::async_trait]
-impl HetznerCloud for JournaledHetzner {
-    async fn shutdown_server(&self, id: &str) -> CloudResult<()> {
-        self.inner().shutdown_server(id).await?;
-        self.record_extra(HetznerEntry::Shutdown { id: id.to_owned() });
-        Ok(())
-    }
-}
 
 /// The Hetzner cloud of one command.
 pub struct HetznerCloudHandle {
     /// The cloud.
     pub api: Arc<JournaledHetzner>,
-    mock: Option<Mutex<MockJournal<Project, HetznerResourceType, HetznerEntry>>>,
+    mock: Option<HetznerJournal>,
     /// A line saying which cloud this is.
     pub description: String,
 }
@@ -96,27 +51,22 @@ impl HetznerCloudHandle {
                 description,
             });
         }
-        let journal = MockJournal::read(
-            "Hetzner mock cloud",
-            st.store().clone(),
-            &st.url,
-            JOURNAL_PATH,
-            Project,
-        )
-        .await?;
-        let inner: Arc<dyn HetznerCloud> = Arc::new(kops_mock::hetzner::MockHetzner::new());
-        journal.replay(inner.as_ref()).await?;
+        let journal = HetznerJournal::read(st.store().clone(), &st.url).await?;
+        let api = journal.open_mock().await?;
         Ok(HetznerCloudHandle {
-            api: Arc::new(JournaledHetzner::new(inner)),
-            description: format!("Hetzner mock cloud (state in {}/{JOURNAL_PATH})", st.url),
-            mock: Some(Mutex::new(journal)),
+            api: Arc::new(api),
+            description: format!(
+                "Hetzner mock cloud (state in {}/{HETZNER_JOURNAL_PATH})",
+                st.url
+            ),
+            mock: Some(journal),
         })
     }
 
     /// Persists what changed in the mock cloud.
     pub async fn save(&self) -> anyhow::Result<()> {
         match &self.mock {
-            Some(journal) => MockJournal::save(journal, &self.api).await,
+            Some(journal) => Ok(journal.save(&self.api).await?),
             None => Ok(()),
         }
     }

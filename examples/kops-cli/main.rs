@@ -35,7 +35,6 @@ mod helpers;
 mod hetzner;
 mod history;
 mod instances;
-mod journal;
 mod keypair;
 mod kubeconfig;
 mod output;

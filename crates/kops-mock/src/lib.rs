@@ -38,6 +38,11 @@
 //!   and [`CountingCloud`] decorators. It passes the cloud conformance suite
 //!   (`kops_cloud_aws::conformance`), as the SDK backend does against an emulator.
 //! - [`seed`]: [`Seed`] objects for [`MockAws::seed`].
+//! - [`journal`]: journaled mocks, whose state lives in a state store so that separate
+//!   processes share one mock cloud: each process replays the journal of the mock's
+//!   mutations into a fresh mock and writes its own back with compare-and-swap. The
+//!   `kops` CLI's `--mock-cloud` (AWS, GCE, Hetzner) and the Terraform provider's
+//!   `mock_cloud = true` (AWS) keep their mocks this way, in one format.
 //! - `kube` (feature `kube`): a fake Kubernetes API server and kubelet for the day-two
 //!   commands.
 //! - `registry` (feature `registry`): a fake container registry (the OCI distribution API,
@@ -77,6 +82,7 @@ pub mod fixture;
 pub mod gce;
 pub mod hetzner;
 pub mod iam;
+pub mod journal;
 #[cfg(feature = "kube")]
 pub mod kube;
 #[cfg(feature = "registry")]
