@@ -721,6 +721,11 @@ pub struct UpdateClusterArgs {
     /// groups and volumes the spec no longer needs
     #[arg(long)]
     pub prune: bool,
+    /// Dry run: read every autoscaling group's lifecycle hooks from the cloud instead of
+    /// trusting kops' record of the last apply (kept an hour) for the groups not recreated
+    /// since. An apply always reads them
+    #[arg(long)]
+    pub refresh: bool,
     /// Only these instance groups' machines (launch templates, autoscaling groups, nodeup
     /// configs); the others' are left as they are. Everything shared is updated
     #[arg(

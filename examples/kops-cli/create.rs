@@ -466,6 +466,7 @@ pub async fn create_cluster(global: &Global, args: &CreateClusterArgs) -> anyhow
             output: crate::cli::PlanFormat::Text,
             lifecycle_overrides: Vec::new(),
             prune: false,
+            refresh: false,
             instance_groups: Vec::new(),
             roles: Vec::new(),
             create_kube_config: None,

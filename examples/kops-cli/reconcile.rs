@@ -68,6 +68,7 @@ pub async fn reconcile_cluster(global: &Global, args: &ReconcileClusterArgs) -> 
         output: PlanFormat::Text,
         lifecycle_overrides: Vec::new(),
         prune,
+        refresh: false,
         instance_groups: Vec::new(),
         roles: roles.iter().map(|r| r.as_v1alpha2().to_owned()).collect(),
         create_kube_config: Some(false),

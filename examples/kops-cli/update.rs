@@ -125,7 +125,8 @@ pub fn update_options(global: &Global, args: &UpdateClusterArgs) -> anyhow::Resu
         .with_unreadable_config_base(global.mock_cloud)
         .with_instance_groups(args.instance_groups.clone())
         .with_instance_group_roles(crate::rolling::parse_roles(&args.roles)?)
-        .with_phase(phase))
+        .with_phase(phase)
+        .with_refresh(args.refresh))
 }
 
 /// `kops update cluster`; returns the exit code.
@@ -227,10 +228,19 @@ async fn update_locked(
     }
 
     let api = cloud.api.as_ref();
-    let plan = update
-        .plan(api)
-        .await
-        .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
+    // A dry run trusts the record of the last apply for the groups' lifecycle hooks
+    // (AWS reads them one group per call) unless --refresh; an apply reads everything.
+    let dry_run = lock.is_none() || !args.yes;
+    let plan = if dry_run {
+        let shared: Arc<dyn kops_model::aws::AwsCloud> = cloud.api.clone();
+        update.dry_run(shared, &st.registry).await
+    } else {
+        update.plan(api).await
+    }
+    .with_context(|| format!("planning cluster {name} against {}", cloud.description))?;
+    if let Some(recorded) = plan.recorded_hooks() {
+        eprintln!("note: {}", recorded.note());
+    }
     // Keysets made now for a cluster already in the cloud (a recovered store): say what
     // their being new changes.
     let running_already = plan
@@ -263,6 +273,10 @@ async fn update_locked(
             );
         } else {
             println!("No changes needed for cluster {name}.");
+        }
+        // Nothing applied, but every hook was read: the next dry runs trust them.
+        if let Err(e) = update.record_lifecycle_hooks(api, &st.registry).await {
+            eprintln!("warning: {e:#}");
         }
         export_after_update(global, st, name, args).await?;
         return Ok(0);
