@@ -236,7 +236,7 @@ impl TrustingCloud {
 
     /// The answer to `query` from the record, when it is a listing of one group's hooks
     /// and the group is the recorded one.
-    async fn from_record(&self, query: &ListQuery) -> CloudResult<Option<Vec<Resource>>> {
+    async fn recorded_answer(&self, query: &ListQuery) -> CloudResult<Option<Vec<Resource>>> {
         if query.resource_type != ResourceType::LifecycleHook
             || !query.ids.is_empty()
             || self.written.load(std::sync::atomic::Ordering::SeqCst)
@@ -293,21 +293,21 @@ impl TrustingCloud {
 #[async_trait]
 impl ResourceCloud<ResourceType> for TrustingCloud {
     async fn list(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
-        match self.from_record(query).await? {
+        match self.recorded_answer(query).await? {
             Some(found) => Ok(found),
             None => self.inner.list(query).await,
         }
     }
 
     async fn list_digests(&self, query: &ListQuery) -> CloudResult<Vec<Resource>> {
-        match self.from_record(query).await? {
+        match self.recorded_answer(query).await? {
             Some(found) => Ok(found),
             None => self.inner.list_digests(query).await,
         }
     }
 
     async fn list_shared(&self, query: &ListQuery) -> CloudResult<Vec<Arc<Resource>>> {
-        match self.from_record(query).await? {
+        match self.recorded_answer(query).await? {
             Some(found) => Ok(found.into_iter().map(Arc::new).collect()),
             None => self.inner.list_shared(query).await,
         }
