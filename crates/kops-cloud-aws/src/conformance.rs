@@ -112,6 +112,30 @@ pub async fn account_and_zones(cloud: &dyn AwsCloud) -> Result<()> {
 /// gateway, security group and rule: create, find by tags, update, delete in order.
 pub async fn network(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     let zone = cloud.zones().await?.into_iter().next().unwrap_or_default();
+    let vpc = network_vpc(cloud, cluster).await?;
+    let subnet_name = format!("{zone}.{cluster}");
+    let subnet = network_subnet(cloud, cluster, &zone, &subnet_name, &vpc).await?;
+    let (igw, rt, route, assoc) = network_routes(cloud, cluster, &vpc, &subnet).await?;
+    let (eip, nat) = network_nat(cloud, cluster, &subnet_name, &subnet).await?;
+    let (sg, rule) = network_security_group(cloud, cluster, &vpc).await?;
+
+    gone(cloud, R::SecurityGroupRule, &rule.id).await?;
+    gone(cloud, R::SecurityGroup, &sg.id).await?;
+    gone(cloud, R::NatGateway, &nat.id).await?;
+    gone(cloud, R::ElasticIp, &eip.id).await?;
+    gone(cloud, R::RouteTableAssociation, &assoc.id).await?;
+    gone(cloud, R::Route, &route.id).await?;
+    gone(cloud, R::RouteTable, &rt.id).await?;
+    gone(cloud, R::InternetGateway, &igw.id).await?;
+    gone(cloud, R::Subnet, &subnet.id).await?;
+    gone(cloud, R::Vpc, &vpc.id).await?;
+    assert!(cloud.list_for_cluster(R::Vpc, cluster).await?.is_empty());
+    Ok(())
+}
+
+/// The VPC: created, found by the cluster's tags and by Name, updated, and its immutable
+/// CIDR refused.
+async fn network_vpc(cloud: &dyn AwsCloud, cluster: &str) -> Result<Resource> {
     let vpc = make(
         cloud,
         R::Vpc,
@@ -185,8 +209,17 @@ pub async fn network(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     );
     let again = must_get(cloud, R::Vpc, &vpc.id).await?;
     assert_eq!(again.attr_str("cidr_block"), Some("10.100.0.0/16"));
+    Ok(vpc)
+}
 
-    let subnet_name = format!("{zone}.{cluster}");
+/// A subnet of `vpc` in `zone`, found by the cluster's tags.
+async fn network_subnet(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    zone: &str,
+    subnet_name: &str,
+    vpc: &Resource,
+) -> Result<Resource> {
     let subnet = make(
         cloud,
         R::Subnet,
@@ -200,10 +233,20 @@ pub async fn network(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     )
     .await?;
     assert_eq!(subnet.attr_str("vpc_id"), Some(vpc.id.as_str()));
-    assert_eq!(subnet.attr_str("availability_zone"), Some(zone.as_str()));
+    assert_eq!(subnet.attr_str("availability_zone"), Some(zone));
     let subnets = cloud.list_for_cluster(R::Subnet, cluster).await?;
     assert_eq!(ids(&subnets), [subnet.id.as_str()]);
+    Ok(subnet)
+}
 
+/// An internet gateway, a route table with a default route through it, and the table's
+/// association with `subnet`: (gateway, table, route, association).
+async fn network_routes(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    vpc: &Resource,
+    subnet: &Resource,
+) -> Result<(Resource, Resource, Resource, Resource)> {
     let igw = make(
         cloud,
         R::InternetGateway,
@@ -256,7 +299,16 @@ pub async fn network(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
         .list(&ListQuery::new(R::RouteTableAssociation).with_parent(&rt.id))
         .await?;
     assert_eq!(ids(&assocs), [assoc.id.as_str()]);
+    Ok((igw, rt, route, assoc))
+}
 
+/// An elastic IP and a NAT gateway in `subnet` using it: (elastic IP, NAT gateway).
+async fn network_nat(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    subnet_name: &str,
+    subnet: &Resource,
+) -> Result<(Resource, Resource)> {
     let eip = make(
         cloud,
         R::ElasticIp,
@@ -278,7 +330,15 @@ pub async fn network(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     )
     .await?;
     assert_eq!(nat.attr_str("subnet_id"), Some(subnet.id.as_str()));
+    Ok((eip, nat))
+}
 
+/// A security group found by name and an ingress rule listed under it: (group, rule).
+async fn network_security_group(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    vpc: &Resource,
+) -> Result<(Resource, Resource)> {
     let sg_name = format!("nodes.{cluster}");
     let sg = make(
         cloud,
@@ -319,19 +379,7 @@ pub async fn network(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
         .unwrap_or_else(|| panic!("rule {} not listed under {}", rule.id, sg.id));
     assert_eq!(r.attrs.get("from_port"), Some(&json!(22)));
     assert_eq!(r.attr_str("type"), Some("ingress"));
-
-    gone(cloud, R::SecurityGroupRule, &rule.id).await?;
-    gone(cloud, R::SecurityGroup, &sg.id).await?;
-    gone(cloud, R::NatGateway, &nat.id).await?;
-    gone(cloud, R::ElasticIp, &eip.id).await?;
-    gone(cloud, R::RouteTableAssociation, &assoc.id).await?;
-    gone(cloud, R::Route, &route.id).await?;
-    gone(cloud, R::RouteTable, &rt.id).await?;
-    gone(cloud, R::InternetGateway, &igw.id).await?;
-    gone(cloud, R::Subnet, &subnet.id).await?;
-    gone(cloud, R::Vpc, &vpc.id).await?;
-    assert!(cloud.list_for_cluster(R::Vpc, cluster).await?.is_empty());
-    Ok(())
+    Ok((sg, rule))
 }
 
 /// Role, inline policy and instance profile: create, find by name, update, delete.
@@ -429,6 +477,27 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     )
     .await?;
     let name = format!("nodes.{cluster}");
+    let lt = compute_launch_template(cloud, cluster, &name).await?;
+    let (asg, hook) = compute_group(cloud, cluster, &name, &subnet, &lt).await?;
+    let (vol, key) = compute_volume_and_key(cloud, cluster, &zone).await?;
+
+    gone(cloud, R::KeyPair, &key.id).await?;
+    gone(cloud, R::Volume, &vol.id).await?;
+    gone(cloud, R::LifecycleHook, &hook.id).await?;
+    gone(cloud, R::AutoscalingGroup, &asg.id).await?;
+    gone(cloud, R::LaunchTemplate, &lt.id).await?;
+    gone(cloud, R::Subnet, &subnet.id).await?;
+    gone(cloud, R::Vpc, &vpc.id).await?;
+    Ok(())
+}
+
+/// A launch template: created, then updated into a new version that keeps the unchanged
+/// fields.
+async fn compute_launch_template(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    name: &str,
+) -> Result<Resource> {
     let lt = make(
         cloud,
         R::LaunchTemplate,
@@ -465,7 +534,18 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     let v2 = version(&lt2);
     assert!(v1.is_some(), "latest_version is reported");
     assert!(v2 > v1, "a change makes a new version ({v1:?} -> {v2:?})");
+    Ok(lt)
+}
 
+/// An autoscaling group (no instances) on `lt` in `subnet`, updated, and a lifecycle hook
+/// listed under it: (group, hook).
+async fn compute_group(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    name: &str,
+    subnet: &Resource,
+    lt: &Resource,
+) -> Result<(Resource, Resource)> {
     let asg = make(
         cloud,
         R::AutoscalingGroup,
@@ -484,7 +564,7 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     .await?;
     assert_eq!(asg.id, name);
     let found = cloud.list_for_cluster(R::AutoscalingGroup, cluster).await?;
-    assert_eq!(ids(&found), [name.as_str()]);
+    assert_eq!(ids(&found), [name]);
     let grown = cloud
         .update(
             &UpdateRequest::new(R::AutoscalingGroup, &asg.id)
@@ -502,7 +582,7 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
         .create(
             &CreateRequest::new(R::LifecycleHook)
                 .with_name("kops-warmpool")
-                .with_parent(&name)
+                .with_parent(name)
                 .with_attrs(attrs([
                     ("autoscaling_group_name", json!(name)),
                     (
@@ -515,10 +595,18 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
         )
         .await?;
     let hooks = cloud
-        .list(&ListQuery::new(R::LifecycleHook).with_parent(&name))
+        .list(&ListQuery::new(R::LifecycleHook).with_parent(name))
         .await?;
     assert_eq!(ids(&hooks), [hook.id.as_str()]);
+    Ok((asg, hook))
+}
 
+/// An EBS volume in `zone`, grown, and a key pair: (volume, key pair).
+async fn compute_volume_and_key(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    zone: &str,
+) -> Result<(Resource, Resource)> {
     let vol_name = format!("a.etcd-main.{cluster}");
     let vol = make(
         cloud,
@@ -551,15 +639,7 @@ pub async fn compute(cloud: &dyn AwsCloud, cluster: &str) -> Result<()> {
     )
     .await?;
     assert_eq!(key.id, key_name);
-
-    gone(cloud, R::KeyPair, &key.id).await?;
-    gone(cloud, R::Volume, &vol.id).await?;
-    gone(cloud, R::LifecycleHook, &hook.id).await?;
-    gone(cloud, R::AutoscalingGroup, &asg.id).await?;
-    gone(cloud, R::LaunchTemplate, &lt.id).await?;
-    gone(cloud, R::Subnet, &subnet.id).await?;
-    gone(cloud, R::Vpc, &vpc.id).await?;
-    Ok(())
+    Ok((vol, key))
 }
 
 /// Network load balancer, target group and listener.

@@ -258,391 +258,28 @@ pub(crate) async fn list(
     rt: ResourceType,
     scope: &Scope,
 ) -> Result<Vec<Resource>> {
-    let ec2 = &be.inner.ec2;
     let mut out = Vec::new();
     match rt {
         R::Vpc | R::VpcCidrBlock | R::VpcIpv6CidrBlock | R::DhcpOptionsAssociation => {
-            let fs = match (rt, scope) {
-                (R::VpcCidrBlock, Scope::Ids(ids)) => {
-                    vec![filter("cidr-block-association.association-id", ids)]
-                }
-                (R::VpcIpv6CidrBlock, Scope::Ids(ids)) => {
-                    vec![filter("ipv6-cidr-block-association.association-id", ids)]
-                }
-                (_, Scope::Parent(p)) => vec![filter("vpc-id", std::slice::from_ref(p))],
-                _ => filters(scope, "vpc-id"),
-            };
-            let mut vpcs = Vec::new();
-            pages!(
-                be,
-                "DescribeVpcs",
-                "vpcs",
-                ec2.describe_vpcs().set_filters(Some(fs)),
-                |p| {
-                    vpcs.extend(p.vpcs().iter().cloned());
-                }
-            );
-            for v in vpcs {
-                let id = v.vpc_id().unwrap_or_default();
-                match rt {
-                    R::Vpc => out.push(vpc_resource(be, &v).await?),
-                    R::DhcpOptionsAssociation => {
-                        if let Some(d) = v.dhcp_options_id() {
-                            out.push(
-                                Resource::new(rt, id)
-                                    .with_parent(id)
-                                    .with_attr("vpc_id", id)
-                                    .with_attr("dhcp_options_id", d),
-                            );
-                        }
-                    }
-                    R::VpcCidrBlock => {
-                        for a in v.cidr_block_association_set() {
-                            let cidr = a.cidr_block().unwrap_or_default();
-                            let state = a
-                                .cidr_block_state()
-                                .and_then(|s| s.state())
-                                .map(|s| s.as_str());
-                            if Some(cidr) == v.cidr_block()
-                                || matches!(state, Some("disassociated" | "disassociating"))
-                            {
-                                continue;
-                            }
-                            out.push(
-                                Resource::new(rt, a.association_id().unwrap_or_default())
-                                    .with_parent(id)
-                                    .with_attr("vpc_id", id)
-                                    .with_attr("cidr_block", cidr),
-                            );
-                        }
-                    }
-                    _ => {
-                        for a in v.ipv6_cidr_block_association_set() {
-                            let state = a
-                                .ipv6_cidr_block_state()
-                                .and_then(|s| s.state())
-                                .map(|s| s.as_str());
-                            if matches!(state, Some("disassociated" | "disassociating")) {
-                                continue;
-                            }
-                            out.push(
-                                Resource::new(rt, a.association_id().unwrap_or_default())
-                                    .with_parent(id)
-                                    .with_attr("vpc_id", id)
-                                    .with_attr("amazon_provided_ipv6_cidr_block", true)
-                                    .with_attr(
-                                        "ipv6_cidr_block",
-                                        a.ipv6_cidr_block().unwrap_or_default(),
-                                    ),
-                            );
-                        }
-                    }
-                }
-            }
+            list_vpcs_and_associations(be, rt, scope, &mut out).await?
         }
-        R::DhcpOptions => {
-            let fs = filters(scope, "dhcp-options-id");
-            pages!(
-                be,
-                "DescribeDhcpOptions",
-                "DHCP options",
-                ec2.describe_dhcp_options().set_filters(Some(fs)),
-                |p| {
-                    for d in p.dhcp_options() {
-                        let mut r = res(rt, d.dhcp_options_id().unwrap_or_default(), d.tags());
-                        for cfg in d.dhcp_configurations() {
-                            let vals: Vec<&str> =
-                                cfg.values().iter().filter_map(|v| v.value()).collect();
-                            match cfg.key() {
-                                Some("domain-name") => {
-                                    r = r.with_attr("domain_name", vals.join(" "));
-                                }
-                                Some("domain-name-servers") => {
-                                    r = r.with_attr("domain_name_servers", jlist(vals));
-                                }
-                                _ => {}
-                            }
-                        }
-                        out.push(r);
-                    }
-                }
-            );
-        }
-        R::InternetGateway => {
-            let fs = filters(scope, "internet-gateway-id");
-            pages!(
-                be,
-                "DescribeInternetGateways",
-                "internet gateways",
-                ec2.describe_internet_gateways().set_filters(Some(fs)),
-                |p| {
-                    for g in p.internet_gateways() {
-                        let mut r = res(rt, g.internet_gateway_id().unwrap_or_default(), g.tags());
-                        if let Some(v) = g.attachments().first().and_then(|a| a.vpc_id()) {
-                            r = r.with_attr("vpc_id", v);
-                        }
-                        out.push(r);
-                    }
-                }
-            );
-        }
+        R::DhcpOptions => list_dhcp_options(be, rt, scope, &mut out).await?,
+        R::InternetGateway => list_internet_gateways(be, rt, scope, &mut out).await?,
         R::EgressOnlyInternetGateway => {
-            let fs = match scope {
-                Scope::Ids(_) => Vec::new(),
-                _ => filters(scope, ""),
-            };
-            let ids = match scope {
-                Scope::Ids(ids) => Some(ids.clone()),
-                _ => None,
-            };
-            pages!(
-                be,
-                "DescribeEgressOnlyInternetGateways",
-                "egress-only internet gateways",
-                ec2.describe_egress_only_internet_gateways()
-                    .set_filters(Some(fs))
-                    .set_egress_only_internet_gateway_ids(ids),
-                |p| {
-                    for g in p.egress_only_internet_gateways() {
-                        let mut r = res(
-                            rt,
-                            g.egress_only_internet_gateway_id().unwrap_or_default(),
-                            g.tags(),
-                        );
-                        if let Some(v) = g.attachments().first().and_then(|a| a.vpc_id()) {
-                            r = r.with_attr("vpc_id", v);
-                        }
-                        out.push(r);
-                    }
-                }
-            );
+            list_egress_only_internet_gateways(be, rt, scope, &mut out).await?
         }
-        R::Subnet => {
-            let fs = filters(scope, "subnet-id");
-            pages!(
-                be,
-                "DescribeSubnets",
-                "subnets",
-                ec2.describe_subnets().set_filters(Some(fs)),
-                |p| {
-                    for sn in p.subnets() {
-                        out.push(subnet_resource(sn));
-                    }
-                }
-            );
-        }
+        R::Subnet => list_subnets(be, scope, &mut out).await?,
         R::RouteTable | R::Route | R::RouteTableAssociation => {
-            let fs = match (rt, scope) {
-                (R::Route, Scope::Ids(ids)) => {
-                    let rts: Vec<String> = ids
-                        .iter()
-                        .filter_map(|i| i.split_once('_').map(|(a, _)| a.to_owned()))
-                        .collect();
-                    vec![filter("route-table-id", &rts)]
-                }
-                (R::RouteTableAssociation, Scope::Ids(ids)) => {
-                    vec![filter("association.route-table-association-id", ids)]
-                }
-                (_, Scope::Parent(p)) => vec![filter("route-table-id", std::slice::from_ref(p))],
-                _ => filters(scope, "route-table-id"),
-            };
-            pages!(
-                be,
-                "DescribeRouteTables",
-                "route tables",
-                ec2.describe_route_tables().set_filters(Some(fs)),
-                |p| {
-                    for t in p.route_tables() {
-                        route_table_resources(rt, t, &mut out);
-                    }
-                }
-            );
+            list_route_tables_routes_and_associations(be, rt, scope, &mut out).await?
         }
-        R::ElasticIp => {
-            let fs = filters(scope, "allocation-id");
-            let o = be
-                .call(
-                    EC2,
-                    "DescribeAddresses",
-                    "elastic IPs",
-                    ec2.describe_addresses().set_filters(Some(fs)).send(),
-                )
-                .await?;
-            for a in o.addresses() {
-                let mut r = res(rt, a.allocation_id().unwrap_or_default(), a.tags())
-                    .with_attr("domain", a.domain().map(|d| d.as_str()).unwrap_or("vpc"));
-                if let Some(ip) = a.public_ip() {
-                    r = r.with_attr("public_ip", ip);
-                }
-                out.push(r);
-            }
-        }
-        R::NatGateway => {
-            let fs = filters(scope, "nat-gateway-id");
-            pages!(
-                be,
-                "DescribeNatGateways",
-                "NAT gateways",
-                ec2.describe_nat_gateways().set_filter(Some(fs)),
-                |p| {
-                    for n in p.nat_gateways() {
-                        let state = n.state().map(|s| s.as_str()).unwrap_or_default();
-                        if matches!(state, "deleted" | "deleting" | "failed") {
-                            continue;
-                        }
-                        let mut r = res(rt, n.nat_gateway_id().unwrap_or_default(), n.tags())
-                            .with_attr("subnet_id", n.subnet_id().unwrap_or_default());
-                        if let Some(a) = n
-                            .nat_gateway_addresses()
-                            .first()
-                            .and_then(|a| a.allocation_id())
-                        {
-                            r = r.with_attr("allocation_id", a);
-                        }
-                        out.push(r);
-                    }
-                }
-            );
-        }
-        R::SecurityGroup => {
-            let fs = filters(scope, "group-id");
-            pages!(
-                be,
-                "DescribeSecurityGroups",
-                "security groups",
-                ec2.describe_security_groups().set_filters(Some(fs)),
-                |p| {
-                    for g in p.security_groups() {
-                        let mut r = res(rt, g.group_id().unwrap_or_default(), g.tags())
-                            .with_attr("description", g.description().unwrap_or_default())
-                            .with_attr("vpc_id", g.vpc_id().unwrap_or_default());
-                        r.name = g.group_name().map(str::to_owned);
-                        out.push(r);
-                    }
-                }
-            );
-        }
-        R::SecurityGroupRule => {
-            let fs = match scope {
-                Scope::Parent(p) => vec![filter("group-id", std::slice::from_ref(p))],
-                Scope::Ids(ids) => vec![filter("security-group-rule-id", ids)],
-                _ => Vec::new(),
-            };
-            pages!(
-                be,
-                "DescribeSecurityGroupRules",
-                "security group rules",
-                ec2.describe_security_group_rules().set_filters(Some(fs)),
-                |p| {
-                    for r in p.security_group_rules() {
-                        out.push(sg_rule_resource(r));
-                    }
-                }
-            );
-        }
-        R::KeyPair => {
-            let fs = filters(scope, "key-name");
-            let o = be
-                .call(
-                    EC2,
-                    "DescribeKeyPairs",
-                    "key pairs",
-                    ec2.describe_key_pairs()
-                        .set_filters(Some(fs))
-                        .include_public_key(true)
-                        .send(),
-                )
-                .await?;
-            for k in o.key_pairs() {
-                let name = k.key_name().unwrap_or_default();
-                let mut r = res(rt, name, k.tags()).with_attr("key_name", name);
-                r.name = Some(name.to_owned());
-                if let Some(f) = k.key_fingerprint() {
-                    r = r.with_attr("fingerprint", f);
-                }
-                if let Some(pk) = k.public_key() {
-                    r = r.with_attr("public_key", pk.trim_end());
-                }
-                out.push(r);
-            }
-        }
-        R::Volume => {
-            let fs = filters(scope, "volume-id");
-            pages!(
-                be,
-                "DescribeVolumes",
-                "volumes",
-                ec2.describe_volumes().set_filters(Some(fs)),
-                |p| {
-                    for v in p.volumes() {
-                        let mut r = res(rt, v.volume_id().unwrap_or_default(), v.tags())
-                            .with_attr(
-                                "availability_zone",
-                                v.availability_zone().unwrap_or_default(),
-                            )
-                            .with_attr("size", i64::from(v.size().unwrap_or_default()))
-                            .with_attr(
-                                "type",
-                                v.volume_type().map(|t| t.as_str()).unwrap_or_default(),
-                            )
-                            .with_attr("encrypted", v.encrypted().unwrap_or(false));
-                        if let Some(i) = v.iops() {
-                            r = r.with_attr("iops", i64::from(i));
-                        }
-                        if let Some(t) = v.throughput() {
-                            r = r.with_attr("throughput", i64::from(t));
-                        }
-                        if let Some(k) = v.kms_key_id() {
-                            r = r.with_attr("kms_key_id", k);
-                        }
-                        out.push(r);
-                    }
-                }
-            );
-        }
+        R::ElasticIp => list_elastic_ips(be, rt, scope, &mut out).await?,
+        R::NatGateway => list_nat_gateways(be, rt, scope, &mut out).await?,
+        R::SecurityGroup => list_security_groups(be, rt, scope, &mut out).await?,
+        R::SecurityGroupRule => list_security_group_rules(be, scope, &mut out).await?,
+        R::KeyPair => list_key_pairs(be, rt, scope, &mut out).await?,
+        R::Volume => list_volumes(be, rt, scope, &mut out).await?,
         R::LaunchTemplate => list_launch_templates(be, scope, &mut out).await?,
-        R::Instance => {
-            let mut fs = filters(scope, "instance-id");
-            fs.push(filter(
-                "instance-state-name",
-                &["pending", "running", "stopping", "stopped"].map(str::to_owned),
-            ));
-            pages!(
-                be,
-                "DescribeInstances",
-                "instances",
-                ec2.describe_instances().set_filters(Some(fs)),
-                |p| {
-                    for resv in p.reservations() {
-                        for i in resv.instances() {
-                            let mut r = res(rt, i.instance_id().unwrap_or_default(), i.tags())
-                                .with_attr(
-                                    "instance_type",
-                                    i.instance_type().map(|t| t.as_str()).unwrap_or_default(),
-                                )
-                                .with_attr("image_id", i.image_id().unwrap_or_default())
-                                .with_attr(
-                                    "state",
-                                    i.state()
-                                        .and_then(|s| s.name())
-                                        .map(|s| s.as_str())
-                                        .unwrap_or_default(),
-                                );
-                            if let Some(sn) = i.subnet_id() {
-                                r = r.with_attr("subnet_id", sn);
-                            }
-                            if let Some(ip) = i.private_ip_address() {
-                                r = r.with_attr("private_ip", ip);
-                            }
-                            if let Some(z) = i.placement().and_then(|p| p.availability_zone()) {
-                                r = r.with_attr("availability_zone", z);
-                            }
-                            out.push(r);
-                        }
-                    }
-                }
-            );
-        }
+        R::Instance => list_instances(be, rt, scope, &mut out).await?,
         other => {
             return Err(Error::NotImplemented {
                 operation: format!("list {other}"),
@@ -651,6 +288,496 @@ pub(crate) async fn list(
         }
     }
     Ok(out)
+}
+
+/// Lists VPCs, their IPv4 or IPv6 CIDR block associations or their DHCP options
+/// associations (whichever `rt` is) in `scope` into `out`.
+async fn list_vpcs_and_associations(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = match (rt, scope) {
+        (R::VpcCidrBlock, Scope::Ids(ids)) => {
+            vec![filter("cidr-block-association.association-id", ids)]
+        }
+        (R::VpcIpv6CidrBlock, Scope::Ids(ids)) => {
+            vec![filter("ipv6-cidr-block-association.association-id", ids)]
+        }
+        (_, Scope::Parent(p)) => vec![filter("vpc-id", std::slice::from_ref(p))],
+        _ => filters(scope, "vpc-id"),
+    };
+    let mut vpcs = Vec::new();
+    pages!(
+        be,
+        "DescribeVpcs",
+        "vpcs",
+        ec2.describe_vpcs().set_filters(Some(fs)),
+        |p| {
+            vpcs.extend(p.vpcs().iter().cloned());
+        }
+    );
+    for v in vpcs {
+        let id = v.vpc_id().unwrap_or_default();
+        match rt {
+            R::Vpc => out.push(vpc_resource(be, &v).await?),
+            R::DhcpOptionsAssociation => {
+                if let Some(d) = v.dhcp_options_id() {
+                    out.push(
+                        Resource::new(rt, id)
+                            .with_parent(id)
+                            .with_attr("vpc_id", id)
+                            .with_attr("dhcp_options_id", d),
+                    );
+                }
+            }
+            R::VpcCidrBlock => {
+                for a in v.cidr_block_association_set() {
+                    let cidr = a.cidr_block().unwrap_or_default();
+                    let state = a
+                        .cidr_block_state()
+                        .and_then(|s| s.state())
+                        .map(|s| s.as_str());
+                    if Some(cidr) == v.cidr_block()
+                        || matches!(state, Some("disassociated" | "disassociating"))
+                    {
+                        continue;
+                    }
+                    out.push(
+                        Resource::new(rt, a.association_id().unwrap_or_default())
+                            .with_parent(id)
+                            .with_attr("vpc_id", id)
+                            .with_attr("cidr_block", cidr),
+                    );
+                }
+            }
+            _ => {
+                for a in v.ipv6_cidr_block_association_set() {
+                    let state = a
+                        .ipv6_cidr_block_state()
+                        .and_then(|s| s.state())
+                        .map(|s| s.as_str());
+                    if matches!(state, Some("disassociated" | "disassociating")) {
+                        continue;
+                    }
+                    out.push(
+                        Resource::new(rt, a.association_id().unwrap_or_default())
+                            .with_parent(id)
+                            .with_attr("vpc_id", id)
+                            .with_attr("amazon_provided_ipv6_cidr_block", true)
+                            .with_attr("ipv6_cidr_block", a.ipv6_cidr_block().unwrap_or_default()),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Lists `DhcpOptions` objects in `scope` into `out`.
+async fn list_dhcp_options(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = filters(scope, "dhcp-options-id");
+    pages!(
+        be,
+        "DescribeDhcpOptions",
+        "DHCP options",
+        ec2.describe_dhcp_options().set_filters(Some(fs)),
+        |p| {
+            for d in p.dhcp_options() {
+                let mut r = res(rt, d.dhcp_options_id().unwrap_or_default(), d.tags());
+                for cfg in d.dhcp_configurations() {
+                    let vals: Vec<&str> = cfg.values().iter().filter_map(|v| v.value()).collect();
+                    match cfg.key() {
+                        Some("domain-name") => {
+                            r = r.with_attr("domain_name", vals.join(" "));
+                        }
+                        Some("domain-name-servers") => {
+                            r = r.with_attr("domain_name_servers", jlist(vals));
+                        }
+                        _ => {}
+                    }
+                }
+                out.push(r);
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists `InternetGateway` objects in `scope` into `out`.
+async fn list_internet_gateways(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = filters(scope, "internet-gateway-id");
+    pages!(
+        be,
+        "DescribeInternetGateways",
+        "internet gateways",
+        ec2.describe_internet_gateways().set_filters(Some(fs)),
+        |p| {
+            for g in p.internet_gateways() {
+                let mut r = res(rt, g.internet_gateway_id().unwrap_or_default(), g.tags());
+                if let Some(v) = g.attachments().first().and_then(|a| a.vpc_id()) {
+                    r = r.with_attr("vpc_id", v);
+                }
+                out.push(r);
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists `EgressOnlyInternetGateway` objects in `scope` into `out`.
+async fn list_egress_only_internet_gateways(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = match scope {
+        Scope::Ids(_) => Vec::new(),
+        _ => filters(scope, ""),
+    };
+    let ids = match scope {
+        Scope::Ids(ids) => Some(ids.clone()),
+        _ => None,
+    };
+    pages!(
+        be,
+        "DescribeEgressOnlyInternetGateways",
+        "egress-only internet gateways",
+        ec2.describe_egress_only_internet_gateways()
+            .set_filters(Some(fs))
+            .set_egress_only_internet_gateway_ids(ids),
+        |p| {
+            for g in p.egress_only_internet_gateways() {
+                let mut r = res(
+                    rt,
+                    g.egress_only_internet_gateway_id().unwrap_or_default(),
+                    g.tags(),
+                );
+                if let Some(v) = g.attachments().first().and_then(|a| a.vpc_id()) {
+                    r = r.with_attr("vpc_id", v);
+                }
+                out.push(r);
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists `Subnet` objects in `scope` into `out`.
+async fn list_subnets(be: &AwsBackend, scope: &Scope, out: &mut Vec<Resource>) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = filters(scope, "subnet-id");
+    pages!(
+        be,
+        "DescribeSubnets",
+        "subnets",
+        ec2.describe_subnets().set_filters(Some(fs)),
+        |p| {
+            for sn in p.subnets() {
+                out.push(subnet_resource(sn));
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists route tables, their routes or their subnet associations (whichever `rt` is) in
+/// `scope` into `out`.
+async fn list_route_tables_routes_and_associations(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = match (rt, scope) {
+        (R::Route, Scope::Ids(ids)) => {
+            let rts: Vec<String> = ids
+                .iter()
+                .filter_map(|i| i.split_once('_').map(|(a, _)| a.to_owned()))
+                .collect();
+            vec![filter("route-table-id", &rts)]
+        }
+        (R::RouteTableAssociation, Scope::Ids(ids)) => {
+            vec![filter("association.route-table-association-id", ids)]
+        }
+        (_, Scope::Parent(p)) => vec![filter("route-table-id", std::slice::from_ref(p))],
+        _ => filters(scope, "route-table-id"),
+    };
+    pages!(
+        be,
+        "DescribeRouteTables",
+        "route tables",
+        ec2.describe_route_tables().set_filters(Some(fs)),
+        |p| {
+            for t in p.route_tables() {
+                route_table_resources(rt, t, out);
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists `ElasticIp` objects in `scope` into `out`.
+async fn list_elastic_ips(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = filters(scope, "allocation-id");
+    let o = be
+        .call(
+            EC2,
+            "DescribeAddresses",
+            "elastic IPs",
+            ec2.describe_addresses().set_filters(Some(fs)).send(),
+        )
+        .await?;
+    for a in o.addresses() {
+        let mut r = res(rt, a.allocation_id().unwrap_or_default(), a.tags())
+            .with_attr("domain", a.domain().map(|d| d.as_str()).unwrap_or("vpc"));
+        if let Some(ip) = a.public_ip() {
+            r = r.with_attr("public_ip", ip);
+        }
+        out.push(r);
+    }
+    Ok(())
+}
+
+/// Lists `NatGateway` objects in `scope` into `out`.
+async fn list_nat_gateways(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = filters(scope, "nat-gateway-id");
+    pages!(
+        be,
+        "DescribeNatGateways",
+        "NAT gateways",
+        ec2.describe_nat_gateways().set_filter(Some(fs)),
+        |p| {
+            for n in p.nat_gateways() {
+                let state = n.state().map(|s| s.as_str()).unwrap_or_default();
+                if matches!(state, "deleted" | "deleting" | "failed") {
+                    continue;
+                }
+                let mut r = res(rt, n.nat_gateway_id().unwrap_or_default(), n.tags())
+                    .with_attr("subnet_id", n.subnet_id().unwrap_or_default());
+                if let Some(a) = n
+                    .nat_gateway_addresses()
+                    .first()
+                    .and_then(|a| a.allocation_id())
+                {
+                    r = r.with_attr("allocation_id", a);
+                }
+                out.push(r);
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists `SecurityGroup` objects in `scope` into `out`.
+async fn list_security_groups(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = filters(scope, "group-id");
+    pages!(
+        be,
+        "DescribeSecurityGroups",
+        "security groups",
+        ec2.describe_security_groups().set_filters(Some(fs)),
+        |p| {
+            for g in p.security_groups() {
+                let mut r = res(rt, g.group_id().unwrap_or_default(), g.tags())
+                    .with_attr("description", g.description().unwrap_or_default())
+                    .with_attr("vpc_id", g.vpc_id().unwrap_or_default());
+                r.name = g.group_name().map(str::to_owned);
+                out.push(r);
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists `SecurityGroupRule` objects in `scope` into `out`.
+async fn list_security_group_rules(
+    be: &AwsBackend,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = match scope {
+        Scope::Parent(p) => vec![filter("group-id", std::slice::from_ref(p))],
+        Scope::Ids(ids) => vec![filter("security-group-rule-id", ids)],
+        _ => Vec::new(),
+    };
+    pages!(
+        be,
+        "DescribeSecurityGroupRules",
+        "security group rules",
+        ec2.describe_security_group_rules().set_filters(Some(fs)),
+        |p| {
+            for r in p.security_group_rules() {
+                out.push(sg_rule_resource(r));
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists `KeyPair` objects in `scope` into `out`.
+async fn list_key_pairs(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = filters(scope, "key-name");
+    let o = be
+        .call(
+            EC2,
+            "DescribeKeyPairs",
+            "key pairs",
+            ec2.describe_key_pairs()
+                .set_filters(Some(fs))
+                .include_public_key(true)
+                .send(),
+        )
+        .await?;
+    for k in o.key_pairs() {
+        let name = k.key_name().unwrap_or_default();
+        let mut r = res(rt, name, k.tags()).with_attr("key_name", name);
+        r.name = Some(name.to_owned());
+        if let Some(f) = k.key_fingerprint() {
+            r = r.with_attr("fingerprint", f);
+        }
+        if let Some(pk) = k.public_key() {
+            r = r.with_attr("public_key", pk.trim_end());
+        }
+        out.push(r);
+    }
+    Ok(())
+}
+
+/// Lists `Volume` objects in `scope` into `out`.
+async fn list_volumes(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let fs = filters(scope, "volume-id");
+    pages!(
+        be,
+        "DescribeVolumes",
+        "volumes",
+        ec2.describe_volumes().set_filters(Some(fs)),
+        |p| {
+            for v in p.volumes() {
+                let mut r = res(rt, v.volume_id().unwrap_or_default(), v.tags())
+                    .with_attr(
+                        "availability_zone",
+                        v.availability_zone().unwrap_or_default(),
+                    )
+                    .with_attr("size", i64::from(v.size().unwrap_or_default()))
+                    .with_attr(
+                        "type",
+                        v.volume_type().map(|t| t.as_str()).unwrap_or_default(),
+                    )
+                    .with_attr("encrypted", v.encrypted().unwrap_or(false));
+                if let Some(i) = v.iops() {
+                    r = r.with_attr("iops", i64::from(i));
+                }
+                if let Some(t) = v.throughput() {
+                    r = r.with_attr("throughput", i64::from(t));
+                }
+                if let Some(k) = v.kms_key_id() {
+                    r = r.with_attr("kms_key_id", k);
+                }
+                out.push(r);
+            }
+        }
+    );
+    Ok(())
+}
+
+/// Lists `Instance` objects in `scope` into `out`.
+async fn list_instances(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let mut fs = filters(scope, "instance-id");
+    fs.push(filter(
+        "instance-state-name",
+        &["pending", "running", "stopping", "stopped"].map(str::to_owned),
+    ));
+    pages!(
+        be,
+        "DescribeInstances",
+        "instances",
+        ec2.describe_instances().set_filters(Some(fs)),
+        |p| {
+            for resv in p.reservations() {
+                for i in resv.instances() {
+                    let mut r = res(rt, i.instance_id().unwrap_or_default(), i.tags())
+                        .with_attr(
+                            "instance_type",
+                            i.instance_type().map(|t| t.as_str()).unwrap_or_default(),
+                        )
+                        .with_attr("image_id", i.image_id().unwrap_or_default())
+                        .with_attr(
+                            "state",
+                            i.state()
+                                .and_then(|s| s.name())
+                                .map(|s| s.as_str())
+                                .unwrap_or_default(),
+                        );
+                    if let Some(sn) = i.subnet_id() {
+                        r = r.with_attr("subnet_id", sn);
+                    }
+                    if let Some(ip) = i.private_ip_address() {
+                        r = r.with_attr("private_ip", ip);
+                    }
+                    if let Some(z) = i.placement().and_then(|p| p.availability_zone()) {
+                        r = r.with_attr("availability_zone", z);
+                    }
+                    out.push(r);
+                }
+            }
+        }
+    );
+    Ok(())
 }
 
 async fn vpc_resource(be: &AwsBackend, v: &t::Vpc) -> Result<Resource> {
@@ -962,29 +1089,7 @@ pub(crate) fn lt_data_to_attrs(d: &t::ResponseLaunchTemplateData) -> Attrs {
             .unwrap_or_else(|| v.to_owned());
         a.insert("user_data".into(), text.into());
     }
-    let bdm: Vec<Json> = d
-        .block_device_mappings()
-        .iter()
-        .map(|m| {
-            let ebs = m.ebs().map(|e| {
-                object([
-                    ("delete_on_termination", jb(e.delete_on_termination())),
-                    ("encrypted", jb(e.encrypted())),
-                    ("iops", ji(e.iops())),
-                    ("kms_key_id", js(e.kms_key_id())),
-                    ("snapshot_id", js(e.snapshot_id())),
-                    ("throughput", ji(e.throughput())),
-                    ("volume_size", ji(e.volume_size())),
-                    ("volume_type", js(e.volume_type().map(|t| t.as_str()))),
-                ])
-            });
-            object([
-                ("device_name", js(m.device_name())),
-                ("ebs", ebs),
-                ("virtual_name", js(m.virtual_name())),
-            ])
-        })
-        .collect();
+    let bdm = lt_block_device_mappings(d);
     if !bdm.is_empty() {
         a.insert("block_device_mappings".into(), Json::Array(bdm));
     }
@@ -995,45 +1100,12 @@ pub(crate) fn lt_data_to_attrs(d: &t::ResponseLaunchTemplateData) -> Attrs {
         );
     }
     if let Some(m) = d.metadata_options() {
-        a.insert(
-            "metadata_options".into(),
-            object([
-                ("http_endpoint", js(m.http_endpoint().map(|v| v.as_str()))),
-                (
-                    "http_protocol_ipv6",
-                    js(m.http_protocol_ipv6().map(|v| v.as_str())),
-                ),
-                (
-                    "http_put_response_hop_limit",
-                    ji(m.http_put_response_hop_limit()),
-                ),
-                ("http_tokens", js(m.http_tokens().map(|v| v.as_str()))),
-                (
-                    "instance_metadata_tags",
-                    js(m.instance_metadata_tags().map(|v| v.as_str())),
-                ),
-            ]),
-        );
+        a.insert("metadata_options".into(), lt_metadata_options(m));
     }
     if let Some(m) = d.monitoring() {
         a.insert("monitoring".into(), object([("enabled", jb(m.enabled()))]));
     }
-    let nis: Vec<Json> = d
-        .network_interfaces()
-        .iter()
-        .map(|n| {
-            object([
-                (
-                    "associate_public_ip_address",
-                    jb(n.associate_public_ip_address()),
-                ),
-                ("delete_on_termination", jb(n.delete_on_termination())),
-                ("device_index", ji(n.device_index())),
-                ("ipv6_address_count", ji(n.ipv6_address_count())),
-                ("security_groups", Some(jlist(n.groups()))),
-            ])
-        })
-        .collect();
+    let nis = lt_network_interfaces(d);
     // One interface (what kOps configures) is a single block; several are a list.
     match nis.len() {
         0 => {}
@@ -1047,23 +1119,7 @@ pub(crate) fn lt_data_to_attrs(d: &t::ResponseLaunchTemplateData) -> Attrs {
             a.insert("network_interfaces".into(), Json::Array(nis));
         }
     }
-    // Tags of the template itself are not part of its data (some implementations echo
-    // them there).
-    let ts: Vec<Json> = d
-        .tag_specifications()
-        .iter()
-        .filter(|s| s.resource_type().map(|r| r.as_str()) != Some("launch-template"))
-        .map(|s| {
-            let tags: serde_json::Map<String, Json> = tags_of(s.tags())
-                .iter()
-                .map(|(k, v)| (k.to_owned(), Json::from(v)))
-                .collect();
-            object([
-                ("resource_type", js(s.resource_type().map(|r| r.as_str()))),
-                ("tags", Some(Json::Object(tags))),
-            ])
-        })
-        .collect();
+    let ts = lt_tag_specifications(d);
     if !ts.is_empty() {
         a.insert("tag_specifications".into(), Json::Array(ts));
     }
@@ -1085,24 +1141,114 @@ pub(crate) fn lt_data_to_attrs(d: &t::ResponseLaunchTemplateData) -> Attrs {
         );
     }
     if let Some(m) = d.instance_market_options() {
-        let spot = m.spot_options().map(|s| {
-            object([
-                (
-                    "instance_interruption_behavior",
-                    js(s.instance_interruption_behavior().map(|v| v.as_str())),
-                ),
-                ("max_price", js(s.max_price())),
-            ])
-        });
         a.insert(
             "instance_market_options".into(),
-            object([
-                ("market_type", js(m.market_type().map(|v| v.as_str()))),
-                ("spot_options", spot),
-            ]),
+            lt_instance_market_options(m),
         );
     }
     a
+}
+
+/// The template's block device mappings, as Terraform attributes.
+fn lt_block_device_mappings(d: &t::ResponseLaunchTemplateData) -> Vec<Json> {
+    d.block_device_mappings()
+        .iter()
+        .map(|m| {
+            let ebs = m.ebs().map(|e| {
+                object([
+                    ("delete_on_termination", jb(e.delete_on_termination())),
+                    ("encrypted", jb(e.encrypted())),
+                    ("iops", ji(e.iops())),
+                    ("kms_key_id", js(e.kms_key_id())),
+                    ("snapshot_id", js(e.snapshot_id())),
+                    ("throughput", ji(e.throughput())),
+                    ("volume_size", ji(e.volume_size())),
+                    ("volume_type", js(e.volume_type().map(|t| t.as_str()))),
+                ])
+            });
+            object([
+                ("device_name", js(m.device_name())),
+                ("ebs", ebs),
+                ("virtual_name", js(m.virtual_name())),
+            ])
+        })
+        .collect()
+}
+
+/// The template's network interfaces, as Terraform attributes.
+fn lt_network_interfaces(d: &t::ResponseLaunchTemplateData) -> Vec<Json> {
+    d.network_interfaces()
+        .iter()
+        .map(|n| {
+            object([
+                (
+                    "associate_public_ip_address",
+                    jb(n.associate_public_ip_address()),
+                ),
+                ("delete_on_termination", jb(n.delete_on_termination())),
+                ("device_index", ji(n.device_index())),
+                ("ipv6_address_count", ji(n.ipv6_address_count())),
+                ("security_groups", Some(jlist(n.groups()))),
+            ])
+        })
+        .collect()
+}
+
+/// The template's tag specifications for the objects it launches, as Terraform attributes.
+/// Tags of the template itself are not part of its data (some implementations echo
+/// them there).
+fn lt_tag_specifications(d: &t::ResponseLaunchTemplateData) -> Vec<Json> {
+    d.tag_specifications()
+        .iter()
+        .filter(|s| s.resource_type().map(|r| r.as_str()) != Some("launch-template"))
+        .map(|s| {
+            let tags: serde_json::Map<String, Json> = tags_of(s.tags())
+                .iter()
+                .map(|(k, v)| (k.to_owned(), Json::from(v)))
+                .collect();
+            object([
+                ("resource_type", js(s.resource_type().map(|r| r.as_str()))),
+                ("tags", Some(Json::Object(tags))),
+            ])
+        })
+        .collect()
+}
+
+/// The template's instance metadata options, as Terraform attributes.
+fn lt_metadata_options(m: &t::LaunchTemplateInstanceMetadataOptions) -> Json {
+    object([
+        ("http_endpoint", js(m.http_endpoint().map(|v| v.as_str()))),
+        (
+            "http_protocol_ipv6",
+            js(m.http_protocol_ipv6().map(|v| v.as_str())),
+        ),
+        (
+            "http_put_response_hop_limit",
+            ji(m.http_put_response_hop_limit()),
+        ),
+        ("http_tokens", js(m.http_tokens().map(|v| v.as_str()))),
+        (
+            "instance_metadata_tags",
+            js(m.instance_metadata_tags().map(|v| v.as_str())),
+        ),
+    ])
+}
+
+/// The template's instance market options (spot), as Terraform attributes.
+fn lt_instance_market_options(m: &t::LaunchTemplateInstanceMarketOptions) -> Json {
+    let spot = m.spot_options().map(|s| {
+        object([
+            (
+                "instance_interruption_behavior",
+                js(s.instance_interruption_behavior().map(|v| v.as_str())),
+            ),
+            ("max_price", js(s.max_price())),
+        ])
+    });
+    object([
+        ("market_type", js(m.market_type().map(|v| v.as_str()))),
+        ("spot_options", spot),
+    ])
 }
 
 /// Full template data from Terraform-shaped attributes.
@@ -1233,7 +1379,6 @@ pub(crate) fn lt_data_from_attrs(a: &Attrs) -> t::RequestLaunchTemplateData {
 // create
 
 pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resource> {
-    let ec2 = &be.inner.ec2;
     let rt = rq.resource_type;
     let a = &rq.attrs;
     let tags = &rq.tags;
@@ -1244,385 +1389,25 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
         .unwrap_or_else(|| rt.to_string());
     let what = what.as_str();
     let id: String = match rt {
-        R::Vpc => {
-            let o = be
-                .call(
-                    EC2,
-                    "CreateVpc",
-                    what,
-                    ec2.create_vpc()
-                        .cidr_block(req(a, "cidr_block", rt)?)
-                        .set_amazon_provided_ipv6_cidr_block(b(
-                            a,
-                            "assign_generated_ipv6_cidr_block",
-                        ))
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::Vpc, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            let id = o
-                .vpc()
-                .and_then(|v| v.vpc_id())
-                .unwrap_or_default()
-                .to_owned();
-            set_vpc_attrs(be, &id, a).await?;
-            id
-        }
-        R::VpcCidrBlock | R::VpcIpv6CidrBlock => {
-            let vpc = req(a, "vpc_id", rt)?;
-            let mut r = ec2.associate_vpc_cidr_block().vpc_id(&vpc);
-            if rt == R::VpcCidrBlock {
-                r = r.cidr_block(req(a, "cidr_block", rt)?);
-            } else {
-                r = r.amazon_provided_ipv6_cidr_block(true);
-            }
-            let o = be
-                .call(EC2, "AssociateVpcCidrBlock", &vpc, r.send())
-                .await?;
-            o.cidr_block_association()
-                .and_then(|x| x.association_id())
-                .or(o
-                    .ipv6_cidr_block_association()
-                    .and_then(|x| x.association_id()))
-                .unwrap_or_default()
-                .to_owned()
-        }
-        R::DhcpOptions => {
-            let mut cfgs = Vec::new();
-            if let Some(d) = s(a, "domain_name") {
-                cfgs.push(
-                    NewDhcpConfiguration::builder()
-                        .key("domain-name")
-                        .values(d)
-                        .build(),
-                );
-            }
-            let servers = strs(a, "domain_name_servers");
-            if !servers.is_empty() {
-                cfgs.push(
-                    NewDhcpConfiguration::builder()
-                        .key("domain-name-servers")
-                        .set_values(Some(servers))
-                        .build(),
-                );
-            }
-            let o = be
-                .call(
-                    EC2,
-                    "CreateDhcpOptions",
-                    what,
-                    ec2.create_dhcp_options()
-                        .set_dhcp_configurations(Some(cfgs))
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::DhcpOptions, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            o.dhcp_options()
-                .and_then(|d| d.dhcp_options_id())
-                .unwrap_or_default()
-                .to_owned()
-        }
-        R::DhcpOptionsAssociation => {
-            let vpc = req(a, "vpc_id", rt)?;
-            be.call(
-                EC2,
-                "AssociateDhcpOptions",
-                &vpc,
-                ec2.associate_dhcp_options()
-                    .vpc_id(&vpc)
-                    .dhcp_options_id(req(a, "dhcp_options_id", rt)?)
-                    .send(),
-            )
-            .await?;
-            be.invalidate(R::Vpc);
-            vpc
-        }
-        R::InternetGateway => {
-            let o = be
-                .call(
-                    EC2,
-                    "CreateInternetGateway",
-                    what,
-                    ec2.create_internet_gateway()
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::InternetGateway, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            let id = o
-                .internet_gateway()
-                .and_then(|g| g.internet_gateway_id())
-                .unwrap_or_default()
-                .to_owned();
-            if let Some(vpc) = s(a, "vpc_id") {
-                be.call(
-                    EC2,
-                    "AttachInternetGateway",
-                    &id,
-                    ec2.attach_internet_gateway()
-                        .internet_gateway_id(&id)
-                        .vpc_id(vpc)
-                        .send(),
-                )
-                .await?;
-            }
-            id
-        }
+        R::Vpc => create_vpc(be, rt, a, tags, what).await?,
+        R::VpcCidrBlock | R::VpcIpv6CidrBlock => create_vpc_cidr_block(be, rt, a).await?,
+        R::DhcpOptions => create_dhcp_options(be, a, tags, what).await?,
+        R::DhcpOptionsAssociation => create_dhcp_options_association(be, rt, a).await?,
+        R::InternetGateway => create_internet_gateway(be, a, tags, what).await?,
         R::EgressOnlyInternetGateway => {
-            let o = be
-                .call(
-                    EC2,
-                    "CreateEgressOnlyInternetGateway",
-                    what,
-                    ec2.create_egress_only_internet_gateway()
-                        .vpc_id(req(a, "vpc_id", rt)?)
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::EgressOnlyInternetGateway, tags)
-                                .map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            o.egress_only_internet_gateway()
-                .and_then(|g| g.egress_only_internet_gateway_id())
-                .unwrap_or_default()
-                .to_owned()
+            create_egress_only_internet_gateway(be, rt, a, tags, what).await?
         }
-        R::Subnet => {
-            let o = be
-                .call(
-                    EC2,
-                    "CreateSubnet",
-                    what,
-                    ec2.create_subnet()
-                        .vpc_id(req(a, "vpc_id", rt)?)
-                        .set_cidr_block(s(a, "cidr_block"))
-                        .set_ipv6_cidr_block(s(a, "ipv6_cidr_block"))
-                        .set_availability_zone(s(a, "availability_zone"))
-                        .set_ipv6_native(b(a, "ipv6_native"))
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::Subnet, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            let id = o
-                .subnet()
-                .and_then(|s| s.subnet_id())
-                .unwrap_or_default()
-                .to_owned();
-            let mut rest = a.clone();
-            for k in [
-                "vpc_id",
-                "cidr_block",
-                "ipv6_cidr_block",
-                "availability_zone",
-                "ipv6_native",
-            ] {
-                rest.remove(k);
-            }
-            set_subnet_attrs(be, &id, &rest).await?;
-            id
-        }
-        R::RouteTable => {
-            let o = be
-                .call(
-                    EC2,
-                    "CreateRouteTable",
-                    what,
-                    ec2.create_route_table()
-                        .vpc_id(req(a, "vpc_id", rt)?)
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::RouteTable, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            o.route_table()
-                .and_then(|r| r.route_table_id())
-                .unwrap_or_default()
-                .to_owned()
-        }
-        R::Route => {
-            let rtb = rq
-                .parent
-                .clone()
-                .or_else(|| s(a, "route_table_id"))
-                .ok_or_else(|| Error::invalid(format!("{rt}.route_table_id"), "is required"))?;
-            let dest4 = s(a, "destination_cidr_block");
-            let dest6 = s(a, "destination_ipv6_cidr_block");
-            let dest = dest4.clone().or(dest6.clone()).ok_or_else(|| {
-                Error::invalid(format!("{rt}.destination_cidr_block"), "is required")
-            })?;
-            be.call(
-                EC2,
-                "CreateRoute",
-                &format!("{rtb} {dest}"),
-                ec2.create_route()
-                    .route_table_id(&rtb)
-                    .set_destination_cidr_block(dest4)
-                    .set_destination_ipv6_cidr_block(dest6)
-                    .set_gateway_id(s(a, "gateway_id"))
-                    .set_nat_gateway_id(s(a, "nat_gateway_id"))
-                    .set_egress_only_internet_gateway_id(s(a, "egress_only_gateway_id"))
-                    .set_transit_gateway_id(s(a, "transit_gateway_id"))
-                    .set_vpc_peering_connection_id(s(a, "vpc_peering_connection_id"))
-                    .set_network_interface_id(s(a, "network_interface_id"))
-                    .set_instance_id(s(a, "instance_id"))
-                    .send(),
-            )
-            .await?;
-            format!("{rtb}_{dest}")
-        }
-        R::RouteTableAssociation => {
-            let rtb = req(a, "route_table_id", rt)?;
-            let o = be
-                .call(
-                    EC2,
-                    "AssociateRouteTable",
-                    &rtb,
-                    ec2.associate_route_table()
-                        .route_table_id(&rtb)
-                        .subnet_id(req(a, "subnet_id", rt)?)
-                        .send(),
-                )
-                .await?;
-            o.association_id().unwrap_or_default().to_owned()
-        }
-        R::ElasticIp => {
-            let o = be
-                .call(
-                    EC2,
-                    "AllocateAddress",
-                    what,
-                    ec2.allocate_address()
-                        .domain(t::DomainType::Vpc)
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::ElasticIp, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            o.allocation_id().unwrap_or_default().to_owned()
-        }
-        R::NatGateway => {
-            let o = be
-                .call(
-                    EC2,
-                    "CreateNatGateway",
-                    what,
-                    ec2.create_nat_gateway()
-                        .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
-                        .subnet_id(req(a, "subnet_id", rt)?)
-                        .set_allocation_id(s(a, "allocation_id"))
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::Natgateway, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            o.nat_gateway()
-                .and_then(|n| n.nat_gateway_id())
-                .unwrap_or_default()
-                .to_owned()
-        }
-        R::SecurityGroup => {
-            let name = rq
-                .name
-                .clone()
-                .or_else(|| s(a, "name"))
-                .ok_or_else(|| Error::invalid(format!("{rt}.name"), "is required"))?;
-            let o = be
-                .call(
-                    EC2,
-                    "CreateSecurityGroup",
-                    &name,
-                    ec2.create_security_group()
-                        .group_name(&name)
-                        .description(s(a, "description").unwrap_or_else(|| name.clone()))
-                        .set_vpc_id(s(a, "vpc_id"))
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::SecurityGroup, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            o.group_id().unwrap_or_default().to_owned()
-        }
+        R::Subnet => create_subnet(be, rt, a, tags, what).await?,
+        R::RouteTable => create_route_table(be, rt, a, tags, what).await?,
+        R::Route => create_route(be, rq, rt, a).await?,
+        R::RouteTableAssociation => create_route_table_association(be, rt, a).await?,
+        R::ElasticIp => create_elastic_ip(be, tags, what).await?,
+        R::NatGateway => create_nat_gateway(be, rt, a, tags, what).await?,
+        R::SecurityGroup => create_security_group(be, rq, rt, a, tags).await?,
         R::SecurityGroupRule => return create_sg_rule(be, rq).await,
-        R::KeyPair => {
-            let name = s(a, "key_name")
-                .or_else(|| rq.name.clone())
-                .ok_or_else(|| Error::invalid(format!("{rt}.key_name"), "is required"))?;
-            be.call(
-                EC2,
-                "ImportKeyPair",
-                &name,
-                ec2.import_key_pair()
-                    .key_name(&name)
-                    .public_key_material(Blob::new(req(a, "public_key", rt)?.into_bytes()))
-                    .set_tag_specifications(
-                        tag_spec(t::ResourceType::KeyPair, tags).map(|t| vec![t]),
-                    )
-                    .send(),
-            )
-            .await?;
-            name
-        }
-        R::Volume => {
-            let o = be
-                .call(
-                    EC2,
-                    "CreateVolume",
-                    what,
-                    ec2.create_volume()
-                        .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
-                        .availability_zone(req(a, "availability_zone", rt)?)
-                        .set_size(i32_(a, "size"))
-                        .set_volume_type(s(a, "type").map(|v| t::VolumeType::from(v.as_str())))
-                        .set_iops(i32_(a, "iops"))
-                        .set_throughput(i32_(a, "throughput"))
-                        .set_encrypted(b(a, "encrypted"))
-                        .set_kms_key_id(s(a, "kms_key_id"))
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::Volume, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            o.volume_id().unwrap_or_default().to_owned()
-        }
-        R::LaunchTemplate => {
-            let name = rq
-                .name
-                .clone()
-                .or_else(|| s(a, "name"))
-                .ok_or_else(|| Error::invalid(format!("{rt}.name"), "is required"))?;
-            let o = be
-                .call(
-                    EC2,
-                    "CreateLaunchTemplate",
-                    &name,
-                    ec2.create_launch_template()
-                        .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
-                        .launch_template_name(&name)
-                        .launch_template_data(lt_data_from_attrs(a))
-                        .set_tag_specifications(
-                            tag_spec(t::ResourceType::LaunchTemplate, tags).map(|t| vec![t]),
-                        )
-                        .send(),
-                )
-                .await?;
-            o.launch_template()
-                .and_then(|l| l.launch_template_id())
-                .unwrap_or_default()
-                .to_owned()
-        }
+        R::KeyPair => create_key_pair(be, rq, rt, a, tags).await?,
+        R::Volume => create_volume(be, rt, a, tags, what).await?,
+        R::LaunchTemplate => create_launch_template(be, rq, rt, a, tags).await?,
         other => {
             return Err(Error::NotImplemented {
                 operation: format!("create {other}"),
@@ -1643,6 +1428,501 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
         return be.reread(rt, &id).await;
     }
     Ok(r)
+}
+
+/// Creates one `Vpc`; returns its ID.
+async fn create_vpc(
+    be: &AwsBackend,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let o = be
+        .call(
+            EC2,
+            "CreateVpc",
+            what,
+            ec2.create_vpc()
+                .cidr_block(req(a, "cidr_block", rt)?)
+                .set_amazon_provided_ipv6_cidr_block(b(a, "assign_generated_ipv6_cidr_block"))
+                .set_tag_specifications(tag_spec(t::ResourceType::Vpc, tags).map(|t| vec![t]))
+                .send(),
+        )
+        .await?;
+    let id = o
+        .vpc()
+        .and_then(|v| v.vpc_id())
+        .unwrap_or_default()
+        .to_owned();
+    set_vpc_attrs(be, &id, a).await?;
+    Ok(id)
+}
+
+/// Associates one IPv4 (`VpcCidrBlock`) or Amazon-provided IPv6 (`VpcIpv6CidrBlock`) CIDR
+/// block with a VPC; returns the association ID.
+async fn create_vpc_cidr_block(be: &AwsBackend, rt: ResourceType, a: &Attrs) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let vpc = req(a, "vpc_id", rt)?;
+    let mut r = ec2.associate_vpc_cidr_block().vpc_id(&vpc);
+    if rt == R::VpcCidrBlock {
+        r = r.cidr_block(req(a, "cidr_block", rt)?);
+    } else {
+        r = r.amazon_provided_ipv6_cidr_block(true);
+    }
+    let o = be
+        .call(EC2, "AssociateVpcCidrBlock", &vpc, r.send())
+        .await?;
+    Ok(o.cidr_block_association()
+        .and_then(|x| x.association_id())
+        .or(o
+            .ipv6_cidr_block_association()
+            .and_then(|x| x.association_id()))
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Creates one `DhcpOptions`; returns its ID.
+async fn create_dhcp_options(
+    be: &AwsBackend,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let mut cfgs = Vec::new();
+    if let Some(d) = s(a, "domain_name") {
+        cfgs.push(
+            NewDhcpConfiguration::builder()
+                .key("domain-name")
+                .values(d)
+                .build(),
+        );
+    }
+    let servers = strs(a, "domain_name_servers");
+    if !servers.is_empty() {
+        cfgs.push(
+            NewDhcpConfiguration::builder()
+                .key("domain-name-servers")
+                .set_values(Some(servers))
+                .build(),
+        );
+    }
+    let o = be
+        .call(
+            EC2,
+            "CreateDhcpOptions",
+            what,
+            ec2.create_dhcp_options()
+                .set_dhcp_configurations(Some(cfgs))
+                .set_tag_specifications(
+                    tag_spec(t::ResourceType::DhcpOptions, tags).map(|t| vec![t]),
+                )
+                .send(),
+        )
+        .await?;
+    Ok(o.dhcp_options()
+        .and_then(|d| d.dhcp_options_id())
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Creates one `DhcpOptionsAssociation`; returns its ID.
+async fn create_dhcp_options_association(
+    be: &AwsBackend,
+    rt: ResourceType,
+    a: &Attrs,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let vpc = req(a, "vpc_id", rt)?;
+    be.call(
+        EC2,
+        "AssociateDhcpOptions",
+        &vpc,
+        ec2.associate_dhcp_options()
+            .vpc_id(&vpc)
+            .dhcp_options_id(req(a, "dhcp_options_id", rt)?)
+            .send(),
+    )
+    .await?;
+    be.invalidate(R::Vpc);
+    Ok(vpc)
+}
+
+/// Creates one `InternetGateway`; returns its ID.
+async fn create_internet_gateway(
+    be: &AwsBackend,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let o = be
+        .call(
+            EC2,
+            "CreateInternetGateway",
+            what,
+            ec2.create_internet_gateway()
+                .set_tag_specifications(
+                    tag_spec(t::ResourceType::InternetGateway, tags).map(|t| vec![t]),
+                )
+                .send(),
+        )
+        .await?;
+    let id = o
+        .internet_gateway()
+        .and_then(|g| g.internet_gateway_id())
+        .unwrap_or_default()
+        .to_owned();
+    if let Some(vpc) = s(a, "vpc_id") {
+        be.call(
+            EC2,
+            "AttachInternetGateway",
+            &id,
+            ec2.attach_internet_gateway()
+                .internet_gateway_id(&id)
+                .vpc_id(vpc)
+                .send(),
+        )
+        .await?;
+    }
+    Ok(id)
+}
+
+/// Creates one `EgressOnlyInternetGateway`; returns its ID.
+async fn create_egress_only_internet_gateway(
+    be: &AwsBackend,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let o = be
+        .call(
+            EC2,
+            "CreateEgressOnlyInternetGateway",
+            what,
+            ec2.create_egress_only_internet_gateway()
+                .vpc_id(req(a, "vpc_id", rt)?)
+                .set_tag_specifications(
+                    tag_spec(t::ResourceType::EgressOnlyInternetGateway, tags).map(|t| vec![t]),
+                )
+                .send(),
+        )
+        .await?;
+    Ok(o.egress_only_internet_gateway()
+        .and_then(|g| g.egress_only_internet_gateway_id())
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Creates one `Subnet`; returns its ID.
+async fn create_subnet(
+    be: &AwsBackend,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let o = be
+        .call(
+            EC2,
+            "CreateSubnet",
+            what,
+            ec2.create_subnet()
+                .vpc_id(req(a, "vpc_id", rt)?)
+                .set_cidr_block(s(a, "cidr_block"))
+                .set_ipv6_cidr_block(s(a, "ipv6_cidr_block"))
+                .set_availability_zone(s(a, "availability_zone"))
+                .set_ipv6_native(b(a, "ipv6_native"))
+                .set_tag_specifications(tag_spec(t::ResourceType::Subnet, tags).map(|t| vec![t]))
+                .send(),
+        )
+        .await?;
+    let id = o
+        .subnet()
+        .and_then(|s| s.subnet_id())
+        .unwrap_or_default()
+        .to_owned();
+    let mut rest = a.clone();
+    for k in [
+        "vpc_id",
+        "cidr_block",
+        "ipv6_cidr_block",
+        "availability_zone",
+        "ipv6_native",
+    ] {
+        rest.remove(k);
+    }
+    set_subnet_attrs(be, &id, &rest).await?;
+    Ok(id)
+}
+
+/// Creates one `RouteTable`; returns its ID.
+async fn create_route_table(
+    be: &AwsBackend,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let o = be
+        .call(
+            EC2,
+            "CreateRouteTable",
+            what,
+            ec2.create_route_table()
+                .vpc_id(req(a, "vpc_id", rt)?)
+                .set_tag_specifications(
+                    tag_spec(t::ResourceType::RouteTable, tags).map(|t| vec![t]),
+                )
+                .send(),
+        )
+        .await?;
+    Ok(o.route_table()
+        .and_then(|r| r.route_table_id())
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Creates one `Route`; returns its ID.
+async fn create_route(
+    be: &AwsBackend,
+    rq: &CreateRequest,
+    rt: ResourceType,
+    a: &Attrs,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let rtb = rq
+        .parent
+        .clone()
+        .or_else(|| s(a, "route_table_id"))
+        .ok_or_else(|| Error::invalid(format!("{rt}.route_table_id"), "is required"))?;
+    let dest4 = s(a, "destination_cidr_block");
+    let dest6 = s(a, "destination_ipv6_cidr_block");
+    let dest = dest4
+        .clone()
+        .or(dest6.clone())
+        .ok_or_else(|| Error::invalid(format!("{rt}.destination_cidr_block"), "is required"))?;
+    be.call(
+        EC2,
+        "CreateRoute",
+        &format!("{rtb} {dest}"),
+        ec2.create_route()
+            .route_table_id(&rtb)
+            .set_destination_cidr_block(dest4)
+            .set_destination_ipv6_cidr_block(dest6)
+            .set_gateway_id(s(a, "gateway_id"))
+            .set_nat_gateway_id(s(a, "nat_gateway_id"))
+            .set_egress_only_internet_gateway_id(s(a, "egress_only_gateway_id"))
+            .set_transit_gateway_id(s(a, "transit_gateway_id"))
+            .set_vpc_peering_connection_id(s(a, "vpc_peering_connection_id"))
+            .set_network_interface_id(s(a, "network_interface_id"))
+            .set_instance_id(s(a, "instance_id"))
+            .send(),
+    )
+    .await?;
+    Ok(format!("{rtb}_{dest}"))
+}
+
+/// Creates one `RouteTableAssociation`; returns its ID.
+async fn create_route_table_association(
+    be: &AwsBackend,
+    rt: ResourceType,
+    a: &Attrs,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let rtb = req(a, "route_table_id", rt)?;
+    let o = be
+        .call(
+            EC2,
+            "AssociateRouteTable",
+            &rtb,
+            ec2.associate_route_table()
+                .route_table_id(&rtb)
+                .subnet_id(req(a, "subnet_id", rt)?)
+                .send(),
+        )
+        .await?;
+    Ok(o.association_id().unwrap_or_default().to_owned())
+}
+
+/// Creates one `ElasticIp`; returns its ID.
+async fn create_elastic_ip(
+    be: &AwsBackend,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let o = be
+        .call(
+            EC2,
+            "AllocateAddress",
+            what,
+            ec2.allocate_address()
+                .domain(t::DomainType::Vpc)
+                .set_tag_specifications(tag_spec(t::ResourceType::ElasticIp, tags).map(|t| vec![t]))
+                .send(),
+        )
+        .await?;
+    Ok(o.allocation_id().unwrap_or_default().to_owned())
+}
+
+/// Creates one `NatGateway`; returns its ID.
+async fn create_nat_gateway(
+    be: &AwsBackend,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let o = be
+        .call(
+            EC2,
+            "CreateNatGateway",
+            what,
+            ec2.create_nat_gateway()
+                .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
+                .subnet_id(req(a, "subnet_id", rt)?)
+                .set_allocation_id(s(a, "allocation_id"))
+                .set_tag_specifications(
+                    tag_spec(t::ResourceType::Natgateway, tags).map(|t| vec![t]),
+                )
+                .send(),
+        )
+        .await?;
+    Ok(o.nat_gateway()
+        .and_then(|n| n.nat_gateway_id())
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Creates one `SecurityGroup`; returns its ID.
+async fn create_security_group(
+    be: &AwsBackend,
+    rq: &CreateRequest,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let name = rq
+        .name
+        .clone()
+        .or_else(|| s(a, "name"))
+        .ok_or_else(|| Error::invalid(format!("{rt}.name"), "is required"))?;
+    let o = be
+        .call(
+            EC2,
+            "CreateSecurityGroup",
+            &name,
+            ec2.create_security_group()
+                .group_name(&name)
+                .description(s(a, "description").unwrap_or_else(|| name.clone()))
+                .set_vpc_id(s(a, "vpc_id"))
+                .set_tag_specifications(
+                    tag_spec(t::ResourceType::SecurityGroup, tags).map(|t| vec![t]),
+                )
+                .send(),
+        )
+        .await?;
+    Ok(o.group_id().unwrap_or_default().to_owned())
+}
+
+/// Creates one `KeyPair`; returns its ID.
+async fn create_key_pair(
+    be: &AwsBackend,
+    rq: &CreateRequest,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let name = s(a, "key_name")
+        .or_else(|| rq.name.clone())
+        .ok_or_else(|| Error::invalid(format!("{rt}.key_name"), "is required"))?;
+    be.call(
+        EC2,
+        "ImportKeyPair",
+        &name,
+        ec2.import_key_pair()
+            .key_name(&name)
+            .public_key_material(Blob::new(req(a, "public_key", rt)?.into_bytes()))
+            .set_tag_specifications(tag_spec(t::ResourceType::KeyPair, tags).map(|t| vec![t]))
+            .send(),
+    )
+    .await?;
+    Ok(name)
+}
+
+/// Creates one `Volume`; returns its ID.
+async fn create_volume(
+    be: &AwsBackend,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+    what: &str,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let o = be
+        .call(
+            EC2,
+            "CreateVolume",
+            what,
+            ec2.create_volume()
+                .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
+                .availability_zone(req(a, "availability_zone", rt)?)
+                .set_size(i32_(a, "size"))
+                .set_volume_type(s(a, "type").map(|v| t::VolumeType::from(v.as_str())))
+                .set_iops(i32_(a, "iops"))
+                .set_throughput(i32_(a, "throughput"))
+                .set_encrypted(b(a, "encrypted"))
+                .set_kms_key_id(s(a, "kms_key_id"))
+                .set_tag_specifications(tag_spec(t::ResourceType::Volume, tags).map(|t| vec![t]))
+                .send(),
+        )
+        .await?;
+    Ok(o.volume_id().unwrap_or_default().to_owned())
+}
+
+/// Creates one `LaunchTemplate`; returns its ID.
+async fn create_launch_template(
+    be: &AwsBackend,
+    rq: &CreateRequest,
+    rt: ResourceType,
+    a: &Attrs,
+    tags: &BTreeMap<String, String>,
+) -> Result<String> {
+    let ec2 = &be.inner.ec2;
+    let name = rq
+        .name
+        .clone()
+        .or_else(|| s(a, "name"))
+        .ok_or_else(|| Error::invalid(format!("{rt}.name"), "is required"))?;
+    let o = be
+        .call(
+            EC2,
+            "CreateLaunchTemplate",
+            &name,
+            ec2.create_launch_template()
+                .set_client_token(s(a, crate::idempotent::CLIENT_TOKEN_ATTR))
+                .launch_template_name(&name)
+                .launch_template_data(lt_data_from_attrs(a))
+                .set_tag_specifications(
+                    tag_spec(t::ResourceType::LaunchTemplate, tags).map(|t| vec![t]),
+                )
+                .send(),
+        )
+        .await?;
+    Ok(o.launch_template()
+        .and_then(|l| l.launch_template_id())
+        .unwrap_or_default()
+        .to_owned())
 }
 
 async fn set_vpc_attrs(be: &AwsBackend, id: &str, a: &Attrs) -> Result<()> {
@@ -1830,93 +2110,9 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
             set_vpc_attrs(be, id, &a).await?;
         }
         R::Subnet => set_subnet_attrs(be, id, &a).await?,
-        R::DhcpOptionsAssociation => {
-            if let Some(d) = s(&a, "dhcp_options_id") {
-                be.call(
-                    EC2,
-                    "AssociateDhcpOptions",
-                    id,
-                    ec2.associate_dhcp_options()
-                        .vpc_id(id)
-                        .dhcp_options_id(d)
-                        .send(),
-                )
-                .await?;
-            }
-        }
-        R::InternetGateway => {
-            if let Some(vpc) = a.remove("vpc_id") {
-                if let Some(prev) = old.attr_str("vpc_id") {
-                    be.call(
-                        EC2,
-                        "DetachInternetGateway",
-                        id,
-                        ec2.detach_internet_gateway()
-                            .internet_gateway_id(id)
-                            .vpc_id(prev)
-                            .send(),
-                    )
-                    .await?;
-                }
-                if let Some(v) = vpc.as_str() {
-                    be.call(
-                        EC2,
-                        "AttachInternetGateway",
-                        id,
-                        ec2.attach_internet_gateway()
-                            .internet_gateway_id(id)
-                            .vpc_id(v)
-                            .send(),
-                    )
-                    .await?;
-                }
-            }
-            if !a.is_empty() {
-                return Err(immutable(rt, &a));
-            }
-        }
-        R::Route => {
-            let (rtb, dest) = id.split_once('_').ok_or_else(|| {
-                Error::invalid(
-                    format!("{rt} {id}"),
-                    "route IDs are <route table>_<destination>",
-                )
-            })?;
-            let mut merged = old.attrs.to_map();
-            for k in [
-                "gateway_id",
-                "nat_gateway_id",
-                "egress_only_gateway_id",
-                "transit_gateway_id",
-                "vpc_peering_connection_id",
-                "network_interface_id",
-                "instance_id",
-            ] {
-                if a.contains_key(k) {
-                    merged.retain(|mk, _| !mk.ends_with("_id") || mk == "route_table_id");
-                }
-            }
-            merged.extend(a.clone());
-            let v6 = dest.contains(':');
-            be.call(
-                EC2,
-                "ReplaceRoute",
-                id,
-                ec2.replace_route()
-                    .route_table_id(rtb)
-                    .set_destination_cidr_block((!v6).then(|| dest.to_owned()))
-                    .set_destination_ipv6_cidr_block(v6.then(|| dest.to_owned()))
-                    .set_gateway_id(s(&merged, "gateway_id"))
-                    .set_nat_gateway_id(s(&merged, "nat_gateway_id"))
-                    .set_egress_only_internet_gateway_id(s(&merged, "egress_only_gateway_id"))
-                    .set_transit_gateway_id(s(&merged, "transit_gateway_id"))
-                    .set_vpc_peering_connection_id(s(&merged, "vpc_peering_connection_id"))
-                    .set_network_interface_id(s(&merged, "network_interface_id"))
-                    .set_instance_id(s(&merged, "instance_id"))
-                    .send(),
-            )
-            .await?;
-        }
+        R::DhcpOptionsAssociation => update_dhcp_options_association(be, id, &mut a).await?,
+        R::InternetGateway => update_internet_gateway(be, rt, id, &old, &mut a).await?,
+        R::Route => update_route(be, rt, id, &old, &mut a).await?,
         R::RouteTableAssociation => {
             // A subnet associated with another table than the model's is moved there;
             // the moved association gets a new ID, the one read back.
@@ -1944,62 +2140,8 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
                 return Err(immutable(rt, &a));
             }
         }
-        R::Volume => {
-            let mut r = ec2.modify_volume().volume_id(id);
-            if let Some(v) = i32_(&a, "size") {
-                r = r.size(v);
-            }
-            if let Some(v) = s(&a, "type") {
-                r = r.volume_type(t::VolumeType::from(v.as_str()));
-            }
-            if let Some(v) = i32_(&a, "iops") {
-                r = r.iops(v);
-            }
-            if let Some(v) = i32_(&a, "throughput") {
-                r = r.throughput(v);
-            }
-            for k in ["size", "type", "iops", "throughput"] {
-                a.remove(k);
-            }
-            if !a.is_empty() {
-                return Err(immutable(rt, &a));
-            }
-            if !rq.attrs.is_empty() {
-                be.call(EC2, "ModifyVolume", id, r.send()).await?;
-            }
-        }
-        R::LaunchTemplate => {
-            if !a.is_empty() {
-                // A new version carries the complete data: the current version's overlaid
-                // with the changes (no SourceVersion merge, which emulators lack).
-                let mut full = old.attrs.to_map();
-                full.remove("latest_version");
-                full.extend(a);
-                let o = be
-                    .call(
-                        EC2,
-                        "CreateLaunchTemplateVersion",
-                        id,
-                        ec2.create_launch_template_version()
-                            .launch_template_id(id)
-                            .launch_template_data(lt_data_from_attrs(&full))
-                            .send(),
-                    )
-                    .await?;
-                if let Some(v) = o.launch_template_version().and_then(|v| v.version_number()) {
-                    be.call(
-                        EC2,
-                        "ModifyLaunchTemplate",
-                        id,
-                        ec2.modify_launch_template()
-                            .launch_template_id(id)
-                            .default_version(v.to_string())
-                            .send(),
-                    )
-                    .await?;
-                }
-            }
-        }
+        R::Volume => update_volume(be, rq, rt, id, &mut a).await?,
+        R::LaunchTemplate => update_launch_template(be, id, &old, &mut a).await?,
         _ => {
             if !a.is_empty() {
                 return Err(immutable(rt, &a));
@@ -2031,6 +2173,192 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
     be.reread(rt, id).await
 }
 
+/// Applies the changed attributes `a` to one `DhcpOptionsAssociation`.
+async fn update_dhcp_options_association(be: &AwsBackend, id: &str, a: &mut Attrs) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    if let Some(d) = s(a, "dhcp_options_id") {
+        be.call(
+            EC2,
+            "AssociateDhcpOptions",
+            id,
+            ec2.associate_dhcp_options()
+                .vpc_id(id)
+                .dhcp_options_id(d)
+                .send(),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Applies the changed attributes `a` to one `InternetGateway`.
+async fn update_internet_gateway(
+    be: &AwsBackend,
+    rt: ResourceType,
+    id: &str,
+    old: &Resource,
+    a: &mut Attrs,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    if let Some(vpc) = a.remove("vpc_id") {
+        if let Some(prev) = old.attr_str("vpc_id") {
+            be.call(
+                EC2,
+                "DetachInternetGateway",
+                id,
+                ec2.detach_internet_gateway()
+                    .internet_gateway_id(id)
+                    .vpc_id(prev)
+                    .send(),
+            )
+            .await?;
+        }
+        if let Some(v) = vpc.as_str() {
+            be.call(
+                EC2,
+                "AttachInternetGateway",
+                id,
+                ec2.attach_internet_gateway()
+                    .internet_gateway_id(id)
+                    .vpc_id(v)
+                    .send(),
+            )
+            .await?;
+        }
+    }
+    if !a.is_empty() {
+        return Err(immutable(rt, a));
+    }
+    Ok(())
+}
+
+/// Applies the changed attributes `a` to one `Route`.
+async fn update_route(
+    be: &AwsBackend,
+    rt: ResourceType,
+    id: &str,
+    old: &Resource,
+    a: &mut Attrs,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let (rtb, dest) = id.split_once('_').ok_or_else(|| {
+        Error::invalid(
+            format!("{rt} {id}"),
+            "route IDs are <route table>_<destination>",
+        )
+    })?;
+    let mut merged = old.attrs.to_map();
+    for k in [
+        "gateway_id",
+        "nat_gateway_id",
+        "egress_only_gateway_id",
+        "transit_gateway_id",
+        "vpc_peering_connection_id",
+        "network_interface_id",
+        "instance_id",
+    ] {
+        if a.contains_key(k) {
+            merged.retain(|mk, _| !mk.ends_with("_id") || mk == "route_table_id");
+        }
+    }
+    merged.extend(a.clone());
+    let v6 = dest.contains(':');
+    be.call(
+        EC2,
+        "ReplaceRoute",
+        id,
+        ec2.replace_route()
+            .route_table_id(rtb)
+            .set_destination_cidr_block((!v6).then(|| dest.to_owned()))
+            .set_destination_ipv6_cidr_block(v6.then(|| dest.to_owned()))
+            .set_gateway_id(s(&merged, "gateway_id"))
+            .set_nat_gateway_id(s(&merged, "nat_gateway_id"))
+            .set_egress_only_internet_gateway_id(s(&merged, "egress_only_gateway_id"))
+            .set_transit_gateway_id(s(&merged, "transit_gateway_id"))
+            .set_vpc_peering_connection_id(s(&merged, "vpc_peering_connection_id"))
+            .set_network_interface_id(s(&merged, "network_interface_id"))
+            .set_instance_id(s(&merged, "instance_id"))
+            .send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Applies the changed attributes `a` to one `Volume`.
+async fn update_volume(
+    be: &AwsBackend,
+    rq: &UpdateRequest,
+    rt: ResourceType,
+    id: &str,
+    a: &mut Attrs,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let mut r = ec2.modify_volume().volume_id(id);
+    if let Some(v) = i32_(a, "size") {
+        r = r.size(v);
+    }
+    if let Some(v) = s(a, "type") {
+        r = r.volume_type(t::VolumeType::from(v.as_str()));
+    }
+    if let Some(v) = i32_(a, "iops") {
+        r = r.iops(v);
+    }
+    if let Some(v) = i32_(a, "throughput") {
+        r = r.throughput(v);
+    }
+    for k in ["size", "type", "iops", "throughput"] {
+        a.remove(k);
+    }
+    if !a.is_empty() {
+        return Err(immutable(rt, a));
+    }
+    if !rq.attrs.is_empty() {
+        be.call(EC2, "ModifyVolume", id, r.send()).await?;
+    }
+    Ok(())
+}
+
+/// Applies the changed attributes `a` to one `LaunchTemplate`.
+async fn update_launch_template(
+    be: &AwsBackend,
+    id: &str,
+    old: &Resource,
+    a: &mut Attrs,
+) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    if !a.is_empty() {
+        // A new version carries the complete data: the current version's overlaid
+        // with the changes (no SourceVersion merge, which emulators lack).
+        let mut full = old.attrs.to_map();
+        full.remove("latest_version");
+        full.extend(std::mem::take(a));
+        let o = be
+            .call(
+                EC2,
+                "CreateLaunchTemplateVersion",
+                id,
+                ec2.create_launch_template_version()
+                    .launch_template_id(id)
+                    .launch_template_data(lt_data_from_attrs(&full))
+                    .send(),
+            )
+            .await?;
+        if let Some(v) = o.launch_template_version().and_then(|v| v.version_number()) {
+            be.call(
+                EC2,
+                "ModifyLaunchTemplate",
+                id,
+                ec2.modify_launch_template()
+                    .launch_template_id(id)
+                    .default_version(v.to_string())
+                    .send(),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------
 // delete
 
@@ -2041,219 +2369,23 @@ pub(crate) async fn delete(be: &AwsBackend, rt: ResourceType, id: &str) -> Resul
             be.call(EC2, "DeleteVpc", id, ec2.delete_vpc().vpc_id(id).send())
                 .await?;
         }
-        R::VpcCidrBlock | R::VpcIpv6CidrBlock => {
-            be.call(
-                EC2,
-                "DisassociateVpcCidrBlock",
-                id,
-                ec2.disassociate_vpc_cidr_block().association_id(id).send(),
-            )
-            .await?;
-        }
-        R::DhcpOptions => {
-            be.call(
-                EC2,
-                "DeleteDhcpOptions",
-                id,
-                ec2.delete_dhcp_options().dhcp_options_id(id).send(),
-            )
-            .await?;
-        }
-        R::DhcpOptionsAssociation => {
-            be.call(
-                EC2,
-                "AssociateDhcpOptions",
-                id,
-                ec2.associate_dhcp_options()
-                    .vpc_id(id)
-                    .dhcp_options_id("default")
-                    .send(),
-            )
-            .await?;
-        }
-        R::InternetGateway => {
-            let found = list(be, rt, &Scope::Ids(vec![id.to_owned()])).await?;
-            if let Some(vpc) = found.first().and_then(|g| g.attr_str("vpc_id")) {
-                be.call(
-                    EC2,
-                    "DetachInternetGateway",
-                    id,
-                    ec2.detach_internet_gateway()
-                        .internet_gateway_id(id)
-                        .vpc_id(vpc)
-                        .send(),
-                )
-                .await?;
-            }
-            be.call(
-                EC2,
-                "DeleteInternetGateway",
-                id,
-                ec2.delete_internet_gateway().internet_gateway_id(id).send(),
-            )
-            .await?;
-        }
-        R::EgressOnlyInternetGateway => {
-            be.call(
-                EC2,
-                "DeleteEgressOnlyInternetGateway",
-                id,
-                ec2.delete_egress_only_internet_gateway()
-                    .egress_only_internet_gateway_id(id)
-                    .send(),
-            )
-            .await?;
-        }
-        R::Subnet => {
-            be.call(
-                EC2,
-                "DeleteSubnet",
-                id,
-                ec2.delete_subnet().subnet_id(id).send(),
-            )
-            .await?;
-        }
-        R::RouteTable => {
-            let assocs = list(be, R::RouteTableAssociation, &Scope::Parent(id.to_owned())).await?;
-            for x in assocs {
-                be.call(
-                    EC2,
-                    "DisassociateRouteTable",
-                    &x.id,
-                    ec2.disassociate_route_table().association_id(&x.id).send(),
-                )
-                .await?;
-            }
-            be.call(
-                EC2,
-                "DeleteRouteTable",
-                id,
-                ec2.delete_route_table().route_table_id(id).send(),
-            )
-            .await?;
-        }
-        R::Route => {
-            let (rtb, dest) = id.split_once('_').ok_or_else(|| {
-                Error::invalid(
-                    format!("{rt} {id}"),
-                    "route IDs are <route table>_<destination>",
-                )
-            })?;
-            let v6 = dest.contains(':');
-            be.call(
-                EC2,
-                "DeleteRoute",
-                id,
-                ec2.delete_route()
-                    .route_table_id(rtb)
-                    .set_destination_cidr_block((!v6).then(|| dest.to_owned()))
-                    .set_destination_ipv6_cidr_block(v6.then(|| dest.to_owned()))
-                    .send(),
-            )
-            .await?;
-        }
-        R::RouteTableAssociation => {
-            be.call(
-                EC2,
-                "DisassociateRouteTable",
-                id,
-                ec2.disassociate_route_table().association_id(id).send(),
-            )
-            .await?;
-        }
-        R::ElasticIp => {
-            be.call(
-                EC2,
-                "ReleaseAddress",
-                id,
-                ec2.release_address().allocation_id(id).send(),
-            )
-            .await?;
-        }
-        R::NatGateway => {
-            be.call(
-                EC2,
-                "DeleteNatGateway",
-                id,
-                ec2.delete_nat_gateway().nat_gateway_id(id).send(),
-            )
-            .await?;
-        }
-        R::SecurityGroup => {
-            be.call(
-                EC2,
-                "DeleteSecurityGroup",
-                id,
-                ec2.delete_security_group().group_id(id).send(),
-            )
-            .await?;
-        }
-        R::SecurityGroupRule => {
-            let found = list(be, rt, &Scope::Ids(vec![id.to_owned()])).await?;
-            let Some(r) = found.into_iter().find(|r| r.id == id) else {
-                return Ok(());
-            };
-            let group = r.parent.clone().unwrap_or_default();
-            if r.attr_str("type") == Some("egress") {
-                be.call(
-                    EC2,
-                    "RevokeSecurityGroupEgress",
-                    id,
-                    ec2.revoke_security_group_egress()
-                        .group_id(&group)
-                        .security_group_rule_ids(id)
-                        .send(),
-                )
-                .await?;
-            } else {
-                be.call(
-                    EC2,
-                    "RevokeSecurityGroupIngress",
-                    id,
-                    ec2.revoke_security_group_ingress()
-                        .group_id(&group)
-                        .security_group_rule_ids(id)
-                        .send(),
-                )
-                .await?;
-            }
-        }
-        R::KeyPair => {
-            be.call(
-                EC2,
-                "DeleteKeyPair",
-                id,
-                ec2.delete_key_pair().key_name(id).send(),
-            )
-            .await?;
-        }
-        R::Volume => {
-            be.call(
-                EC2,
-                "DeleteVolume",
-                id,
-                ec2.delete_volume().volume_id(id).send(),
-            )
-            .await?;
-        }
-        R::LaunchTemplate => {
-            be.call(
-                EC2,
-                "DeleteLaunchTemplate",
-                id,
-                ec2.delete_launch_template().launch_template_id(id).send(),
-            )
-            .await?;
-        }
-        R::Instance => {
-            be.call(
-                EC2,
-                "TerminateInstances",
-                id,
-                ec2.terminate_instances().instance_ids(id).send(),
-            )
-            .await?;
-        }
+        R::VpcCidrBlock | R::VpcIpv6CidrBlock => delete_vpc_cidr_block(be, id).await?,
+        R::DhcpOptions => delete_dhcp_options(be, id).await?,
+        R::DhcpOptionsAssociation => delete_dhcp_options_association(be, id).await?,
+        R::InternetGateway => delete_internet_gateway(be, rt, id).await?,
+        R::EgressOnlyInternetGateway => delete_egress_only_internet_gateway(be, id).await?,
+        R::Subnet => delete_subnet(be, id).await?,
+        R::RouteTable => delete_route_table(be, id).await?,
+        R::Route => delete_route(be, rt, id).await?,
+        R::RouteTableAssociation => delete_route_table_association(be, id).await?,
+        R::ElasticIp => delete_elastic_ip(be, id).await?,
+        R::NatGateway => delete_nat_gateway(be, id).await?,
+        R::SecurityGroup => delete_security_group(be, id).await?,
+        R::SecurityGroupRule => delete_security_group_rule(be, rt, id).await?,
+        R::KeyPair => delete_key_pair(be, id).await?,
+        R::Volume => delete_volume(be, id).await?,
+        R::LaunchTemplate => delete_launch_template(be, id).await?,
+        R::Instance => delete_instance(be, id).await?,
         other => {
             return Err(Error::NotImplemented {
                 operation: format!("delete {other}"),
@@ -2261,5 +2393,286 @@ pub(crate) async fn delete(be: &AwsBackend, rt: ResourceType, id: &str) -> Resul
             });
         }
     }
+    Ok(())
+}
+
+/// Deletes one `SecurityGroupRule`.
+async fn delete_security_group_rule(be: &AwsBackend, rt: ResourceType, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let found = list(be, rt, &Scope::Ids(vec![id.to_owned()])).await?;
+    let Some(r) = found.into_iter().find(|r| r.id == id) else {
+        return Ok(());
+    };
+    let group = r.parent.clone().unwrap_or_default();
+    if r.attr_str("type") == Some("egress") {
+        be.call(
+            EC2,
+            "RevokeSecurityGroupEgress",
+            id,
+            ec2.revoke_security_group_egress()
+                .group_id(&group)
+                .security_group_rule_ids(id)
+                .send(),
+        )
+        .await?;
+    } else {
+        be.call(
+            EC2,
+            "RevokeSecurityGroupIngress",
+            id,
+            ec2.revoke_security_group_ingress()
+                .group_id(&group)
+                .security_group_rule_ids(id)
+                .send(),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Disassociates one IPv4 or IPv6 CIDR block from its VPC.
+async fn delete_vpc_cidr_block(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DisassociateVpcCidrBlock",
+        id,
+        ec2.disassociate_vpc_cidr_block().association_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `DhcpOptions`.
+async fn delete_dhcp_options(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DeleteDhcpOptions",
+        id,
+        ec2.delete_dhcp_options().dhcp_options_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `Subnet`.
+async fn delete_subnet(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DeleteSubnet",
+        id,
+        ec2.delete_subnet().subnet_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `RouteTableAssociation`.
+async fn delete_route_table_association(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DisassociateRouteTable",
+        id,
+        ec2.disassociate_route_table().association_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `ElasticIp`.
+async fn delete_elastic_ip(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "ReleaseAddress",
+        id,
+        ec2.release_address().allocation_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `NatGateway`.
+async fn delete_nat_gateway(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DeleteNatGateway",
+        id,
+        ec2.delete_nat_gateway().nat_gateway_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `SecurityGroup`.
+async fn delete_security_group(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DeleteSecurityGroup",
+        id,
+        ec2.delete_security_group().group_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `KeyPair`.
+async fn delete_key_pair(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DeleteKeyPair",
+        id,
+        ec2.delete_key_pair().key_name(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `Volume`.
+async fn delete_volume(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DeleteVolume",
+        id,
+        ec2.delete_volume().volume_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `LaunchTemplate`.
+async fn delete_launch_template(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DeleteLaunchTemplate",
+        id,
+        ec2.delete_launch_template().launch_template_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `Instance`.
+async fn delete_instance(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "TerminateInstances",
+        id,
+        ec2.terminate_instances().instance_ids(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `DhcpOptionsAssociation`.
+async fn delete_dhcp_options_association(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "AssociateDhcpOptions",
+        id,
+        ec2.associate_dhcp_options()
+            .vpc_id(id)
+            .dhcp_options_id("default")
+            .send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `InternetGateway`.
+async fn delete_internet_gateway(be: &AwsBackend, rt: ResourceType, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let found = list(be, rt, &Scope::Ids(vec![id.to_owned()])).await?;
+    if let Some(vpc) = found.first().and_then(|g| g.attr_str("vpc_id")) {
+        be.call(
+            EC2,
+            "DetachInternetGateway",
+            id,
+            ec2.detach_internet_gateway()
+                .internet_gateway_id(id)
+                .vpc_id(vpc)
+                .send(),
+        )
+        .await?;
+    }
+    be.call(
+        EC2,
+        "DeleteInternetGateway",
+        id,
+        ec2.delete_internet_gateway().internet_gateway_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `EgressOnlyInternetGateway`.
+async fn delete_egress_only_internet_gateway(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    be.call(
+        EC2,
+        "DeleteEgressOnlyInternetGateway",
+        id,
+        ec2.delete_egress_only_internet_gateway()
+            .egress_only_internet_gateway_id(id)
+            .send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `RouteTable`.
+async fn delete_route_table(be: &AwsBackend, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let assocs = list(be, R::RouteTableAssociation, &Scope::Parent(id.to_owned())).await?;
+    for x in assocs {
+        be.call(
+            EC2,
+            "DisassociateRouteTable",
+            &x.id,
+            ec2.disassociate_route_table().association_id(&x.id).send(),
+        )
+        .await?;
+    }
+    be.call(
+        EC2,
+        "DeleteRouteTable",
+        id,
+        ec2.delete_route_table().route_table_id(id).send(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one `Route`.
+async fn delete_route(be: &AwsBackend, rt: ResourceType, id: &str) -> Result<()> {
+    let ec2 = &be.inner.ec2;
+    let (rtb, dest) = id.split_once('_').ok_or_else(|| {
+        Error::invalid(
+            format!("{rt} {id}"),
+            "route IDs are <route table>_<destination>",
+        )
+    })?;
+    let v6 = dest.contains(':');
+    be.call(
+        EC2,
+        "DeleteRoute",
+        id,
+        ec2.delete_route()
+            .route_table_id(rtb)
+            .set_destination_cidr_block((!v6).then(|| dest.to_owned()))
+            .set_destination_ipv6_cidr_block(v6.then(|| dest.to_owned()))
+            .send(),
+    )
+    .await?;
     Ok(())
 }

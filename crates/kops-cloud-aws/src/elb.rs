@@ -67,227 +67,11 @@ pub(crate) async fn list(
     rt: ResourceType,
     scope: &Scope,
 ) -> Result<Vec<Resource>> {
-    let elb = &be.inner.elb;
     let mut out = Vec::new();
     match rt {
-        R::LoadBalancer => {
-            let mut lbs = Vec::new();
-            let r = match scope {
-                Scope::Ids(ids) => elb
-                    .describe_load_balancers()
-                    .set_load_balancer_arns(Some(ids.clone())),
-                _ => elb.describe_load_balancers(),
-            };
-            let mut st = r.into_paginator().send();
-            loop {
-                match be
-                    .page(ELB, "DescribeLoadBalancers", "load balancers", st.next())
-                    .await
-                {
-                    Ok(Some(p)) => lbs.extend(p.load_balancers().iter().cloned()),
-                    Ok(None) | Err(Error::NotFound { .. }) => break,
-                    Err(e) => return Err(e),
-                }
-            }
-            let arns: Vec<String> = lbs
-                .iter()
-                .filter_map(|l| l.load_balancer_arn().map(str::to_owned))
-                .collect();
-            let tags = tags_for(be, &arns).await?;
-            for l in lbs {
-                let arn = l.load_balancer_arn().unwrap_or_default();
-                let mut r = Resource::new(rt, arn)
-                    .with_arn(arn)
-                    .with_name(l.load_balancer_name().unwrap_or_default())
-                    .with_attr(
-                        "load_balancer_type",
-                        l.r#type().map(|t| t.as_str()).unwrap_or_default(),
-                    )
-                    .with_attr(
-                        "internal",
-                        l.scheme().map(|s| s.as_str()) == Some("internal"),
-                    )
-                    .with_attr("security_groups", jlist(l.security_groups()))
-                    .with_attr(
-                        "ip_address_type",
-                        l.ip_address_type().map(|t| t.as_str()).unwrap_or_default(),
-                    )
-                    .with_attr("dns_name", l.dns_name().unwrap_or_default())
-                    .with_attr("zone_id", l.canonical_hosted_zone_id().unwrap_or_default());
-                let mut mappings: Vec<Json> = l
-                    .availability_zones()
-                    .iter()
-                    .map(|z| {
-                        let addr = z.load_balancer_addresses().first();
-                        object([
-                            ("allocation_id", js(addr.and_then(|a| a.allocation_id()))),
-                            (
-                                "private_ipv4_address",
-                                js(addr.and_then(|a| a.private_ipv4_address())),
-                            ),
-                            ("subnet_id", js(z.subnet_id())),
-                        ])
-                    })
-                    .collect();
-                mappings.sort_by_key(|m| {
-                    m.get("subnet_id")
-                        .and_then(Json::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                });
-                r = r.with_attr("subnet_mapping", Json::Array(mappings));
-                let a = be
-                    .call_opt(
-                        ELB,
-                        "DescribeLoadBalancerAttributes",
-                        arn,
-                        elb.describe_load_balancer_attributes()
-                            .load_balancer_arn(arn)
-                            .send(),
-                    )
-                    .await?;
-                let kv: Vec<(String, String)> = a
-                    .iter()
-                    .flat_map(|a| a.attributes())
-                    .filter_map(|x| Some((x.key()?.to_owned(), x.value()?.to_owned())))
-                    .collect();
-                if let Some(v) = attr_value(&kv, "load_balancing.cross_zone.enabled") {
-                    r = r.with_attr("enable_cross_zone_load_balancing", v == "true");
-                }
-                r.tags = tags.get(arn).map(Tags::from).unwrap_or_default();
-                out.push(r);
-            }
-        }
-        R::TargetGroup => {
-            let mut tgs = Vec::new();
-            let r = match scope {
-                Scope::Ids(ids) => elb
-                    .describe_target_groups()
-                    .set_target_group_arns(Some(ids.clone())),
-                _ => elb.describe_target_groups(),
-            };
-            let mut st = r.into_paginator().send();
-            loop {
-                match be
-                    .page(ELB, "DescribeTargetGroups", "target groups", st.next())
-                    .await
-                {
-                    Ok(Some(p)) => tgs.extend(p.target_groups().iter().cloned()),
-                    Ok(None) | Err(Error::NotFound { .. }) => break,
-                    Err(e) => return Err(e),
-                }
-            }
-            let arns: Vec<String> = tgs
-                .iter()
-                .filter_map(|l| l.target_group_arn().map(str::to_owned))
-                .collect();
-            let tags = tags_for(be, &arns).await?;
-            for g in tgs {
-                let arn = g.target_group_arn().unwrap_or_default();
-                let mut r = Resource::new(rt, arn)
-                    .with_arn(arn)
-                    .with_name(g.target_group_name().unwrap_or_default())
-                    .with_attr("port", i64::from(g.port().unwrap_or(0)))
-                    .with_attr(
-                        "protocol",
-                        g.protocol().map(|p| p.as_str()).unwrap_or_default(),
-                    )
-                    .with_attr("vpc_id", g.vpc_id().unwrap_or_default())
-                    .with_attr(
-                        "health_check",
-                        object([
-                            ("enabled", jb(g.health_check_enabled())),
-                            ("healthy_threshold", ji(g.healthy_threshold_count())),
-                            ("interval", ji(g.health_check_interval_seconds())),
-                            ("path", js(g.health_check_path())),
-                            ("port", js(g.health_check_port())),
-                            (
-                                "protocol",
-                                js(g.health_check_protocol().map(|p| p.as_str())),
-                            ),
-                            ("timeout", ji(g.health_check_timeout_seconds())),
-                            ("unhealthy_threshold", ji(g.unhealthy_threshold_count())),
-                        ]),
-                    );
-                let a = be
-                    .call_opt(
-                        ELB,
-                        "DescribeTargetGroupAttributes",
-                        arn,
-                        elb.describe_target_group_attributes()
-                            .target_group_arn(arn)
-                            .send(),
-                    )
-                    .await?;
-                let kv: Vec<(String, String)> = a
-                    .iter()
-                    .flat_map(|a| a.attributes())
-                    .filter_map(|x| Some((x.key()?.to_owned(), x.value()?.to_owned())))
-                    .collect();
-                if let Some(v) = attr_value(&kv, "deregistration_delay.timeout_seconds")
-                    .and_then(|v| v.parse::<i64>().ok())
-                {
-                    r = r.with_attr("deregistration_delay", v);
-                }
-                if let Some(v) =
-                    attr_value(&kv, "deregistration_delay.connection_termination.enabled")
-                {
-                    r = r.with_attr("connection_termination", v == "true");
-                }
-                r.tags = tags.get(arn).map(Tags::from).unwrap_or_default();
-                out.push(r);
-            }
-        }
-        R::Listener => {
-            let lbs: Vec<String> = match scope {
-                Scope::Parent(p) => vec![p.clone()],
-                _ => Box::pin(list(be, R::LoadBalancer, &Scope::All))
-                    .await?
-                    .into_iter()
-                    .map(|r| r.id)
-                    .collect(),
-            };
-            for lb in lbs {
-                let o = be
-                    .call_opt(
-                        ELB,
-                        "DescribeListeners",
-                        &lb,
-                        elb.describe_listeners().load_balancer_arn(&lb).send(),
-                    )
-                    .await?;
-                for l in o.iter().flat_map(|o| o.listeners()) {
-                    let arn = l.listener_arn().unwrap_or_default();
-                    let actions: Vec<Json> = l
-                        .default_actions()
-                        .iter()
-                        .map(|a| {
-                            object([
-                                ("target_group_arn", js(a.target_group_arn())),
-                                ("type", js(a.r#type().map(|t| t.as_str()))),
-                            ])
-                        })
-                        .collect();
-                    let mut r = Resource::new(rt, arn)
-                        .with_arn(arn)
-                        .with_parent(lb.as_str())
-                        .with_attr("load_balancer_arn", lb.as_str())
-                        .with_attr("port", i64::from(l.port().unwrap_or(0)))
-                        .with_attr(
-                            "protocol",
-                            l.protocol().map(|p| p.as_str()).unwrap_or_default(),
-                        )
-                        .with_attr("default_action", Json::Array(actions));
-                    if let Some(c) = l.certificates().first().and_then(|c| c.certificate_arn()) {
-                        r = r.with_attr("certificate_arn", c);
-                    }
-                    if let Some(p) = l.ssl_policy() {
-                        r = r.with_attr("ssl_policy", p);
-                    }
-                    out.push(r);
-                }
-            }
-        }
+        R::LoadBalancer => list_load_balancers(be, rt, scope, &mut out).await?,
+        R::TargetGroup => list_target_groups(be, rt, scope, &mut out).await?,
+        R::Listener => list_listeners(be, rt, scope, &mut out).await?,
         other => {
             return Err(Error::NotImplemented {
                 operation: format!("list {other}"),
@@ -296,6 +80,249 @@ pub(crate) async fn list(
         }
     }
     Ok(out)
+}
+
+/// Lists `LoadBalancer` objects in `scope` into `out`.
+async fn list_load_balancers(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let elb = &be.inner.elb;
+    let mut lbs = Vec::new();
+    let r = match scope {
+        Scope::Ids(ids) => elb
+            .describe_load_balancers()
+            .set_load_balancer_arns(Some(ids.clone())),
+        _ => elb.describe_load_balancers(),
+    };
+    let mut st = r.into_paginator().send();
+    loop {
+        match be
+            .page(ELB, "DescribeLoadBalancers", "load balancers", st.next())
+            .await
+        {
+            Ok(Some(p)) => lbs.extend(p.load_balancers().iter().cloned()),
+            Ok(None) | Err(Error::NotFound { .. }) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    let arns: Vec<String> = lbs
+        .iter()
+        .filter_map(|l| l.load_balancer_arn().map(str::to_owned))
+        .collect();
+    let tags = tags_for(be, &arns).await?;
+    for l in lbs {
+        let arn = l.load_balancer_arn().unwrap_or_default();
+        let mut r = Resource::new(rt, arn)
+            .with_arn(arn)
+            .with_name(l.load_balancer_name().unwrap_or_default())
+            .with_attr(
+                "load_balancer_type",
+                l.r#type().map(|t| t.as_str()).unwrap_or_default(),
+            )
+            .with_attr(
+                "internal",
+                l.scheme().map(|s| s.as_str()) == Some("internal"),
+            )
+            .with_attr("security_groups", jlist(l.security_groups()))
+            .with_attr(
+                "ip_address_type",
+                l.ip_address_type().map(|t| t.as_str()).unwrap_or_default(),
+            )
+            .with_attr("dns_name", l.dns_name().unwrap_or_default())
+            .with_attr("zone_id", l.canonical_hosted_zone_id().unwrap_or_default());
+        let mut mappings: Vec<Json> = l
+            .availability_zones()
+            .iter()
+            .map(|z| {
+                let addr = z.load_balancer_addresses().first();
+                object([
+                    ("allocation_id", js(addr.and_then(|a| a.allocation_id()))),
+                    (
+                        "private_ipv4_address",
+                        js(addr.and_then(|a| a.private_ipv4_address())),
+                    ),
+                    ("subnet_id", js(z.subnet_id())),
+                ])
+            })
+            .collect();
+        mappings.sort_by_key(|m| {
+            m.get("subnet_id")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        });
+        r = r.with_attr("subnet_mapping", Json::Array(mappings));
+        let a = be
+            .call_opt(
+                ELB,
+                "DescribeLoadBalancerAttributes",
+                arn,
+                elb.describe_load_balancer_attributes()
+                    .load_balancer_arn(arn)
+                    .send(),
+            )
+            .await?;
+        let kv: Vec<(String, String)> = a
+            .iter()
+            .flat_map(|a| a.attributes())
+            .filter_map(|x| Some((x.key()?.to_owned(), x.value()?.to_owned())))
+            .collect();
+        if let Some(v) = attr_value(&kv, "load_balancing.cross_zone.enabled") {
+            r = r.with_attr("enable_cross_zone_load_balancing", v == "true");
+        }
+        r.tags = tags.get(arn).map(Tags::from).unwrap_or_default();
+        out.push(r);
+    }
+    Ok(())
+}
+
+/// Lists `TargetGroup` objects in `scope` into `out`.
+async fn list_target_groups(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let elb = &be.inner.elb;
+    let mut tgs = Vec::new();
+    let r = match scope {
+        Scope::Ids(ids) => elb
+            .describe_target_groups()
+            .set_target_group_arns(Some(ids.clone())),
+        _ => elb.describe_target_groups(),
+    };
+    let mut st = r.into_paginator().send();
+    loop {
+        match be
+            .page(ELB, "DescribeTargetGroups", "target groups", st.next())
+            .await
+        {
+            Ok(Some(p)) => tgs.extend(p.target_groups().iter().cloned()),
+            Ok(None) | Err(Error::NotFound { .. }) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    let arns: Vec<String> = tgs
+        .iter()
+        .filter_map(|l| l.target_group_arn().map(str::to_owned))
+        .collect();
+    let tags = tags_for(be, &arns).await?;
+    for g in tgs {
+        let arn = g.target_group_arn().unwrap_or_default();
+        let mut r = Resource::new(rt, arn)
+            .with_arn(arn)
+            .with_name(g.target_group_name().unwrap_or_default())
+            .with_attr("port", i64::from(g.port().unwrap_or(0)))
+            .with_attr(
+                "protocol",
+                g.protocol().map(|p| p.as_str()).unwrap_or_default(),
+            )
+            .with_attr("vpc_id", g.vpc_id().unwrap_or_default())
+            .with_attr(
+                "health_check",
+                object([
+                    ("enabled", jb(g.health_check_enabled())),
+                    ("healthy_threshold", ji(g.healthy_threshold_count())),
+                    ("interval", ji(g.health_check_interval_seconds())),
+                    ("path", js(g.health_check_path())),
+                    ("port", js(g.health_check_port())),
+                    (
+                        "protocol",
+                        js(g.health_check_protocol().map(|p| p.as_str())),
+                    ),
+                    ("timeout", ji(g.health_check_timeout_seconds())),
+                    ("unhealthy_threshold", ji(g.unhealthy_threshold_count())),
+                ]),
+            );
+        let a = be
+            .call_opt(
+                ELB,
+                "DescribeTargetGroupAttributes",
+                arn,
+                elb.describe_target_group_attributes()
+                    .target_group_arn(arn)
+                    .send(),
+            )
+            .await?;
+        let kv: Vec<(String, String)> = a
+            .iter()
+            .flat_map(|a| a.attributes())
+            .filter_map(|x| Some((x.key()?.to_owned(), x.value()?.to_owned())))
+            .collect();
+        if let Some(v) = attr_value(&kv, "deregistration_delay.timeout_seconds")
+            .and_then(|v| v.parse::<i64>().ok())
+        {
+            r = r.with_attr("deregistration_delay", v);
+        }
+        if let Some(v) = attr_value(&kv, "deregistration_delay.connection_termination.enabled") {
+            r = r.with_attr("connection_termination", v == "true");
+        }
+        r.tags = tags.get(arn).map(Tags::from).unwrap_or_default();
+        out.push(r);
+    }
+    Ok(())
+}
+
+/// Lists `Listener` objects in `scope` into `out`.
+async fn list_listeners(
+    be: &AwsBackend,
+    rt: ResourceType,
+    scope: &Scope,
+    out: &mut Vec<Resource>,
+) -> Result<()> {
+    let elb = &be.inner.elb;
+    let lbs: Vec<String> = match scope {
+        Scope::Parent(p) => vec![p.clone()],
+        _ => Box::pin(list(be, R::LoadBalancer, &Scope::All))
+            .await?
+            .into_iter()
+            .map(|r| r.id)
+            .collect(),
+    };
+    for lb in lbs {
+        let o = be
+            .call_opt(
+                ELB,
+                "DescribeListeners",
+                &lb,
+                elb.describe_listeners().load_balancer_arn(&lb).send(),
+            )
+            .await?;
+        for l in o.iter().flat_map(|o| o.listeners()) {
+            let arn = l.listener_arn().unwrap_or_default();
+            let actions: Vec<Json> = l
+                .default_actions()
+                .iter()
+                .map(|a| {
+                    object([
+                        ("target_group_arn", js(a.target_group_arn())),
+                        ("type", js(a.r#type().map(|t| t.as_str()))),
+                    ])
+                })
+                .collect();
+            let mut r = Resource::new(rt, arn)
+                .with_arn(arn)
+                .with_parent(lb.as_str())
+                .with_attr("load_balancer_arn", lb.as_str())
+                .with_attr("port", i64::from(l.port().unwrap_or(0)))
+                .with_attr(
+                    "protocol",
+                    l.protocol().map(|p| p.as_str()).unwrap_or_default(),
+                )
+                .with_attr("default_action", Json::Array(actions));
+            if let Some(c) = l.certificates().first().and_then(|c| c.certificate_arn()) {
+                r = r.with_attr("certificate_arn", c);
+            }
+            if let Some(p) = l.ssl_policy() {
+                r = r.with_attr("ssl_policy", p);
+            }
+            out.push(r);
+        }
+    }
+    Ok(())
 }
 
 fn tag_list(tags: &BTreeMap<String, String>) -> Result<Vec<Tag>> {

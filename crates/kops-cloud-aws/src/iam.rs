@@ -10,7 +10,7 @@ use aws_sdk_iam::types::Tag;
 
 use crate::backend::{AwsBackend, Scope};
 use crate::convert::{
-    check_immutable, immutable, jlist, req, s, strs, strs_of, tag_diff, url_decode,
+    Attrs, check_immutable, immutable, jlist, req, s, strs, strs_of, tag_diff, url_decode,
 };
 
 use ResourceType as R;
@@ -418,7 +418,6 @@ pub(crate) async fn create(be: &AwsBackend, rq: &CreateRequest) -> Result<Resour
 }
 
 pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resource> {
-    let iam = &be.inner.iam;
     let rt = rq.resource_type;
     let id = rq.id.as_str();
     let old = be.reread(rt, id).await.map_err(|_| Error::NotFound {
@@ -427,194 +426,10 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
     check_immutable(rt, &old.attrs, &rq.attrs)?;
     let mut a = rq.attrs.clone();
     match rt {
-        R::IamRole => {
-            if let Some(p) = s(&a, "assume_role_policy") {
-                be.call(
-                    IAM,
-                    "UpdateAssumeRolePolicy",
-                    id,
-                    iam.update_assume_role_policy()
-                        .role_name(id)
-                        .policy_document(p)
-                        .send(),
-                )
-                .await?;
-            }
-            if a.contains_key("permissions_boundary") {
-                match s(&a, "permissions_boundary") {
-                    Some(b) => {
-                        be.call(
-                            IAM,
-                            "PutRolePermissionsBoundary",
-                            id,
-                            iam.put_role_permissions_boundary()
-                                .role_name(id)
-                                .permissions_boundary(b)
-                                .send(),
-                        )
-                        .await?;
-                    }
-                    None => {
-                        be.call(
-                            IAM,
-                            "DeleteRolePermissionsBoundary",
-                            id,
-                            iam.delete_role_permissions_boundary().role_name(id).send(),
-                        )
-                        .await?;
-                    }
-                }
-            }
-            if let Some(new) = &rq.tags {
-                let (set, removed) = tag_diff(&old.tags, new);
-                if !set.is_empty() {
-                    be.call(
-                        IAM,
-                        "TagRole",
-                        id,
-                        iam.tag_role()
-                            .role_name(id)
-                            .set_tags(Some(tag_list(&set)?))
-                            .send(),
-                    )
-                    .await?;
-                }
-                if !removed.is_empty() {
-                    be.call(
-                        IAM,
-                        "UntagRole",
-                        id,
-                        iam.untag_role()
-                            .role_name(id)
-                            .set_tag_keys(Some(removed))
-                            .send(),
-                    )
-                    .await?;
-                }
-            }
-        }
-        R::IamRolePolicy => {
-            let role = parent_of(id).unwrap_or_default();
-            if let Some(p) = s(&a, "policy") {
-                be.call(
-                    IAM,
-                    "PutRolePolicy",
-                    id,
-                    iam.put_role_policy()
-                        .role_name(&role)
-                        .policy_name(old.name.clone().unwrap_or_default())
-                        .policy_document(p)
-                        .send(),
-                )
-                .await?;
-            }
-        }
-        R::IamInstanceProfile => {
-            if a.contains_key("role") {
-                if let Some(prev) = old.attr_str("role") {
-                    be.call(
-                        IAM,
-                        "RemoveRoleFromInstanceProfile",
-                        id,
-                        iam.remove_role_from_instance_profile()
-                            .instance_profile_name(id)
-                            .role_name(prev)
-                            .send(),
-                    )
-                    .await?;
-                }
-                if let Some(r) = s(&a, "role") {
-                    be.call(
-                        IAM,
-                        "AddRoleToInstanceProfile",
-                        id,
-                        iam.add_role_to_instance_profile()
-                            .instance_profile_name(id)
-                            .role_name(r)
-                            .send(),
-                    )
-                    .await?;
-                }
-                a.remove("role");
-            }
-            if !a.is_empty() {
-                return Err(immutable(rt, &a));
-            }
-            if let Some(new) = &rq.tags {
-                let (set, removed) = tag_diff(&old.tags, new);
-                if !set.is_empty() {
-                    be.call(
-                        IAM,
-                        "TagInstanceProfile",
-                        id,
-                        iam.tag_instance_profile()
-                            .instance_profile_name(id)
-                            .set_tags(Some(tag_list(&set)?))
-                            .send(),
-                    )
-                    .await?;
-                }
-                if !removed.is_empty() {
-                    be.call(
-                        IAM,
-                        "UntagInstanceProfile",
-                        id,
-                        iam.untag_instance_profile()
-                            .instance_profile_name(id)
-                            .set_tag_keys(Some(removed))
-                            .send(),
-                    )
-                    .await?;
-                }
-            }
-        }
-        R::IamOidcProvider => {
-            if a.contains_key("thumbprint_list") {
-                be.call(
-                    IAM,
-                    "UpdateOpenIDConnectProviderThumbprint",
-                    id,
-                    iam.update_open_id_connect_provider_thumbprint()
-                        .open_id_connect_provider_arn(id)
-                        .set_thumbprint_list(Some(strs(&a, "thumbprint_list")))
-                        .send(),
-                )
-                .await?;
-                a.remove("thumbprint_list");
-            }
-            if a.contains_key("client_id_list") {
-                let want = strs(&a, "client_id_list");
-                let have = strs_of(old.attrs.get("client_id_list"));
-                for c in want.iter().filter(|c| !have.contains(c)) {
-                    be.call(
-                        IAM,
-                        "AddClientIDToOpenIDConnectProvider",
-                        id,
-                        iam.add_client_id_to_open_id_connect_provider()
-                            .open_id_connect_provider_arn(id)
-                            .client_id(c)
-                            .send(),
-                    )
-                    .await?;
-                }
-                for c in have.iter().filter(|c| !want.contains(c)) {
-                    be.call(
-                        IAM,
-                        "RemoveClientIDFromOpenIDConnectProvider",
-                        id,
-                        iam.remove_client_id_from_open_id_connect_provider()
-                            .open_id_connect_provider_arn(id)
-                            .client_id(c)
-                            .send(),
-                    )
-                    .await?;
-                }
-                a.remove("client_id_list");
-            }
-            if !a.is_empty() {
-                return Err(immutable(rt, &a));
-            }
-        }
+        R::IamRole => update_iam_role(be, rq, id, &old, &mut a).await?,
+        R::IamRolePolicy => update_iam_role_policy(be, id, &old, &mut a).await?,
+        R::IamInstanceProfile => update_iam_instance_profile(be, rq, rt, id, &old, &mut a).await?,
+        R::IamOidcProvider => update_iam_oidc_provider(be, rt, id, &old, &mut a).await?,
         _ => {
             if !a.is_empty() {
                 return Err(immutable(rt, &a));
@@ -622,6 +437,234 @@ pub(crate) async fn update(be: &AwsBackend, rq: &UpdateRequest) -> Result<Resour
         }
     }
     reread(be, rt, id).await
+}
+
+/// Applies the changed attributes `a` to one `IamRole`.
+async fn update_iam_role(
+    be: &AwsBackend,
+    rq: &UpdateRequest,
+    id: &str,
+    old: &Resource,
+    a: &mut Attrs,
+) -> Result<()> {
+    let iam = &be.inner.iam;
+    if let Some(p) = s(a, "assume_role_policy") {
+        be.call(
+            IAM,
+            "UpdateAssumeRolePolicy",
+            id,
+            iam.update_assume_role_policy()
+                .role_name(id)
+                .policy_document(p)
+                .send(),
+        )
+        .await?;
+    }
+    if a.contains_key("permissions_boundary") {
+        match s(a, "permissions_boundary") {
+            Some(b) => {
+                be.call(
+                    IAM,
+                    "PutRolePermissionsBoundary",
+                    id,
+                    iam.put_role_permissions_boundary()
+                        .role_name(id)
+                        .permissions_boundary(b)
+                        .send(),
+                )
+                .await?;
+            }
+            None => {
+                be.call(
+                    IAM,
+                    "DeleteRolePermissionsBoundary",
+                    id,
+                    iam.delete_role_permissions_boundary().role_name(id).send(),
+                )
+                .await?;
+            }
+        }
+    }
+    if let Some(new) = &rq.tags {
+        let (set, removed) = tag_diff(&old.tags, new);
+        if !set.is_empty() {
+            be.call(
+                IAM,
+                "TagRole",
+                id,
+                iam.tag_role()
+                    .role_name(id)
+                    .set_tags(Some(tag_list(&set)?))
+                    .send(),
+            )
+            .await?;
+        }
+        if !removed.is_empty() {
+            be.call(
+                IAM,
+                "UntagRole",
+                id,
+                iam.untag_role()
+                    .role_name(id)
+                    .set_tag_keys(Some(removed))
+                    .send(),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies the changed attributes `a` to one `IamRolePolicy`.
+async fn update_iam_role_policy(
+    be: &AwsBackend,
+    id: &str,
+    old: &Resource,
+    a: &mut Attrs,
+) -> Result<()> {
+    let iam = &be.inner.iam;
+    let role = parent_of(id).unwrap_or_default();
+    if let Some(p) = s(a, "policy") {
+        be.call(
+            IAM,
+            "PutRolePolicy",
+            id,
+            iam.put_role_policy()
+                .role_name(&role)
+                .policy_name(old.name.clone().unwrap_or_default())
+                .policy_document(p)
+                .send(),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Applies the changed attributes `a` to one `IamInstanceProfile`.
+async fn update_iam_instance_profile(
+    be: &AwsBackend,
+    rq: &UpdateRequest,
+    rt: ResourceType,
+    id: &str,
+    old: &Resource,
+    a: &mut Attrs,
+) -> Result<()> {
+    let iam = &be.inner.iam;
+    if a.contains_key("role") {
+        if let Some(prev) = old.attr_str("role") {
+            be.call(
+                IAM,
+                "RemoveRoleFromInstanceProfile",
+                id,
+                iam.remove_role_from_instance_profile()
+                    .instance_profile_name(id)
+                    .role_name(prev)
+                    .send(),
+            )
+            .await?;
+        }
+        if let Some(r) = s(a, "role") {
+            be.call(
+                IAM,
+                "AddRoleToInstanceProfile",
+                id,
+                iam.add_role_to_instance_profile()
+                    .instance_profile_name(id)
+                    .role_name(r)
+                    .send(),
+            )
+            .await?;
+        }
+        a.remove("role");
+    }
+    if !a.is_empty() {
+        return Err(immutable(rt, a));
+    }
+    if let Some(new) = &rq.tags {
+        let (set, removed) = tag_diff(&old.tags, new);
+        if !set.is_empty() {
+            be.call(
+                IAM,
+                "TagInstanceProfile",
+                id,
+                iam.tag_instance_profile()
+                    .instance_profile_name(id)
+                    .set_tags(Some(tag_list(&set)?))
+                    .send(),
+            )
+            .await?;
+        }
+        if !removed.is_empty() {
+            be.call(
+                IAM,
+                "UntagInstanceProfile",
+                id,
+                iam.untag_instance_profile()
+                    .instance_profile_name(id)
+                    .set_tag_keys(Some(removed))
+                    .send(),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies the changed attributes `a` to one `IamOidcProvider`.
+async fn update_iam_oidc_provider(
+    be: &AwsBackend,
+    rt: ResourceType,
+    id: &str,
+    old: &Resource,
+    a: &mut Attrs,
+) -> Result<()> {
+    let iam = &be.inner.iam;
+    if a.contains_key("thumbprint_list") {
+        be.call(
+            IAM,
+            "UpdateOpenIDConnectProviderThumbprint",
+            id,
+            iam.update_open_id_connect_provider_thumbprint()
+                .open_id_connect_provider_arn(id)
+                .set_thumbprint_list(Some(strs(a, "thumbprint_list")))
+                .send(),
+        )
+        .await?;
+        a.remove("thumbprint_list");
+    }
+    if a.contains_key("client_id_list") {
+        let want = strs(a, "client_id_list");
+        let have = strs_of(old.attrs.get("client_id_list"));
+        for c in want.iter().filter(|c| !have.contains(c)) {
+            be.call(
+                IAM,
+                "AddClientIDToOpenIDConnectProvider",
+                id,
+                iam.add_client_id_to_open_id_connect_provider()
+                    .open_id_connect_provider_arn(id)
+                    .client_id(c)
+                    .send(),
+            )
+            .await?;
+        }
+        for c in have.iter().filter(|c| !want.contains(c)) {
+            be.call(
+                IAM,
+                "RemoveClientIDFromOpenIDConnectProvider",
+                id,
+                iam.remove_client_id_from_open_id_connect_provider()
+                    .open_id_connect_provider_arn(id)
+                    .client_id(c)
+                    .send(),
+            )
+            .await?;
+        }
+        a.remove("client_id_list");
+    }
+    if !a.is_empty() {
+        return Err(immutable(rt, a));
+    }
+    Ok(())
 }
 
 pub(crate) async fn delete(be: &AwsBackend, rt: ResourceType, id: &str) -> Result<()> {

@@ -115,6 +115,7 @@ pub mod cloud;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod decorator;
+mod facts;
 pub mod idempotent;
 
 #[cfg(feature = "sdk")]
