@@ -224,7 +224,7 @@ async fn network_subnet(
         cloud,
         R::Subnet,
         None,
-        owned_tags(cluster, &subnet_name),
+        owned_tags(cluster, subnet_name),
         attrs([
             ("vpc_id", json!(vpc.id)),
             ("availability_zone", json!(zone)),
@@ -313,7 +313,7 @@ async fn network_nat(
         cloud,
         R::ElasticIp,
         None,
-        owned_tags(cluster, &subnet_name),
+        owned_tags(cluster, subnet_name),
         attrs([("domain", json!("vpc"))]),
     )
     .await?;
@@ -322,7 +322,7 @@ async fn network_nat(
         cloud,
         R::NatGateway,
         None,
-        owned_tags(cluster, &subnet_name),
+        owned_tags(cluster, subnet_name),
         attrs([
             ("subnet_id", json!(subnet.id)),
             ("allocation_id", json!(eip.id)),
@@ -501,8 +501,8 @@ async fn compute_launch_template(
     let lt = make(
         cloud,
         R::LaunchTemplate,
-        Some(&name),
-        owned_tags(cluster, &name),
+        Some(name),
+        owned_tags(cluster, name),
         attrs([
             ("image_id", json!("ami-12345678")),
             ("instance_type", json!("t3.medium")),
@@ -549,8 +549,8 @@ async fn compute_group(
     let asg = make(
         cloud,
         R::AutoscalingGroup,
-        Some(&name),
-        owned_tags(cluster, &name),
+        Some(name),
+        owned_tags(cluster, name),
         attrs([
             ("min_size", json!(0)),
             ("max_size", json!(2)),
