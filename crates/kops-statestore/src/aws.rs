@@ -69,6 +69,65 @@ impl AwsEnv {
         AwsEnv::from_loader(loader).await
     }
 
+    /// Loads the SDK's environment as `options` say: a named profile of the shared config
+    /// files in place of `AWS_PROFILE`, a region, an endpoint, fixed keys, and a role to
+    /// assume with the credentials found so. What the options leave out comes from the
+    /// environment as in [`AwsEnv::from_env`]. With a role, every client built from the
+    /// result signs with the role's temporary credentials, which STS is asked for by the
+    /// first request that needs them (at the options' endpoint, if any) and again near
+    /// their expiry; nothing is sent while loading.
+    pub async fn load(options: &AwsEnvOptions) -> AwsEnv {
+        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+        if let Some(region) = &options.region {
+            loader = loader.region(aws_config::Region::new(region.clone()));
+        }
+        if let Some(profile) = &options.profile {
+            loader = loader.profile_name(profile);
+        }
+        if let Some(endpoint) = &options.endpoint {
+            loader = loader.endpoint_url(endpoint);
+        }
+        if let Some((id, secret)) = &options.keys {
+            loader = loader.credentials_provider(aws_credential_types::Credentials::new(
+                id,
+                secret,
+                None,
+                None,
+                "kops-statestore",
+            ));
+        }
+        let base = loader.load().await;
+        let mut origin = match (&options.keys, &options.profile) {
+            (Some((id, _)), _) => format!("access key {id}"),
+            (None, Some(profile)) => format!("AWS profile {profile:?}"),
+            (None, None) => credentials_origin(|k| std::env::var(k).ok()),
+        };
+        let sdk = match &options.assume_role {
+            None => base,
+            Some(role) => {
+                let mut b =
+                    aws_config::sts::AssumeRoleProvider::builder(&role.role_arn).configure(&base);
+                if let Some(name) = &role.session_name {
+                    b = b.session_name(name);
+                }
+                if let Some(id) = &role.external_id {
+                    b = b.external_id(id);
+                }
+                let provider = b.build().await;
+                origin = format!("role {} assumed with {origin}", role.role_arn);
+                base.into_builder()
+                    .credentials_provider(
+                        aws_credential_types::provider::SharedCredentialsProvider::new(provider),
+                    )
+                    .build()
+            }
+        };
+        AwsEnv {
+            sdk: Arc::new(sdk),
+            origin,
+        }
+    }
+
     async fn from_loader(loader: aws_config::ConfigLoader) -> AwsEnv {
         AwsEnv {
             sdk: Arc::new(loader.load().await),
@@ -107,6 +166,99 @@ impl AwsEnv {
     /// The loaded configuration, for this crate's S3 client.
     pub(crate) fn sdk(&self) -> &aws_config::SdkConfig {
         &self.sdk
+    }
+}
+
+/// How [`AwsEnv::load`] loads the SDK's environment; what is not set comes from the
+/// environment. `Debug` never shows a secret.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct AwsEnvOptions {
+    region: Option<String>,
+    profile: Option<String>,
+    endpoint: Option<String>,
+    keys: Option<(String, String)>,
+    assume_role: Option<AssumeRole>,
+}
+
+impl fmt::Debug for AwsEnvOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AwsEnvOptions")
+            .field("region", &self.region)
+            .field("profile", &self.profile)
+            .field("endpoint", &self.endpoint)
+            .field("access_key_id", &self.keys.as_ref().map(|(id, _)| id))
+            .field("assume_role", &self.assume_role)
+            .finish()
+    }
+}
+
+impl AwsEnvOptions {
+    /// The region (else `AWS_REGION`, the profile's, the instance metadata service's).
+    pub fn with_region(mut self, region: impl Into<String>) -> Self {
+        self.region = Some(region.into());
+        self
+    }
+
+    /// A profile of the shared config and credentials files (`AWS_CONFIG_FILE`,
+    /// `AWS_SHARED_CREDENTIALS_FILE`), in place of `AWS_PROFILE`.
+    pub fn with_profile(mut self, profile: impl Into<String>) -> Self {
+        self.profile = Some(profile.into());
+        self
+    }
+
+    /// One endpoint for every service, STS included (an emulator, a VPC endpoint).
+    pub fn with_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Fixed keys in place of the credentials chain (and as the base of a role).
+    pub fn with_static_credentials(
+        mut self,
+        access_key_id: impl Into<String>,
+        secret_access_key: impl Into<String>,
+    ) -> Self {
+        self.keys = Some((access_key_id.into(), secret_access_key.into()));
+        self
+    }
+
+    /// A role to assume with the credentials otherwise found.
+    pub fn with_assume_role(mut self, role: AssumeRole) -> Self {
+        self.assume_role = Some(role);
+        self
+    }
+}
+
+/// A role [`AwsEnv::load`] assumes through STS `AssumeRole`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct AssumeRole {
+    role_arn: String,
+    session_name: Option<String>,
+    external_id: Option<String>,
+}
+
+impl AssumeRole {
+    /// The role's ARN (`arn:aws:iam::123456789012:role/kops`).
+    pub fn new(role_arn: impl Into<String>) -> Self {
+        AssumeRole {
+            role_arn: role_arn.into(),
+            session_name: None,
+            external_id: None,
+        }
+    }
+
+    /// The session's name (default: one the SDK makes up).
+    pub fn with_session_name(mut self, name: impl Into<String>) -> Self {
+        self.session_name = Some(name.into());
+        self
+    }
+
+    /// The external id the role's trust policy asks for.
+    pub fn with_external_id(mut self, id: impl Into<String>) -> Self {
+        self.external_id = Some(id.into());
+        self
     }
 }
 
@@ -262,6 +414,78 @@ pub(crate) fn lookup(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A role in the options: the environment's clients sign with what STS `AssumeRole`
+    /// answered (a fake STS on a local socket, at the options' endpoint), asked for with
+    /// the role, session name and external id given, on the fixed keys' signature.
+    #[tokio::test]
+    async fn a_role_in_the_options_is_assumed_through_sts_at_the_endpoint() {
+        use aws_credential_types::provider::ProvideCredentials;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let sts = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            // Headers and a small form body: read until the body's length is in.
+            loop {
+                let n = socket.read(&mut buf).await.unwrap();
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request).to_string();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse::<usize>().ok())?
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= length {
+                        break;
+                    }
+                }
+            }
+            let body = "<AssumeRoleResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">\
+                <AssumeRoleResult><Credentials><AccessKeyId>ASIAROLEKEY</AccessKeyId>\
+                <SecretAccessKey>rolesecret</SecretAccessKey><SessionToken>roletoken</SessionToken>\
+                <Expiration>2099-01-01T00:00:00Z</Expiration></Credentials>\
+                <AssumedRoleUser><AssumedRoleId>AROA:s</AssumedRoleId>\
+                <Arn>arn:aws:sts::123456789012:assumed-role/kops/s</Arn></AssumedRoleUser>\
+                </AssumeRoleResult></AssumeRoleResponse>";
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/xml\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(response.as_bytes()).await.unwrap();
+            String::from_utf8_lossy(&request).to_string()
+        });
+        let options = AwsEnvOptions::default()
+            .with_region("eu-west-1")
+            .with_endpoint(&endpoint)
+            .with_static_credentials("AKIABASE", "basesecret")
+            .with_assume_role(
+                AssumeRole::new("arn:aws:iam::123456789012:role/kops")
+                    .with_session_name("tf-session")
+                    .with_external_id("ext-42"),
+            );
+        let env = AwsEnv::load(&options).await;
+        assert!(
+            env.credentials_origin()
+                .contains("role arn:aws:iam::123456789012:role/kops")
+        );
+        let provider = env.sdk().credentials_provider().unwrap();
+        let creds = provider.provide_credentials().await.unwrap();
+        assert_eq!(creds.access_key_id(), "ASIAROLEKEY");
+        assert_eq!(creds.session_token(), Some("roletoken"));
+        let request = sts.await.unwrap();
+        assert!(request.contains("Action=AssumeRole"), "{request}");
+        assert!(request.contains("RoleSessionName=tf-session"), "{request}");
+        assert!(request.contains("ExternalId=ext-42"), "{request}");
+        assert!(request.contains("Credential=AKIABASE/"), "{request}");
+        assert!(!format!("{options:?}").contains("basesecret"));
+    }
 
     #[derive(Debug, thiserror::Error)]
     #[error("request failed")]

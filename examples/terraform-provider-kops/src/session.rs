@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use kops_model::cloud_aws::{AwsBackend, AwsBackendBuilder, StaticCredentials};
 use kops_model::cloud_gce::cloud::{CloudError, CloudResult};
 use kops_model::cloud_gce::rest::{ENDPOINT_ENV, RestConfig, RestGce, TokenSource};
+use kops_model::statestore::aws::{AssumeRole, AwsEnv, AwsEnvOptions};
 use kops_model::statestore::gcs::{
     CLOUD_PLATFORM_SCOPE, GcsConfig, GcsTokenSource, GoogleCredentials, StaticToken,
 };
@@ -55,8 +56,30 @@ pub fn schema() -> Block {
                         text_attr("s3_region", "Its region."),
                         text_attr("s3_access_key", "Its access key id."),
                         text_attr("s3_secret_key", "Its secret.").sensitive(),
+                        text_attr(
+                            "profile",
+                            "A profile of the shared config files (AWS_CONFIG_FILE, \
+                             AWS_SHARED_CREDENTIALS_FILE), for the cloud and an s3:// store.",
+                        ),
                     ],
-                    blocks: Vec::new(),
+                    blocks: vec![Nested {
+                        name: "assume_role".into(),
+                        max_items: 1,
+                        block: Block {
+                            attrs: vec![
+                                text_attr("role_arn", "The ARN of the IAM role to assume."),
+                                text_attr("session_name", "The role session's name."),
+                                text_attr(
+                                    "external_id",
+                                    "The external id the role's trust policy asks for.",
+                                ),
+                            ],
+                            blocks: Vec::new(),
+                            description: "A role assumed through STS with the credentials \
+                                          otherwise found, for the cloud and an s3:// store."
+                                .into(),
+                        },
+                    }],
                     description: "AWS credentials and endpoints (default: the SDK's environment)."
                         .into(),
                 },
@@ -117,6 +140,9 @@ struct AwsSettings {
     s3_endpoint: Option<String>,
     s3_region: Option<String>,
     s3_credentials: Option<(String, String)>,
+    /// The environment loaded with `profile` and `assume_role`, when the block has either:
+    /// the cloud and the store share its credentials provider.
+    env: Option<AwsEnv>,
 }
 
 /// Google settings given in the provider block; what is missing comes from the
@@ -238,6 +264,11 @@ impl Session {
             s3_endpoint: text(&block, "s3_endpoint"),
             s3_region: text(&block, "s3_region"),
             s3_credentials: key_pair(&block, "s3_access_key", "s3_secret_key")?,
+            env: None,
+        };
+        let aws = AwsSettings {
+            env: aws_env(&block, &aws).await?,
+            ..aws
         };
         let block = config.get("gce").items().first().cloned();
         let google = Google {
@@ -309,12 +340,19 @@ impl Session {
 
     /// The AWS account the cluster runs in, in `region`.
     pub async fn aws(&self, region: &str) -> anyhow::Result<AwsBackend> {
-        let mut builder = AwsBackendBuilder::from_env_in(region).await;
+        let mut builder = match &self.aws.env {
+            // The profile's or the role's credentials, with the keys already in them.
+            Some(env) => AwsBackendBuilder::from_aws_env(env).region(region),
+            None => {
+                let mut b = AwsBackendBuilder::from_env_in(region).await;
+                if let Some((id, secret)) = &self.aws.credentials {
+                    b = b.credentials(StaticCredentials::new(id, secret));
+                }
+                b
+            }
+        };
         if let Some(endpoint) = &self.aws.endpoint {
             builder = builder.endpoint(endpoint);
-        }
-        if let Some((id, secret)) = &self.aws.credentials {
-            builder = builder.credentials(StaticCredentials::new(id, secret));
         }
         Ok(builder.build()?)
     }
@@ -377,9 +415,12 @@ impl AwsSettings {
     async fn s3_config(&self) -> kops_model::statestore::Result<S3Config> {
         let credentials = self.s3_credentials.as_ref().or(self.credentials.as_ref());
         // Credentials in the block: the environment's are neither needed nor checked.
-        let mut config = match credentials {
-            Some((id, secret)) => S3Config::default().with_static_credentials(id, secret, None),
-            None => S3Config::from_env().await?,
+        let mut config = match (self.s3_credentials.as_ref(), &self.env, credentials) {
+            (None, Some(env), _) => S3Config::default().with_aws_env(env),
+            (_, _, Some((id, secret))) => {
+                S3Config::default().with_static_credentials(id, secret, None)
+            }
+            (_, _, None) => S3Config::from_env().await?,
         };
         if let Some(endpoint) = self.s3_endpoint.as_ref().or(self.endpoint.as_ref()) {
             config = config.with_endpoint(endpoint).with_force_path_style(true);
@@ -389,6 +430,53 @@ impl AwsSettings {
         }
         Ok(config)
     }
+}
+
+/// The AWS environment the block's `profile` and `assume_role` ask for (with its region,
+/// endpoint and keys), or `None` when it has neither.
+async fn aws_env(block: &Value, aws: &AwsSettings) -> Result<Option<AwsEnv>, Diags> {
+    let profile = text(block, "profile");
+    let role = block.get("assume_role").items().first().cloned();
+    if profile.is_none() && role.is_none() {
+        return Ok(None);
+    }
+    let mut options = AwsEnvOptions::default();
+    if let Some(p) = profile {
+        options = options.with_profile(p);
+    }
+    if let Some(r) = &aws.region {
+        options = options.with_region(r);
+    }
+    if let Some(e) = &aws.endpoint {
+        options = options.with_endpoint(e);
+    }
+    if let Some((id, secret)) = &aws.credentials {
+        options = options.with_static_credentials(id, secret);
+    }
+    if let Some(role) = role {
+        let Some(arn) = text(&role, "role_arn") else {
+            return Err(vec![Diag::at(
+                vec![
+                    Step::Attr("aws".into()),
+                    Step::Index(0),
+                    Step::Attr("assume_role".into()),
+                    Step::Index(0),
+                    Step::Attr("role_arn".into()),
+                ],
+                "Missing role",
+                "assume_role needs role_arn, the ARN of the IAM role to assume.",
+            )]);
+        };
+        let mut assume = AssumeRole::new(arn);
+        if let Some(n) = text(&role, "session_name") {
+            assume = assume.with_session_name(n);
+        }
+        if let Some(id) = text(&role, "external_id") {
+            assume = assume.with_external_id(id);
+        }
+        options = options.with_assume_role(assume);
+    }
+    Ok(Some(AwsEnv::load(&options).await))
 }
 
 /// A non-empty environment variable.

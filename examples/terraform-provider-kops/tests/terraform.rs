@@ -2064,3 +2064,171 @@ fn the_updater_applies_lifecycle_overrides_and_refuses_a_kops_downgrade() {
     );
     drop(fake);
 }
+
+/// Each connection's bytes as the client sent them.
+type Connections = std::sync::Arc<std::sync::Mutex<Vec<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>>>;
+
+/// A TCP proxy to moto that keeps every byte clients send, one buffer per connection:
+/// which requests were made, and with which credentials they were signed.
+struct RecordingProxy {
+    url: String,
+    sent: Connections,
+}
+
+impl RecordingProxy {
+    fn start(upstream: &str) -> RecordingProxy {
+        use std::io::{Read, Write};
+        use std::sync::{Arc, Mutex};
+        let target = upstream
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind proxy");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let sent: Connections = Arc::default();
+        let all = sent.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { continue };
+                let Ok(mut server) = std::net::TcpStream::connect(&target) else {
+                    continue;
+                };
+                let log: Arc<Mutex<Vec<u8>>> = Arc::default();
+                all.lock().unwrap().push(log.clone());
+                let (mut client_r, mut server_w) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 16384];
+                    while let Ok(n) = client_r.read(&mut buf) {
+                        if n == 0 || server_w.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                        log.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                    let _ = server_w.shutdown(std::net::Shutdown::Write);
+                });
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut server, &mut client);
+                    let _ = client.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        });
+        RecordingProxy { url, sent }
+    }
+
+    /// Every connection's bytes, as text.
+    fn requests(&self) -> Vec<String> {
+        self.sent
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|c| String::from_utf8_lossy(&c.lock().unwrap()).into_owned())
+            .collect()
+    }
+}
+
+/// `aws { profile, assume_role { role_arn, session_name, external_id } }`: with no key in
+/// the environment, the profile of an AWS config file in a temp dir signs STS AssumeRole
+/// (moto answers it), and the role's temporary credentials sign the cluster's requests and
+/// the store's; the cluster is created and destroyed.
+#[test]
+fn a_profile_and_an_assumed_role_reach_the_cloud() {
+    let Some((endpoint, terraform)) = setup() else {
+        return;
+    };
+    let proxy = RecordingProxy::start(&endpoint);
+    let bucket = format!("kops-tf-role-{}", std::process::id());
+    let name = &format!("role-{}.{ZONE}", std::process::id());
+    prepare(&endpoint, &bucket);
+    let work = Work::new(&terraform, &endpoint);
+    work.write("id.pub", SSH_KEY);
+    work.write(
+        "aws-config",
+        &format!("[profile kops-tf]\nregion = {REGION}\n"),
+    );
+    work.write(
+        "aws-credentials",
+        "[kops-tf]\naws_access_key_id = AKIAPROFILEKEY\naws_secret_access_key = profilesecret\n",
+    );
+    let provider = format!(
+        "provider \"kops\" {{\n  state_store = \"s3://{bucket}\"\n  aws {{\n    \
+         endpoint = \"{}\"\n    profile  = \"kops-tf\"\n    assume_role {{\n      \
+         role_arn     = \"arn:aws:iam::123456789012:role/kops-admin\"\n      \
+         session_name = \"tf-kops\"\n      external_id  = \"ext-1234\"\n    }}\n  }}\n}}",
+        proxy.url
+    );
+    let plain = format!("provider \"kops\" {{\n  state_store = \"s3://{bucket}\"\n}}");
+    let hcl = config(&bucket, name, 2, "t3.medium");
+    assert!(hcl.contains(&plain));
+    work.write("main.tf", &hcl.replace(&plain, &provider));
+    let run = |args: &[&str], code: i32| {
+        let out = Command::new(&work.terraform)
+            .args(args)
+            .current_dir(work.path())
+            .env("TF_CLI_CONFIG_FILE", work.path().join("terraformrc"))
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("TF_IN_AUTOMATION", "1")
+            .env("AWS_CONFIG_FILE", work.path().join("aws-config"))
+            .env(
+                "AWS_SHARED_CREDENTIALS_FILE",
+                work.path().join("aws-credentials"),
+            )
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_REGION", REGION)
+            .env_remove("AWS_ENDPOINT_URL")
+            .env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env_remove("AWS_PROFILE")
+            .env_remove("S3_ENDPOINT")
+            .env_remove("S3_ACCESS_KEY_ID")
+            .env_remove("S3_SECRET_ACCESS_KEY")
+            .output()
+            .expect("terraform runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(code), "terraform {args:?}:\n{text}");
+        text
+    };
+    run(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    assert!(
+        objects(&endpoint, &bucket, "")
+            .iter()
+            .any(|o| o.starts_with(name)),
+        "the spec is in the bucket"
+    );
+    assert_ne!(leftovers(&endpoint, name), "{}", "the cluster is in moto");
+    let requests = proxy.requests();
+    let assume: Vec<&String> = requests
+        .iter()
+        .filter(|r| r.contains("Action=AssumeRole"))
+        .collect();
+    assert!(!assume.is_empty(), "no STS AssumeRole request went out");
+    for r in &assume {
+        // Signed with the profile's key, for the role asked for, as configured.
+        assert!(r.contains("Credential=AKIAPROFILEKEY/"), "{r}");
+        assert!(r.contains("RoleSessionName=tf-kops"), "{r}");
+        assert!(r.contains("ExternalId=ext-1234"), "{r}");
+        assert!(r.contains("kops-admin"), "{r}");
+    }
+    // The cloud's requests (EC2's VPC, S3's objects) carry the role's temporary key.
+    let vpc = requests
+        .iter()
+        .find(|r| r.contains("Action=CreateVpc"))
+        .expect("the VPC was created through the proxy");
+    assert!(vpc.contains("Credential=ASIA"), "{vpc}");
+    assert!(!vpc.contains("Credential=AKIAPROFILEKEY/"), "{vpc}");
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.starts_with("PUT /") && r.contains("Credential=ASIA")),
+        "the store's writes carry the role's key"
+    );
+    run(
+        &["destroy", "-auto-approve", "-input=false", "-no-color"],
+        0,
+    );
+    assert_eq!(leftovers(&endpoint, name), "{}");
+}
