@@ -33,61 +33,78 @@ fn aggregated(labels: &Value, keys: &[&str]) -> Value {
     l
 }
 
-/// The addon's objects.
+/// The labels of the components and of the aggregated ClusterRoles.
+struct Labels {
+    cainjector: Value,
+    controller: Value,
+    webhook: Value,
+    cm_component: Value,
+    l3: Value,
+    l4: Value,
+    l5: Value,
+}
+
+impl Labels {
+    fn new() -> Self {
+        let controller = component("cert-manager", "controller");
+        Self {
+            cainjector: component("cainjector", "cainjector"),
+            webhook: component("webhook", "webhook"),
+            cm_component: component("cert-manager", "cert-manager"),
+            l3: aggregated(&controller, &["cluster-reader"]),
+            l4: aggregated(&controller, &["admin", "cluster-reader", "edit", "view"]),
+            l5: aggregated(&controller, &["admin", "edit"]),
+            controller,
+        }
+    }
+}
+
+/// The addon's objects, in kOps' manifest order.
 pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
-    let cm = ctx.cluster.spec.cert_manager.clone().unwrap_or_default();
-    let cainjector = component("cainjector", "cainjector");
-    let controller = component("cert-manager", "controller");
-    let webhook = component("webhook", "webhook");
-    let cm_component = component("cert-manager", "cert-manager");
-    let l3 = aggregated(&controller, &["cluster-reader"]);
-    let l4 = aggregated(&controller, &["admin", "cluster-reader", "edit", "view"]);
-    let l5 = aggregated(&controller, &["admin", "edit"]);
+    let l = Labels::new();
+    let mut out = service_accounts(&l);
+    out.extend(crds("cert-manager.json", CRDS)?);
+    out.extend(cluster_roles(&l));
+    out.extend(cluster_role_bindings(&l));
+    out.extend(leader_election_rbac(&l));
+    out.extend([
+        cainjector_service(&l.cainjector),
+        controller_service(&l.controller),
+        webhook_service(&l.webhook),
+        cainjector_deployment(&l.cainjector),
+        controller_deployment(ctx, &l.controller),
+        webhook_deployment(&l.webhook),
+        mutating_webhook(&l.webhook),
+        validating_webhook(&l.webhook),
+    ]);
+    Ok(out)
+}
 
-    let mut controller_args: Vec<String> = [
-        "--v=2",
-        "--cluster-resource-namespace=$(POD_NAMESPACE)",
-        "--leader-election-namespace=kube-system",
-    ]
-    .map(String::from)
-    .to_vec();
-    controller_args.push(format!(
-        "--acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:{VERSION}"
-    ));
-    controller_args.push("--max-concurrent-challenges=60".into());
-    controller_args.push("--enable-certificate-owner-ref=true".into());
-    if let Some(issuer) = cm.default_issuer.as_deref().filter(|i| !i.is_empty()) {
-        controller_args.push(format!("--default-issuer-name={issuer}"));
-        controller_args.push("--default-issuer-kind=ClusterIssuer".into());
-        controller_args.push("--default-issuer-group=cert-manager.io".into());
-    }
-    for (gate, on) in cm.feature_gates.iter().flatten() {
-        controller_args.push(format!("--feature-gates={gate}={on}"));
-    }
-    let mut controller_env = vec![env_field("POD_NAMESPACE", "metadata.namespace")];
-    if ctx.cluster.spec.cloud_provider.aws.is_some() {
-        controller_env.push(env("AWS_REGION", &ctx.region));
-    }
-
-    let mut out = vec![
+/// The ServiceAccounts of the CA injector, the controller and the webhook.
+fn service_accounts(l: &Labels) -> Vec<Value> {
+    vec![
         labeled(
             automount(
                 service_account("cert-manager-cainjector", "kube-system"),
                 true,
             ),
-            &cainjector,
+            &l.cainjector,
         ),
         labeled(
             automount(service_account("cert-manager", "kube-system"), true),
-            &controller,
+            &l.controller,
         ),
         labeled(
             automount(service_account("cert-manager-webhook", "kube-system"), true),
-            &webhook,
+            &l.webhook,
         ),
-    ];
-    out.extend(crds("cert-manager.json", CRDS)?);
-    out.extend([
+    ]
+}
+
+/// The ClusterRoles, by component, then the aggregated ones.
+#[rustfmt::skip]
+fn cluster_roles(l: &Labels) -> Vec<Value> {
+    vec![
     labeled(role("cert-manager-cainjector", "", vec![
         rule(&["cert-manager.io"], &["certificates"], &["get", "list", "watch"]),
         rule(&[""], &["secrets"], &["get", "list", "watch"]),
@@ -95,19 +112,19 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         rule(&["admissionregistration.k8s.io"], &["validatingwebhookconfigurations", "mutatingwebhookconfigurations"], &["get", "list", "watch", "update", "patch"]),
         rule(&["apiregistration.k8s.io"], &["apiservices"], &["get", "list", "watch", "update", "patch"]),
         rule(&["apiextensions.k8s.io"], &["customresourcedefinitions"], &["get", "list", "watch", "update", "patch"]),
-    ]), &cainjector),
+    ]), &l.cainjector),
     labeled(role("cert-manager-controller-issuers", "", vec![
         rule(&["cert-manager.io"], &["issuers", "issuers/status"], &["update", "patch"]),
         rule(&["cert-manager.io"], &["issuers"], &["get", "list", "watch"]),
         rule(&[""], &["secrets"], &["get", "list", "watch", "create", "update", "delete"]),
         rule(&[""], &["events"], &["create", "patch"]),
-    ]), &controller),
+    ]), &l.controller),
     labeled(role("cert-manager-controller-clusterissuers", "", vec![
         rule(&["cert-manager.io"], &["clusterissuers", "clusterissuers/status"], &["update", "patch"]),
         rule(&["cert-manager.io"], &["clusterissuers"], &["get", "list", "watch"]),
         rule(&[""], &["secrets"], &["get", "list", "watch", "create", "update", "delete"]),
         rule(&[""], &["events"], &["create", "patch"]),
-    ]), &controller),
+    ]), &l.controller),
     labeled(role("cert-manager-controller-certificates", "", vec![
         rule(&["cert-manager.io"], &["certificates", "certificates/status", "certificaterequests", "certificaterequests/status"], &["update", "patch"]),
         rule(&["cert-manager.io"], &["certificates", "certificaterequests", "clusterissuers", "issuers"], &["get", "list", "watch"]),
@@ -115,7 +132,7 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         rule(&["acme.cert-manager.io"], &["orders"], &["create", "delete", "get", "list", "watch"]),
         rule(&[""], &["secrets"], &["get", "list", "watch", "create", "update", "delete", "patch"]),
         rule(&[""], &["events"], &["create", "patch"]),
-    ]), &controller),
+    ]), &l.controller),
     labeled(role("cert-manager-controller-orders", "", vec![
         rule(&["acme.cert-manager.io"], &["orders", "orders/status"], &["update", "patch"]),
         rule(&["acme.cert-manager.io"], &["orders", "challenges"], &["get", "list", "watch"]),
@@ -124,7 +141,7 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         rule(&["acme.cert-manager.io"], &["orders/finalizers"], &["update"]),
         rule(&[""], &["secrets"], &["get", "list", "watch"]),
         rule(&[""], &["events"], &["create", "patch"]),
-    ]), &controller),
+    ]), &l.controller),
     labeled(role("cert-manager-controller-challenges", "", vec![
         rule(&["acme.cert-manager.io"], &["challenges", "challenges/status"], &["update", "patch"]),
         rule(&["acme.cert-manager.io"], &["challenges"], &["get", "list", "watch"]),
@@ -137,7 +154,7 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         rule(&["route.openshift.io"], &["routes/custom-host"], &["create"]),
         rule(&["acme.cert-manager.io"], &["challenges/finalizers"], &["update"]),
         rule(&[""], &["secrets"], &["get", "list", "watch"]),
-    ]), &controller),
+    ]), &l.controller),
     labeled(role("cert-manager-controller-ingress-shim", "", vec![
         rule(&["cert-manager.io"], &["certificates", "certificaterequests"], &["create", "update", "delete"]),
         rule(&["cert-manager.io"], &["certificates", "certificaterequests", "issuers", "clusterissuers"], &["get", "list", "watch"]),
@@ -146,61 +163,79 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
         rule(&["gateway.networking.k8s.io"], &["gateways", "httproutes"], &["get", "list", "watch"]),
         rule(&["gateway.networking.k8s.io"], &["gateways/finalizers", "httproutes/finalizers"], &["update"]),
         rule(&[""], &["events"], &["create", "patch"]),
-    ]), &controller),
+    ]), &l.controller),
     labeled(role("cert-manager-cluster-view", "", vec![
         rule(&["cert-manager.io"], &["clusterissuers"], &["get", "list", "watch"]),
-    ]), &l3),
+    ]), &l.l3),
     labeled(role("cert-manager-view", "", vec![
         rule(&["cert-manager.io"], &["certificates", "certificaterequests", "issuers"], &["get", "list", "watch"]),
         rule(&["acme.cert-manager.io"], &["challenges", "orders"], &["get", "list", "watch"]),
-    ]), &l4),
+    ]), &l.l4),
     labeled(role("cert-manager-edit", "", vec![
         rule(&["cert-manager.io"], &["certificates", "certificaterequests", "issuers"], &["create", "delete", "deletecollection", "patch", "update"]),
         rule(&["cert-manager.io"], &["certificates/status"], &["update"]),
         rule(&["acme.cert-manager.io"], &["challenges", "orders"], &["create", "delete", "deletecollection", "patch", "update"]),
-    ]), &l5),
+    ]), &l.l5),
     labeled(role("cert-manager-controller-approve:cert-manager-io", "", vec![
         named_rule(&["cert-manager.io"], &["signers"], &["issuers.cert-manager.io/*", "clusterissuers.cert-manager.io/*"], &["approve"]),
-    ]), &cm_component),
+    ]), &l.cm_component),
     labeled(role("cert-manager-controller-certificatesigningrequests", "", vec![
         rule(&["certificates.k8s.io"], &["certificatesigningrequests"], &["get", "list", "watch", "update"]),
         rule(&["certificates.k8s.io"], &["certificatesigningrequests/status"], &["update", "patch"]),
         named_rule(&["certificates.k8s.io"], &["signers"], &["issuers.cert-manager.io/*", "clusterissuers.cert-manager.io/*"], &["sign"]),
         rule(&["authorization.k8s.io"], &["subjectaccessreviews"], &["create"]),
-    ]), &cm_component),
+    ]), &l.cm_component),
     labeled(role("cert-manager-webhook:subjectaccessreviews", "", vec![
         rule(&["authorization.k8s.io"], &["subjectaccessreviews"], &["create"]),
-    ]), &webhook),
-    labeled(binding("cert-manager-cainjector", "", "ClusterRole", "cert-manager-cainjector", vec![sa_subject("cert-manager-cainjector", "kube-system")]), &cainjector),
-    labeled(binding("cert-manager-controller-issuers", "", "ClusterRole", "cert-manager-controller-issuers", vec![sa_subject("cert-manager", "kube-system")]), &controller),
-    labeled(binding("cert-manager-controller-clusterissuers", "", "ClusterRole", "cert-manager-controller-clusterissuers", vec![sa_subject("cert-manager", "kube-system")]), &controller),
-    labeled(binding("cert-manager-controller-certificates", "", "ClusterRole", "cert-manager-controller-certificates", vec![sa_subject("cert-manager", "kube-system")]), &controller),
-    labeled(binding("cert-manager-controller-orders", "", "ClusterRole", "cert-manager-controller-orders", vec![sa_subject("cert-manager", "kube-system")]), &controller),
-    labeled(binding("cert-manager-controller-challenges", "", "ClusterRole", "cert-manager-controller-challenges", vec![sa_subject("cert-manager", "kube-system")]), &controller),
-    labeled(binding("cert-manager-controller-ingress-shim", "", "ClusterRole", "cert-manager-controller-ingress-shim", vec![sa_subject("cert-manager", "kube-system")]), &controller),
-    labeled(binding("cert-manager-controller-approve:cert-manager-io", "", "ClusterRole", "cert-manager-controller-approve:cert-manager-io", vec![sa_subject("cert-manager", "kube-system")]), &cm_component),
-    labeled(binding("cert-manager-controller-certificatesigningrequests", "", "ClusterRole", "cert-manager-controller-certificatesigningrequests", vec![sa_subject("cert-manager", "kube-system")]), &cm_component),
-    labeled(binding("cert-manager-webhook:subjectaccessreviews", "", "ClusterRole", "cert-manager-webhook:subjectaccessreviews", vec![sa_subject("cert-manager-webhook", "kube-system")]), &webhook),
+    ]), &l.webhook),
+    ]
+}
+
+/// The ClusterRoleBindings.
+#[rustfmt::skip]
+fn cluster_role_bindings(l: &Labels) -> Vec<Value> {
+    vec![
+    labeled(binding("cert-manager-cainjector", "", "ClusterRole", "cert-manager-cainjector", vec![sa_subject("cert-manager-cainjector", "kube-system")]), &l.cainjector),
+    labeled(binding("cert-manager-controller-issuers", "", "ClusterRole", "cert-manager-controller-issuers", vec![sa_subject("cert-manager", "kube-system")]), &l.controller),
+    labeled(binding("cert-manager-controller-clusterissuers", "", "ClusterRole", "cert-manager-controller-clusterissuers", vec![sa_subject("cert-manager", "kube-system")]), &l.controller),
+    labeled(binding("cert-manager-controller-certificates", "", "ClusterRole", "cert-manager-controller-certificates", vec![sa_subject("cert-manager", "kube-system")]), &l.controller),
+    labeled(binding("cert-manager-controller-orders", "", "ClusterRole", "cert-manager-controller-orders", vec![sa_subject("cert-manager", "kube-system")]), &l.controller),
+    labeled(binding("cert-manager-controller-challenges", "", "ClusterRole", "cert-manager-controller-challenges", vec![sa_subject("cert-manager", "kube-system")]), &l.controller),
+    labeled(binding("cert-manager-controller-ingress-shim", "", "ClusterRole", "cert-manager-controller-ingress-shim", vec![sa_subject("cert-manager", "kube-system")]), &l.controller),
+    labeled(binding("cert-manager-controller-approve:cert-manager-io", "", "ClusterRole", "cert-manager-controller-approve:cert-manager-io", vec![sa_subject("cert-manager", "kube-system")]), &l.cm_component),
+    labeled(binding("cert-manager-controller-certificatesigningrequests", "", "ClusterRole", "cert-manager-controller-certificatesigningrequests", vec![sa_subject("cert-manager", "kube-system")]), &l.cm_component),
+    labeled(binding("cert-manager-webhook:subjectaccessreviews", "", "ClusterRole", "cert-manager-webhook:subjectaccessreviews", vec![sa_subject("cert-manager-webhook", "kube-system")]), &l.webhook),
+    ]
+}
+
+/// The leader-election, token-request and dynamic-serving Roles in kube-system and their bindings.
+#[rustfmt::skip]
+fn leader_election_rbac(l: &Labels) -> Vec<Value> {
+    vec![
     labeled(role("cert-manager-cainjector:leaderelection", "kube-system", vec![
         named_rule(&["coordination.k8s.io"], &["leases"], &["cert-manager-cainjector-leader-election", "cert-manager-cainjector-leader-election-core"], &["get", "update", "patch"]),
         rule(&["coordination.k8s.io"], &["leases"], &["create"]),
-    ]), &cainjector),
+    ]), &l.cainjector),
     labeled(role("cert-manager:leaderelection", "kube-system", vec![
         named_rule(&["coordination.k8s.io"], &["leases"], &["cert-manager-controller"], &["get", "update", "patch"]),
         rule(&["coordination.k8s.io"], &["leases"], &["create"]),
-    ]), &controller),
+    ]), &l.controller),
     labeled(role("cert-manager-tokenrequest", "kube-system", vec![
         named_rule(&[""], &["serviceaccounts/token"], &["cert-manager"], &["create"]),
-    ]), &controller),
+    ]), &l.controller),
     labeled(role("cert-manager-webhook:dynamic-serving", "kube-system", vec![
         named_rule(&[""], &["secrets"], &["cert-manager-webhook-ca"], &["get", "list", "watch", "update"]),
         rule(&[""], &["secrets"], &["create"]),
-    ]), &webhook),
-    labeled(binding("cert-manager-cainjector:leaderelection", "kube-system", "Role", "cert-manager-cainjector:leaderelection", vec![sa_subject("cert-manager-cainjector", "kube-system")]), &cainjector),
-    labeled(binding("cert-manager:leaderelection", "kube-system", "Role", "cert-manager:leaderelection", vec![sa_subject("cert-manager", "kube-system")]), &controller),
-    labeled(binding("cert-manager-tokenrequest", "kube-system", "Role", "cert-manager-tokenrequest", vec![sa_subject("cert-manager", "kube-system")]), &controller),
-    labeled(binding("cert-manager-webhook:dynamic-serving", "kube-system", "Role", "cert-manager-webhook:dynamic-serving", vec![sa_subject("cert-manager-webhook", "kube-system")]), &webhook),
-    // Service cert-manager-cainjector
+    ]), &l.webhook),
+    labeled(binding("cert-manager-cainjector:leaderelection", "kube-system", "Role", "cert-manager-cainjector:leaderelection", vec![sa_subject("cert-manager-cainjector", "kube-system")]), &l.cainjector),
+    labeled(binding("cert-manager:leaderelection", "kube-system", "Role", "cert-manager:leaderelection", vec![sa_subject("cert-manager", "kube-system")]), &l.controller),
+    labeled(binding("cert-manager-tokenrequest", "kube-system", "Role", "cert-manager-tokenrequest", vec![sa_subject("cert-manager", "kube-system")]), &l.controller),
+    labeled(binding("cert-manager-webhook:dynamic-serving", "kube-system", "Role", "cert-manager-webhook:dynamic-serving", vec![sa_subject("cert-manager-webhook", "kube-system")]), &l.webhook),
+    ]
+}
+
+/// The CA injector's metrics Service.
+fn cainjector_service(cainjector: &Value) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Service",
@@ -218,8 +253,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             },
             "type": "ClusterIP",
         },
-    }),
-    // Service cert-manager
+    })
+}
+
+/// The controller's metrics Service.
+fn controller_service(controller: &Value) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Service",
@@ -240,8 +278,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             },
             "type": "ClusterIP",
         },
-    }),
-    // Service cert-manager-webhook
+    })
+}
+
+/// The webhook's Service.
+fn webhook_service(webhook: &Value) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Service",
@@ -268,8 +309,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
             },
             "type": "ClusterIP",
         },
-    }),
-    // Deployment cert-manager-cainjector
+    })
+}
+
+/// The CA injector's Deployment.
+fn cainjector_deployment(cainjector: &Value) -> Value {
     json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -336,9 +380,37 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
                 },
             },
         },
-    }),
-    // Deployment cert-manager
-    json!({
+    })
+}
+
+/// The controller's Deployment, with the spec's default issuer, feature gates and nameservers.
+fn controller_deployment(ctx: &ClusterContext, controller: &Value) -> Value {
+    let cm = ctx.cluster.spec.cert_manager.clone().unwrap_or_default();
+    let mut controller_args: Vec<String> = [
+        "--v=2",
+        "--cluster-resource-namespace=$(POD_NAMESPACE)",
+        "--leader-election-namespace=kube-system",
+    ]
+    .map(String::from)
+    .to_vec();
+    controller_args.push(format!(
+        "--acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:{VERSION}"
+    ));
+    controller_args.push("--max-concurrent-challenges=60".into());
+    controller_args.push("--enable-certificate-owner-ref=true".into());
+    if let Some(issuer) = cm.default_issuer.as_deref().filter(|i| !i.is_empty()) {
+        controller_args.push(format!("--default-issuer-name={issuer}"));
+        controller_args.push("--default-issuer-kind=ClusterIssuer".into());
+        controller_args.push("--default-issuer-group=cert-manager.io".into());
+    }
+    for (gate, on) in cm.feature_gates.iter().flatten() {
+        controller_args.push(format!("--feature-gates={gate}={on}"));
+    }
+    let mut controller_env = vec![env_field("POD_NAMESPACE", "metadata.namespace")];
+    if ctx.cluster.spec.cloud_provider.aws.is_some() {
+        controller_env.push(env("AWS_REGION", &ctx.region));
+    }
+    let mut deployment = json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"labels": controller, "name": "cert-manager", "namespace": "kube-system"},
@@ -412,8 +484,18 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
                 },
             },
         },
-    }),
-    // Deployment cert-manager-webhook
+    });
+    if let Some(ns) = cm.nameservers.as_ref().filter(|n| !n.is_empty())
+        && let Some(pod) = deployment.pointer_mut("/spec/template/spec")
+    {
+        pod["dnsConfig"] = json!({ "nameservers": ns });
+        pod["dnsPolicy"] = "None".into();
+    }
+    deployment
+}
+
+/// The webhook's Deployment.
+fn webhook_deployment(webhook: &Value) -> Value {
     json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -518,8 +600,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
                 },
             },
         },
-    }),
-    // MutatingWebhookConfiguration cert-manager-webhook
+    })
+}
+
+/// The MutatingWebhookConfiguration.
+fn mutating_webhook(webhook: &Value) -> Value {
     json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
@@ -555,8 +640,11 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
                 "timeoutSeconds": 30,
             },
         ],
-    }),
-    // ValidatingWebhookConfiguration cert-manager-webhook
+    })
+}
+
+/// The ValidatingWebhookConfiguration.
+fn validating_webhook(webhook: &Value) -> Value {
     json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
@@ -601,16 +689,5 @@ pub(super) fn objects(ctx: &ClusterContext) -> Result<Vec<Value>> {
                 "timeoutSeconds": 30,
             },
         ],
-    }),
-    ]);
-    if let Some(ns) = cm.nameservers.as_ref().filter(|n| !n.is_empty())
-        && let Some(pod) = out
-            .iter_mut()
-            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "cert-manager")
-            .and_then(|d| d.pointer_mut("/spec/template/spec"))
-    {
-        pod["dnsConfig"] = json!({ "nameservers": ns });
-        pod["dnsPolicy"] = "None".into();
-    }
-    Ok(out)
+    })
 }
