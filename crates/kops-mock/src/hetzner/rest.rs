@@ -270,31 +270,7 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
             o.insert("load_balancers".into(), json!([]));
             o.insert("expose_routes_to_vswitch".into(), json!(false));
         }
-        R::Firewall => {
-            let rules: Vec<Json> = r
-                .attrs
-                .get("rule")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .map(|rule| {
-                    let ips = |k: &str| rule[k].as_array().cloned().unwrap_or_default();
-                    json!({ "direction": rule["direction"], "protocol": rule["protocol"],
-                        "port": rule["port"], "source_ips": ips("source_ips"),
-                        "destination_ips": ips("destination_ips"), "description": rule["description"] })
-                })
-                .collect();
-            o.insert("rules".into(), Json::Array(rules));
-            let applied: Vec<Json> = r
-                .attrs
-                .get("apply_to")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .map(|a| json!({ "type": "label_selector", "label_selector": { "selector": a["label_selector"] } }))
-                .collect();
-            o.insert("applied_to".into(), Json::Array(applied));
-        }
+        R::Firewall => firewall_api(&mut o, r),
         R::LoadBalancer => {
             o.insert(
                 "load_balancer_type".into(),
@@ -345,54 +321,86 @@ fn to_api(r: &Resource, all: &[Resource]) -> Json {
             o.insert("status".into(), json!("available"));
             o.insert("format".into(), json!("ext4"));
         }
-        R::Server => {
-            let loc = attr(r, "location");
-            o.insert("status".into(), json!(attr(r, "status")));
-            let machine = Catalog::ServerTypes.named(attr(r, "server_type")).unwrap_or_else(|| {
-                json!({ "id": 1, "name": attr(r, "server_type"), "cores": 2, "memory": 4.0, "disk": 40, "architecture": "x86" })
-            });
-            // The image of the server's architecture.
-            let image = Catalog::Images
-                .select(&BTreeMap::from([
-                    ("name".to_owned(), attr(r, "image").to_owned()),
-                    ("architecture".to_owned(), machine["architecture"].as_str().unwrap_or("x86").to_owned()),
-                ]))
-                .into_iter()
-                .next()
-                .unwrap_or_else(|| json!({ "id": 1, "name": attr(r, "image"), "type": "system", "status": "available", "os_flavor": "ubuntu" }));
-            o.insert("primary_disk_size".into(), machine["disk"].clone());
-            o.insert("server_type".into(), machine);
-            o.insert("image".into(), image);
-            let dc = catalog::datacenter_of(loc).unwrap_or_else(|| {
-                json!({ "id": 1, "name": format!("{loc}-dc1"), "description": loc, "location": location(loc) })
-            });
-            o.insert("datacenter".into(), dc);
-            let ipv4 = r
-                .attr_str("ipv4_address")
-                .map(|ip| json!({ "id": 1, "ip": ip, "blocked": false, "dns_ptr": "" }));
-            o.insert(
-                "public_net".into(),
-                json!({ "ipv4": ipv4, "ipv6": null, "floating_ips": [], "firewalls": [] }),
-            );
-            let private: Vec<Json> = r
-                .attrs
-                .get("network")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .map(|n| json!({ "network": num(n["network_id"].as_str().unwrap_or_default()),
-                    "ip": r.attrs.get("private_ip"), "alias_ips": [], "mac_address": "86:00:00:00:00:01" }))
-                .collect();
-            o.insert("private_net".into(), Json::Array(private));
-            o.insert("volumes".into(), json!([]));
-            o.insert("load_balancers".into(), json!([]));
-            o.insert("included_traffic".into(), json!(0));
-            o.insert("rescue_enabled".into(), json!(false));
-            o.insert("locked".into(), json!(false));
-        }
+        R::Server => server_api(&mut o, r),
         _ => {}
     }
     Json::Object(o)
+}
+
+/// A server's fields: its type, image, datacenter and networks.
+fn server_api(o: &mut serde_json::Map<String, Json>, r: &Resource) {
+    let loc = attr(r, "location");
+    o.insert("status".into(), json!(attr(r, "status")));
+    let machine = Catalog::ServerTypes.named(attr(r, "server_type")).unwrap_or_else(|| {
+        json!({ "id": 1, "name": attr(r, "server_type"), "cores": 2, "memory": 4.0, "disk": 40, "architecture": "x86" })
+    });
+    // The image of the server's architecture.
+    let image = Catalog::Images
+        .select(&BTreeMap::from([
+            ("name".to_owned(), attr(r, "image").to_owned()),
+            ("architecture".to_owned(), machine["architecture"].as_str().unwrap_or("x86").to_owned()),
+        ]))
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| json!({ "id": 1, "name": attr(r, "image"), "type": "system", "status": "available", "os_flavor": "ubuntu" }));
+    o.insert("primary_disk_size".into(), machine["disk"].clone());
+    o.insert("server_type".into(), machine);
+    o.insert("image".into(), image);
+    let dc = catalog::datacenter_of(loc).unwrap_or_else(|| {
+        json!({ "id": 1, "name": format!("{loc}-dc1"), "description": loc, "location": location(loc) })
+    });
+    o.insert("datacenter".into(), dc);
+    let ipv4 = r
+        .attr_str("ipv4_address")
+        .map(|ip| json!({ "id": 1, "ip": ip, "blocked": false, "dns_ptr": "" }));
+    o.insert(
+        "public_net".into(),
+        json!({ "ipv4": ipv4, "ipv6": null, "floating_ips": [], "firewalls": [] }),
+    );
+    let private: Vec<Json> = r
+        .attrs
+        .get("network")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .map(|n| {
+            json!({ "network": num(n["network_id"].as_str().unwrap_or_default()),
+            "ip": r.attrs.get("private_ip"), "alias_ips": [], "mac_address": "86:00:00:00:00:01" })
+        })
+        .collect();
+    o.insert("private_net".into(), Json::Array(private));
+    o.insert("volumes".into(), json!([]));
+    o.insert("load_balancers".into(), json!([]));
+    o.insert("included_traffic".into(), json!(0));
+    o.insert("rescue_enabled".into(), json!(false));
+    o.insert("locked".into(), json!(false));
+}
+
+/// A firewall's fields: its rules and what they apply to.
+fn firewall_api(o: &mut serde_json::Map<String, Json>, r: &Resource) {
+    let rules: Vec<Json> = r
+        .attrs
+        .get("rule")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .map(|rule| {
+            let ips = |k: &str| rule[k].as_array().cloned().unwrap_or_default();
+            json!({ "direction": rule["direction"], "protocol": rule["protocol"],
+                "port": rule["port"], "source_ips": ips("source_ips"),
+                "destination_ips": ips("destination_ips"), "description": rule["description"] })
+        })
+        .collect();
+    o.insert("rules".into(), Json::Array(rules));
+    let applied: Vec<Json> = r
+        .attrs
+        .get("apply_to")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .map(|a| json!({ "type": "label_selector", "label_selector": { "selector": a["label_selector"] } }))
+        .collect();
+    o.insert("applied_to".into(), Json::Array(applied));
 }
 
 /// Whether `labels` pass an API label selector (`k=v,k!=v,k,!k`).
@@ -810,47 +818,8 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
         .split('/')
         .filter(|p| !p.is_empty())
         .collect();
-    let pattern: Vec<&str> = parts
-        .iter()
-        .map(|p| {
-            if p.chars().all(|c| c.is_ascii_digit()) {
-                "{id}"
-            } else {
-                p
-            }
-        })
-        .collect();
-    *s.calls
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(format!("{method} /{}", pattern.join("/")))
-        .or_insert(0) += 1;
-    if !authorized {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "unable to authenticate",
-            None,
-        );
-    }
-    {
-        let mut t = s.throttle.lock().unwrap_or_else(|e| e.into_inner());
-        if *t > 0 {
-            *t -= 1;
-            let mut r = error(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limit_exceeded",
-                "limit of 3600 requests per hour reached",
-                None,
-            );
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            if let Ok(v) = http::HeaderValue::from_str(&now.to_string()) {
-                r.headers_mut().insert("ratelimit-reset", v);
-            }
-            return r;
-        }
+    if let Some(refused) = admit(&s, &method, &parts, authorized) {
+        return refused;
     }
     match (method, parts.as_slice()) {
         (Method::GET, ["actions", id]) => match id.parse::<u64>() {
@@ -893,29 +862,7 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
                 ),
             }
         }
-        (Method::GET, [collection]) => {
-            let Some(rt) = type_of(collection) else {
-                return no_collection();
-            };
-            let all = s.all().await;
-            let mut items: Vec<&Resource> = all
-                .iter()
-                .filter(|r| r.resource_type == rt)
-                .filter(|r| {
-                    query
-                        .get("label_selector")
-                        .is_none_or(|sel| selected(sel, r))
-                })
-                .filter(|r| {
-                    query
-                        .get("name")
-                        .is_none_or(|n| r.name.as_deref() == Some(n.as_str()))
-                })
-                .collect();
-            items.sort_by_key(|r| r.id.parse::<u64>().unwrap_or(0));
-            let shown = items.iter().map(|r| to_api(r, &all)).collect();
-            reply(StatusCode::OK, &page(&query, collection, shown))
-        }
+        (Method::GET, [collection]) => list_collection(&s, collection, &query).await,
         (Method::GET, [collection, id]) => {
             let Some(rt) = type_of(collection) else {
                 return no_collection();
@@ -928,73 +875,8 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
                 None => missing(rt, id),
             }
         }
-        (Method::POST, [collection]) => {
-            let Some(rt) = type_of(collection) else {
-                return no_collection();
-            };
-            let request = match create_request(rt, &body) {
-                Ok(r) => r,
-                Err(e) => return cloud_error(&e),
-            };
-            let made = match s.cloud.create(&request).await {
-                Ok(r) => r,
-                Err(e) => return cloud_error(&e),
-            };
-            // A network may come with its subnets.
-            for subnet in body["subnets"].as_array().into_iter().flatten() {
-                let Some((part, _, attrs)) = part_of(&made.id, "add_subnet", subnet) else {
-                    continue;
-                };
-                if let Err(e) = s
-                    .cloud
-                    .create(&CreateRequest::new(part).with_attrs(attrs))
-                    .await
-                {
-                    return cloud_error(&e);
-                }
-            }
-            let mut answer = json!({ singular(rt): to_api(&made, &s.all().await) });
-            if rt != R::SshKey && rt != R::Network {
-                answer["action"] = s.action(&format!("create_{}", singular(rt)));
-            }
-            if rt == R::Server {
-                answer["next_actions"] = json!([s.action("start_server")]);
-                answer["root_password"] = Json::Null;
-            }
-            if rt == R::Firewall {
-                // Rules and the resources they apply to are set by actions of their own.
-                let mut actions = Vec::new();
-                if body["rules"].as_array().is_some_and(|r| !r.is_empty()) {
-                    actions.push(s.action("set_firewall_rules"));
-                }
-                if body["apply_to"].as_array().is_some_and(|a| !a.is_empty()) {
-                    actions.push(s.action("apply_firewall"));
-                }
-                answer["actions"] = Json::Array(actions);
-            }
-            reply(StatusCode::CREATED, &answer)
-        }
-        (Method::PUT, [collection, id]) => {
-            let Some(rt) = type_of(collection) else {
-                return no_collection();
-            };
-            let mut update = UpdateRequest::new(rt, (*id).to_owned());
-            if let Some(labels) = body["labels"].as_object() {
-                update = update.with_tags(
-                    labels
-                        .iter()
-                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                        .collect(),
-                );
-            }
-            match s.cloud.update(&update).await {
-                Ok(r) => reply(
-                    StatusCode::OK,
-                    &json!({ singular(rt): to_api(&r, &s.all().await) }),
-                ),
-                Err(e) => cloud_error(&e),
-            }
-        }
+        (Method::POST, [collection]) => create(&s, collection, &body).await,
+        (Method::PUT, [collection, id]) => update(&s, collection, id, &body).await,
         (Method::DELETE, [collection, id]) => {
             let Some(rt) = type_of(collection) else {
                 return no_collection();
@@ -1016,78 +898,228 @@ async fn handle(s: Arc<Fake>, req: Request<Incoming>) -> Reply {
             }
         }
         (Method::POST, [collection, id, "actions", action]) => {
-            let Some(rt) = type_of(collection) else {
-                return no_collection();
-            };
-            if s.get(rt, id).await.is_none() {
-                return missing(rt, id);
-            }
-            if (rt, *action) == (R::Network, "add_subnet") {
-                let network = s.get(rt, id).await;
-                let range = network
-                    .as_ref()
-                    .and_then(|n| n.attr_str("ip_range"))
-                    .unwrap_or_default();
-                if let Err(e) = network_range(&json!(range), "ip_range")
-                    .and_then(|net| check_subnet(net, &body, ""))
-                {
-                    return cloud_error(&e);
-                }
-            }
-            let done = match (rt, *action) {
-                (R::Server, "shutdown" | "poweroff") => s.cloud.shutdown_server(id).await,
-                (R::Firewall, "set_rules") => {
-                    let update = UpdateRequest::new(rt, (*id).to_owned())
-                        .with_attrs(BTreeMap::from([("rule".to_owned(), body["rules"].clone())]));
-                    s.cloud.update(&update).await.map(|_| ())
-                }
-                (R::Volume, "resize") => {
-                    let update = UpdateRequest::new(rt, (*id).to_owned())
-                        .with_attrs(BTreeMap::from([("size".to_owned(), body["size"].clone())]));
-                    s.cloud.update(&update).await.map(|_| ())
-                }
-                _ => match part_of(id, action, &body) {
-                    Some((part, true, attrs)) => s
-                        .cloud
-                        .create(&CreateRequest::new(part).with_attrs(attrs))
-                        .await
-                        .map(|_| ()),
-                    Some((part, false, attrs)) => {
-                        let key = super::part_identity(part, &attrs);
-                        let found = s
-                            .cloud
-                            .list(&ListQuery::new(part).with_parent(*id))
-                            .await
-                            .unwrap_or_default();
-                        match found
-                            .into_iter()
-                            .find(|p| super::part_identity(part, &p.attrs.to_map()) == key)
-                        {
-                            Some(p) => s.cloud.delete(part, &p.id).await,
-                            None => Err(CloudError::not_found(format!("{part} {key} of {id}"))),
-                        }
-                    }
-                    None => {
-                        return error(
-                            StatusCode::NOT_FOUND,
-                            "not_found",
-                            &format!("no action {action}"),
-                            None,
-                        );
-                    }
-                },
-            };
-            match done {
-                // A firewall's actions answer a list: one per resource it touches.
-                Ok(()) if rt == R::Firewall => reply(
-                    StatusCode::CREATED,
-                    &json!({ "actions": [s.action("set_firewall_rules")] }),
-                ),
-                Ok(()) => reply(StatusCode::CREATED, &json!({ "action": s.action(action) })),
-                Err(e) => cloud_error(&e),
-            }
+            act(&s, collection, id, action, &body).await
         }
         _ => error(StatusCode::NOT_FOUND, "not_found", "no such endpoint", None),
+    }
+}
+
+/// Counts the call under its path pattern (`GET /servers/{id}`), then refuses it when the
+/// token is wrong or a throttle is pending.
+fn admit(s: &Fake, method: &Method, parts: &[&str], authorized: bool) -> Option<Reply> {
+    let pattern: Vec<&str> = parts
+        .iter()
+        .map(|p| {
+            if p.chars().all(|c| c.is_ascii_digit()) {
+                "{id}"
+            } else {
+                p
+            }
+        })
+        .collect();
+    *s.calls
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(format!("{method} /{}", pattern.join("/")))
+        .or_insert(0) += 1;
+    if !authorized {
+        return Some(error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unable to authenticate",
+            None,
+        ));
+    }
+    {
+        let mut t = s.throttle.lock().unwrap_or_else(|e| e.into_inner());
+        if *t > 0 {
+            *t -= 1;
+            let mut r = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limit_exceeded",
+                "limit of 3600 requests per hour reached",
+                None,
+            );
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            if let Ok(v) = http::HeaderValue::from_str(&now.to_string()) {
+                r.headers_mut().insert("ratelimit-reset", v);
+            }
+            return Some(r);
+        }
+    }
+    None
+}
+
+/// `GET /<collection>`: the objects of a type, by label selector and name, a page of them.
+async fn list_collection(s: &Fake, collection: &str, query: &BTreeMap<String, String>) -> Reply {
+    let Some(rt) = type_of(collection) else {
+        return no_collection();
+    };
+    let all = s.all().await;
+    let mut items: Vec<&Resource> = all
+        .iter()
+        .filter(|r| r.resource_type == rt)
+        .filter(|r| {
+            query
+                .get("label_selector")
+                .is_none_or(|sel| selected(sel, r))
+        })
+        .filter(|r| {
+            query
+                .get("name")
+                .is_none_or(|n| r.name.as_deref() == Some(n.as_str()))
+        })
+        .collect();
+    items.sort_by_key(|r| r.id.parse::<u64>().unwrap_or(0));
+    let shown = items.iter().map(|r| to_api(r, &all)).collect();
+    reply(StatusCode::OK, &page(query, collection, shown))
+}
+
+/// `POST /<collection>`: a create, with a network's subnets and the actions the API answers.
+async fn create(s: &Fake, collection: &str, body: &Json) -> Reply {
+    let Some(rt) = type_of(collection) else {
+        return no_collection();
+    };
+    let request = match create_request(rt, body) {
+        Ok(r) => r,
+        Err(e) => return cloud_error(&e),
+    };
+    let made = match s.cloud.create(&request).await {
+        Ok(r) => r,
+        Err(e) => return cloud_error(&e),
+    };
+    // A network may come with its subnets.
+    for subnet in body["subnets"].as_array().into_iter().flatten() {
+        let Some((part, _, attrs)) = part_of(&made.id, "add_subnet", subnet) else {
+            continue;
+        };
+        if let Err(e) = s
+            .cloud
+            .create(&CreateRequest::new(part).with_attrs(attrs))
+            .await
+        {
+            return cloud_error(&e);
+        }
+    }
+    let mut answer = json!({ singular(rt): to_api(&made, &s.all().await) });
+    if rt != R::SshKey && rt != R::Network {
+        answer["action"] = s.action(&format!("create_{}", singular(rt)));
+    }
+    if rt == R::Server {
+        answer["next_actions"] = json!([s.action("start_server")]);
+        answer["root_password"] = Json::Null;
+    }
+    if rt == R::Firewall {
+        // Rules and the resources they apply to are set by actions of their own.
+        let mut actions = Vec::new();
+        if body["rules"].as_array().is_some_and(|r| !r.is_empty()) {
+            actions.push(s.action("set_firewall_rules"));
+        }
+        if body["apply_to"].as_array().is_some_and(|a| !a.is_empty()) {
+            actions.push(s.action("apply_firewall"));
+        }
+        answer["actions"] = Json::Array(actions);
+    }
+    reply(StatusCode::CREATED, &answer)
+}
+
+/// `PUT /<collection>/<id>`: new labels.
+async fn update(s: &Fake, collection: &str, id: &str, body: &Json) -> Reply {
+    let Some(rt) = type_of(collection) else {
+        return no_collection();
+    };
+    let mut update = UpdateRequest::new(rt, id.to_owned());
+    if let Some(labels) = body["labels"].as_object() {
+        update = update.with_tags(
+            labels
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect(),
+        );
+    }
+    match s.cloud.update(&update).await {
+        Ok(r) => reply(
+            StatusCode::OK,
+            &json!({ singular(rt): to_api(&r, &s.all().await) }),
+        ),
+        Err(e) => cloud_error(&e),
+    }
+}
+
+/// `POST /<collection>/<id>/actions/<action>`: an action on an object (power, firewall rules,
+/// resize, or adding or removing one of its parts).
+async fn act(s: &Fake, collection: &str, id: &str, action: &str, body: &Json) -> Reply {
+    let Some(rt) = type_of(collection) else {
+        return no_collection();
+    };
+    if s.get(rt, id).await.is_none() {
+        return missing(rt, id);
+    }
+    if (rt, action) == (R::Network, "add_subnet") {
+        let network = s.get(rt, id).await;
+        let range = network
+            .as_ref()
+            .and_then(|n| n.attr_str("ip_range"))
+            .unwrap_or_default();
+        if let Err(e) =
+            network_range(&json!(range), "ip_range").and_then(|net| check_subnet(net, body, ""))
+        {
+            return cloud_error(&e);
+        }
+    }
+    let done = match (rt, action) {
+        (R::Server, "shutdown" | "poweroff") => s.cloud.shutdown_server(id).await,
+        (R::Firewall, "set_rules") => {
+            let update = UpdateRequest::new(rt, id.to_owned())
+                .with_attrs(BTreeMap::from([("rule".to_owned(), body["rules"].clone())]));
+            s.cloud.update(&update).await.map(|_| ())
+        }
+        (R::Volume, "resize") => {
+            let update = UpdateRequest::new(rt, id.to_owned())
+                .with_attrs(BTreeMap::from([("size".to_owned(), body["size"].clone())]));
+            s.cloud.update(&update).await.map(|_| ())
+        }
+        _ => match part_of(id, action, body) {
+            Some((part, true, attrs)) => s
+                .cloud
+                .create(&CreateRequest::new(part).with_attrs(attrs))
+                .await
+                .map(|_| ()),
+            Some((part, false, attrs)) => {
+                let key = super::part_identity(part, &attrs);
+                let found = s
+                    .cloud
+                    .list(&ListQuery::new(part).with_parent(id))
+                    .await
+                    .unwrap_or_default();
+                match found
+                    .into_iter()
+                    .find(|p| super::part_identity(part, &p.attrs.to_map()) == key)
+                {
+                    Some(p) => s.cloud.delete(part, &p.id).await,
+                    None => Err(CloudError::not_found(format!("{part} {key} of {id}"))),
+                }
+            }
+            None => {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    &format!("no action {action}"),
+                    None,
+                );
+            }
+        },
+    };
+    match done {
+        // A firewall's actions answer a list: one per resource it touches.
+        Ok(()) if rt == R::Firewall => reply(
+            StatusCode::CREATED,
+            &json!({ "actions": [s.action("set_firewall_rules")] }),
+        ),
+        Ok(()) => reply(StatusCode::CREATED, &json!({ "action": s.action(action) })),
+        Err(e) => cloud_error(&e),
     }
 }
 
