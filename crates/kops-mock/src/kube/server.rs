@@ -267,115 +267,18 @@ pub(super) async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -
     }
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let q = query.as_deref();
+    if method == Method::GET
+        && let Some(r) = discovery(&segs)
+    {
+        return r;
+    }
     match (method.clone(), segs.as_slice()) {
-        (Method::GET, ["version"]) => reply(
-            StatusCode::OK,
-            &json!({"major": "1", "minor": "34", "gitVersion": "v1.34.0", "platform": "linux/amd64"}),
-        ),
-        (Method::GET, ["api"]) => reply(
-            StatusCode::OK,
-            &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),
-        ),
-        (Method::GET, ["apis"]) => reply(
-            StatusCode::OK,
-            &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
-                "name": "policy",
-                "versions": [{"groupVersion": "policy/v1", "version": "v1"}],
-                "preferredVersion": {"groupVersion": "policy/v1", "version": "v1"},
-            }]}),
-        ),
-        (Method::GET, ["api", "v1"]) => reply(
-            StatusCode::OK,
-            &resources(
-                "v1",
-                &[
-                    ("nodes", false, "Node", &["no"]),
-                    ("pods", true, "Pod", &["po"]),
-                    ("pods/eviction", true, "Eviction", &[]),
-                ],
-            ),
-        ),
-        (Method::GET, ["apis", "policy", "v1"]) => reply(
-            StatusCode::OK,
-            &resources(
-                "policy/v1",
-                &[(
-                    "poddisruptionbudgets",
-                    true,
-                    "PodDisruptionBudget",
-                    &["pdb"],
-                )],
-            ),
-        ),
         (Method::GET, ["api", "v1", "nodes"]) => {
             let rv = o.resource_version;
             list("NodeList", "v1", rv, o.nodes.values().cloned().collect())
         }
-        (Method::POST, ["api", "v1", "nodes"]) => match serde_json::from_slice::<Node>(&body) {
-            Ok(mut n) => {
-                let name = n.metadata.name.clone().unwrap_or_default();
-                if o.nodes.contains_key(&name) {
-                    return status(
-                        StatusCode::CONFLICT,
-                        "AlreadyExists",
-                        &format!("nodes \"{name}\" already exists"),
-                    );
-                }
-                n.metadata.resource_version = Some(o.bump());
-                o.nodes.insert(name, n.clone());
-                reply(
-                    StatusCode::CREATED,
-                    &serde_json::to_value(&n).unwrap_or_default(),
-                )
-            }
-            Err(e) => status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
-        },
-        (m, ["api", "v1", "nodes", name]) => {
-            let name = (*name).to_owned();
-            match m {
-                Method::GET => match o.nodes.get(&name) {
-                    Some(n) => ok(n),
-                    None => not_found("nodes", &name),
-                },
-                Method::DELETE => match o.delete_node(&name) {
-                    Some(n) => ok(&n),
-                    None => not_found("nodes", &name),
-                },
-                Method::PATCH | Method::PUT => {
-                    let Some(current) = o.nodes.get(&name) else {
-                        return not_found("nodes", &name);
-                    };
-                    let patch: Value = match serde_json::from_slice(&body) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            return status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string());
-                        }
-                    };
-                    let mut v = serde_json::to_value(current).unwrap_or_default();
-                    if m == Method::PUT {
-                        v = patch;
-                    } else {
-                        merge(&mut v, &patch);
-                    }
-                    match serde_json::from_value::<Node>(v) {
-                        Ok(mut n) => {
-                            n.metadata.resource_version = Some(o.bump());
-                            o.nodes.insert(name, n.clone());
-                            o.schedule_pending();
-                            ok(&n)
-                        }
-                        Err(e) => {
-                            status(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", &e.to_string())
-                        }
-                    }
-                }
-                _ => status(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "MethodNotAllowed",
-                    "method not allowed",
-                ),
-            }
-        }
+        (Method::POST, ["api", "v1", "nodes"]) => create_node(&mut o, &body),
+        (m, ["api", "v1", "nodes", name]) => node(&mut o, m, (*name).to_owned(), &body),
         (Method::GET, ["api", "v1", "pods"]) => {
             let node = node_selector(q);
             let rv = o.resource_version;
@@ -435,22 +338,7 @@ pub(super) async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -
             }
         }
         (Method::POST, ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => {
-            match o.evict(ns, name) {
-                Ok(true) => reply(
-                    StatusCode::CREATED,
-                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
-                ),
-                Ok(false) => not_found("pods", name),
-                Err((_pdb, message)) => reply(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    &json!({
-                        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                        "message": "Cannot evict pod as it would violate the pod's disruption budget.",
-                        "reason": "TooManyRequests", "code": 429,
-                        "details": {"causes": [{"reason": "DisruptionBudget", "message": message}]},
-                    }),
-                ),
-            }
+            evict(&mut o, ns, name)
         }
         (Method::GET, ["apis", "policy", "v1", "poddisruptionbudgets"]) => {
             let rv = o.resource_version;
@@ -491,22 +379,162 @@ pub(super) async fn handle(state: &Mutex<KubeObjects>, req: Request<Incoming>) -
                 ns,
                 "poddisruptionbudgets",
             ],
-        ) => match serde_json::from_slice::<PodDisruptionBudget>(&body) {
-            Ok(mut p) => {
-                p.metadata.namespace = Some((*ns).to_owned());
-                let name = p.metadata.name.clone().unwrap_or_default();
-                o.pdbs.insert(((*ns).to_owned(), name), p.clone());
-                reply(
-                    StatusCode::CREATED,
-                    &serde_json::to_value(&p).unwrap_or_default(),
-                )
-            }
-            Err(e) => status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
-        },
+        ) => create_pdb(&mut o, ns, &body),
         _ => status(
             StatusCode::NOT_FOUND,
             "NotFound",
             &format!("the server could not find the requested resource ({method} {path})"),
+        ),
+    }
+}
+
+/// `POST /apis/policy/v1/namespaces/<ns>/poddisruptionbudgets`.
+fn create_pdb(o: &mut KubeObjects, ns: &str, body: &[u8]) -> Reply {
+    match serde_json::from_slice::<PodDisruptionBudget>(body) {
+        Ok(mut p) => {
+            p.metadata.namespace = Some(ns.to_owned());
+            let name = p.metadata.name.clone().unwrap_or_default();
+            o.pdbs.insert((ns.to_owned(), name), p.clone());
+            reply(
+                StatusCode::CREATED,
+                &serde_json::to_value(&p).unwrap_or_default(),
+            )
+        }
+        Err(e) => status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
+    }
+}
+
+/// The discovery documents: version, API groups and their resources.
+fn discovery(segs: &[&str]) -> Option<Reply> {
+    Some(match segs {
+        ["version"] => reply(
+            StatusCode::OK,
+            &json!({"major": "1", "minor": "34", "gitVersion": "v1.34.0", "platform": "linux/amd64"}),
+        ),
+        ["api"] => reply(
+            StatusCode::OK,
+            &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),
+        ),
+        ["apis"] => reply(
+            StatusCode::OK,
+            &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
+                "name": "policy",
+                "versions": [{"groupVersion": "policy/v1", "version": "v1"}],
+                "preferredVersion": {"groupVersion": "policy/v1", "version": "v1"},
+            }]}),
+        ),
+        ["api", "v1"] => reply(
+            StatusCode::OK,
+            &resources(
+                "v1",
+                &[
+                    ("nodes", false, "Node", &["no"]),
+                    ("pods", true, "Pod", &["po"]),
+                    ("pods/eviction", true, "Eviction", &[]),
+                ],
+            ),
+        ),
+        ["apis", "policy", "v1"] => reply(
+            StatusCode::OK,
+            &resources(
+                "policy/v1",
+                &[(
+                    "poddisruptionbudgets",
+                    true,
+                    "PodDisruptionBudget",
+                    &["pdb"],
+                )],
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+/// `POST /api/v1/nodes`.
+fn create_node(o: &mut KubeObjects, body: &[u8]) -> Reply {
+    match serde_json::from_slice::<Node>(body) {
+        Ok(mut n) => {
+            let name = n.metadata.name.clone().unwrap_or_default();
+            if o.nodes.contains_key(&name) {
+                return status(
+                    StatusCode::CONFLICT,
+                    "AlreadyExists",
+                    &format!("nodes \"{name}\" already exists"),
+                );
+            }
+            n.metadata.resource_version = Some(o.bump());
+            o.nodes.insert(name, n.clone());
+            reply(
+                StatusCode::CREATED,
+                &serde_json::to_value(&n).unwrap_or_default(),
+            )
+        }
+        Err(e) => status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string()),
+    }
+}
+
+/// `GET`, `DELETE`, `PATCH` or `PUT /api/v1/nodes/<name>`.
+fn node(o: &mut KubeObjects, m: Method, name: String, body: &[u8]) -> Reply {
+    match m {
+        Method::GET => match o.nodes.get(&name) {
+            Some(n) => ok(n),
+            None => not_found("nodes", &name),
+        },
+        Method::DELETE => match o.delete_node(&name) {
+            Some(n) => ok(&n),
+            None => not_found("nodes", &name),
+        },
+        Method::PATCH | Method::PUT => {
+            let Some(current) = o.nodes.get(&name) else {
+                return not_found("nodes", &name);
+            };
+            let patch: Value = match serde_json::from_slice(body) {
+                Ok(v) => v,
+                Err(e) => {
+                    return status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string());
+                }
+            };
+            let mut v = serde_json::to_value(current).unwrap_or_default();
+            if m == Method::PUT {
+                v = patch;
+            } else {
+                merge(&mut v, &patch);
+            }
+            match serde_json::from_value::<Node>(v) {
+                Ok(mut n) => {
+                    n.metadata.resource_version = Some(o.bump());
+                    o.nodes.insert(name, n.clone());
+                    o.schedule_pending();
+                    ok(&n)
+                }
+                Err(e) => status(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", &e.to_string()),
+            }
+        }
+        _ => status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "method not allowed",
+        ),
+    }
+}
+
+/// `POST /api/v1/namespaces/<ns>/pods/<name>/eviction`: refused (429) where a disruption
+/// budget does not allow it.
+fn evict(o: &mut KubeObjects, ns: &str, name: &str) -> Reply {
+    match o.evict(ns, name) {
+        Ok(true) => reply(
+            StatusCode::CREATED,
+            &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+        ),
+        Ok(false) => not_found("pods", name),
+        Err((_pdb, message)) => reply(
+            StatusCode::TOO_MANY_REQUESTS,
+            &json!({
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+                "reason": "TooManyRequests", "code": 429,
+                "details": {"causes": [{"reason": "DisruptionBudget", "message": message}]},
+            }),
         ),
     }
 }
