@@ -109,9 +109,6 @@ fn need_vpc(st: &State, vpc: &str) -> Result<()> {
 }
 
 pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result<()> {
-    let partition = options.partition.as_str();
-    let account = options.account_id.as_str();
-    let region = options.region.as_str();
     match seed {
         Seed::Vpc(mut v) => {
             claim(st, "vpc", "vpc", &mut v.id)?;
@@ -132,23 +129,7 @@ pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result
             claim(st, "subnet", "subnet", &mut s.id)?;
             st.ec2.subnets.insert(s.id.clone(), s);
         }
-        Seed::RouteTable(mut r) => {
-            need_vpc(st, &r.vpc_id)?;
-            for a in &r.associations {
-                if let Some(s) = &a.subnet_id
-                    && !st.ec2.subnets.contains_key(s)
-                {
-                    return Err(Error::not_found(OP, "subnet", s.clone()));
-                }
-            }
-            claim(st, "route-table", "rtb", &mut r.id)?;
-            for a in &mut r.associations {
-                if a.id.is_empty() {
-                    a.id = st.ids.next("rtbassoc");
-                }
-            }
-            st.ec2.route_tables.insert(r.id.clone(), r);
-        }
+        Seed::RouteTable(r) => route_table(st, r)?,
         Seed::InternetGateway(mut g) => {
             if let Some(v) = &g.attached_vpc_id {
                 need_vpc(st, v)?;
@@ -171,42 +152,7 @@ pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result
             }
             st.ec2.addresses.insert(a.allocation_id.clone(), a);
         }
-        Seed::NatGateway(mut n) => {
-            let subnet = st
-                .ec2
-                .subnets
-                .get(&n.subnet_id)
-                .ok_or_else(|| Error::not_found(OP, "subnet", n.subnet_id.clone()))?;
-            n.vpc_id = subnet.vpc_id.clone();
-            if let Some(a) = &n.allocation_id {
-                let addr = st
-                    .ec2
-                    .addresses
-                    .get(a)
-                    .ok_or_else(|| Error::not_found(OP, "elastic-ip", a.clone()))?;
-                n.public_ip = Some(addr.public_ip.clone());
-            }
-            claim(st, "nat-gateway", "nat", &mut n.id)?;
-            if let Some(a) = n
-                .allocation_id
-                .as_ref()
-                .and_then(|a| st.ec2.addresses.get_mut(a))
-            {
-                a.nat_gateway_id = Some(n.id.clone());
-            }
-            if n.state.is_empty() {
-                n.state = "available".into();
-            }
-            if n.connectivity_type.is_empty() {
-                n.connectivity_type = if n.allocation_id.is_some() {
-                    "public"
-                } else {
-                    "private"
-                }
-                .into();
-            }
-            st.ec2.nat_gateways.insert(n.id.clone(), n);
-        }
+        Seed::NatGateway(n) => nat_gateway(st, n)?,
         Seed::DhcpOptions(mut d) => {
             claim(st, "dhcp-options", "dopt", &mut d.id)?;
             st.ec2.dhcp_options.insert(d.id.clone(), d);
@@ -240,92 +186,10 @@ pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result
             }
             st.ec2.volumes.insert(v.id.clone(), v);
         }
-        Seed::HostedZone(mut z) => {
-            if z.id.is_empty() {
-                let n = st.ids.next_number("hostedzone");
-                z.id = format!("/hostedzone/ZMOCK{n:09}");
-            }
-            z.id = normalize_zone_id(&z.id);
-            if st.route53.zones.contains_key(&z.id) {
-                return Err(Error::exists(OP, "hosted-zone", z.id.clone()));
-            }
-            z.name = fqdn(&z.name);
-            z.private = z.private || !z.vpcs.is_empty();
-            crate::route53::insert_zone(st, z);
-        }
-        Seed::TargetGroup(mut t) => {
-            if st.elbv2_has_target_group_named(&t.name) {
-                return Err(Error::exists(OP, "target-group", t.name.clone()));
-            }
-            if t.arn.is_empty() {
-                let n = st.ids.next_number("elbv2");
-                t.arn = format!(
-                    "arn:{partition}:elasticloadbalancing:{region}:{account}:targetgroup/{}/{n:016x}",
-                    t.name
-                );
-            }
-            if t.target_type.is_empty() {
-                t.target_type = "instance".into();
-            }
-            st.elbv2.insert_target_group(t);
-        }
-        Seed::Role(mut r) => {
-            if st.iam.roles.contains_key(&r.name) {
-                return Err(Error::exists(OP, "role", r.name.clone()));
-            }
-            if r.path.is_empty() {
-                r.path = "/".into();
-            }
-            if r.arn.is_empty() || r.id.is_empty() {
-                let made = crate::iam::new_role(
-                    st,
-                    partition,
-                    account,
-                    crate::iam::CreateRole {
-                        name: r.name.clone(),
-                        ..Default::default()
-                    },
-                    r.path.clone(),
-                );
-                if r.arn.is_empty() {
-                    r.arn = made.arn;
-                }
-                if r.id.is_empty() {
-                    r.id = made.id;
-                }
-            }
-            st.iam.roles.insert(r.name.clone(), r);
-        }
-        Seed::InstanceProfile(mut p) => {
-            if st.iam.profiles.contains_key(&p.name) {
-                return Err(Error::exists(OP, "instance-profile", p.name.clone()));
-            }
-            for r in &p.roles {
-                if !st.iam.roles.contains_key(r) {
-                    return Err(Error::not_found(OP, "role", r.clone()));
-                }
-            }
-            if p.path.is_empty() {
-                p.path = "/".into();
-            }
-            if p.arn.is_empty() || p.id.is_empty() {
-                let made = crate::iam::new_profile(
-                    st,
-                    partition,
-                    account,
-                    &p.name,
-                    p.path.clone(),
-                    Default::default(),
-                );
-                if p.arn.is_empty() {
-                    p.arn = made.arn;
-                }
-                if p.id.is_empty() {
-                    p.id = made.id;
-                }
-            }
-            st.iam.profiles.insert(p.name.clone(), p);
-        }
+        Seed::HostedZone(z) => hosted_zone(st, z)?,
+        Seed::TargetGroup(t) => target_group(st, options, t)?,
+        Seed::Role(r) => role(st, options, r)?,
+        Seed::InstanceProfile(p) => instance_profile(st, options, p)?,
         Seed::Bucket(b) => {
             if st.s3.buckets.contains_key(&b) {
                 return Err(Error::exists(OP, "bucket", b));
@@ -333,6 +197,170 @@ pub(crate) fn apply(st: &mut State, options: &MockOptions, seed: Seed) -> Result
             st.s3.buckets.insert(b, Default::default());
         }
     }
+    Ok(())
+}
+
+/// Seeds a route table: its VPC and subnets must exist; association ids are allocated.
+fn route_table(st: &mut State, mut r: RouteTable) -> Result<()> {
+    need_vpc(st, &r.vpc_id)?;
+    for a in &r.associations {
+        if let Some(s) = &a.subnet_id
+            && !st.ec2.subnets.contains_key(s)
+        {
+            return Err(Error::not_found(OP, "subnet", s.clone()));
+        }
+    }
+    claim(st, "route-table", "rtb", &mut r.id)?;
+    for a in &mut r.associations {
+        if a.id.is_empty() {
+            a.id = st.ids.next("rtbassoc");
+        }
+    }
+    st.ec2.route_tables.insert(r.id.clone(), r);
+    Ok(())
+}
+
+/// Seeds a NAT gateway in its subnet's VPC, holding its address.
+fn nat_gateway(st: &mut State, mut n: NatGateway) -> Result<()> {
+    let subnet = st
+        .ec2
+        .subnets
+        .get(&n.subnet_id)
+        .ok_or_else(|| Error::not_found(OP, "subnet", n.subnet_id.clone()))?;
+    n.vpc_id = subnet.vpc_id.clone();
+    if let Some(a) = &n.allocation_id {
+        let addr = st
+            .ec2
+            .addresses
+            .get(a)
+            .ok_or_else(|| Error::not_found(OP, "elastic-ip", a.clone()))?;
+        n.public_ip = Some(addr.public_ip.clone());
+    }
+    claim(st, "nat-gateway", "nat", &mut n.id)?;
+    if let Some(a) = n
+        .allocation_id
+        .as_ref()
+        .and_then(|a| st.ec2.addresses.get_mut(a))
+    {
+        a.nat_gateway_id = Some(n.id.clone());
+    }
+    if n.state.is_empty() {
+        n.state = "available".into();
+    }
+    if n.connectivity_type.is_empty() {
+        n.connectivity_type = if n.allocation_id.is_some() {
+            "public"
+        } else {
+            "private"
+        }
+        .into();
+    }
+    st.ec2.nat_gateways.insert(n.id.clone(), n);
+    Ok(())
+}
+
+/// Seeds a hosted zone under a normalized id and name.
+fn hosted_zone(st: &mut State, mut z: HostedZone) -> Result<()> {
+    if z.id.is_empty() {
+        let n = st.ids.next_number("hostedzone");
+        z.id = format!("/hostedzone/ZMOCK{n:09}");
+    }
+    z.id = normalize_zone_id(&z.id);
+    if st.route53.zones.contains_key(&z.id) {
+        return Err(Error::exists(OP, "hosted-zone", z.id.clone()));
+    }
+    z.name = fqdn(&z.name);
+    z.private = z.private || !z.vpcs.is_empty();
+    crate::route53::insert_zone(st, z);
+    Ok(())
+}
+
+/// Seeds a target group, with an ARN when it has none.
+fn target_group(st: &mut State, options: &MockOptions, mut t: TargetGroup) -> Result<()> {
+    let partition = options.partition.as_str();
+    let account = options.account_id.as_str();
+    let region = options.region.as_str();
+    if st.elbv2_has_target_group_named(&t.name) {
+        return Err(Error::exists(OP, "target-group", t.name.clone()));
+    }
+    if t.arn.is_empty() {
+        let n = st.ids.next_number("elbv2");
+        t.arn = format!(
+            "arn:{partition}:elasticloadbalancing:{region}:{account}:targetgroup/{}/{n:016x}",
+            t.name
+        );
+    }
+    if t.target_type.is_empty() {
+        t.target_type = "instance".into();
+    }
+    st.elbv2.insert_target_group(t);
+    Ok(())
+}
+
+/// Seeds a role, with an ARN and id when it has none.
+fn role(st: &mut State, options: &MockOptions, mut r: Role) -> Result<()> {
+    let partition = options.partition.as_str();
+    let account = options.account_id.as_str();
+    if st.iam.roles.contains_key(&r.name) {
+        return Err(Error::exists(OP, "role", r.name.clone()));
+    }
+    if r.path.is_empty() {
+        r.path = "/".into();
+    }
+    if r.arn.is_empty() || r.id.is_empty() {
+        let made = crate::iam::new_role(
+            st,
+            partition,
+            account,
+            crate::iam::CreateRole {
+                name: r.name.clone(),
+                ..Default::default()
+            },
+            r.path.clone(),
+        );
+        if r.arn.is_empty() {
+            r.arn = made.arn;
+        }
+        if r.id.is_empty() {
+            r.id = made.id;
+        }
+    }
+    st.iam.roles.insert(r.name.clone(), r);
+    Ok(())
+}
+
+/// Seeds an instance profile of existing roles, with an ARN and id when it has none.
+fn instance_profile(st: &mut State, options: &MockOptions, mut p: InstanceProfile) -> Result<()> {
+    let partition = options.partition.as_str();
+    let account = options.account_id.as_str();
+    if st.iam.profiles.contains_key(&p.name) {
+        return Err(Error::exists(OP, "instance-profile", p.name.clone()));
+    }
+    for r in &p.roles {
+        if !st.iam.roles.contains_key(r) {
+            return Err(Error::not_found(OP, "role", r.clone()));
+        }
+    }
+    if p.path.is_empty() {
+        p.path = "/".into();
+    }
+    if p.arn.is_empty() || p.id.is_empty() {
+        let made = crate::iam::new_profile(
+            st,
+            partition,
+            account,
+            &p.name,
+            p.path.clone(),
+            Default::default(),
+        );
+        if p.arn.is_empty() {
+            p.arn = made.arn;
+        }
+        if p.id.is_empty() {
+            p.id = made.id;
+        }
+    }
+    st.iam.profiles.insert(p.name.clone(), p);
     Ok(())
 }
 
