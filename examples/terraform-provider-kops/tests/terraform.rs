@@ -1275,7 +1275,7 @@ fn terraform_only() -> Option<String> {
     found
 }
 
-/// An image of the mock cloud's seed (the `kops` CLI's `seed/mock-cloud.yaml`).
+/// An image of the mock cloud's seed (`kops_mock::journal::aws_seed`).
 const MOCK_AMI: &str = "ami-0a1b2c3d4e5f60001";
 
 /// [`config_rolling`] in mock mode: a `file://` state store at `dir` (and config base
