@@ -325,3 +325,70 @@ fn an_apply_rewrites_the_record_and_a_deleted_cluster_takes_it() {
         assert!(a.store.get_opt(RECORD).await.unwrap().is_none());
     });
 }
+
+/// kOps' `delete instancegroup` on AWS: one group's autoscaling group, instances and
+/// launch template go; every other object of the cluster stays, the other groups' too.
+/// (Here for [`Applied`], a cluster of seven groups on the mock.)
+#[test]
+fn deleting_one_instance_group_takes_its_objects_only() {
+    use kops_model::aws::cloud::ResourceType;
+    use kops_model::aws::{
+        DeleteOptions, delete_instance_group, find_cluster_resources, find_instance_group_resources,
+    };
+    run(|| async {
+        let a = Applied::new().await;
+        let api: &dyn AwsCloud = &a.cloud;
+        let retry = kops_tasks::retry::RetryPolicy::default();
+        let before = find_cluster_resources(api, NAME).await.unwrap();
+        let found = find_instance_group_resources(api, NAME, "extra-1", &retry)
+            .await
+            .unwrap();
+        let kinds: std::collections::BTreeSet<ResourceType> =
+            found.iter().map(|r| r.resource_type).collect();
+        assert!(
+            kinds.contains(&ResourceType::AutoscalingGroup)
+                && kinds.contains(&ResourceType::LaunchTemplate),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().all(|r| r
+                .tags
+                .get("kops.k8s.io/instancegroup")
+                .is_some_and(|g| g == "extra-1")),
+            "{found:?}"
+        );
+        let report = delete_instance_group(
+            api,
+            NAME,
+            "extra-1",
+            &DeleteOptions::default().with_retry_delay(Duration::ZERO),
+        )
+        .await
+        .unwrap();
+        assert!(report.is_complete(), "{report}");
+        assert_eq!(report.deleted.len(), found.len(), "{report}");
+        // Every object but the group's is still there (instances left out: a terminated
+        // one stays listed for a while, on AWS as on the mock).
+        let ids = |rs: &[kops_model::aws::cloud::Resource]| -> Vec<String> {
+            rs.iter()
+                .filter(|r| r.resource_type != ResourceType::Instance)
+                .map(|r| r.id.clone())
+                .collect()
+        };
+        let after = find_cluster_resources(api, NAME).await.unwrap();
+        let gone = ids(&found);
+        let kept: Vec<String> = ids(&before)
+            .into_iter()
+            .filter(|id| !gone.contains(id))
+            .collect();
+        assert_eq!(ids(&after), kept);
+        assert!(!gone.is_empty() && ids(&after).len() < ids(&before).len());
+        a.asg_of("extra-0");
+        assert!(
+            find_instance_group_resources(api, NAME, "extra-1", &retry)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    });
+}

@@ -374,6 +374,16 @@ pub async fn delete_cluster(
     off_thread(move || async move { delete_cluster_here(&session, &name, &deletion).await }).await
 }
 
+/// [`delete_group_here`] off the server's threads.
+pub async fn delete_instance_group(
+    session: &Arc<Session>,
+    cluster: &str,
+    group: &str,
+) -> Result<(), Diags> {
+    let (session, cluster, group) = (session.clone(), cluster.to_string(), group.to_string());
+    off_thread(move || async move { delete_group_here(&session, &cluster, &group).await }).await
+}
+
 /// `kops update cluster --yes`: discovers, plans and applies the stored spec, holding
 /// the cluster's lock; with `dry_run`, plans only. Returns how many changes there were.
 async fn update_here(
@@ -720,6 +730,46 @@ async fn delete_cluster_here(
             gce::delete_cluster(cloud.as_ref(), name)
                 .await
                 .map_err(failed(format!("Deleting cluster {name} in GCE")))?;
+        }
+    }
+    Ok(())
+}
+
+/// `kops delete instancegroup --yes` in the cloud: deletes what instance group `group` of
+/// `cluster` owns there (its autoscaling or managed instance group, instances and
+/// template), as terraform-provider-kops does; the caller removes its spec after.
+async fn delete_group_here(session: &Session, cluster: &str, group: &str) -> Result<(), Diags> {
+    let Some(stored) = load(session, cluster).await? else {
+        return Ok(());
+    };
+    let opened = open(session, &stored).await?;
+    let what = format!("Deleting instance group {group} of cluster {cluster}");
+    match &opened.api {
+        Api::Aws(cloud) => {
+            let deleted = aws::delete_instance_group(
+                cloud.as_ref(),
+                cluster,
+                group,
+                &DeleteOptions::default(),
+            )
+            .await
+            .map_err(|e| vec![Diag::error(format!("{what} in AWS"), e.to_string())]);
+            let report = saved(&opened, deleted).await?;
+            if !report.is_complete() {
+                let left: Vec<String> = report.failed.iter().map(|l| format!("{l:?}")).collect();
+                return Err(vec![Diag::error(
+                    "Objects left in AWS",
+                    format!(
+                        "instance group {group} of cluster {cluster}: {}",
+                        left.join("; ")
+                    ),
+                )]);
+            }
+        }
+        Api::Gce(cloud) => {
+            gce::delete_group(cloud.as_ref(), cluster, group)
+                .await
+                .map_err(failed(format!("{what} in GCE")))?;
         }
     }
     Ok(())

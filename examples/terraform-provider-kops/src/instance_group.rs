@@ -187,6 +187,9 @@ impl Resource for InstanceGroupResource {
         let registry = &session.registry;
         if planned.is_null() {
             let (cluster, name) = names(prior);
+            // Its cloud objects first, as terraform-provider-kops deletes them, then its
+            // spec: a failure leaves the spec, and the next apply tries again.
+            crate::cloud::delete_instance_group(session, cluster, name).await?;
             registry
                 .delete_instance_group(cluster, name)
                 .await

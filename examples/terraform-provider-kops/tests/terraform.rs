@@ -1446,6 +1446,61 @@ fn a_cluster_lives_and_dies_on_the_mock_cloud_with_a_file_store() {
         0,
     );
 
+    // One more group, then that group alone destroyed: its autoscaling group and launch
+    // template go with it (as terraform-provider-kops deletes them), not at the next
+    // update, and its spec leaves the store.
+    let current = with_delete("    interval = \"100ms\"\n    wait     = \"1m\"\n    count    = 5");
+    let extra_group = format!(
+        "resource \"kops_instance_group\" \"extra\" {{\n  cluster_name = kops_cluster.cluster.id\n  name         = \"extra\"\n  role         = \"Node\"\n  min_size     = 1\n  max_size     = 1\n  machine_type = \"t3.medium\"\n  image        = \"{MOCK_AMI}\"\n  subnets      = [\"{REGION}a\"]\n}}\n"
+    );
+    let keeper = "    control_plane = kops_instance_group.control_plane.revision\n";
+    assert!(current.contains(keeper), "{current}");
+    work.write(
+        "main.tf",
+        &format!(
+            "{}\n{extra_group}",
+            current.replace(
+                keeper,
+                &format!("{keeper}    extra         = kops_instance_group.extra.revision\n")
+            )
+        ),
+    );
+    work.expect(&["apply", "-auto-approve", "-input=false", "-no-color"], 0);
+    let extra_asg = format!("extra.{name}");
+    let before = journal(dir);
+    assert!(
+        journal_ids(&before, "create").contains(&extra_asg),
+        "{before:?}"
+    );
+    assert!(files(dir).contains(&format!("{name}/instancegroup/extra")));
+    let out = work.expect(
+        &[
+            "destroy",
+            "-target=kops_instance_group.extra",
+            "-auto-approve",
+            "-input=false",
+            "-no-color",
+        ],
+        0,
+    );
+    assert!(
+        out.contains("kops_instance_group.extra: Destruction complete"),
+        "{out}"
+    );
+    let after = journal(dir);
+    let deleted_now = journal_ids(&after[before.len()..], "delete");
+    assert!(deleted_now.contains(&extra_asg), "{deleted_now:?}");
+    assert!(
+        deleted_now.iter().any(|id| id.starts_with("lt-")),
+        "its launch template: {deleted_now:?}"
+    );
+    assert!(
+        !deleted_now.contains(&asg),
+        "another group's autoscaling group went too: {deleted_now:?}"
+    );
+    assert!(!files(dir).contains(&format!("{name}/instancegroup/extra")));
+    work.write("main.tf", &current);
+
     // Destroy: the cluster's tree is gone from the directory, leaving only the mock's
     // journal, in which everything the cluster created was deleted.
     work.expect(

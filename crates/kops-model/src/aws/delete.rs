@@ -273,12 +273,63 @@ pub async fn delete_cluster(
     cluster: &str,
     options: &DeleteOptions,
 ) -> Result<DeleteReport> {
+    let found = find_cluster_resources_with(cloud, cluster, &options.retry).await?;
+    Ok(delete_in_order(cloud, found, options).await)
+}
+
+/// What one instance group of `cluster` owns, in deletion order: its autoscaling group,
+/// the instances tagged with the group, and its launch template (kOps'
+/// `kops.k8s.io/instancegroup` tag on an object the cluster owns). The dry run of
+/// [`delete_instance_group`]. Shared objects (subnets, security groups, volumes holding
+/// etcd's data) are not the group's and are not listed.
+pub async fn find_instance_group_resources(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    group: &str,
+    retry: &RetryPolicy,
+) -> Result<Vec<Resource>> {
+    let cloud = Reads::new(cloud, retry);
+    let mut out = Vec::new();
+    for rt in [R::AutoscalingGroup, R::Instance, R::LaunchTemplate] {
+        let found = match cloud.list_for_cluster(rt, cluster).await {
+            Ok(v) => v,
+            Err(Error::NotImplemented { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        out.extend(found.into_iter().filter(|r| {
+            // A terminated instance may stay listed for a while: it is gone already.
+            let ended = matches!(r.attr_str("state"), Some("terminated" | "shutting-down"));
+            !ended
+                && is_owned(r, cluster)
+                && r.tags
+                    .get(super::orphans::INSTANCE_GROUP_TAG)
+                    .is_some_and(|g| g == group)
+        }));
+    }
+    Ok(out)
+}
+
+/// Deletes one instance group's cloud objects ([`find_instance_group_resources`]) as
+/// kOps' `delete instancegroup` does, retrying as [`delete_cluster`] does. The group's
+/// spec in the state store is the caller's to remove, after this succeeds.
+pub async fn delete_instance_group(
+    cloud: &dyn AwsCloud,
+    cluster: &str,
+    group: &str,
+    options: &DeleteOptions,
+) -> Result<DeleteReport> {
+    let found = find_instance_group_resources(cloud, cluster, group, &options.retry).await?;
+    Ok(delete_in_order(cloud, found, options).await)
+}
+
+/// Deletes `found` (in deletion order) in passes, as [`delete_cluster`] documents.
+async fn delete_in_order(
+    cloud: &dyn AwsCloud,
+    found: Vec<Resource>,
+    options: &DeleteOptions,
+) -> DeleteReport {
     let mut pending: Vec<(Resource, Option<String>)> =
-        find_cluster_resources_with(cloud, cluster, &options.retry)
-            .await?
-            .into_iter()
-            .map(|r| (r, None))
-            .collect();
+        found.into_iter().map(|r| (r, None)).collect();
     let mut report = DeleteReport::default();
     for round in 0..options.max_rounds {
         if pending.is_empty() {
@@ -332,7 +383,7 @@ pub async fn delete_cluster(
             reason: reason.unwrap_or_else(|| "not attempted".into()),
         });
     }
-    Ok(report)
+    report
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@
 //! - [`UpdateCluster`]: plan / apply / Terraform; objects the cluster owns that the spec
 //!   no longer describes are planned for deletion. A dry run trusts kops-rs' record of
 //!   the last apply's lifecycle hooks ([`RecordedHooks`]).
-//! - [`delete_cluster`]: everything a cluster owns, in dependency order.
+//! - [`delete_cluster`]: everything a cluster owns, in dependency order;
+//!   [`delete_instance_group`]: one instance group's autoscaling group, instances and launch
+//!   template.
 //! - [`recover`]: a lost store's cluster read back from the objects it owns.
 //! - [`terraform`]: rendering a model to a Terraform directory as kOps lays it out.
 
@@ -30,8 +32,8 @@ pub(crate) mod update;
 pub use builders::{AwsModel, ModelContext, OutputValue, build as build_model};
 pub use cloud::{AwsCloud, AwsCloudExt};
 pub use delete::{
-    DeleteOptions, DeleteReport, Undeleted, delete_cluster, find_cluster_resources,
-    find_cluster_resources_with, is_owned,
+    DeleteOptions, DeleteReport, Undeleted, delete_cluster, delete_instance_group,
+    find_cluster_resources, find_cluster_resources_with, find_instance_group_resources, is_owned,
 };
 pub use discover::{DiscoverOptions, discover};
 pub use hooks::{DEFAULT_HOOKS_RECORD_MAX_AGE, RecordedHooks};
